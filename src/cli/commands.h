@@ -1,0 +1,20 @@
+// cli/commands.h — one function per subcommand, each defined in its own file.
+// Each adds its subcommand to the app; its callback stores the exit code in `exit_code`
+// (0 ok, 1 failure, 2 usage error) and prints errors as "headlab: error: <message>".
+#pragma once
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace headlab::cli {
+
+void add_heads_command(CLI::App& app, int& exit_code);  // heads_command.cpp
+void add_serve_command(CLI::App& app, int& exit_code);  // serve_command.cpp
+
+// Prints "headlab: error: <message>" to stderr and returns `code`.
+int print_error(const std::string& message, int code = 1);
+
+}  // namespace headlab::cli
