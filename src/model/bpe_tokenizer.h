@@ -1,0 +1,75 @@
+// model/bpe_tokenizer.h — GPT-2's byte-level BPE tokenizer, exactly.
+//   1. split the text with GPT-2's pattern:
+//        's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//   2. map each piece's UTF-8 bytes to printable characters (bytes_to_unicode)
+//   3. merge adjacent symbols, lowest merge rank first, until no merge applies
+//   4. look each symbol up in the vocabulary
+// "<|endoftext|>" in the text is the special token (id 50256 in GPT-2), never split.
+//
+//   Result<BpeTokenizer> tok = BpeTokenizer::load("models/gpt2");  // vocab.json + merges.txt
+//   Result<std::vector<Token>> toks = tok->encode("Hello world");
+//   // {id 15496 "Hello" bytes [0,5)}, {id 995 " world" bytes [5,11)}
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "util/result.h"
+
+namespace headlab::model {
+
+// One token of an encoded text: the work shown, so a page can draw tokens under the text.
+struct Token {
+  int id = 0;
+  std::string text;  // the token's bytes (a piece of a multi-byte character may be partial UTF-8)
+  int begin = 0;     // byte span [begin, end) of the token in the input
+  int end = 0;
+};
+
+class BpeTokenizer {
+ public:
+  // From a directory holding vocab.json + merges.txt, or tokenizer.json.
+  // Errors: not_found (neither present), corrupt (bad JSON, a merge line without two
+  // symbols, a merge whose result is not in the vocabulary), io_error.
+  static Result<BpeTokenizer> load(const std::string& dir);
+  static Result<BpeTokenizer> from_vocab_merges(std::string_view vocab_json, std::string_view merges_txt,
+                                                const std::string& what);
+  static Result<BpeTokenizer> from_tokenizer_json(std::string_view tokenizer_json, const std::string& what);
+
+  // Errors: invalid_argument for invalid UTF-8 (names the byte offset).
+  Result<std::vector<Token>> encode(std::string_view text) const;
+  Result<std::vector<int>> encode_ids(std::string_view text) const;
+
+  // The bytes of the tokens joined (decode of an id outside the vocabulary: invalid_argument).
+  Result<std::string> decode(std::span<const int> ids) const;
+  std::string token_bytes(int id) const;  // "" for an unknown id
+
+  int vocab_size() const { return static_cast<int>(id_to_token_.size()); }
+  int endoftext_id() const { return endoftext_id_; }  // -1 if the vocabulary has none
+
+  // Writes vocab.json and merges.txt into dir (the layout GPT2Tokenizer reads).
+  Status save(const std::string& dir) const;
+
+  // GPT-2's pre-tokenisation alone: the byte spans [begin, end) of the pieces of valid
+  // UTF-8 `text` (no special-token handling). Exposed for tests and the lessons.
+  static std::vector<std::pair<int, int>> split_pieces(std::string_view text);
+
+ private:
+  std::unordered_map<std::string, int> token_to_id_;   // byte-level-unicode string -> id
+  std::vector<std::string> id_to_token_;                // id -> byte-level-unicode string
+  std::vector<std::string> id_to_bytes_;                // id -> raw bytes
+  std::unordered_map<std::string, int> merge_rank_;     // "a b" -> rank
+  std::vector<std::pair<std::string, std::string>> merges_;
+  int endoftext_id_ = -1;
+
+  void bpe_piece(std::string_view piece, int piece_begin, std::vector<Token>& out) const;
+  static Result<BpeTokenizer> build(std::unordered_map<std::string, int> vocab,
+                                    std::vector<std::pair<std::string, std::string>> merges,
+                                    const std::string& what);
+};
+
+}  // namespace headlab::model

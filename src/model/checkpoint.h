@@ -1,0 +1,33 @@
+// model/checkpoint.h — a model directory in the Hugging Face GPT-2 layout:
+//   config.json        the ModelConfig (model/config.h)
+//   model.safetensors  the weights: names "wte.weight", "h.0.attn.c_attn.weight", ...
+//                      with or without a "transformer." prefix; Conv1D matrices stored
+//                      (in, out); F32, F16 or BF16; "attn.bias"/"attn.masked_bias" ignored
+//   vocab.json + merges.txt, or tokenizer.json   the tokenizer (model/bpe_tokenizer.h)
+//
+//   Result<Parameters> p = checkpoint_load("models/gpt2");
+//   Status s = checkpoint_save("out/model", *p, Dtype::F32);   // loads back in transformers
+#pragma once
+
+#include <string>
+
+#include "model/parameters.h"
+#include "model/safetensors.h"
+#include "util/result.h"
+
+namespace headlab::model {
+
+// Reads config.json and model.safetensors from `dir`.
+// Errors: not_found (missing directory or file), corrupt (bad safetensors, a tensor of the
+// wrong shape, a missing tensor, NaN or infinite weights), unsupported (dtype), and the
+// errors of config_load. Each message names the file and the tensor.
+Result<Parameters> checkpoint_load(const std::string& dir);
+
+// From an already-parsed config and file (the fuzzer and tests use this).
+Result<Parameters> checkpoint_from_safetensors(const ModelConfig& config, const SafetensorsFile& file);
+
+// Writes config.json and model.safetensors (names with the "transformer." prefix as
+// GPT2LMHeadModel saves them, Conv1D orientation, lm_head.weight when untied).
+Status checkpoint_save(const std::string& dir, const Parameters& params, Dtype dtype = Dtype::F32);
+
+}  // namespace headlab::model

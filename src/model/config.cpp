@@ -1,0 +1,138 @@
+// model/config.cpp — ModelConfig from and to Hugging Face's config.json.
+#include "model/config.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace headlab::model {
+
+ModelConfig config_gpt2_small() {
+  ModelConfig c;
+  c.n_layer = 12;
+  c.n_head = 12;
+  c.n_embd = 768;
+  c.n_ctx = 1024;
+  c.vocab_size = 50257;
+  return c;
+}
+
+Status config_validate(const ModelConfig& c) {
+  auto bad = [](const std::string& m) { return make_error(ErrorCode::invalid_argument, "config: " + m); };
+  if (c.n_layer <= 0) return bad("n_layer must be positive, got " + std::to_string(c.n_layer));
+  if (c.n_head <= 0) return bad("n_head must be positive, got " + std::to_string(c.n_head));
+  if (c.n_embd <= 0) return bad("n_embd must be positive, got " + std::to_string(c.n_embd));
+  if (c.n_embd % c.n_head != 0)
+    return bad("n_embd (" + std::to_string(c.n_embd) + ") must be divisible by n_head (" +
+               std::to_string(c.n_head) + ")");
+  if (c.n_ctx <= 0) return bad("n_positions/n_ctx must be positive, got " + std::to_string(c.n_ctx));
+  if (c.vocab_size <= 0) return bad("vocab_size must be positive, got " + std::to_string(c.vocab_size));
+  // Guards against sizes that overflow the buffers (a lying config.json).
+  if (c.n_layer > 1024 || c.n_head > 1024 || c.n_embd > 65536 || c.n_ctx > 1 << 20 || c.vocab_size > 1 << 22)
+    return bad("a size is implausibly large (n_layer <= 1024, n_head <= 1024, n_embd <= 65536, "
+               "n_ctx <= 1048576, vocab_size <= 4194304)");
+  if (!(c.layer_norm_eps > 0.0f)) return bad("layer_norm_epsilon must be positive");
+  if (c.bos_token_id < 0 || c.bos_token_id >= c.vocab_size)
+    return bad("bos_token_id " + std::to_string(c.bos_token_id) + " is outside the vocabulary [0, " +
+               std::to_string(c.vocab_size) + ")");
+  if (c.eos_token_id < 0 || c.eos_token_id >= c.vocab_size)
+    return bad("eos_token_id " + std::to_string(c.eos_token_id) + " is outside the vocabulary [0, " +
+               std::to_string(c.vocab_size) + ")");
+  return {};
+}
+
+Result<ModelConfig> config_parse(const std::string& json_text, const std::string& what) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(ErrorCode::corrupt, what + ": not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) return make_error(ErrorCode::corrupt, what + ": expected a JSON object");
+  ModelConfig c;
+  // GPT-2's defaults for keys a config may leave out, as GPT2Config has them.
+  c.n_layer = 12;
+  c.n_head = 12;
+  c.n_embd = 768;
+  c.n_ctx = 1024;
+  c.vocab_size = 50257;
+  try {
+    if (j.contains("model_type") && j["model_type"].get<std::string>() != "gpt2")
+      return make_error(ErrorCode::unsupported,
+                        what + ": model_type \"" + j["model_type"].get<std::string>() +
+                            "\" is not supported (only gpt2)");
+    if (j.contains("activation_function")) {
+      std::string act = j["activation_function"].get<std::string>();
+      if (act != "gelu_new" && act != "gelu_pytorch_tanh")
+        return make_error(ErrorCode::unsupported,
+                          what + ": activation_function \"" + act + "\" is not supported (only gelu_new)");
+    }
+    auto get_int = [&](const char* key, int& field) {
+      if (j.contains(key) && !j[key].is_null()) field = j[key].get<int>();
+    };
+    get_int("n_layer", c.n_layer);
+    get_int("n_head", c.n_head);
+    get_int("n_embd", c.n_embd);
+    get_int("n_ctx", c.n_ctx);
+    get_int("n_positions", c.n_ctx);  // HF's name wins when both are present
+    get_int("vocab_size", c.vocab_size);
+    get_int("bos_token_id", c.bos_token_id);
+    get_int("eos_token_id", c.eos_token_id);
+    if (j.contains("layer_norm_epsilon")) c.layer_norm_eps = j["layer_norm_epsilon"].get<float>();
+    if (j.contains("tie_word_embeddings")) c.tied = j["tie_word_embeddings"].get<bool>();
+    if (j.contains("headlab_mlp")) c.mlp = j["headlab_mlp"].get<bool>();
+    if (j.contains("n_inner") && !j["n_inner"].is_null() && j["n_inner"].get<int>() != 4 * c.n_embd)
+      return make_error(ErrorCode::unsupported, what + ": n_inner other than 4 * n_embd is not supported");
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(ErrorCode::corrupt, what + ": a field has the wrong type: " + e.what());
+  }
+  if (Status s = config_validate(c); !s)
+    return make_error(ErrorCode::invalid_argument, what + ": " + s.error().message);
+  return c;
+}
+
+Result<ModelConfig> config_load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(ErrorCode::not_found, path + ": cannot open (missing config.json?)");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return make_error(ErrorCode::io_error, path + ": read failed");
+  return config_parse(ss.str(), path);
+}
+
+std::string config_to_json(const ModelConfig& c) {
+  nlohmann::ordered_json j;
+  j["architectures"] = {"GPT2LMHeadModel"};
+  j["model_type"] = "gpt2";
+  j["activation_function"] = "gelu_new";
+  j["n_layer"] = c.n_layer;
+  j["n_head"] = c.n_head;
+  j["n_embd"] = c.n_embd;
+  j["n_positions"] = c.n_ctx;
+  j["n_ctx"] = c.n_ctx;
+  j["vocab_size"] = c.vocab_size;
+  j["layer_norm_epsilon"] = c.layer_norm_eps;
+  j["bos_token_id"] = c.bos_token_id;
+  j["eos_token_id"] = c.eos_token_id;
+  j["tie_word_embeddings"] = c.tied;
+  j["n_inner"] = nullptr;
+  j["resid_pdrop"] = 0.0;
+  j["embd_pdrop"] = 0.0;
+  j["attn_pdrop"] = 0.0;
+  // Attention-only models are not a transformers architecture: other tools read them as
+  // GPT-2 with the MLP weights they lack; headlab marks them with its own key.
+  j["headlab_mlp"] = c.mlp;
+  return j.dump(2) + "\n";
+}
+
+Status config_save(const ModelConfig& config, const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return make_error(ErrorCode::io_error, path + ": cannot open for writing");
+  out << config_to_json(config);
+  out.close();
+  if (!out) return make_error(ErrorCode::io_error, path + ": write failed");
+  return {};
+}
+
+}  // namespace headlab::model

@@ -1,0 +1,134 @@
+// model/forward.h — the inference forward of a GPT-2-family model, with an activation
+// record of every head (like TransformerLens's cache) and interventions on heads.
+//
+//   Workspace ws;                                  // reused across calls: no re-allocation
+//   ForwardOptions opt;
+//   opt.record.pattern = true;                     // every head's pattern
+//   opt.interventions.ablate.push_back({/*layer=*/1, /*head=*/4, Ablation::zero});
+//   ForwardOutput out;
+//   Status s = forward(params, ids, opt, out, ws);
+//   if (!s) return s;
+//   float p = out.record.pattern_at(/*layer=*/0, /*head=*/3, /*query=*/5, /*key=*/2);
+//
+// The steps, per layer l (pre-LayerNorm GPT-2; nanoGPT's Block.forward):
+//   0. x = wte[ids] + wpe[0..T)                            (T, C)
+//   1. qkv = ln_1(x) @ c_attn^T + b                        (T, 3C)
+//   2. z = attention(qkv), per head, causal half only      (T, C)
+//   3. x = x + z @ c_proj^T + b
+//   4. x = x + c_proj(gelu(c_fc(ln_2(x))))                 (skipped when mlp = false)
+//   5. logits = ln_f(x) @ unembedding^T                    (T, V)
+// Asking for no record costs nothing beyond the logits.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "model/parameters.h"
+#include "util/result.h"
+
+namespace headlab::model {
+
+// What the record keeps. Each is empty unless asked for.
+struct RecordRequest {
+  bool pattern = false;   // softmax(masked scores), causal half
+  bool scores = false;    // q.k/sqrt(HS) before the mask, causal half (the masked half is
+                          // never computed, so it cannot be recorded)
+  bool qkv = false;       // q, k, v of every layer
+  bool z = false;         // each head's output before W_O, heads side by side
+  bool head_out = false;  // each head's output through its slice of W_O (no bias)
+  bool residual = false;  // the residual stream entering each layer, and the final one
+};
+
+// The activation record of one forward. Patterns and scores store only the causal half
+// (row t holds keys 0..t, packed at offset t*(t+1)/2) in float32: for GPT-2 small at
+// T = 1024 the patterns take L*NH*T*(T+1)/2*4 bytes = 302 MB. See src/model/README.md.
+struct ActivationRecord {
+  int L = 0, NH = 0, T = 0, C = 0;
+  std::vector<float> pattern;   // (L, NH, T*(T+1)/2)
+  std::vector<float> scores;    // (L, NH, T*(T+1)/2)
+  std::vector<float> qkv;       // (L, T, 3*C)  q at [0,C), k at [C,2C), v at [2C,3C)
+  std::vector<float> z;         // (L, T, C)    head h at columns h*HS..(h+1)*HS
+  std::vector<float> head_out;  // (L, NH, T, C)
+  std::vector<float> residual;  // (L+1, T, C)  [l] enters layer l; [L] goes into ln_f
+
+  static std::size_t packed_size(int T) { return std::size_t(T) * (T + 1) / 2; }
+  static std::size_t packed_offset(int query) { return std::size_t(query) * (query + 1) / 2; }
+  // Keys 0..query of one head's pattern row (query+1 values).
+  const float* pattern_row(int layer, int head, int query) const;
+  const float* scores_row(int layer, int head, int query) const;
+  // One cell; 0 above the diagonal (a masked key gets no attention).
+  float pattern_at(int layer, int head, int query, int key) const;
+  // The (T, T) pattern of one head, zeros above the diagonal, row-major.
+  std::vector<float> pattern_full(int layer, int head) const;
+};
+
+// ---- interventions ---------------------------------------------------------------------
+
+enum class Ablation {
+  zero,  // the head's output z_h becomes 0
+  mean,  // z_h becomes its mean over the positions of this input
+};
+struct HeadAblation {
+  int layer = 0;
+  int head = 0;
+  Ablation kind = Ablation::zero;
+};
+
+enum class PatternReplacementKind {
+  uniform,  // query t attends 1/(t+1) to each key 0..t
+  custom,   // the given (T, T) pattern
+};
+struct PatternReplacement {
+  int layer = 0;
+  int head = 0;
+  PatternReplacementKind kind = PatternReplacementKind::uniform;
+  std::vector<float> pattern;  // (T, T) for custom: rows sum to 1, zeros above the diagonal
+};
+
+// Hides key `key` from every query of the head (or of every head when head = -1). A
+// query whose only visible key is blocked (query 0 when key = 0) keeps attending to it.
+struct KeyBlock {
+  int layer = 0;
+  int head = -1;
+  int key = 0;
+};
+
+struct Interventions {
+  std::vector<HeadAblation> ablate;
+  std::vector<PatternReplacement> replace;
+  std::vector<KeyBlock> block;
+  bool empty() const { return ablate.empty() && replace.empty() && block.empty(); }
+};
+
+struct ForwardOptions {
+  RecordRequest record;
+  Interventions interventions;
+  bool logits = true;  // false: skip the unembedding (only the record is wanted)
+  bool loss = false;   // true: mean next-token cross-entropy of ids[1..T) given ids[0..T-1)
+};
+
+struct ForwardOutput {
+  int T = 0, V = 0;
+  std::vector<float> logits;  // (T, V) when options.logits
+  float loss = 0.0f;          // when options.loss and T >= 2, else NaN
+  ActivationRecord record;
+};
+
+// Buffers reused between calls (they grow to the largest T seen and are never shrunk).
+struct Workspace {
+  std::vector<float> buffer;
+};
+
+// Runs the model on `ids` (1 <= T <= n_ctx, every id in [0, V)).
+// Errors: invalid_argument (empty input, an id outside the vocabulary, an intervention
+// naming a layer/head/key that does not exist or a custom pattern of the wrong shape),
+// too_long (T > n_ctx: the message says how many tokens and that the input can be
+// truncated to the last n_ctx).
+Status forward(const Parameters& params, std::span<const int> ids, const ForwardOptions& options,
+               ForwardOutput& out, Workspace& workspace);
+
+// The indices of the k largest values of a row, largest first.
+std::vector<int> top_k(const float* row, int n, int k);
+
+}  // namespace headlab::model

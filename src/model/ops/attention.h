@@ -1,0 +1,58 @@
+// model/ops/attention.h — causal multi-head self-attention, the heads headlab inspects.
+// For each head h (HS = C / NH columns at h*HS of q, k and v):
+//   scores[t, t2]  = q_t . k_t2 / sqrt(HS)                        (preatt)
+//   masked         = scores, with t2 > t set to -inf              (the causal mask)
+//   pattern[t, :]  = softmax(masked[t, :])                         (att; zeros for t2 > t)
+//   z[t, h*HS + i] = sum_t2 pattern[t, t2] v_t2[i]                 (out)
+// backward (walks the same steps in reverse):
+//   dpattern[t,t2] = dz_t . v_t2;        dv_t2 += pattern[t,t2] dz_t
+//   dscores[t,t2]  = p (dpattern - sum_j p_j dpattern_j)   (softmax backward, t2 <= t)
+//   dq_t += dscores[t,t2] k_t2 / sqrt(HS);   dk_t2 += dscores[t,t2] q_t / sqrt(HS)
+//
+// attention_forward/attention_backward are the training pair (llm.c layout): they keep
+// the full (B, NH, T, T) scores and pattern; entries above the diagonal are 0.
+// attention_forward_causal is the inference kernel: it computes only the causal half,
+// by blocks of queries through sgemm, and hands each head's pattern to the caller.
+#pragma once
+
+namespace headlab::model {
+
+void attention_forward(float* out,        // (B, T, C)      z, heads side by side
+                       float* preatt,     // (B, NH, T, T)  scores (upper half 0)
+                       float* att,        // (B, NH, T, T)  pattern (upper half 0)
+                       const float* inp,  // (B, T, 3*C)    q, k, v side by side
+                       int B, int T, int C, int NH);
+void attention_backward(float* dinp,        // (B, T, 3*C)     +=
+                        float* dpreatt,     // (B, NH, T, T)   scratch, overwritten
+                        float* datt,        // (B, NH, T, T)   scratch, overwritten
+                        const float* dout,  // (B, T, C)
+                        const float* inp,   // (B, T, 3*C)
+                        const float* att,   // (B, NH, T, T)
+                        int B, int T, int C, int NH);
+
+// What attention_forward_causal may change in a head (the interventions), and where it
+// reports. All pointers may be null.
+struct AttentionHeadHooks {
+  // Per head h, a row-major (T, T) pattern to use instead of softmax(masked), or null.
+  // Rows must be zero above the diagonal. (Used to replace a head's pattern.)
+  const float* const* replace_pattern = nullptr;  // [NH] -> (T, T) or null
+  // Per head h and key t2: true hides key t2 from every query of head h (blocks it),
+  // except from a query that has no other visible key (its own position when t2 = 0),
+  // whose row then falls back to attending to itself.
+  const unsigned char* const* block_key = nullptr;  // [NH] -> (T) or null
+  // Receives the causal half of each head's scores and pattern, packed by rows:
+  // row t holds t+1 values (keys 0..t) at offset t*(t+1)/2. Layout [NH][T*(T+1)/2].
+  float* scores_out = nullptr;
+  float* pattern_out = nullptr;
+};
+
+// Inference attention for one sequence (B = 1): out = z (T, C). `scratch` holds
+// attention_causal_scratch_size(T) floats. Matches attention_forward to float rounding.
+void attention_forward_causal(float* out,        // (T, C)
+                              const float* inp,  // (T, 3*C)
+                              int T, int C, int NH,
+                              const AttentionHeadHooks& hooks,
+                              float* scratch);
+long long attention_causal_scratch_size(int T);
+
+}  // namespace headlab::model

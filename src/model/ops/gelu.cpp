@@ -1,0 +1,32 @@
+// model/ops/gelu.cpp — GELU (tanh approximation) forward and backward (see gelu.h).
+#include "model/ops/gelu.h"
+
+#include <cmath>
+
+namespace headlab::model {
+
+namespace {
+constexpr float kGeluScale = 0.7978845608028654f;  // sqrt(2 / pi)
+}
+
+void gelu_forward(float* out, const float* inp, int N) {
+  for (int i = 0; i < N; i++) {
+    float x = inp[i];
+    float cube = 0.044715f * x * x * x;
+    out[i] = 0.5f * x * (1.0f + std::tanh(kGeluScale * (x + cube)));
+  }
+}
+
+void gelu_backward(float* dinp, const float* inp, const float* dout, int N) {
+  for (int i = 0; i < N; i++) {
+    float x = inp[i];
+    float cube = 0.044715f * x * x * x;
+    float tanh_out = std::tanh(kGeluScale * (x + cube));
+    float sech2 = 1.0f - tanh_out * tanh_out;
+    float local_grad =
+        0.5f * (1.0f + tanh_out) + x * 0.5f * sech2 * kGeluScale * (1.0f + 3.0f * 0.044715f * x * x);
+    dinp[i] += local_grad * dout[i];
+  }
+}
+
+}  // namespace headlab::model

@@ -1,0 +1,72 @@
+// model/safetensors.h — read and write the safetensors format (Hugging Face's checkpoints).
+//   file = u64 little-endian N | N bytes of JSON header | tensor bytes
+//   header = {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,
+//             "__metadata__": {"k": "v"}}   (offsets relative to the end of the header)
+//
+//   Result<SafetensorsFile> f = safetensors_read("model.safetensors");
+//   if (!f) return tl::unexpected(f.error());
+//   const SafetensorsTensor* t = f->find("wte.weight");
+//   std::vector<float> w(t->numel());
+//   Status s = safetensors_to_f32(*f, *t, w.data());     // F32, F16 or BF16 -> float
+//
+// Reading validates everything a lying file can get wrong: header length beyond the file,
+// bad JSON, unknown dtype, shape x dtype size != byte count, offsets out of range,
+// overlapping or leaving gaps. Errors name the file and the tensor.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace headlab::model {
+
+enum class Dtype { F32, F16, BF16, F64, I64, I32, I16, I8, U8, BOOL };
+
+std::string_view dtype_name(Dtype dtype);
+int dtype_size(Dtype dtype);  // bytes per element
+
+struct SafetensorsTensor {
+  std::string name;
+  Dtype dtype = Dtype::F32;
+  std::vector<std::int64_t> shape;
+  std::uint64_t begin = 0;  // byte offsets into SafetensorsFile::data
+  std::uint64_t end = 0;
+  std::int64_t numel() const;
+};
+
+struct SafetensorsFile {
+  std::string path;                           // for error messages
+  std::vector<SafetensorsTensor> tensors;     // in header order
+  std::map<std::string, std::string> metadata;
+  std::vector<unsigned char> data;            // the bytes after the header
+
+  const SafetensorsTensor* find(const std::string& name) const;  // null if absent
+};
+
+// Parses a whole file already in memory; `path` is only for messages.
+Result<SafetensorsFile> safetensors_parse(const unsigned char* bytes, std::size_t size,
+                                          const std::string& path);
+Result<SafetensorsFile> safetensors_read(const std::string& path);
+
+// Converts a floating tensor to float32. unsupported for integer dtypes.
+Status safetensors_to_f32(const SafetensorsFile& file, const SafetensorsTensor& tensor, float* out);
+
+// One tensor to write, from float32, stored as `dtype` (F32, F16 or BF16; round to nearest even).
+struct SafetensorsWriteTensor {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  const float* values = nullptr;  // (product of shape)
+};
+Status safetensors_write(const std::string& path, const std::vector<SafetensorsWriteTensor>& tensors,
+                         Dtype dtype, const std::map<std::string, std::string>& metadata);
+
+// IEEE half and bfloat16 <-> float (round to nearest even).
+float f16_to_f32(std::uint16_t h);
+float bf16_to_f32(std::uint16_t b);
+std::uint16_t f32_to_f16(float f);
+std::uint16_t f32_to_bf16(float f);
+
+}  // namespace headlab::model
