@@ -1,0 +1,119 @@
+// Tests for model/ops/attention.h.
+#include "model/ops/attention.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "testing/gradcheck.h"
+
+using headlab::model::attention_backward;
+using headlab::model::attention_causal_scratch_size;
+using headlab::model::attention_forward;
+using headlab::model::attention_forward_causal;
+using headlab::model::AttentionHeadHooks;
+using headlab::testing::gradcheck;
+using headlab::testing::random_vector;
+using headlab::testing::weighted_sum;
+
+TEST(AttentionForward, PatternRowsSumToOneAndHideTheFuture) {
+  const int B = 1, T = 6, C = 8, NH = 2;
+  auto inp = random_vector(B * T * 3 * C, 1);
+  std::vector<float> out(B * T * C), preatt(B * NH * T * T), att(B * NH * T * T);
+  attention_forward(out.data(), preatt.data(), att.data(), inp.data(), B, T, C, NH);
+  for (int h = 0; h < NH; h++)
+    for (int t = 0; t < T; t++) {
+      double sum = 0;
+      for (int t2 = 0; t2 < T; t2++) {
+        float p = att[(h * T + t) * T + t2];
+        if (t2 > t) {
+          EXPECT_EQ(p, 0.0f);
+        }
+        sum += p;
+      }
+      EXPECT_NEAR(sum, 1.0, 1e-6);
+    }
+  // the first query sees only itself: z_0 = v_0
+  for (int i = 0; i < C; i++) EXPECT_NEAR(out[i], inp[2 * C + i], 1e-6f);
+}
+
+TEST(AttentionBackward, MatchesFiniteDifferences) {
+  const int B = 2, T = 5, C = 8, NH = 2;
+  auto inp = random_vector(B * T * 3 * C, 1);
+  auto dout = random_vector(B * T * C, 2);
+  std::vector<float> out(B * T * C), preatt(B * NH * T * T), att(B * NH * T * T);
+  auto loss = [&] {
+    attention_forward(out.data(), preatt.data(), att.data(), inp.data(), B, T, C, NH);
+    return weighted_sum(out.data(), dout.data(), out.size());
+  };
+  loss();
+  std::vector<float> dinp(inp.size(), 0.0f), dpreatt(att.size()), datt(att.size());
+  attention_backward(dinp.data(), dpreatt.data(), datt.data(), dout.data(), inp.data(), att.data(), B, T, C, NH);
+  EXPECT_TRUE(gradcheck("attention dinp", loss, inp.data(), inp.size(), dinp.data()));
+}
+
+TEST(AttentionForwardCausal, MatchesTheTrainingKernel) {
+  // T = 150 spans three query blocks of the causal kernel.
+  const int T = 150, C = 48, NH = 4, HS = C / NH;
+  auto inp = random_vector(T * 3 * C, 1);
+  std::vector<float> out(T * C), preatt(NH * T * T), att(NH * T * T);
+  attention_forward(out.data(), preatt.data(), att.data(), inp.data(), 1, T, C, NH);
+  const std::size_t packed = std::size_t(T) * (T + 1) / 2;
+  std::vector<float> fast(T * C), scores(NH * packed), pattern(NH * packed);
+  std::vector<float> scratch(attention_causal_scratch_size(T));
+  AttentionHeadHooks hooks;
+  hooks.scores_out = scores.data();
+  hooks.pattern_out = pattern.data();
+  attention_forward_causal(fast.data(), inp.data(), T, C, NH, hooks, scratch.data());
+  float max_out = 0, max_p = 0, max_s = 0;
+  for (int i = 0; i < T * C; i++) max_out = std::max(max_out, std::fabs(out[i] - fast[i]));
+  for (int h = 0; h < NH; h++)
+    for (int t = 0; t < T; t++)
+      for (int t2 = 0; t2 <= t; t2++) {
+        std::size_t p = h * packed + std::size_t(t) * (t + 1) / 2 + t2;
+        max_p = std::max(max_p, std::fabs(att[(h * T + t) * T + t2] - pattern[p]));
+        max_s = std::max(max_s, std::fabs(preatt[(h * T + t) * T + t2] - scores[p]));
+      }
+  std::printf("causal kernel vs training kernel: max diff out %.3g pattern %.3g scores %.3g\n", max_out, max_p,
+              max_s);
+  EXPECT_LT(max_out, 1e-5f);
+  EXPECT_LT(max_p, 1e-6f);
+  EXPECT_LT(max_s, 1e-5f);
+  (void)HS;
+}
+
+TEST(AttentionForwardCausal, BlockedKeyGetsNoAttention) {
+  const int T = 5, C = 4, NH = 2;
+  auto inp = random_vector(T * 3 * C, 1);
+  const std::size_t packed = std::size_t(T) * (T + 1) / 2;
+  std::vector<float> out(T * C), pattern(NH * packed), scratch(attention_causal_scratch_size(T));
+  unsigned char block0[T] = {0, 0, 1, 0, 0};  // head 0 may not look at key 2
+  const unsigned char* blocks[NH] = {block0, nullptr};
+  AttentionHeadHooks hooks;
+  hooks.block_key = blocks;
+  hooks.pattern_out = pattern.data();
+  attention_forward_causal(out.data(), inp.data(), T, C, NH, hooks, scratch.data());
+  for (int t = 2; t < T; t++) {
+    EXPECT_EQ(pattern[std::size_t(t) * (t + 1) / 2 + 2], 0.0f) << "query " << t;
+    EXPECT_GT(pattern[packed + std::size_t(t) * (t + 1) / 2 + 2], 0.0f) << "head 1 untouched, query " << t;
+  }
+}
+
+TEST(AttentionForwardCausal, ReplacedPatternIsUsedAsGiven) {
+  const int T = 4, C = 4, NH = 1;
+  auto inp = random_vector(T * 3 * C, 1);
+  std::vector<float> uniform(T * T, 0.0f);
+  for (int t = 0; t < T; t++)
+    for (int t2 = 0; t2 <= t; t2++) uniform[t * T + t2] = 1.0f / (t + 1);
+  const float* replace[1] = {uniform.data()};
+  std::vector<float> out(T * C), scratch(attention_causal_scratch_size(T));
+  AttentionHeadHooks hooks;
+  hooks.replace_pattern = replace;
+  attention_forward_causal(out.data(), inp.data(), T, C, NH, hooks, scratch.data());
+  // last query: the mean of all values
+  for (int i = 0; i < C; i++) {
+    float mean = 0;
+    for (int t2 = 0; t2 < T; t2++) mean += inp[t2 * 3 * C + 2 * C + i] / T;
+    EXPECT_NEAR(out[(T - 1) * C + i], mean, 1e-6f);
+  }
+}
