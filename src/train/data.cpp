@@ -1,0 +1,83 @@
+// train/data.cpp — training windows: text, copied spans, repeated random sequences.
+#include "train/data.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "util/check.h"
+
+namespace headlab::train {
+
+Batch batch_allocate(int B, int T) {
+  Batch b;
+  b.B = B;
+  b.T = T;
+  b.inputs.assign(static_cast<std::size_t>(B) * T, 0);
+  b.targets.assign(static_cast<std::size_t>(B) * T, 0);
+  return b;
+}
+
+void window_from_text(int* window, const std::vector<int>& stream, int T, int bos, Rng& rng) {
+  HEADLAB_CHECK(static_cast<int>(stream.size()) >= T);
+  const int offset = rng.below(static_cast<int>(stream.size()) - T + 1);
+  window[0] = bos;
+  std::copy(stream.begin() + offset, stream.begin() + offset + T, window + 1);
+}
+
+void window_copy_span(int* window, int T, int min_span, int max_span, Rng& rng) {
+  const int hi = std::min(max_span, T / 2);
+  const int lo = std::min(min_span, hi);
+  if (hi < 1) return;
+  const int len = rng.between(lo, hi);
+  // positions 1..T hold text; source [a, a+len), destination [b, b+len), a + len <= b
+  const int a = rng.between(1, T + 1 - 2 * len);
+  const int b = rng.between(a + len, T + 1 - len);
+  std::copy(window + a, window + a + len, window + b);
+}
+
+void window_repeated_random(int* window, int T, int V, int bos, int min_span, int max_span, Rng& rng) {
+  const int hi = std::max(1, std::min(max_span, T / 2));
+  const int lo = std::max(1, std::min(min_span, hi));
+  const int period = rng.between(lo, hi);
+  window[0] = bos;
+  for (int i = 0; i < period; ++i) {
+    int t = rng.below(V - 1);
+    window[1 + i] = t >= bos ? t + 1 : t;  // every id but BOS
+  }
+  for (int i = period; i < T; ++i) window[1 + i] = window[1 + i - period];
+}
+
+void batch_fill(Batch& batch, const std::vector<int>& stream, const DataMix& mix, int V, int bos, Rng& rng) {
+  const int T = batch.T;
+  std::vector<int> window(static_cast<std::size_t>(T) + 1);
+  for (int b = 0; b < batch.B; ++b) {
+    const double u = rng.uniform();
+    if (u < mix.repeated_random) {
+      window_repeated_random(window.data(), T, V, bos, mix.min_span, mix.max_span, rng);
+    } else {
+      window_from_text(window.data(), stream, T, bos, rng);
+      if (u < mix.repeated_random + mix.copied_span)
+        window_copy_span(window.data(), T, mix.min_span, mix.max_span, rng);
+    }
+    std::copy(window.begin(), window.begin() + T, batch.inputs.begin() + static_cast<std::ptrdiff_t>(b) * T);
+    std::copy(window.begin() + 1, window.end(), batch.targets.begin() + static_cast<std::ptrdiff_t>(b) * T);
+  }
+}
+
+Result<std::string> read_text_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return make_error(ErrorCode::not_found, "no such file: " + path);
+  if (std::filesystem::is_directory(path, ec))
+    return make_error(ErrorCode::invalid_argument, path + " is a directory, not a text file");
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return make_error(ErrorCode::io_error, "cannot open " + path);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  if (f.bad()) return make_error(ErrorCode::io_error, "cannot read " + path);
+  return ss.str();
+}
+
+}  // namespace headlab::train

@@ -1,0 +1,55 @@
+// train/data.h — what the model reads: windows of T + 1 tokens that start with BOS,
+// split into inputs x = w[0..T-1] and targets y = w[1..T].
+//   * text windows: BOS + T tokens from a random offset of the tokenised corpus;
+//   * copied spans: a text window in which a span is copied to a later place, so that
+//     "find the earlier occurrence, predict what followed it" pays off (induction);
+//   * repeated random sequences: BOS + R random tokens, repeated until the window is
+//     full (R varies per window) — the induction-head curriculum.
+//
+//   Rng rng(seed);
+//   DataMix mix;  mix.copied_span = 0.3;  mix.repeated_random = 0.2;
+//   Batch b = batch_allocate(16, 128);
+//   batch_fill(b, corpus_tokens, mix, /*V=*/4096, /*bos=*/4095, rng);
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "train/rng.h"
+#include "util/result.h"
+
+namespace headlab::train {
+
+struct Batch {
+  int B = 0, T = 0;
+  std::vector<int> inputs;   // (B, T) x: BOS first
+  std::vector<int> targets;  // (B, T) y: the next token of each position
+};
+
+Batch batch_allocate(int B, int T);
+
+// Fractions of windows of each kind; the rest are plain text windows.
+struct DataMix {
+  double copied_span = 0.0;      // text window with a span copied later in it
+  double repeated_random = 0.0;  // BOS + random tokens repeated
+  int min_span = 4;              // the span / period length, in tokens
+  int max_span = 64;
+};
+
+// window (T + 1): BOS + stream[offset .. offset + T - 1]; needs stream.size() >= T.
+void window_from_text(int* window, const std::vector<int>& stream, int T, int bos, Rng& rng);
+// Copies one span of length in [min_span, max_span] (at most T / 2) from a random place
+// of window[1..T] to a random later place that does not overlap it.
+void window_copy_span(int* window, int T, int min_span, int max_span, Rng& rng);
+// window (T + 1): BOS + R random tokens from [0, V) without BOS, repeated to fill it,
+// R in [min_span, max_span] (at most T / 2).
+void window_repeated_random(int* window, int T, int V, int bos, int min_span, int max_span, Rng& rng);
+
+// Fills every row of the batch from the mix. stream may be empty only when
+// mix.repeated_random == 1.
+void batch_fill(Batch& batch, const std::vector<int>& stream, const DataMix& mix, int V, int bos, Rng& rng);
+
+// The whole file as bytes. Errors: not_found, invalid_argument (a directory), io_error.
+Result<std::string> read_text_file(const std::string& path);
+
+}  // namespace headlab::train

@@ -1,0 +1,70 @@
+#include "train/data.h"
+
+#include <set>
+
+#include <gtest/gtest.h>
+
+using namespace headlab;
+using namespace headlab::train;
+
+TEST(BatchFill, EveryWindowStartsWithBosAndTargetsAreShiftedInputs) {
+  std::vector<int> stream(500);
+  for (int i = 0; i < 500; ++i) stream[i] = i % 97;
+  Batch b = batch_allocate(8, 32);
+  Rng rng(7);
+  DataMix mix{.copied_span = 0.3, .repeated_random = 0.3};
+  batch_fill(b, stream, mix, 100, 99, rng);
+  for (int r = 0; r < 8; ++r) {
+    EXPECT_EQ(b.inputs[r * 32], 99);
+    for (int t = 0; t + 1 < 32; ++t) EXPECT_EQ(b.targets[r * 32 + t], b.inputs[r * 32 + t + 1]);
+  }
+}
+
+TEST(BatchFill, IsRepeatableFromTheSeed) {
+  std::vector<int> stream(300, 5);
+  DataMix mix{.copied_span = 0.5, .repeated_random = 0.2};
+  Batch a = batch_allocate(4, 16), b = batch_allocate(4, 16);
+  Rng ra(3), rb(3);
+  batch_fill(a, stream, mix, 50, 49, ra);
+  batch_fill(b, stream, mix, 50, 49, rb);
+  EXPECT_EQ(a.inputs, b.inputs);
+  EXPECT_EQ(ra.state, rb.state);
+}
+
+TEST(WindowRepeatedRandom, RepeatsItsPeriodAndNeverUsesBos) {
+  std::vector<int> w(65);
+  Rng rng(11);
+  window_repeated_random(w.data(), 64, 10, 9, 5, 5, rng);
+  EXPECT_EQ(w[0], 9);
+  for (int i = 1; i <= 64; ++i) {
+    EXPECT_NE(w[i], 9);
+    EXPECT_GE(w[i], 0);
+    if (i > 5) {
+      EXPECT_EQ(w[i], w[i - 5]);
+    }
+  }
+}
+
+TEST(WindowCopySpan, CopiesASpanLaterWithoutOverlap) {
+  const int T = 40;
+  std::vector<int> w(T + 1);
+  for (int i = 0; i <= T; ++i) w[i] = 1000 + i;  // all distinct
+  Rng rng(5);
+  window_copy_span(w.data(), T, 6, 6, rng);
+  // exactly 6 positions now repeat an earlier value, in one contiguous run
+  int repeats = 0;
+  std::set<int> seen;
+  for (int i = 0; i <= T; ++i)
+    if (!seen.insert(w[i]).second) ++repeats;
+  EXPECT_EQ(repeats, 6);
+  EXPECT_EQ(w[0], 1000);
+}
+
+TEST(ReadTextFile, ReportsMissingFileAndDirectory) {
+  auto missing = read_text_file("/nonexistent/headlab/corpus.txt");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ErrorCode::not_found);
+  auto dir = read_text_file("/tmp");
+  ASSERT_FALSE(dir);
+  EXPECT_EQ(dir.error().code, ErrorCode::invalid_argument);
+}
