@@ -1,0 +1,91 @@
+// cli/serve_command.cpp — `headlab serve`: the lessons in the browser and the JSON API.
+// SIGINT / SIGTERM stop accepting, let in-flight requests finish and close the store.
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <pthread.h>
+#include <thread>
+
+#include "cli/commands.h"
+#include "server/progress_store.h"
+#include "server/server.h"
+
+#ifndef HEADLAB_WEB_DIR
+#define HEADLAB_WEB_DIR "web/dist"
+#endif
+
+namespace headlab::cli {
+namespace {
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  std::string db;
+  std::string web = HEADLAB_WEB_DIR;
+};
+
+int run_serve(const ServeOptions& o) {
+  // Block the stop signals in every thread; one thread waits for them with sigwait.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  server::ServerOptions options{o.host, o.port, o.db, o.web};
+  auto srv = server::Server::create(options);
+  if (!srv) return print_error(srv.error().message);
+  if (auto s = (*srv)->bind(); !s) return print_error(s.error().message);
+
+  std::printf("headlab: serving on http://%s:%d/\n", o.host.c_str(), (*srv)->port());
+  if (o.host == "127.0.0.1" || o.host == "localhost" || o.host == "::1")
+    std::printf("headlab: only this machine can connect (bound to %s); use --host 0.0.0.0 to share it with a class\n",
+                o.host.c_str());
+  else
+    std::printf("headlab: bound to %s: other machines on the network can connect\n", o.host.c_str());
+  std::printf("headlab: progress is kept in %s\n", (*srv)->database_path().c_str());
+  if (!(*srv)->web_app_found())
+    std::printf("headlab: warning: no web app at %s (run `npm ci --prefix web && npm run build --prefix web`, "
+                "or pass --web DIR); the JSON API works without it\n",
+                o.web.c_str());
+  std::printf("headlab: press Ctrl-C to stop\n");
+  std::fflush(stdout);
+
+  server::Server* raw = srv->get();
+  std::thread waiter([raw, stop_signals] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    std::printf("headlab: stopping (signal %d): finishing requests in flight\n", sig);
+    std::fflush(stdout);
+    raw->stop();
+  });
+  (*srv)->listen();
+  // listen() also returns if the socket fails; wake the waiter so it can exit.
+  pthread_kill(waiter.native_handle(), SIGTERM);
+  waiter.join();
+  std::printf("headlab: stopped\n");
+  return 0;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<ServeOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve",
+      "Serve the lessons in the browser and the JSON API (docs/api.md).\n"
+      "Learners' challenge progress is kept in an SQLite file and survives restarts.\n\n"
+      "Examples:\n"
+      "  headlab serve                              http://127.0.0.1:8080/\n"
+      "  headlab serve --host 0.0.0.0 --port 9000   share with a class on the network\n"
+      "  headlab serve --db ./class.db              keep progress in this file");
+  cmd->add_option("--host", opts->host, "Address to listen on (127.0.0.1: this machine only)")->capture_default_str();
+  cmd->add_option("--port", opts->port, "Port to listen on")->check(CLI::Range(1, 65535))->capture_default_str();
+  cmd->add_option("--db", opts->db, "SQLite file for progress (default: " + server::default_database_path() + ")");
+  cmd->add_option("--web", opts->web, "Folder of the built web app")->capture_default_str();
+  cmd->callback([opts, &exit_code] { exit_code = run_serve(*opts); });
+}
+
+}  // namespace headlab::cli

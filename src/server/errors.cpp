@@ -1,0 +1,34 @@
+// server/errors.cpp — ErrorCode -> HTTP status, and the error envelope.
+#include "server/errors.h"
+
+#include <nlohmann/json.hpp>
+
+namespace headlab::server {
+
+int http_status(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::invalid_argument: return 400;
+    case ErrorCode::too_long: return 413;
+    case ErrorCode::not_found: return 404;
+    case ErrorCode::unsupported: return 422;
+    case ErrorCode::unavailable: return 503;
+    case ErrorCode::io_error:
+    case ErrorCode::corrupt:
+    case ErrorCode::internal: return 500;
+  }
+  return 500;
+}
+
+HttpResponse error_response(int status, std::string_view code, const std::string& message) {
+  HttpResponse r;
+  r.status = status;
+  nlohmann::json body = {{"error", {{"code", code}, {"message", message}}}};
+  r.body = body.dump();
+  return r;
+}
+
+HttpResponse error_response(const Error& error) {
+  return error_response(http_status(error.code), error_code_name(error.code), error.message);
+}
+
+}  // namespace headlab::server

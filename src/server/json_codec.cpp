@@ -1,0 +1,241 @@
+// server/json_codec.cpp — strict decoding and plain encoding with nlohmann::json.
+#include "server/json_codec.h"
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/challenges.h"
+#include "core/pattern_summary.h"
+#include "core/sentence.h"
+
+namespace headlab::server {
+namespace {
+
+using nlohmann::json;
+
+Result<json> parse_object(std::string_view body) {
+  json j;
+  try {
+    j = json::parse(body);
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 2: ..." -> after "] "
+    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    return make_error(ErrorCode::invalid_argument, "The request body is not valid JSON: " + what);
+  }
+  if (!j.is_object())
+    return make_error(ErrorCode::invalid_argument,
+                      "The request body must be a JSON object, like {\"sentence\": \"the cat\", ...}.");
+  return j;
+}
+
+Status check_fields(const json& obj, const std::set<std::string>& allowed) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (!allowed.count(it.key())) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      return make_error(ErrorCode::invalid_argument,
+                        "Unknown field '" + it.key() + "'. Allowed fields: " + list + ".");
+    }
+  }
+  return {};
+}
+
+Result<std::string> get_string(const json& obj, const char* name) {
+  auto it = obj.find(name);
+  if (it == obj.end()) return make_error(ErrorCode::invalid_argument, std::string("Missing field '") + name + "'.");
+  if (!it->is_string())
+    return make_error(ErrorCode::invalid_argument, std::string("Field '") + name + "' must be a string.");
+  return it->get<std::string>();
+}
+
+Result<bool> get_bool(const json& obj, const char* name, bool fallback) {
+  auto it = obj.find(name);
+  if (it == obj.end()) return fallback;
+  if (!it->is_boolean())
+    return make_error(ErrorCode::invalid_argument, std::string("Field '") + name + "' must be true or false.");
+  return it->get<bool>();
+}
+
+Result<std::int64_t> get_int(const json& obj, const char* name) {
+  auto it = obj.find(name);
+  if (it == obj.end()) return make_error(ErrorCode::invalid_argument, std::string("Missing field '") + name + "'.");
+  if (!it->is_number_integer())
+    return make_error(ErrorCode::invalid_argument, std::string("Field '") + name + "' must be a whole number.");
+  return it->get<std::int64_t>();
+}
+
+Result<std::int64_t> parse_int_param(const std::map<std::string, std::string>& q, const char* name,
+                                     std::int64_t fallback) {
+  auto it = q.find(name);
+  if (it == q.end()) return fallback;
+  const std::string& s = it->second;
+  std::int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size())
+    return make_error(ErrorCode::invalid_argument,
+                      std::string(name) + " must be a whole number; got '" + s.substr(0, 40) + "'.");
+  return v;
+}
+
+json encode_citations(const std::vector<core::Citation>& cs) {
+  json out = json::array();
+  for (const auto& c : cs) out.push_back({{"authors_year", c.authors_year}, {"title", c.title}, {"url", c.url}});
+  return out;
+}
+
+}  // namespace
+
+Result<WeightsRequest> decode_weights_request(std::string_view body) {
+  auto j = parse_object(body);
+  if (!j) return tl::unexpected(j.error());
+  if (auto s = check_fields(*j, {"sentence", "head", "mask"}); !s) return tl::unexpected(s.error());
+  WeightsRequest r;
+  auto sentence = get_string(*j, "sentence");
+  if (!sentence) return tl::unexpected(sentence.error());
+  auto head = get_string(*j, "head");
+  if (!head) return tl::unexpected(head.error());
+  auto mask = get_bool(*j, "mask", true);
+  if (!mask) return tl::unexpected(mask.error());
+  r.sentence = std::move(*sentence);
+  r.head = std::move(*head);
+  r.mask = *mask;
+  return r;
+}
+
+Result<ProgressCheckRequest> decode_progress_check_request(std::string_view body) {
+  auto j = parse_object(body);
+  if (!j) return tl::unexpected(j.error());
+  if (auto s = check_fields(*j, {"learner", "lesson", "sentence", "head", "mask", "query"}); !s)
+    return tl::unexpected(s.error());
+  ProgressCheckRequest r;
+  auto learner = get_string(*j, "learner");
+  if (!learner) return tl::unexpected(learner.error());
+  auto lesson = get_string(*j, "lesson");
+  if (!lesson) return tl::unexpected(lesson.error());
+  auto sentence = get_string(*j, "sentence");
+  if (!sentence) return tl::unexpected(sentence.error());
+  auto head = get_string(*j, "head");
+  if (!head) return tl::unexpected(head.error());
+  auto mask = get_bool(*j, "mask", true);
+  if (!mask) return tl::unexpected(mask.error());
+  auto query = get_int(*j, "query");
+  if (!query) return tl::unexpected(query.error());
+  r.learner = std::move(*learner);
+  r.lesson = std::move(*lesson);
+  r.sentence = std::move(*sentence);
+  r.head = std::move(*head);
+  r.mask = *mask;
+  r.query = *query;
+  return r;
+}
+
+Result<ProgressQuery> decode_progress_reset_request(std::string_view body) {
+  auto j = parse_object(body);
+  if (!j) return tl::unexpected(j.error());
+  if (auto s = check_fields(*j, {"learner", "lesson"}); !s) return tl::unexpected(s.error());
+  auto learner = get_string(*j, "learner");
+  if (!learner) return tl::unexpected(learner.error());
+  auto lesson = get_string(*j, "lesson");
+  if (!lesson) return tl::unexpected(lesson.error());
+  return ProgressQuery{std::move(*learner), std::move(*lesson)};
+}
+
+Result<ProgressQuery> decode_progress_query(const std::map<std::string, std::string>& q) {
+  for (const auto& [k, v] : q)
+    if (k != "learner" && k != "lesson")
+      return make_error(ErrorCode::invalid_argument, "Unknown parameter '" + k + "'. Allowed: learner, lesson.");
+  auto learner = q.find("learner");
+  if (learner == q.end())
+    return make_error(ErrorCode::invalid_argument, "Missing parameter 'learner' (the browser's anonymous id).");
+  auto lesson = q.find("lesson");
+  return ProgressQuery{learner->second, lesson == q.end() ? std::string(core::kCausalMaskLesson) : lesson->second};
+}
+
+Result<HeadSplitRequest> decode_head_split_query(const std::map<std::string, std::string>& q) {
+  for (const auto& [k, v] : q)
+    if (k != "d_model" && k != "h")
+      return make_error(ErrorCode::invalid_argument, "Unknown parameter '" + k + "'. Allowed: d_model, h.");
+  const auto& first = core::head_split_presets().front();
+  auto d_model = parse_int_param(q, "d_model", first.d_model);
+  if (!d_model) return tl::unexpected(d_model.error());
+  auto h = parse_int_param(q, "h", first.h);
+  if (!h) return tl::unexpected(h.error());
+  return HeadSplitRequest{*d_model, *h};
+}
+
+std::string encode_health() { return json{{"ok", true}, {"version", "0.1.0"}}.dump(); }
+
+std::string encode_heads() {
+  json heads = json::array();
+  for (const core::HeadInfo& h : core::constructed_heads())
+    heads.push_back({{"name", h.name},
+                     {"title", h.title},
+                     {"rule", h.rule},
+                     {"description", h.description},
+                     {"citations", encode_citations(h.citations)}});
+  return json{{"default_sentence", core::kLessonSentence}, {"max_tokens", core::kMaxSentenceTokens}, {"heads", heads}}
+      .dump();
+}
+
+std::string encode_weights(const core::AttentionPattern& p) {
+  json weights = json::array();
+  json summaries = json::array();
+  for (int i = 0; i < p.size(); ++i) {
+    json row = json::array();
+    for (int j = 0; j < p.size(); ++j) row.push_back(p.is_masked(i, j) ? json(nullptr) : json(p.weights.at(i, j)));
+    weights.push_back(std::move(row));
+    core::LooksMostAt l = core::looks_most_at(p, i);
+    summaries.push_back(
+        {{"query", i}, {"keys", l.keys}, {"weight", l.weight}, {"text", core::describe_looks_most_at(l, p.tokens)}});
+  }
+  return json{{"tokens", p.tokens},
+              {"head", core::head_info(p.head).name},
+              {"mask", p.mask},
+              {"weights", weights},
+              {"summaries", summaries}}
+      .dump();
+}
+
+std::string encode_head_split(const core::HeadSplit& s) {
+  json presets = json::array();
+  for (const auto& p : core::head_split_presets())
+    presets.push_back({{"name", p.name}, {"d_model", p.d_model}, {"h", p.h}});
+  return json{{"d_model", s.d_model},
+              {"h", s.h},
+              {"d_k", s.d_k},
+              {"projection_weights", s.projection_weights},
+              {"projection_weights_text", core::with_thousands_separators(s.projection_weights)},
+              {"w_q_shape", {s.d_model, s.d_k}},
+              {"w_k_shape", {s.d_model, s.d_k}},
+              {"w_v_shape", {s.d_model, s.d_k}},
+              {"w_o_shape", {s.d_model, s.d_model}},
+              {"presets", presets}}
+      .dump();
+}
+
+std::string encode_progress(const ProgressView& v) {
+  json challenges = json::array();
+  int done = 0;
+  for (const auto& c : v.challenges) {
+    challenges.push_back({{"id", c.id}, {"text", c.text}, {"done", c.done}});
+    done += c.done;
+  }
+  json out = {{"lesson", v.lesson},
+              {"learner", v.learner},
+              {"total", v.challenges.size()},
+              {"completed_count", done},
+              {"challenges", challenges}};
+  if (v.include_newly_completed) out["newly_completed"] = v.newly_completed;
+  return out.dump();
+}
+
+std::string encode_programs(const std::vector<Program>& programs) {
+  json out = json::array();
+  for (const auto& p : programs)
+    out.push_back({{"id", p.id}, {"language", p.language}, {"source", p.source}, {"output", p.output}});
+  return json{{"programs", out}}.dump();
+}
+
+}  // namespace headlab::server

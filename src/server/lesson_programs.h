@@ -1,0 +1,13 @@
+// server/lesson_programs.h — the first lesson's two example programs (NumPy and C++),
+// with the output each printed when the build ran it (examples/CMakeLists.txt).
+#pragma once
+
+#include <vector>
+
+#include "server/api_types.h"
+
+namespace headlab::server {
+
+const std::vector<Program>& lesson_programs();
+
+}  // namespace headlab::server

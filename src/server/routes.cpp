@@ -1,0 +1,65 @@
+// server/routes.cpp — the API, top to bottom as in docs/api.md. Each route decodes a typed
+// request, calls a handler, and encodes the Result (an Error becomes the JSON envelope).
+#include "server/routes.h"
+
+#include "server/errors.h"
+#include "server/handlers/lesson_handlers.h"
+#include "server/handlers/progress_handlers.h"
+#include "server/json_codec.h"
+#include "server/lesson_programs.h"
+
+namespace headlab::server {
+namespace {
+
+HttpResponse ok_json(std::string body) {
+  HttpResponse r;
+  r.body = std::move(body);
+  return r;
+}
+
+// Decode, handle, encode: the shape of every route.
+template <class Decoded, class Handle, class Encode>
+HttpResponse answer(Decoded decoded, Handle handle, Encode encode) {
+  if (!decoded) return error_response(decoded.error());
+  auto result = handle(*decoded);
+  if (!result) return error_response(result.error());
+  return ok_json(encode(*result));
+}
+
+}  // namespace
+
+std::vector<Route> make_routes(ServerContext& ctx) {
+  ProgressStore& store = *ctx.store;
+  return {
+      {"GET", "/api/health", [](const HttpRequest&) { return ok_json(encode_health()); }},
+      {"GET", "/api/heads", [](const HttpRequest&) { return ok_json(encode_heads()); }},
+      {"POST", "/api/weights",
+       [](const HttpRequest& r) { return answer(decode_weights_request(r.body), handle_weights, encode_weights); }},
+      {"GET", "/api/head-split",
+       [](const HttpRequest& r) {
+         return answer(decode_head_split_query(r.query), handle_head_split, encode_head_split);
+       }},
+      {"GET", "/api/progress",
+       [&store](const HttpRequest& r) {
+         return answer(
+             decode_progress_query(r.query), [&](const ProgressQuery& q) { return handle_progress_get(store, q); },
+             encode_progress);
+       }},
+      {"POST", "/api/progress/check",
+       [&store](const HttpRequest& r) {
+         return answer(
+             decode_progress_check_request(r.body),
+             [&](const ProgressCheckRequest& q) { return handle_progress_check(store, q); }, encode_progress);
+       }},
+      {"POST", "/api/progress/reset",
+       [&store](const HttpRequest& r) {
+         return answer(
+             decode_progress_reset_request(r.body),
+             [&](const ProgressQuery& q) { return handle_progress_reset(store, q); }, encode_progress);
+       }},
+      {"GET", "/api/lessons/causal-mask/programs",
+       [](const HttpRequest&) { return ok_json(encode_programs(lesson_programs())); }},
+  };
+}
+
+}  // namespace headlab::server

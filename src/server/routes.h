@@ -1,0 +1,18 @@
+// server/routes.h — the route table: method, path, and the function that answers.
+#pragma once
+
+#include <vector>
+
+#include "server/http_types.h"
+#include "server/progress_store.h"
+
+namespace headlab::server {
+
+// What routes may use; owned by the Server, outliving every request.
+struct ServerContext {
+  ProgressStore* store = nullptr;
+};
+
+std::vector<Route> make_routes(ServerContext& context);
+
+}  // namespace headlab::server

@@ -1,0 +1,46 @@
+// server/server.h — `headlab serve`: the JSON API and the built web app on one port.
+//
+//   auto server = Server::create({.host = "127.0.0.1", .port = 8080, .db_path = "x.db", .web_dir = "web/dist"});
+//   if (!server) die(server.error().message);
+//   (*server)->listen();       // blocks until stop() (from another thread or a signal)
+//
+// Port 0 picks a free port (tests); port() tells which after bind().
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "util/result.h"
+
+namespace headlab::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  std::string db_path;   // empty: default_database_path()
+  std::string web_dir;   // the built web front end (web/dist)
+  int threads = 8;
+};
+
+class Server {
+ public:
+  // Opens the store and builds the routes; does not bind yet.
+  static Result<std::unique_ptr<Server>> create(const ServerOptions& options);
+  ~Server();
+
+  // Binds the socket. Errors: unavailable when the port is taken, with advice.
+  Status bind();
+  // Serves until stop(); call after bind().
+  void listen();
+  void stop();
+  int port() const;
+  bool web_app_found() const;
+  const std::string& database_path() const;
+
+ private:
+  Server();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace headlab::server
