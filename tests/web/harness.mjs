@@ -1,0 +1,139 @@
+// harness.mjs — what every browser test needs: a real `headlab serve` on a free port
+// with its own database, and Debian's headless chromium driven by playwright-core.
+//
+//   const server = await start_server({ db });        // waits for GET /api/health
+//   const browser = await open_browser();             // fresh profile in a temp dir
+//   const page = await browser.newPage();
+//   await page.goto(server.url);
+//   ...; await browser.close(); await server.stop();
+//
+// HEADLAB_BIN names the binary (default build/headlab, relative to the repo root);
+// CHROMIUM_BIN the browser (default /usr/bin/chromium).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+export const repo_root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+// playwright-core is a devDependency of web/, so it resolves from web/node_modules.
+const { chromium } = createRequire(path.join(repo_root, 'web', 'package.json'))('playwright-core');
+export const artifacts_dir = path.join(repo_root, 'tests', 'web', 'artifacts');
+const web_dist = path.join(repo_root, 'web', 'dist');
+const headlab_bin = path.resolve(repo_root, process.env.HEADLAB_BIN || 'build/headlab');
+const chromium_bin = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
+
+export function temp_dir(prefix) {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+async function free_port() {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.unref();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Starts `headlab serve` on a free port and waits until /api/health answers ok. */
+export async function start_server({ db }) {
+  if (!fs.existsSync(headlab_bin)) {
+    throw new Error(`No headlab binary at ${headlab_bin}: build it, or set HEADLAB_BIN.`);
+  }
+  if (!fs.existsSync(path.join(web_dist, 'index.html'))) {
+    throw new Error(`No ${web_dist}/index.html: run \`npm run build --prefix web\` first.`);
+  }
+  const port = await free_port();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(
+    headlab_bin,
+    ['serve', '--host', '127.0.0.1', '--port', String(port), '--db', db, '--web', web_dist],
+    { cwd: repo_root, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let log = '';
+  child.stdout.on('data', (d) => (log += d));
+  child.stderr.on('data', (d) => (log += d));
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  let gone = null;
+  exited.then((e) => (gone = e));
+
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (gone) throw new Error(`headlab serve exited early (${JSON.stringify(gone)}):\n${log}`);
+    try {
+      const r = await fetch(`${url}/api/health`);
+      if (r.ok && (await r.json()).ok === true) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`headlab serve did not answer /api/health within 30 s:\n${log}`);
+    }
+    await sleep(100);
+  }
+
+  return {
+    url,
+    log: () => log,
+    async stop() {
+      if (gone) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Debian's chromium, headless, with a fresh profile in a temp dir. One context = one learner. */
+export async function open_browser({ width = 1280, height = 900 } = {}) {
+  const profile = temp_dir('headlab-chromium-');
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: chromium_bin,
+    headless: true,
+    viewport: { width, height },
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  const close = context.close.bind(context);
+  context.close = async () => {
+    await close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  };
+  return context;
+}
+
+/** Saves a full-page screenshot as a test artefact; returns its path. */
+export async function screenshot(page, name) {
+  fs.mkdirSync(artifacts_dir, { recursive: true });
+  const file = path.join(artifacts_dir, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+/** Fails the test on any error the page logs or throws. */
+export function watch_console(page) {
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console.error: ${m.text()}`);
+  });
+  return problems;
+}

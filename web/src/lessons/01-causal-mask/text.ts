@@ -1,0 +1,61 @@
+// text.ts — the lesson's prose, in teaching order. Numbers never live here: every
+// figure on the page comes from the server.
+export const lesson_text = {
+  eyebrow: 'Lesson 1',
+  title: 'Attention heads and the causal mask',
+  lede:
+    'An attention head lets each token collect information from the other tokens. Here five small heads, ' +
+    'built by hand, read the same sentence, each by its own rule, while the causal mask decides which tokens ' +
+    'each position may see at all.',
+
+  five_heads: {
+    title: 'Five heads, one sentence',
+    intro:
+      'A head scores every pair of tokens. The causal mask then removes every key that comes after its query, ' +
+      'and a softmax turns each row of scores into weights that add up to 1. Choose a head, then a query, and ' +
+      'see which keys that query reads.',
+    query_label: 'Query',
+    query_hint: 'Arrow keys move the query once a token has focus.',
+  },
+
+  constructed_note: {
+    title: 'Built by rule, not trained',
+    body:
+      'Nobody trained these heads. Each is a scoring rule written by hand, followed by a real causal mask and a ' +
+      'real softmax. The rules copy patterns that researchers have found in trained models. A trained head gets ' +
+      'its scores from learned query and key vectors instead, so it is rarely this tidy: it mixes several habits ' +
+      'at once, and its weights are spread more thinly.',
+  },
+
+  try_this: {
+    title: 'Try this',
+    intro: (query: number) =>
+      `Predict first, then look. For each head, guess which key position ${query}, the last token, ` +
+      'gives the most weight; the real row appears once you have guessed.',
+    mask_note:
+      'Then switch the causal mask off and go through the heads again. Previous token and First token hardly ' +
+      'move: none of their high scores sit on later tokens, so the keys that become visible only get crumbs. ' +
+      'Same word, Induction and Punctuation can change their answer entirely, because the copy, the follower or ' +
+      'the full stop they are after may lie ahead.',
+  },
+
+  programs: {
+    title: 'A masked attention head in a few lines',
+    intro:
+      'The same Induction head, twice: in a few lines of NumPy, and through headlab’s own C++ API. headlab ran ' +
+      'both programs; what you see under each is what it printed.',
+  },
+
+  head_split: {
+    title: 'Splitting the model width into heads',
+    intro:
+      'A transformer layer does not run one wide head. It cuts each token’s vector into h equal slices and ' +
+      'gives every slice a head of its own. More heads means narrower heads, while the four projection matrices ' +
+      'keep their size, so the layer has as many weights as before.',
+  },
+} as const;
+
+/** The lesson's worked example: the second "cat" of its sentence. */
+export const WORKED_EXAMPLE_QUERY = 7;
+export const LESSON_ID = 'causal-mask';
+export const FIRST_HEAD = 'induction';

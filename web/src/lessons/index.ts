@@ -1,0 +1,19 @@
+// lessons/index.ts — the course in teaching order. A lesson is a numbered folder with
+// one Lesson.svelte; adding a lesson means adding a folder and a line here.
+import type { Component } from 'svelte';
+import CausalMaskLesson from './01-causal-mask/Lesson.svelte';
+
+export interface LessonEntry {
+  slug: string; // in the URL: #/lessons/<slug>; the API's lesson id
+  number: number;
+  title: string;
+  component: Component;
+}
+
+export const lessons: LessonEntry[] = [
+  { slug: 'causal-mask', number: 1, title: 'Attention heads and the causal mask', component: CausalMaskLesson },
+];
+
+export function find_lesson(slug: string | null): LessonEntry {
+  return lessons.find((l) => l.slug === slug) ?? lessons[0];
+}
