@@ -1,0 +1,85 @@
+#include "train/gpt_train.h"
+
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "testing/gradcheck.h"
+
+using namespace headlab;
+using namespace headlab::train;
+
+namespace {
+
+model::ModelConfig tiny_config(bool mlp, bool tied) {
+  model::ModelConfig c;
+  c.n_layer = 2;
+  c.n_head = 2;
+  c.n_embd = 8;
+  c.n_ctx = 8;
+  c.vocab_size = 11;
+  c.mlp = mlp;
+  c.tied = tied;
+  c.bos_token_id = c.eos_token_id = 10;
+  return c;
+}
+
+// Every parameter tensor's gradient against finite differences of the mean loss.
+void check_all_gradients(bool mlp, bool tied) {
+  const int B = 2, T = 5;
+  auto m = train_model_create(tiny_config(mlp, tied), B, T);
+  ASSERT_TRUE(m) << m.error().message;
+  model::parameters_init_random(m->params, 3);
+  // larger weights than GPT-2's init so every path carries a visible gradient
+  for (float& w : m->params.memory) w *= 3.0f;
+  std::vector<int> inputs = {10, 1, 2, 3, 1, 10, 4, 4, 5, 9};
+  std::vector<int> targets = {1, 2, 3, 1, -1, 4, 4, 5, 9, 0};
+  train_forward(*m, inputs.data(), targets.data());
+  train_zero_grad(*m);
+  train_backward(*m);
+  auto loss = [&] { return double(train_forward(*m, inputs.data(), targets.data())); };
+  auto sizes = model::parameters_sizes(m->config);
+  auto params = model::parameters_list(m->params.t);
+  auto grads = model::parameters_list(m->grads);
+  for (int i = 0; i < model::kNumParameterTensors; ++i) {
+    if (sizes[i] == 0) continue;
+    headlab::testing::GradcheckOptions o;
+    o.eps = 1e-3;
+    EXPECT_TRUE(headlab::testing::gradcheck(std::string("d") + std::string(model::parameters_name(i)), loss, params[i],
+                                   sizes[i], grads[i], o));
+  }
+}
+
+}  // namespace
+
+TEST(TrainBackward, AttentionOnlyMatchesFiniteDifferences) { check_all_gradients(false, true); }
+TEST(TrainBackward, WithMlpUntiedMatchesFiniteDifferences) { check_all_gradients(true, false); }
+
+TEST(TrainForward, RandomModelLossIsNearLogV) {
+  auto m = train_model_create(tiny_config(true, true), 1, 4);
+  ASSERT_TRUE(m);
+  model::parameters_init_random(m->params, 1);
+  std::vector<int> in = {10, 1, 2, 3}, tg = {1, 2, 3, 4};
+  EXPECT_NEAR(train_forward(*m, in.data(), tg.data()), std::log(11.0f), 0.1);
+  EXPECT_EQ(m->n_targets, 4);
+}
+
+TEST(TrainModelCreate, RefusesAConfigThatDoesNotFitInMemory) {
+  auto c = tiny_config(true, true);
+  c.vocab_size = 50257;
+  c.n_embd = 768;
+  c.n_head = 12;
+  c.n_ctx = 1024;
+  c.bos_token_id = c.eos_token_id = 50256;
+  auto m = train_model_create(c, 64, 1024, std::size_t(1) << 30);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, ErrorCode::too_long);
+  EXPECT_NE(m.error().message.find("MiB"), std::string::npos);
+}
+
+TEST(TrainModelCreate, RefusesContextLongerThanNCtx) {
+  auto m = train_model_create(tiny_config(false, true), 1, 9);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, ErrorCode::invalid_argument);
+}
