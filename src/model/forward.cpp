@@ -1,0 +1,278 @@
+// model/forward.cpp — the inference forward with its activation record and interventions
+// (see forward.h for the numbered steps).
+#include "model/forward.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "model/ops/attention.h"
+#include "model/ops/embedding.h"
+#include "model/ops/gelu.h"
+#include "model/ops/layernorm.h"
+#include "model/ops/matmul.h"
+#include "model/ops/residual.h"
+#include "util/check.h"
+
+namespace headlab::model {
+
+const float* ActivationRecord::pattern_row(int layer, int head, int query) const {
+  HEADLAB_CHECK(!pattern.empty() && layer >= 0 && layer < L && head >= 0 && head < NH && query >= 0 && query < T);
+  return pattern.data() + (std::size_t(layer) * NH + head) * packed_size(T) + packed_offset(query);
+}
+
+const float* ActivationRecord::scores_row(int layer, int head, int query) const {
+  HEADLAB_CHECK(!scores.empty() && layer >= 0 && layer < L && head >= 0 && head < NH && query >= 0 && query < T);
+  return scores.data() + (std::size_t(layer) * NH + head) * packed_size(T) + packed_offset(query);
+}
+
+float ActivationRecord::pattern_at(int layer, int head, int query, int key) const {
+  HEADLAB_CHECK(key >= 0 && key < T);
+  return key > query ? 0.0f : pattern_row(layer, head, query)[key];
+}
+
+std::vector<float> ActivationRecord::pattern_full(int layer, int head) const {
+  std::vector<float> full(std::size_t(T) * T, 0.0f);
+  for (int t = 0; t < T; t++) {
+    const float* row = pattern_row(layer, head, t);
+    std::copy(row, row + t + 1, full.begin() + std::size_t(t) * T);
+  }
+  return full;
+}
+
+std::vector<int> top_k(const float* row, int n, int k) {
+  k = std::max(0, std::min(k, n));
+  std::vector<int> idx(n);
+  std::iota(idx.begin(), idx.end(), 0);
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int a, int b) {
+    return row[a] > row[b] || (row[a] == row[b] && a < b);
+  });
+  idx.resize(k);
+  return idx;
+}
+
+namespace {
+
+Status validate_interventions(const Interventions& iv, const ModelConfig& c, int T) {
+  auto bad = [](const std::string& m) { return make_error(ErrorCode::invalid_argument, m); };
+  auto where = [&](int layer, int head, bool head_may_be_all) -> std::string {
+    if (layer < 0 || layer >= c.n_layer)
+      return "layer " + std::to_string(layer) + " does not exist (the model has layers 0.." +
+             std::to_string(c.n_layer - 1) + ")";
+    if (!(head_may_be_all && head == -1) && (head < 0 || head >= c.n_head))
+      return "head " + std::to_string(head) + " does not exist (the model has heads 0.." +
+             std::to_string(c.n_head - 1) + ")";
+    return {};
+  };
+  for (const HeadAblation& a : iv.ablate)
+    if (std::string w = where(a.layer, a.head, false); !w.empty()) return bad("ablate: " + w);
+  for (const PatternReplacement& r : iv.replace) {
+    if (std::string w = where(r.layer, r.head, false); !w.empty()) return bad("replace pattern: " + w);
+    if (r.kind != PatternReplacementKind::custom) continue;
+    if (r.pattern.size() != std::size_t(T) * T)
+      return bad("replace pattern: a custom pattern must be (T, T) = " + std::to_string(std::size_t(T) * T) +
+                 " values for " + std::to_string(T) + " tokens, got " + std::to_string(r.pattern.size()));
+    for (int t = 0; t < T; t++) {
+      double sum = 0;
+      for (int t2 = 0; t2 < T; t2++) {
+        float p = r.pattern[std::size_t(t) * T + t2];
+        if (!(p >= 0.0f && p <= 1.0f))
+          return bad("replace pattern: value at query " + std::to_string(t) + ", key " + std::to_string(t2) +
+                     " is not in [0, 1]");
+        if (t2 > t && p != 0.0f)
+          return bad("replace pattern: query " + std::to_string(t) + " attends to future key " + std::to_string(t2) +
+                     " (the pattern must be zero above the diagonal)");
+        sum += p;
+      }
+      if (std::fabs(sum - 1.0) > 1e-3)
+        return bad("replace pattern: row " + std::to_string(t) + " sums to " + std::to_string(sum) + ", not 1");
+    }
+  }
+  for (const KeyBlock& b : iv.block) {
+    if (std::string w = where(b.layer, b.head, true); !w.empty()) return bad("block key: " + w);
+    if (b.key < 0 || b.key >= T)
+      return bad("block key: key " + std::to_string(b.key) + " is outside the input (tokens 0.." +
+                 std::to_string(T - 1) + ")");
+  }
+  return {};
+}
+
+// Carves the workspace into named buffers.
+struct Buffers {
+  float* ln;        // (T, C)     ln_1 / ln_2 / ln_f output
+  float* qkv;       // (T, 3C)
+  float* z;         // (T, C)
+  float* proj;      // (T, C)     attention or MLP output before the residual add
+  float* fc;        // (T, 4C)
+  float* fc_gelu;   // (T, 4C)
+  float* scratch;   // attention_causal_scratch_size(T)
+  float* replaced;  // (NH, T, T) replaced patterns of the current layer, when any
+};
+
+}  // namespace
+
+Status forward(const Parameters& params, std::span<const int> ids, const ForwardOptions& options,
+               ForwardOutput& out, Workspace& ws) {
+  const ModelConfig& c = params.config;
+  const ParameterTensors& w = params.t;
+  const int T = static_cast<int>(std::min<std::size_t>(ids.size(), std::size_t(std::numeric_limits<int>::max())));
+  const int C = c.n_embd, NH = c.n_head, HS = c.head_size(), L = c.n_layer, V = c.vocab_size;
+
+  // 0. validate the input: user text reaches here
+  if (ids.empty()) return make_error(ErrorCode::invalid_argument, "the input has no tokens");
+  if (ids.size() > std::size_t(c.n_ctx))
+    return make_error(ErrorCode::too_long, "the input has " + std::to_string(ids.size()) +
+                                               " tokens but the model reads at most n_ctx = " + std::to_string(c.n_ctx) +
+                                               "; shorten it or truncate to the last " + std::to_string(c.n_ctx) +
+                                               " tokens");
+  for (std::size_t i = 0; i < ids.size(); i++)
+    if (ids[i] < 0 || ids[i] >= V)
+      return make_error(ErrorCode::invalid_argument, "token " + std::to_string(i) + " has id " + std::to_string(ids[i]) +
+                                                         ", outside the vocabulary [0, " + std::to_string(V) + ")");
+  if (Status s = validate_interventions(options.interventions, c, T); !s) return s;
+
+  // Buffers, grown to the largest T seen and kept.
+  const std::size_t TC = std::size_t(T) * C;
+  const bool any_replace = !options.interventions.replace.empty();
+  const std::size_t need = TC * (1 + 3 + 1 + 1) + (c.mlp ? 2 * 4 * TC : 0) +
+                           std::size_t(attention_causal_scratch_size(T)) +
+                           (any_replace ? std::size_t(NH) * T * T : 0) + TC;  // + residual x
+  if (ws.buffer.size() < need) ws.buffer.resize(need);
+  float* x = ws.buffer.data();  // (T, C) the residual stream
+  Buffers b{};
+  float* p = x + TC;
+  b.ln = p, p += TC;
+  b.qkv = p, p += 3 * TC;
+  b.z = p, p += TC;
+  b.proj = p, p += TC;
+  if (c.mlp) b.fc = p, p += 4 * TC, b.fc_gelu = p, p += 4 * TC;
+  b.scratch = p, p += attention_causal_scratch_size(T);
+  if (any_replace) b.replaced = p, p += std::size_t(NH) * T * T;
+
+  const RecordRequest& rq = options.record;
+  ActivationRecord& rec = out.record;
+  rec.L = L, rec.NH = NH, rec.T = T, rec.C = C;
+  const std::size_t packed = ActivationRecord::packed_size(T);
+  auto size_or_clear = [](std::vector<float>& v, bool want, std::size_t n) {
+    if (want) v.resize(n);
+    else v.clear();
+  };
+  size_or_clear(rec.pattern, rq.pattern, std::size_t(L) * NH * packed);
+  size_or_clear(rec.scores, rq.scores, std::size_t(L) * NH * packed);
+  size_or_clear(rec.qkv, rq.qkv, std::size_t(L) * 3 * TC);
+  size_or_clear(rec.z, rq.z, std::size_t(L) * TC);
+  size_or_clear(rec.head_out, rq.head_out, std::size_t(L) * NH * TC);
+  size_or_clear(rec.residual, rq.residual, std::size_t(L + 1) * TC);
+
+  std::vector<const float*> replace_ptrs(NH, nullptr);
+  std::vector<std::vector<unsigned char>> block_masks;
+  std::vector<const unsigned char*> block_ptrs(NH, nullptr);
+
+  // 0. x = wte[ids] + wpe[0..T)
+  embedding_forward(x, ids.data(), w.wte, w.wpe, 1, T, C);
+
+  for (int l = 0; l < L; l++) {
+    if (rq.residual) std::copy(x, x + TC, rec.residual.begin() + l * TC);
+
+    // 1. qkv = ln_1(x) @ c_attn^T + b
+    layernorm_forward(b.ln, nullptr, nullptr, x, w.ln1w + l * C, w.ln1b + l * C, T, C, c.layer_norm_eps);
+    matmul_forward(b.qkv, b.ln, w.qkvw + std::size_t(l) * 3 * C * C, w.qkvb + l * 3 * C, T, C, 3 * C);
+    if (rq.qkv) std::copy(b.qkv, b.qkv + 3 * TC, rec.qkv.begin() + l * 3 * TC);
+
+    // 2. z = attention(qkv), with this layer's interventions
+    AttentionHeadHooks hooks;
+    bool layer_replaces = false, layer_blocks = false;
+    std::fill(replace_ptrs.begin(), replace_ptrs.end(), nullptr);
+    for (const PatternReplacement& r : options.interventions.replace) {
+      if (r.layer != l) continue;
+      float* dst = b.replaced + std::size_t(r.head) * T * T;
+      if (r.kind == PatternReplacementKind::custom) {
+        std::copy(r.pattern.begin(), r.pattern.end(), dst);
+      } else {
+        for (int t = 0; t < T; t++)
+          for (int t2 = 0; t2 < T; t2++) dst[std::size_t(t) * T + t2] = t2 <= t ? 1.0f / (t + 1) : 0.0f;
+      }
+      replace_ptrs[r.head] = dst;
+      layer_replaces = true;
+    }
+    block_masks.assign(NH, {});
+    std::fill(block_ptrs.begin(), block_ptrs.end(), nullptr);
+    for (const KeyBlock& kb : options.interventions.block) {
+      if (kb.layer != l) continue;
+      for (int h = 0; h < NH; h++) {
+        if (kb.head != -1 && kb.head != h) continue;
+        if (block_masks[h].empty()) block_masks[h].assign(T, 0);
+        block_masks[h][kb.key] = 1;
+        block_ptrs[h] = block_masks[h].data();
+        layer_blocks = true;
+      }
+    }
+    if (layer_replaces) hooks.replace_pattern = replace_ptrs.data();
+    if (layer_blocks) hooks.block_key = block_ptrs.data();
+    if (rq.pattern) hooks.pattern_out = rec.pattern.data() + std::size_t(l) * NH * packed;
+    if (rq.scores) hooks.scores_out = rec.scores.data() + std::size_t(l) * NH * packed;
+    attention_forward_causal(b.z, b.qkv, T, C, NH, hooks, b.scratch);
+
+    for (const HeadAblation& a : options.interventions.ablate) {
+      if (a.layer != l) continue;
+      float* zh = b.z + a.head * HS;  // (T, HS), row stride C
+      std::vector<float> fill(HS, 0.0f);
+      if (a.kind == Ablation::mean) {
+        for (int t = 0; t < T; t++)
+          for (int i = 0; i < HS; i++) fill[i] += zh[std::size_t(t) * C + i] / T;
+      }
+      for (int t = 0; t < T; t++) std::copy(fill.begin(), fill.end(), zh + std::size_t(t) * C);
+    }
+    if (rq.z) std::copy(b.z, b.z + TC, rec.z.begin() + l * TC);
+    const float* wo = w.attprojw + std::size_t(l) * C * C;  // (C, C): head h reads columns h*HS..
+    if (rq.head_out) {
+      for (int h = 0; h < NH; h++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, C, HS, 1.0f, b.z + h * HS, C, wo + h * HS, C, 0.0f,
+                    rec.head_out.data() + (std::size_t(l) * NH + h) * TC, C);
+    }
+
+    // 3. x = x + z @ c_proj^T + b
+    matmul_forward(b.proj, b.z, wo, w.attprojb + l * C, T, C, C);
+    residual_forward(x, x, b.proj, static_cast<int>(TC));
+
+    // 4. x = x + c_proj(gelu(c_fc(ln_2(x))))
+    if (c.mlp) {
+      layernorm_forward(b.ln, nullptr, nullptr, x, w.ln2w + l * C, w.ln2b + l * C, T, C, c.layer_norm_eps);
+      matmul_forward(b.fc, b.ln, w.fcw + std::size_t(l) * 4 * C * C, w.fcb + l * 4 * C, T, C, 4 * C);
+      gelu_forward(b.fc_gelu, b.fc, static_cast<int>(4 * TC));
+      matmul_forward(b.proj, b.fc_gelu, w.fcprojw + std::size_t(l) * 4 * C * C, w.fcprojb + l * C, T, 4 * C, C);
+      residual_forward(x, x, b.proj, static_cast<int>(TC));
+    }
+  }
+  if (rq.residual) std::copy(x, x + TC, rec.residual.begin() + std::size_t(L) * TC);
+
+  // 5. logits = ln_f(x) @ unembedding^T
+  out.T = T;
+  out.V = V;
+  out.loss = std::numeric_limits<float>::quiet_NaN();
+  if (!options.logits && !options.loss) {
+    out.logits.clear();
+    return {};
+  }
+  layernorm_forward(b.ln, nullptr, nullptr, x, w.lnfw, w.lnfb, T, C, c.layer_norm_eps);
+  out.logits.resize(std::size_t(T) * V);
+  matmul_forward(out.logits.data(), b.ln, parameters_unembedding(w, c), nullptr, T, C, V);
+  if (options.loss && T >= 2) {
+    double total = 0.0;
+    for (int t = 0; t + 1 < T; t++) {
+      const float* row = out.logits.data() + std::size_t(t) * V;
+      float maxv = *std::max_element(row, row + V);
+      double sum = 0.0;
+      for (int v = 0; v < V; v++) sum += std::exp(double(row[v] - maxv));
+      total += -(double(row[ids[t + 1]] - maxv) - std::log(sum));
+    }
+    out.loss = static_cast<float>(total / (T - 1));
+  }
+  if (!options.logits) out.logits.clear();
+  return {};
+}
+
+}  // namespace headlab::model

@@ -1,0 +1,339 @@
+// model/safetensors.cpp — the safetensors reader and writer (see safetensors.h).
+#include "model/safetensors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+namespace headlab::model {
+
+std::string_view dtype_name(Dtype d) {
+  switch (d) {
+    case Dtype::F32: return "F32";
+    case Dtype::F16: return "F16";
+    case Dtype::BF16: return "BF16";
+    case Dtype::F64: return "F64";
+    case Dtype::I64: return "I64";
+    case Dtype::I32: return "I32";
+    case Dtype::I16: return "I16";
+    case Dtype::I8: return "I8";
+    case Dtype::U8: return "U8";
+    case Dtype::BOOL: return "BOOL";
+  }
+  return "?";
+}
+
+int dtype_size(Dtype d) {
+  switch (d) {
+    case Dtype::F64: case Dtype::I64: return 8;
+    case Dtype::F32: case Dtype::I32: return 4;
+    case Dtype::F16: case Dtype::BF16: case Dtype::I16: return 2;
+    case Dtype::I8: case Dtype::U8: case Dtype::BOOL: return 1;
+  }
+  return 1;
+}
+
+namespace {
+
+bool dtype_parse(const std::string& s, Dtype* out) {
+  static const std::pair<const char*, Dtype> table[] = {
+      {"F32", Dtype::F32}, {"F16", Dtype::F16}, {"BF16", Dtype::BF16}, {"F64", Dtype::F64},
+      {"I64", Dtype::I64}, {"I32", Dtype::I32}, {"I16", Dtype::I16},   {"I8", Dtype::I8},
+      {"U8", Dtype::U8},   {"BOOL", Dtype::BOOL}};
+  for (const auto& [name, d] : table)
+    if (s == name) {
+      *out = d;
+      return true;
+    }
+  return false;
+}
+
+tl::unexpected<Error> corrupt(const std::string& path, const std::string& what) {
+  return make_error(ErrorCode::corrupt, path + ": " + what);
+}
+
+// A header is at most 100 MB (the format's own limit).
+constexpr std::uint64_t kMaxHeader = 100u << 20;
+
+}  // namespace
+
+std::int64_t SafetensorsTensor::numel() const {
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) n *= d;
+  return n;
+}
+
+const SafetensorsTensor* SafetensorsFile::find(const std::string& name) const {
+  for (const SafetensorsTensor& t : tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+namespace {
+
+// The header length from the first 8 bytes of a file of `size` bytes.
+Result<std::uint64_t> header_length(const unsigned char* first8, std::uint64_t size, const std::string& path) {
+  if (size < 8) return corrupt(path, "truncated: " + std::to_string(size) + " bytes, less than the 8-byte header length");
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; i--) n = (n << 8) | first8[i];
+  if (n > kMaxHeader) return corrupt(path, "header length " + std::to_string(n) + " is larger than 100 MB");
+  if (n > size - 8)
+    return corrupt(path, "header length " + std::to_string(n) + " runs beyond the end of the file (" +
+                             std::to_string(size) + " bytes): truncated or not a safetensors file");
+  return n;
+}
+
+// Parses and validates the JSON header against a data section of `data_size` bytes.
+Result<SafetensorsFile> parse_header(const unsigned char* text, std::uint64_t n, std::uint64_t data_size,
+                                     const std::string& path) {
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(text, text + n);
+  } catch (const nlohmann::json::exception& e) {
+    return corrupt(path, std::string("header is not valid JSON: ") + e.what());
+  }
+  if (!header.is_object()) return corrupt(path, "header is not a JSON object");
+
+  SafetensorsFile file;
+  file.path = path;
+  try {
+    for (auto it = header.begin(); it != header.end(); ++it) {
+      const std::string& name = it.key();
+      const nlohmann::json& v = it.value();
+      if (name == "__metadata__") {
+        if (!v.is_object()) return corrupt(path, "__metadata__ is not an object");
+        for (auto m = v.begin(); m != v.end(); ++m) {
+          if (!m.value().is_string()) return corrupt(path, "__metadata__ value of \"" + m.key() + "\" is not a string");
+          file.metadata[m.key()] = m.value().get<std::string>();
+        }
+        continue;
+      }
+      if (!v.is_object()) return corrupt(path, "tensor \"" + name + "\": entry is not an object");
+      if (!v.contains("dtype") || !v["dtype"].is_string())
+        return corrupt(path, "tensor \"" + name + "\": missing dtype");
+      if (!v.contains("shape") || !v["shape"].is_array())
+        return corrupt(path, "tensor \"" + name + "\": missing shape");
+      if (!v.contains("data_offsets") || !v["data_offsets"].is_array() || v["data_offsets"].size() != 2)
+        return corrupt(path, "tensor \"" + name + "\": data_offsets must be [begin, end]");
+      SafetensorsTensor t;
+      t.name = name;
+      std::string dt = v["dtype"].get<std::string>();
+      if (!dtype_parse(dt, &t.dtype))
+        return make_error(ErrorCode::unsupported, path + ": tensor \"" + name + "\": unknown dtype \"" + dt + "\"");
+      std::uint64_t numel = 1;
+      for (const auto& d : v["shape"]) {
+        if (!d.is_number_unsigned()) return corrupt(path, "tensor \"" + name + "\": shape has a non-integer or negative dimension");
+        std::uint64_t dim = d.get<std::uint64_t>();
+        if (dim > (1ull << 40) || (dim != 0 && numel > (1ull << 40) / dim))
+          return corrupt(path, "tensor \"" + name + "\": shape is implausibly large");
+        numel *= dim;
+        t.shape.push_back(static_cast<std::int64_t>(dim));
+      }
+      for (const auto& o : v["data_offsets"])
+        if (!o.is_number_unsigned()) return corrupt(path, "tensor \"" + name + "\": data_offsets are not non-negative integers");
+      t.begin = v["data_offsets"][0].get<std::uint64_t>();
+      t.end = v["data_offsets"][1].get<std::uint64_t>();
+      if (t.begin > t.end) return corrupt(path, "tensor \"" + name + "\": data_offsets begin > end");
+      if (t.end > data_size)
+        return corrupt(path, "tensor \"" + name + "\": data_offsets [" + std::to_string(t.begin) + ", " +
+                                 std::to_string(t.end) + ") run beyond the data (" + std::to_string(data_size) +
+                                 " bytes): file truncated?");
+      if (numel * dtype_size(t.dtype) != t.end - t.begin)
+        return corrupt(path, "tensor \"" + name + "\": shape x dtype is " + std::to_string(numel * dtype_size(t.dtype)) +
+                                 " bytes but data_offsets span " + std::to_string(t.end - t.begin));
+      file.tensors.push_back(std::move(t));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return corrupt(path, std::string("header has a field of the wrong type: ") + e.what());
+  }
+  // The tensors must tile the data: no overlap, no gap (the format requires it).
+  std::vector<const SafetensorsTensor*> order;
+  for (const auto& t : file.tensors) order.push_back(&t);
+  std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->begin < b->begin || (a->begin == b->begin && a->end < b->end); });
+  std::uint64_t pos = 0;
+  for (const SafetensorsTensor* t : order) {
+    if (t->begin < pos) return corrupt(path, "tensor \"" + t->name + "\" overlaps the tensor before it");
+    if (t->begin > pos) return corrupt(path, "a gap of " + std::to_string(t->begin - pos) + " bytes before tensor \"" + t->name + "\"");
+    pos = t->end;
+  }
+  if (pos != data_size)
+    return corrupt(path, std::to_string(data_size - pos) + " bytes after the last tensor belong to none");
+  return file;
+}
+
+}  // namespace
+
+Result<SafetensorsFile> safetensors_parse(const unsigned char* bytes, std::size_t size, const std::string& path) {
+  auto n = header_length(bytes, size, path);
+  if (!n) return tl::unexpected(n.error());
+  auto file = parse_header(bytes + 8, *n, size - 8 - *n, path);
+  if (!file) return file;
+  file->data.assign(bytes + 8 + *n, bytes + size);
+  return file;
+}
+
+Result<SafetensorsFile> safetensors_read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return make_error(ErrorCode::not_found, path + ": cannot open (missing model.safetensors?)");
+  const std::streamoff size = in.tellg();
+  if (size < 0) return make_error(ErrorCode::io_error, path + ": cannot tell its size");
+  in.seekg(0);
+  // Header first, validated, then the data straight into its buffer: one copy of the weights.
+  unsigned char first8[8] = {};
+  if (size >= 8 && !in.read(reinterpret_cast<char*>(first8), 8))
+    return make_error(ErrorCode::io_error, path + ": read failed");
+  auto n = header_length(first8, static_cast<std::uint64_t>(size), path);
+  if (!n) return tl::unexpected(n.error());
+  std::vector<unsigned char> header(*n);
+  if (*n > 0 && !in.read(reinterpret_cast<char*>(header.data()), static_cast<std::streamsize>(*n)))
+    return make_error(ErrorCode::io_error, path + ": read failed");
+  const std::uint64_t data_size = static_cast<std::uint64_t>(size) - 8 - *n;
+  auto file = parse_header(header.data(), *n, data_size, path);
+  if (!file) return file;
+  file->data.resize(data_size);
+  if (data_size > 0 && !in.read(reinterpret_cast<char*>(file->data.data()), static_cast<std::streamsize>(data_size)))
+    return make_error(ErrorCode::io_error, path + ": read failed");
+  return file;
+}
+
+float f16_to_f32(std::uint16_t h) {
+  const std::uint32_t sign = std::uint32_t(h & 0x8000) << 16;
+  std::uint32_t exp = (h >> 10) & 0x1f;
+  std::uint32_t mant = h & 0x3ff;
+  std::uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      int e = -1;
+      do {
+        e++;
+        mant <<= 1;
+      } while ((mant & 0x400) == 0);
+      bits = sign | (std::uint32_t(127 - 15 - e) << 23) | ((mant & 0x3ff) << 13);
+    }
+  } else if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+float bf16_to_f32(std::uint16_t b) {
+  std::uint32_t bits = std::uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+std::uint16_t f32_to_bf16(float f) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x40);  // NaN stays NaN
+  bits += 0x7fff + ((bits >> 16) & 1);  // round to nearest even
+  return static_cast<std::uint16_t>(bits >> 16);
+}
+
+std::uint16_t f32_to_f16(float f) {
+  std::uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000);
+  const std::uint32_t ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) return sign | 0x7e00;                   // NaN
+  if (ax >= 0x477ff000u) return sign | 0x7c00;                  // overflow (>= 65520) -> inf
+  if (ax < 0x38800000u) {                                       // below the smallest normal: subnormal
+    if (ax < 0x33000000u) return sign;                          // below half the smallest subnormal
+    const std::uint32_t mant = (ax & 0x7fffff) | 0x800000;
+    const int shift = 126 - int(ax >> 23);                      // 14 + (113 - e)
+    // round to nearest even on the dropped bits
+    const std::uint32_t dropped = mant & ((1u << shift) - 1);
+    const std::uint32_t half = 1u << (shift - 1);
+    std::uint32_t r = mant >> shift;
+    if (dropped > half || (dropped == half && (r & 1))) r++;
+    return static_cast<std::uint16_t>(sign | r);
+  }
+  std::uint32_t r = ((ax >> 23) - 112) << 10 | ((ax >> 13) & 0x3ff);
+  const std::uint32_t dropped = ax & 0x1fff;
+  if (dropped > 0x1000 || (dropped == 0x1000 && (r & 1))) r++;
+  return static_cast<std::uint16_t>(sign | r);
+}
+
+Status safetensors_to_f32(const SafetensorsFile& file, const SafetensorsTensor& t, float* out) {
+  const unsigned char* p = file.data.data() + t.begin;
+  const std::int64_t n = t.numel();
+  switch (t.dtype) {
+    case Dtype::F32:
+      std::memcpy(out, p, std::size_t(n) * 4);
+      return {};
+    case Dtype::F16:
+      for (std::int64_t i = 0; i < n; i++) out[i] = f16_to_f32(std::uint16_t(p[2 * i] | (p[2 * i + 1] << 8)));
+      return {};
+    case Dtype::BF16:
+      for (std::int64_t i = 0; i < n; i++) out[i] = bf16_to_f32(std::uint16_t(p[2 * i] | (p[2 * i + 1] << 8)));
+      return {};
+    case Dtype::F64:
+      for (std::int64_t i = 0; i < n; i++) {
+        double d;
+        std::memcpy(&d, p + 8 * i, 8);
+        out[i] = static_cast<float>(d);
+      }
+      return {};
+    default:
+      return make_error(ErrorCode::unsupported, file.path + ": tensor \"" + t.name + "\" has dtype " +
+                                                    std::string(dtype_name(t.dtype)) + ", not a floating type");
+  }
+}
+
+Status safetensors_write(const std::string& path, const std::vector<SafetensorsWriteTensor>& tensors, Dtype dtype,
+                         const std::map<std::string, std::string>& metadata) {
+  if (dtype != Dtype::F32 && dtype != Dtype::F16 && dtype != Dtype::BF16)
+    return make_error(ErrorCode::unsupported, path + ": can only write F32, F16 or BF16");
+  const int es = dtype_size(dtype);
+  nlohmann::ordered_json header;
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::uint64_t offset = 0;
+  for (const auto& t : tensors) {
+    std::uint64_t numel = 1;
+    for (auto d : t.shape) numel *= static_cast<std::uint64_t>(d);
+    header[t.name] = {{"dtype", std::string(dtype_name(dtype))},
+                      {"shape", t.shape},
+                      {"data_offsets", {offset, offset + numel * es}}};
+    offset += numel * es;
+  }
+  std::string h = header.dump();
+  while ((8 + h.size()) % 8 != 0) h.push_back(' ');  // align the data to 8 bytes, as safetensors does
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return make_error(ErrorCode::io_error, path + ": cannot open for writing");
+  unsigned char len[8];
+  for (int i = 0; i < 8; i++) len[i] = static_cast<unsigned char>((std::uint64_t(h.size()) >> (8 * i)) & 0xff);
+  out.write(reinterpret_cast<const char*>(len), 8);
+  out.write(h.data(), static_cast<std::streamsize>(h.size()));
+  std::vector<unsigned char> buf;
+  for (const auto& t : tensors) {
+    std::uint64_t numel = 1;
+    for (auto d : t.shape) numel *= static_cast<std::uint64_t>(d);
+    buf.resize(numel * es);
+    for (std::uint64_t i = 0; i < numel; i++) {
+      if (dtype == Dtype::F32) {
+        std::memcpy(&buf[4 * i], &t.values[i], 4);
+      } else {
+        std::uint16_t v = dtype == Dtype::F16 ? f32_to_f16(t.values[i]) : f32_to_bf16(t.values[i]);
+        buf[2 * i] = static_cast<unsigned char>(v & 0xff);
+        buf[2 * i + 1] = static_cast<unsigned char>(v >> 8);
+      }
+    }
+    out.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
+  }
+  out.close();
+  if (!out) return make_error(ErrorCode::io_error, path + ": write failed (disk full?)");
+  return {};
+}
+
+}  // namespace headlab::model
