@@ -23,7 +23,8 @@ HttpResponse error_response(int status, std::string_view code, const std::string
   HttpResponse r;
   r.status = status;
   nlohmann::json body = {{"error", {{"code", code}, {"message", message}}}};
-  r.body = body.dump();
+  // replace, not throw: a message may quote bytes of a request that were not UTF-8
+  r.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return r;
 }
 

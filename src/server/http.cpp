@@ -81,7 +81,12 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
 
   for (const Route& route : m.routes) {
     auto handler = [&route](const httplib::Request& req, httplib::Response& res) {
-      write_response(route.handler(to_request(req)), res);
+      try {
+        write_response(route.handler(to_request(req)), res);
+      } catch (const std::exception& e) {
+        // A bug, not the caller's fault: answer in the envelope and keep serving.
+        write_response(error_response(500, "internal", std::string("Internal error: ") + e.what()), res);
+      }
     };
     std::string pattern = regex_escape(route.path);
     if (route.method == "GET") http.Get(pattern, handler);
@@ -114,7 +119,8 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
     bool api = req.path.rfind("/api/", 0) == 0;
     std::string message = res.status == 413 ? "The request body is larger than 64 KB. Send less."
                           : res.status == 404 ? "Nothing at " + req.path + "."
-                                              : "The request could not be handled (HTTP " + std::to_string(res.status) + ").";
+                                              : "The request could not be read (HTTP " + std::to_string(res.status) +
+                                                  "). A POST needs a JSON body and a Content-Length header.";
     std::string code = res.status == 413 ? "too_long" : res.status == 404 ? "not_found" : "invalid_argument";
     if (api || res.status != 404) {
       HttpResponse e = error_response(res.status, code, message);

@@ -1,0 +1,112 @@
+// `headlab heads` as a user runs it: the lesson's table, JSON for scripts, clear errors.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+
+namespace {
+struct CliRun {
+  int exit_code;
+  std::string out;
+};
+// Runs the built binary with arguments; captures stdout and stderr together.
+CliRun headlab(const std::string& args) {
+  std::string cmd = std::string(HEADLAB_BINARY_DIR "/headlab ") + args + " 2>&1";
+  std::array<char, 512> buf{};
+  std::string out;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  while (std::fgets(buf.data(), buf.size(), pipe)) out += buf.data();
+  int status = pclose(pipe);
+  return {WEXITSTATUS(status), out};
+}
+}  // namespace
+
+TEST(HeadsCommand, PrintsTheOriginalLessonTableForTheInductionHead) {
+  CliRun r = headlab("heads --head induction --format tsv");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string want =
+      "the\tcat\tchased\tthe\tdog\t.\tthe\tcat\tchased\tthe\n"
+      "1.00\tmasked\tmasked\tmasked\tmasked\tmasked\tmasked\tmasked\tmasked\tmasked\n"
+      "0.88\t0.12\tmasked\tmasked\tmasked\tmasked\tmasked\tmasked\tmasked\tmasked\n"
+      "0.79\t0.11\t0.11\tmasked\tmasked\tmasked\tmasked\tmasked\tmasked\tmasked\n"
+      "0.05\t0.94\t0.01\t0.01\tmasked\tmasked\tmasked\tmasked\tmasked\tmasked\n"
+      "0.65\t0.09\t0.09\t0.09\t0.09\tmasked\tmasked\tmasked\tmasked\tmasked\n"
+      "0.60\t0.08\t0.08\t0.08\t0.08\t0.08\tmasked\tmasked\tmasked\tmasked\n"
+      "0.02\t0.48\t0.00\t0.00\t0.48\t0.00\t0.00\tmasked\tmasked\tmasked\n"
+      "0.05\t0.01\t0.92\t0.01\t0.01\t0.01\t0.01\t0.01\tmasked\tmasked\n"
+      "0.05\t0.01\t0.01\t0.91\t0.01\t0.01\t0.01\t0.01\t0.01\tmasked\n"
+      "0.02\t0.32\t0.00\t0.00\t0.32\t0.00\t0.00\t0.32\t0.00\t0.00\n";
+  EXPECT_EQ(r.out, want);
+}
+
+TEST(HeadsCommand, TableIsTheDefaultAndNamesTheHead) {
+  CliRun r = headlab("heads");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Induction head"), std::string::npos);
+  EXPECT_NE(r.out.find("0.92"), std::string::npos);
+}
+
+TEST(HeadsCommand, QuerySaysWhereItLooksMostIncludingTies) {
+  CliRun r = headlab("heads --head induction --query 7");
+  EXPECT_NE(r.out.find("Looks most at: chased (2), 92%"), std::string::npos) << r.out;
+  CliRun tie = headlab("heads --head induction --query 6");
+  EXPECT_NE(tie.out.find("splits between cat (1) and dog (4), 48% each"), std::string::npos) << tie.out;
+}
+
+TEST(HeadsCommand, JsonHasFullPrecisionAndNullForMaskedCells) {
+  CliRun r = headlab("heads --head induction --format json");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("\"head\": \"induction\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"mask\": true"), std::string::npos);
+  EXPECT_NE(r.out.find("null"), std::string::npos);
+  EXPECT_NE(r.out.find("0.9172"), std::string::npos);  // more than two decimals
+}
+
+TEST(HeadsCommand, NoMaskShowsNoMaskedCells) {
+  CliRun r = headlab("heads --head same-word --no-mask --format tsv");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.find("masked"), std::string::npos);
+}
+
+TEST(HeadsCommand, OwnSentenceIsSplitOnSpacesAndPunctuation) {
+  CliRun r = headlab("heads --head punctuation --sentence \"hi, you.\" --format tsv");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "hi\t,\tyou\t.");
+}
+
+TEST(HeadsCommand, BadHeadNameExitsTwoAndListsTheHeads) {
+  CliRun r = headlab("heads --head inductoin");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("headlab: error: Unknown head 'inductoin'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("previous, first, same-word, induction, punctuation"), std::string::npos);
+}
+
+TEST(HeadsCommand, OutOfRangeQueryExitsTwoAndSaysTheRange) {
+  CliRun r = headlab("heads --query 10");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("from 0 to 9"), std::string::npos) << r.out;
+}
+
+TEST(HeadsCommand, OverLongSentenceExitsTwoAndSaysTheLimit) {
+  std::string s;
+  for (int i = 0; i < 33; ++i) s += "w ";
+  CliRun r = headlab("heads --sentence \"" + s + "\"");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("at most 32"), std::string::npos) << r.out;
+}
+
+TEST(HeadsCommand, BadFormatAndUnknownSubcommandAreUsageErrors) {
+  EXPECT_EQ(headlab("heads --format xml").exit_code, 2);
+  CliRun r = headlab("frobnicate");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("headlab: error:"), std::string::npos);
+}
+
+TEST(HeadsCommand, HelpTeachesWithExamples) {
+  CliRun r = headlab("heads --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Examples:"), std::string::npos);
+  EXPECT_NE(r.out.find("--no-mask"), std::string::npos);
+}
