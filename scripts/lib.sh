@@ -1,0 +1,73 @@
+# scripts/lib.sh — shared by scripts/serve and scripts/test: install what is missing
+# (Debian packages, npm packages), then build. Safe to run again: it skips what is there.
+set -euo pipefail
+
+HEADLAB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${HEADLAB_BUILD_DIR:-$HEADLAB_ROOT/build}"
+
+say() { printf '\033[1mheadlab setup:\033[0m %s\n' "$*"; }
+
+# Debian packages needed to build and serve.
+SERVE_PACKAGES=(
+  g++ cmake make pkg-config        # the C++20 toolchain
+  libcpp-httplib-dev               # HTTP server
+  nlohmann-json3-dev               # JSON codec
+  libsqlite3-dev                   # embedded progress store
+  libexpected-dev                  # tl::expected: errors as values
+  libcli11-dev                     # command-line parsing
+  libopenblas-dev                  # matrix products of the transformer engine
+  python3 python3-numpy            # runs the lesson's NumPy example at build time
+  ca-certificates
+)
+# More for the tests: GoogleTest, Google Benchmark, a browser for the page tests,
+# clang's libFuzzer, and the Debian texts the trainer's tests read.
+TEST_PACKAGES=(
+  libgtest-dev libbenchmark-dev
+  chromium
+  clang
+  dict-devil
+)
+
+apt_install() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  # Node.js may come from Debian (nodejs + npm) or elsewhere; only the commands matter.
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
+  if [ ${#missing[@]} -eq 0 ]; then return 0; fi
+  say "installing Debian packages: ${missing[*]}"
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# npm ci in a folder unless its node_modules was installed from the current lock file.
+npm_install() {
+  local dir="$1"
+  [ -f "$dir/package-lock.json" ] || return 0
+  if [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then return 0; fi
+  say "installing npm packages in ${dir#$HEADLAB_ROOT/}"
+  npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+}
+
+install_deps() {
+  local kind="$1"
+  if [ "$kind" = test ]; then apt_install "${SERVE_PACKAGES[@]}" "${TEST_PACKAGES[@]}"; else apt_install "${SERVE_PACKAGES[@]}"; fi
+  npm_install "$HEADLAB_ROOT/web"
+  if [ -d "$HEADLAB_ROOT/data/npm" ]; then npm_install "$HEADLAB_ROOT/data/npm"; fi
+}
+
+build_all() {
+  local kind="$1"
+  local tests=OFF
+  [ "$kind" = test ] && tests=ON
+  say "building the C++ engine, server and CLI in ${BUILD_DIR#$HEADLAB_ROOT/}"
+  cmake -S "$HEADLAB_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DHEADLAB_BUILD_TESTS=$tests >/dev/null
+  cmake --build "$BUILD_DIR" -j"$(nproc)"
+  say "building the web app"
+  npm run build --prefix "$HEADLAB_ROOT/web" --silent
+}
