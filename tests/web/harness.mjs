@@ -43,15 +43,19 @@ async function free_port() {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** Starts `headlab serve` on a free port and waits until /api/health answers ok. */
-export async function start_server({ db }) {
+/**
+ * Starts `headlab serve` and waits until /api/health answers ok. Pass the port of an
+ * earlier server to restart on the same origin (the learner id lives in localStorage,
+ * which is per origin).
+ */
+export async function start_server({ db, port: wanted_port }) {
   if (!fs.existsSync(headlab_bin)) {
     throw new Error(`No headlab binary at ${headlab_bin}: build it, or set HEADLAB_BIN.`);
   }
   if (!fs.existsSync(path.join(web_dist, 'index.html'))) {
     throw new Error(`No ${web_dist}/index.html: run \`npm run build --prefix web\` first.`);
   }
-  const port = await free_port();
+  const port = wanted_port ?? (await free_port());
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(
     headlab_bin,
@@ -83,6 +87,7 @@ export async function start_server({ db }) {
 
   return {
     url,
+    port,
     log: () => log,
     async stop() {
       if (gone) return;
@@ -136,4 +141,27 @@ export function watch_console(page) {
     if (m.type() === 'error') problems.push(`console.error: ${m.text()}`);
   });
   return problems;
+}
+
+/** Retries an assertion until it passes or `ms` run out; the last failure is thrown. */
+export async function eventually(assertion, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await assertion();
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+      await sleep(100);
+    }
+  }
+}
+
+/** The server's JSON API, for tests that compute what the page should show. */
+export async function api_post(server, route, body) {
+  const r = await fetch(server.url + route, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: r.status, body: await r.json() };
 }

@@ -1,0 +1,54 @@
+// lesson_page.mjs — the lesson as a learner sees it: locators by role and accessible
+// name, so the tests read as what a person does ("pick the Induction head").
+export function lesson_page(page) {
+  const grid = page.getByRole('table');
+  const queries = page.getByRole('toolbar', { name: 'Query token' });
+  const calculator = page.locator('section', { has: page.getByRole('heading', { name: 'Splitting the model width into heads' }) });
+  const try_this = page.locator('section', { has: page.getByRole('heading', { name: 'Try this' }) });
+  return {
+    page,
+    grid,
+    head: (title) => page.getByRole('radio', { name: title, exact: true }),
+    query: (token, position) => queries.getByRole('button', { name: `${token} (${position})`, exact: true }),
+    query_buttons: queries.getByRole('button'),
+    selected_query: queries.locator('button[aria-pressed="true"]'),
+    mask: page.getByRole('switch', { name: /Causal mask/ }),
+    grid_rows: grid.locator('tbody tr'),
+    grid_columns: grid.locator('thead th'), // the corner, then one per key
+    masked_cells: grid.getByRole('cell', { name: 'masked', exact: true }),
+    highlighted_row: grid.locator('tbody tr[aria-current="true"]'),
+    caption: grid.locator('caption'),
+    summary: {
+      head: page.locator('dd[data-field="head"]'),
+      query: page.locator('dd[data-field="query"]'),
+      looks_at: page.locator('dd[data-field="looks-at"]'),
+    },
+    challenges_count: page.getByRole('status').filter({ hasText: /of \d+ complete/ }),
+    challenge: (id) => page.locator(`li[data-challenge="${id}"]`),
+    sentence_box: page.getByRole('textbox', { name: 'Your own sentence' }),
+    sentence_show: page.getByRole('button', { name: 'Show', exact: true }),
+    sentence_error: page.locator('#sentence-error'),
+    calculator: {
+      section: calculator,
+      preset: (name) => calculator.getByRole('button', { name, exact: true }),
+      h: calculator.getByRole('textbox', { name: /Number of heads/ }),
+      d_model: calculator.getByRole('textbox', { name: /Model width/ }),
+      d_k: calculator.locator('dd[data-field="d_k"]'),
+      projection_weights: calculator.locator('dd[data-field="projection-weights"]'),
+      shapes: calculator.getByRole('list', { name: 'Weight shapes' }),
+      drawing: calculator.getByRole('img'),
+      error: calculator.getByRole('alert'),
+    },
+    try_this,
+  };
+}
+
+/** The text a grid row shows, cell by cell: "0.92" or "masked". */
+export async function grid_row_values(lesson, query) {
+  return lesson.grid_rows.nth(query).locator('td').evaluateAll((cells) =>
+    cells.map((td) => (td.querySelector('.sr-only')?.textContent ?? '').trim()),
+  );
+}
+
+/** What the API's weights row should look like in the grid. */
+export const expected_row = (row) => row.map((w) => (w === null ? 'masked' : w.toFixed(2)));
