@@ -17,7 +17,7 @@ export function lesson_page(page) {
     grid_columns: grid.locator('thead th'), // the corner, then one per key
     masked_cells: grid.getByRole('cell', { name: 'masked', exact: true }),
     highlighted_row: grid.locator('tbody tr[aria-current="true"]'),
-    caption: grid.locator('caption'),
+    caption: page.locator('figure', { has: grid }).locator('figcaption'),
     summary: {
       head: page.locator('dd[data-field="head"]'),
       query: page.locator('dd[data-field="query"]'),
