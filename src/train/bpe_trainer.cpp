@@ -351,11 +351,77 @@ Status bpe_save(const BpeVocabulary& vocab, const std::string& dir) {
   return {};
 }
 
+Result<BpeVocabulary> bpe_load(const std::string& dir) {
+  const std::string vocab_path = dir + "/vocab.json", merges_path = dir + "/merges.txt";
+  for (const std::string& p : {vocab_path, merges_path})
+    if (!std::filesystem::exists(p)) return make_error(ErrorCode::not_found, "no tokenizer file " + p);
+  std::ifstream vf(vocab_path, std::ios::binary);
+  nlohmann::json vocab_json = nlohmann::json::parse(vf, nullptr, /*allow_exceptions=*/false);
+  if (!vocab_json.is_object())
+    return make_error(ErrorCode::corrupt, vocab_path + " is not a JSON object of token -> id");
+  // GPT-2's printable spelling -> byte
+  std::unordered_map<std::string, unsigned char> unspell_char;
+  for (int b = 0; b < 256; ++b) unspell_char[byte_to_unicode(static_cast<unsigned char>(b))] = static_cast<unsigned char>(b);
+  auto unspell = [&](const std::string& s, std::string& bytes) {
+    bytes.clear();
+    for (std::size_t i = 0; i < s.size();) {
+      int len = 0;
+      decode_at(s, i, len);
+      auto it = unspell_char.find(s.substr(i, len));
+      if (it == unspell_char.end()) return false;
+      bytes += static_cast<char>(it->second);
+      i += len;
+    }
+    return true;
+  };
+  BpeVocabulary v;
+  v.tokens.resize(vocab_json.size());
+  std::unordered_map<std::string, int> id_of_spelling;
+  int eot = -1;
+  for (auto it = vocab_json.begin(); it != vocab_json.end(); ++it) {
+    if (!it.value().is_number_integer())
+      return make_error(ErrorCode::corrupt, vocab_path + ": the id of '" + it.key() + "' is not an integer");
+    const int id = it.value().get<int>();
+    if (id < 0 || id >= static_cast<int>(v.tokens.size()))
+      return make_error(ErrorCode::corrupt, vocab_path + ": id " + std::to_string(id) + " is outside 0.." +
+                                                std::to_string(v.tokens.size() - 1));
+    if (it.key() == kEndOfText) {
+      eot = id;
+      v.tokens[id] = std::string(kEndOfText);
+      continue;
+    }
+    if (!unspell(it.key(), v.tokens[id]))
+      return make_error(ErrorCode::corrupt, vocab_path + ": token '" + it.key() + "' is not in GPT-2's byte alphabet");
+    id_of_spelling[it.key()] = id;
+  }
+  if (eot != static_cast<int>(v.tokens.size()) - 1)
+    return make_error(ErrorCode::corrupt, vocab_path + ": <|endoftext|> must be the last id");
+  std::ifstream mf(merges_path, std::ios::binary);
+  std::string line;
+  int line_no = 0;
+  while (std::getline(mf, line)) {
+    ++line_no;
+    if (line.empty() || (line_no == 1 && line.rfind("#version", 0) == 0)) continue;
+    const auto space = line.find(' ');
+    if (space == std::string::npos)
+      return make_error(ErrorCode::corrupt, merges_path + ":" + std::to_string(line_no) + ": not two tokens");
+    const std::string a = line.substr(0, space), b = line.substr(space + 1);
+    auto ia = id_of_spelling.find(a), ib = id_of_spelling.find(b), ir = id_of_spelling.find(a + b);
+    if (ia == id_of_spelling.end() || ib == id_of_spelling.end() || ir == id_of_spelling.end())
+      return make_error(ErrorCode::corrupt, merges_path + ":" + std::to_string(line_no) + ": '" + line +
+                                                "' names a token that is not in vocab.json");
+    v.merges.push_back({ia->second, ib->second, ir->second});
+  }
+  return v;
+}
+
 // --- encoding with the merges ---------------------------------------------------------
 
-BpeEncoder::BpeEncoder(const BpeVocabulary& vocab) : byte_to_id_(256) {
-  const auto& order = byte_id_order();
-  for (int id = 0; id < 256; ++id) byte_to_id_[order[id]] = id;
+BpeEncoder::BpeEncoder(const BpeVocabulary& vocab) : byte_to_id_(256, 0) {
+  // the single-byte tokens (ids 0..255 in a vocabulary bpe_train made; anywhere in a loaded one)
+  for (int id = 0; id < static_cast<int>(vocab.tokens.size()); ++id)
+    if (vocab.tokens[id].size() == 1 && id != vocab.end_of_text_id())
+      byte_to_id_[static_cast<unsigned char>(vocab.tokens[id][0])] = id;
   for (int r = 0; r < static_cast<int>(vocab.merges.size()); ++r) {
     rank_[pair_key(vocab.merges[r].left, vocab.merges[r].right)] = r;
     result_.push_back(vocab.merges[r].result);

@@ -66,6 +66,12 @@ Result<BpeVocabulary> bpe_train(const std::vector<std::string>& texts, const Bpe
 // Errors: io_error naming the file.
 Status bpe_save(const BpeVocabulary& vocab, const std::string& dir);
 
+// Reads dir/vocab.json + dir/merges.txt (GPT-2's files, as bpe_save writes them).
+// Errors: not_found (a file is missing), corrupt (bad JSON, a token that is not spelled in
+// GPT-2's byte alphabet, a merge line without two known tokens or whose result is not in
+// the vocabulary), each naming the file.
+Result<BpeVocabulary> bpe_load(const std::string& dir);
+
 // Encodes text with the merges by rank (GPT-2's bpe()): the reference encoder the
 // tokenizer-training tests use and the trainer's fast path over a big corpus (it caches
 // each distinct pre-token). Does not recognise <|endoftext|> inside text.

@@ -1,0 +1,120 @@
+// analysis/scanner.h — scores every head of a model (or the five constructed heads) with
+// the measures of head_scores.h on probes the scanner builds itself, and labels each head
+// with every role it passes, with its margin (never one forced class):
+//   natural text      BOS + windows of held-out text: previous / current / first token,
+//                     entropy, punctuation, value-weighted first-token share
+//   repeated random   BOS + R random tokens + the same R again: duplicate token, induction,
+//                     and in-context learning (loss on the second copy vs the first)
+//   three copies      BOS + R' random tokens three times: prefix matching
+//   weights           the OV circuit's copying score (eigenvalues, Elhage et al. 2021)
+//
+//   ScanProbes probes = scan_probes_from_text(natural_ids, is_punct_by_id, config, options);
+//   Result<ScanReport> r = scan_model(params, probes);
+//   for (const HeadReport& h : r->heads) ... h.scores.induction.score ...
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/head_scores.h"
+#include "model/parameters.h"
+#include "util/result.h"
+
+namespace headlab::analysis {
+
+struct HeadScores {
+  Scored previous_token, current_token, first_token, duplicate_token, induction, prefix_matching,
+      entropy, punctuation;
+  // Kobayashi et al. 2020: mean_q |p[q][0] f(x_0)| / sum_k |p[q][k] f(x_k)|, f(x) = W_O v(x):
+  // near first_token when the head reads the first token, near 0 when it only parks there.
+  Scored first_token_value_weighted;
+  Scored copying;        // chance 0: a random OV circuit copies as often as it suppresses
+  bool has_weights = false;  // false for the constructed heads: copying and value-weighted unset
+};
+
+// The names of the scores in HeadScores order, as in the JSON ("previous_token", ...).
+struct ScoreField {
+  const char* name;
+  Scored HeadScores::*member;
+  bool needs_weights;
+};
+const std::vector<ScoreField>& score_fields();
+
+struct Label {
+  std::string name;  // "previous_token", "induction", "sink", "first_token", ...
+  double score = 0.0;
+  double threshold = 0.0;
+  double margin() const { return score - threshold; }
+};
+
+struct HeadReport {
+  int layer = 0;
+  int head = 0;
+  std::string name;  // "1.3", or the constructed head's name
+  HeadScores scores;
+  std::vector<Label> labels;  // every role the head passes, largest margin first
+};
+
+struct InContextLearning {
+  double loss_first_copy = 0.0;   // mean loss predicting tokens 2..R of the first copy
+  double loss_second_copy = 0.0;  // the same tokens again, in the second copy
+  double ratio() const { return loss_first_copy > 0 ? loss_second_copy / loss_first_copy : 0.0; }
+};
+
+struct ScanReport {
+  std::vector<HeadReport> heads;  // ranked: heads with the largest label margin first
+  bool has_icl = false;
+  InContextLearning icl;
+  int repeat_length = 0;   // R of the repeated-random probe
+  int natural_tokens = 0;  // tokens of natural text scored
+};
+
+struct ScanOptions {
+  int natural_windows = 4;  // windows of held-out text
+  int window_length = 0;    // tokens per window incl. BOS; 0: min(n_ctx, 128)
+  int random_probes = 4;    // repeated random sequences (and as many with three copies)
+  int repeat_length = 0;    // R; 0: min(50, (window_length - 1) / 2)
+  std::uint64_t seed = 1;
+};
+
+// The probes: token sequences and what the scorer needs to know about them.
+struct ScanProbes {
+  std::vector<std::vector<int>> natural;            // each starts with BOS
+  std::vector<std::vector<bool>> natural_is_punct;  // per position
+  std::vector<std::vector<int>> repeated;           // BOS + R random + the same R
+  std::vector<std::vector<int>> three_copies;       // BOS + R' random, three times
+  int R = 0;
+};
+
+// natural_ids: held-out text as ids (no BOS); is_punct_by_id (V): whether a token is a
+// punctuation mark. Random tokens are drawn from [0, V) without BOS.
+// Errors: invalid_argument when the text is shorter than one window.
+Result<ScanProbes> scan_probes_build(const std::vector<int>& natural_ids, const std::vector<bool>& is_punct_by_id,
+                                     int V, int bos, int n_ctx, const ScanOptions& options);
+
+// Runs the model on every probe and scores every head.
+// Errors: the engine's forward errors (never expected for probes built above).
+Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes& probes);
+
+// The five constructed heads of the first lesson through the same scorer, on word probes
+// (held-out words as tokens; random words from a fixed list).
+ScanReport scan_constructed_heads(const std::vector<std::string>& natural_words, const ScanOptions& options);
+
+// Labels of a head from its scores (thresholds in scanner.cpp), largest margin first.
+std::vector<Label> label_head(const HeadScores& s);
+
+// The report as JSON text (see docs in the CLI's help) and as CSV (one row per head).
+std::string scan_report_json(const ScanReport& r, const std::string& model_name);
+std::string scan_report_csv(const ScanReport& r);
+// A ranked table for people.
+std::string scan_report_table(const ScanReport& r);
+
+// The best score of one measure over all heads, and the head that has it.
+struct BestHead {
+  double score = 0.0;
+  int layer = -1, head = -1;
+};
+BestHead best_head(const ScanReport& r, Scored HeadScores::*member);
+
+}  // namespace headlab::analysis

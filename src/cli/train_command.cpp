@@ -1,0 +1,164 @@
+// cli/train_command.cpp — `headlab train`: trains a model from scratch with a progress bar,
+// logs and checkpoints (train/trainer.h), or redraws a training log as SVG (--plot).
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "train/trainer.h"
+#include "train/train_plot.h"
+
+namespace headlab::cli {
+namespace {
+
+struct TrainCliOptions {
+  train::TrainOptions train;
+  std::string decay = "cosine";
+  bool quiet = false;
+  std::string plot;      // a train_log.csv to redraw
+  std::string plot_out;  // the SVG to write
+};
+
+std::string format_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  char buf[32];
+  const int t = static_cast<int>(s + 0.5);
+  if (t >= 3600) std::snprintf(buf, sizeof buf, "%dh%02dm", t / 3600, (t / 60) % 60);
+  else if (t >= 60) std::snprintf(buf, sizeof buf, "%dm%02ds", t / 60, t % 60);
+  else std::snprintf(buf, sizeof buf, "%ds", t);
+  return buf;
+}
+
+void on_sigint(int) { train::train_request_stop(); }
+
+int run_plot(const TrainCliOptions& o) {
+  std::ifstream f(o.plot);
+  if (!f) return print_error("cannot read the training log " + o.plot);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  auto svg = train::train_log_svg(ss.str(), o.plot);
+  if (!svg) return print_error(svg.error().message);
+  const std::string out = o.plot_out.empty() ? "train_log.svg" : o.plot_out;
+  std::ofstream w(out, std::ios::binary);
+  w << *svg;
+  if (!w) return print_error("cannot write " + out);
+  std::fprintf(stderr, "wrote %s\n", out.c_str());
+  return 0;
+}
+
+int run_train(TrainCliOptions& o) {
+  if (!o.plot.empty()) return run_plot(o);
+  auto decay = train::lr_decay_from_name(o.decay);
+  if (!decay) return print_error(decay.error().message, 2);
+  o.train.decay = *decay;
+  if (!o.train.resume && o.train.config_path.empty())
+    return print_error("--config is required (the model's config.json), unless --resume", 2);
+  if (!o.train.resume && o.train.tokenizer_dir.empty())
+    return print_error("--tokenizer is required (a directory with vocab.json + merges.txt), unless --resume", 2);
+
+  auto session = train::train_prepare(o.train);
+  if (!session) return print_error(session.error().message, session.error().code == ErrorCode::invalid_argument ? 2 : 1);
+  const bool tty = isatty(STDERR_FILENO);
+  if (!o.quiet) {
+    const auto& c = session->model.config;
+    std::fprintf(stderr,
+                 "training %d layers x %d heads, C = %d, %s, V = %d on batch %d x %d tokens; corpus %zu tokens, "
+                 "held out %zu%s\n",
+                 c.n_layer, c.n_head, c.n_embd, c.mlp ? "with MLP" : "attention-only", c.vocab_size, session->model.B,
+                 session->model.T, session->corpus_tokens.size(), session->heldout_tokens.size(),
+                 session->step > 0 ? (", resuming at step " + std::to_string(session->step)).c_str() : "");
+  }
+  std::signal(SIGINT, on_sigint);
+  auto progress = [&](const train::TrainProgress& p) {
+    if (o.quiet) return;
+    if (p.record && p.record->evaluated) {
+      if (tty) std::fprintf(stderr, "\r\033[K");
+      std::fprintf(stderr,
+                   "step %d: loss %.3f, held-out %.3f | best heads: induction %.2f, previous-token %.2f, "
+                   "first-token %.2f | in-context ratio %.2f\n",
+                   p.step, p.record->loss, p.record->eval_loss, p.record->induction, p.record->previous_token,
+                   p.record->first_token, p.record->icl_ratio);
+    }
+    if (tty) {
+      const int width = 24, filled = p.total > 0 ? width * p.step / p.total : 0;
+      std::string bar(filled, '#');
+      bar += std::string(width - filled, '-');
+      std::fprintf(stderr, "\r\033[Kstep %d/%d [%s] loss %.3f | %.0f tok/s | ETA %s", p.step, p.total, bar.c_str(),
+                   p.loss, p.tokens_per_s, format_duration(p.eta_s).c_str());
+      if (p.step == p.total) std::fprintf(stderr, "\n");
+    } else if (p.record && !p.record->evaluated) {
+      std::fprintf(stderr, "step %d/%d loss %.3f | %.0f tok/s | ETA %s\n", p.step, p.total, p.record->loss,
+                   p.record->tokens_per_s, format_duration(p.eta_s).c_str());
+    }
+  };
+  auto summary = train::train_run(*session, progress);
+  std::signal(SIGINT, SIG_DFL);
+  if (!summary) return print_error(summary.error().message);
+  if (summary->interrupted) {
+    if (tty && !o.quiet) std::fprintf(stderr, "\n");
+    std::fprintf(stderr, "interrupted at step %d: checkpoint saved in %s; continue with the same command and --resume\n",
+                 summary->steps_done, o.train.out_dir.c_str());
+    return 130;
+  }
+  if (!o.quiet)
+    std::fprintf(stderr, "done: %d steps, last loss %.3f -> %s (config.json, model.safetensors, vocab.json, merges.txt, "
+                 "train_log.csv, train_log.json)\n",
+                 summary->steps_done, summary->last.loss, o.train.out_dir.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<TrainCliOptions>();
+  train::TrainOptions& t = opts->train;
+  CLI::App* cmd = app.add_subcommand(
+      "train",
+      "Train a GPT-2-family model from scratch on text (and on repeated spans, so that\n"
+      "induction heads form). Shows a progress bar; Ctrl-C saves a checkpoint and stops;\n"
+      "--resume continues exactly. Writes a Hugging Face model directory plus train_log.csv\n"
+      "and train_log.json (loss, held-out loss, the best heads' scores).\n\n"
+      "Examples:\n"
+      "  headlab train --config models/headlab-tiny/train_config.json --tokenizer models/headlab-tiny \\\n"
+      "      --corpus data/corpus/build/sotu --heldout data/corpus/build/heldout --out /tmp/tiny --steps 3000\n"
+      "  headlab train --plot models/headlab-tiny/train_log.csv --plot-out curve.svg");
+  cmd->add_option("--config", t.config_path, "config.json of the model to train");
+  cmd->add_option("--tokenizer", t.tokenizer_dir, "Directory with vocab.json + merges.txt (headlab train-tokenizer)");
+  cmd->add_option("--corpus", t.corpus, "Training text: files or directories of .txt (a file is a document)");
+  cmd->add_option("--heldout", t.heldout, "Evaluation text, never trained on");
+  cmd->add_option("--out", t.out_dir, "Output model directory (checkpoints and logs)");
+  cmd->add_option("--steps", t.steps, "Optimiser steps")->capture_default_str();
+  cmd->add_option("--batch", t.batch, "Sequences per step")->capture_default_str();
+  cmd->add_option("--context", t.context, "Tokens per sequence (0: the config's n_ctx)")->capture_default_str();
+  cmd->add_option("--lr", t.lr, "Peak learning rate")->capture_default_str();
+  cmd->add_option("--warmup", t.warmup, "Linear warm-up steps")->capture_default_str();
+  cmd->add_option("--decay", opts->decay, "After warm-up: cosine or constant")->capture_default_str();
+  cmd->add_option("--min-lr-fraction", t.min_lr_fraction, "Cosine floor, as a fraction of --lr")->capture_default_str();
+  cmd->add_option("--weight-decay", t.weight_decay, "AdamW decay of matrices and embeddings")->capture_default_str();
+  cmd->add_option("--grad-clip", t.grad_clip, "Clip the global gradient norm (0: off)")->capture_default_str();
+  cmd->add_option("--seed", t.seed, "Initialisation and data order")->capture_default_str();
+  cmd->add_option("--copied-span", t.mix.copied_span, "Fraction of text windows with a span copied later")
+      ->capture_default_str();
+  cmd->add_option("--repeated-random", t.mix.repeated_random, "Fraction of windows of repeated random tokens")
+      ->capture_default_str();
+  cmd->add_option("--min-span", t.mix.min_span, "Shortest copied span / repeat period")->capture_default_str();
+  cmd->add_option("--max-span", t.mix.max_span, "Longest copied span / repeat period")->capture_default_str();
+  cmd->add_option("--log-every", t.log_every, "Steps between log rows")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--eval-every", t.eval_every, "Steps between held-out loss + head scores (0: only at the end)")
+      ->capture_default_str();
+  cmd->add_option("--checkpoint-every", t.checkpoint_every, "Steps between checkpoints (0: only at the end)")
+      ->capture_default_str();
+  cmd->add_flag("--resume", t.resume, "Continue the run in --out from its last checkpoint (same options)");
+  cmd->add_flag("--quiet", opts->quiet, "No progress output (errors only)");
+  cmd->add_option("--plot", opts->plot, "Redraw a train_log.csv as SVG instead of training");
+  cmd->add_option("--plot-out", opts->plot_out, "The SVG file --plot writes")->capture_default_str();
+  cmd->callback([opts, &exit_code] { exit_code = run_train(*opts); });
+}
+
+}  // namespace headlab::cli

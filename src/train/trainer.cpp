@@ -1,0 +1,447 @@
+// train/trainer.cpp — preparation (every refusal before work starts), the loop, logs and
+// checkpoints with the optimiser state that --resume needs.
+#include "train/trainer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/scanner.h"
+#include "core/sentence.h"
+#include "model/checkpoint.h"
+#include "model/config.h"
+#include "train/bpe_trainer.h"
+
+namespace headlab::train {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<bool> g_stop_requested{false};
+
+constexpr char kStateMagic[8] = {'H', 'L', 'T', 'R', 'N', 'S', 'T', '1'};
+
+// The text files a --corpus / --heldout argument names: the file, or a directory's *.txt
+// files in name order.
+Result<std::vector<std::string>> list_text_files(const std::string& path, const char* what) {
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    return make_error(ErrorCode::not_found, std::string(what) + " " + path + " does not exist");
+  std::vector<std::string> files;
+  if (fs::is_directory(path, ec)) {
+    for (const auto& e : fs::directory_iterator(path, ec))
+      if (e.is_regular_file() && e.path().extension() == ".txt") files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    if (files.empty())
+      return make_error(ErrorCode::invalid_argument, std::string(what) + " directory " + path + " holds no .txt file");
+  } else {
+    files.push_back(path);
+  }
+  return files;
+}
+
+// Tokenises each document; BOS goes between documents.
+Result<std::vector<int>> tokenize_documents(const std::vector<std::string>& paths, BpeEncoder& encoder, int bos,
+                                            const char* what) {
+  std::vector<int> tokens;
+  std::size_t bytes = 0;
+  for (const std::string& arg : paths) {
+    auto files = list_text_files(arg, what);
+    if (!files) return tl::unexpected(files.error());
+    for (const std::string& f : *files) {
+      auto text = read_text_file(f);
+      if (!text) return tl::unexpected(text.error());
+      if (!core::is_valid_utf8(*text))
+        return make_error(ErrorCode::invalid_argument, std::string(what) + " file " + f + " is not valid UTF-8 text");
+      bytes += text->size();
+      if (text->empty()) continue;
+      if (!tokens.empty()) tokens.push_back(bos);
+      encoder.encode_append(*text, tokens);
+    }
+  }
+  if (bytes == 0)
+    return make_error(ErrorCode::invalid_argument, std::string(what) + " is empty: no text to train or evaluate on");
+  return tokens;
+}
+
+bool is_punctuation_token(const std::string& bytes) {
+  std::string_view s = bytes;
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  return !s.empty() && core::is_punctuation(s);
+}
+
+std::vector<std::size_t> decayed_tensors() {
+  // matrices and embeddings decay (nanoGPT: every parameter of 2 or more dimensions)
+  return {0, 1, 4, 6, 10, 12, 16};  // wte, wpe, qkvw, attprojw, fcw, fcprojw, lm_head
+}
+
+Status write_file_atomic(const std::string& path, const std::string& bytes) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!f) return make_error(ErrorCode::io_error, "cannot write " + tmp);
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return make_error(ErrorCode::io_error, "cannot rename " + tmp + " to " + path + ": " + ec.message());
+  return {};
+}
+
+nlohmann::ordered_json options_json(const TrainOptions& o) {
+  nlohmann::ordered_json j;
+  j["config"] = o.config_path;
+  j["tokenizer"] = o.tokenizer_dir;
+  j["corpus"] = o.corpus;
+  j["heldout"] = o.heldout;
+  j["steps"] = o.steps;
+  j["batch"] = o.batch;
+  j["context"] = o.context;
+  j["lr"] = o.lr;
+  j["warmup"] = o.warmup;
+  j["decay"] = o.decay == LrDecay::cosine ? "cosine" : "constant";
+  j["min_lr_fraction"] = o.min_lr_fraction;
+  j["weight_decay"] = o.weight_decay;
+  j["grad_clip"] = o.grad_clip;
+  j["seed"] = o.seed;
+  j["copied_span"] = o.mix.copied_span;
+  j["repeated_random"] = o.mix.repeated_random;
+  j["min_span"] = o.mix.min_span;
+  j["max_span"] = o.mix.max_span;
+  return j;
+}
+
+// The held-out loss on fixed windows (the same every evaluation: a fixed seed).
+double eval_loss(TrainModel& m, const std::vector<int>& heldout, int bos) {
+  if (static_cast<int>(heldout.size()) < m.T) return std::numeric_limits<double>::quiet_NaN();
+  Rng rng(12345);
+  Batch b = batch_allocate(m.B, m.T);
+  double sum = 0.0;
+  const int rounds = 2;
+  for (int r = 0; r < rounds; ++r) {
+    batch_fill(b, heldout, DataMix{}, m.config.vocab_size, bos, rng);
+    sum += train_forward(m, b.inputs.data(), b.targets.data());
+  }
+  return sum / rounds;
+}
+
+}  // namespace
+
+void train_request_stop() { g_stop_requested.store(true); }
+
+Result<TrainSession> train_prepare(const TrainOptions& o) {
+  if (o.steps < 1) return make_error(ErrorCode::invalid_argument, "--steps must be at least 1");
+  if (o.batch < 1) return make_error(ErrorCode::invalid_argument, "--batch must be at least 1");
+  if (o.out_dir.empty()) return make_error(ErrorCode::invalid_argument, "an output directory (--out) is required");
+  if (o.lr <= 0) return make_error(ErrorCode::invalid_argument, "--lr must be positive");
+  if (o.mix.copied_span < 0 || o.mix.repeated_random < 0 || o.mix.copied_span + o.mix.repeated_random > 1)
+    return make_error(ErrorCode::invalid_argument, "the data mix fractions must be >= 0 and sum to at most 1");
+  if (o.mix.min_span < 1 || o.mix.max_span < o.mix.min_span)
+    return make_error(ErrorCode::invalid_argument, "spans need 1 <= --min-span <= --max-span");
+  const bool needs_corpus = o.mix.repeated_random < 1.0;
+  if (needs_corpus && o.corpus.empty())
+    return make_error(ErrorCode::invalid_argument,
+                      "no --corpus given: name the training text, or train on repeated random tokens only "
+                      "(--repeated-random 1)");
+
+  TrainSession s;
+  s.options = o;
+  // 1. the model's config (and, on --resume, the checkpoint's weights)
+  const std::string resume_state = o.out_dir + "/train_state.bin";
+  Result<model::ModelConfig> config = o.resume ? model::config_load(o.out_dir + "/config.json")
+                                               : model::config_load(o.config_path);
+  if (!config) return tl::unexpected(config.error());
+  // 2. the tokenizer, which must be the model's
+  const std::string tok_dir = o.resume ? o.out_dir : o.tokenizer_dir;
+  auto vocab = bpe_load(tok_dir);
+  if (!vocab) return tl::unexpected(vocab.error());
+  const int V = config->vocab_size;
+  if (static_cast<int>(vocab->tokens.size()) != V)
+    return make_error(ErrorCode::invalid_argument,
+                      "the config's vocab_size is " + std::to_string(V) + " but the tokenizer in " + tok_dir + " has " +
+                          std::to_string(vocab->tokens.size()) + " tokens");
+  if (config->bos_token_id != vocab->end_of_text_id())
+    return make_error(ErrorCode::invalid_argument, "the config's bos_token_id must be <|endoftext|>'s id " +
+                                                       std::to_string(vocab->end_of_text_id()));
+  const int bos = config->bos_token_id;
+  const int T = o.context > 0 ? o.context : config->n_ctx;
+  // 3. memory, before reading a byte of corpus
+  auto model = train_model_create(*config, o.batch, T, o.max_memory_bytes);
+  if (!model) return tl::unexpected(model.error());
+  s.model = std::move(*model);
+  // 4. the text
+  BpeEncoder encoder(*vocab);
+  if (needs_corpus || !o.corpus.empty()) {
+    auto tokens = tokenize_documents(o.corpus, encoder, bos, "the corpus");
+    if (!tokens) return tl::unexpected(tokens.error());
+    if (static_cast<int>(tokens->size()) < T)
+      return make_error(ErrorCode::invalid_argument, "the corpus has " + std::to_string(tokens->size()) +
+                                                         " tokens, fewer than one window of " + std::to_string(T));
+    s.corpus_tokens = std::move(*tokens);
+  }
+  if (!o.heldout.empty()) {
+    auto tokens = tokenize_documents(o.heldout, encoder, bos, "the held-out text");
+    if (!tokens) return tl::unexpected(tokens.error());
+    s.heldout_tokens = std::move(*tokens);
+  }
+  s.is_punct_by_id.assign(V, false);
+  for (int id = 0; id < V; ++id) s.is_punct_by_id[id] = id != bos && is_punctuation_token(vocab->tokens[id]);
+
+  const std::size_t n = model::parameters_count(*config);
+  s.m.assign(n, 0.0f);
+  s.v.assign(n, 0.0f);
+  if (!o.resume) {
+    model::parameters_init_random(s.model.params, o.seed);
+    s.rng = Rng(o.seed * 0x9E3779B97F4A7C15ull + 7);
+    return s;
+  }
+  // 5. --resume: weights, optimiser moments, step, random state, the log so far
+  auto params = model::checkpoint_load(o.out_dir);
+  if (!params) return tl::unexpected(params.error());
+  std::copy(params->memory.begin(), params->memory.end(), s.model.params.memory.begin());
+  std::ifstream f(resume_state, std::ios::binary);
+  if (!f) return make_error(ErrorCode::not_found, "cannot resume: no " + resume_state);
+  char magic[8];
+  std::uint64_t count = 0, rng_state = 0;
+  std::int64_t step = 0;
+  f.read(magic, 8);
+  f.read(reinterpret_cast<char*>(&step), sizeof step);
+  f.read(reinterpret_cast<char*>(&rng_state), sizeof rng_state);
+  f.read(reinterpret_cast<char*>(&count), sizeof count);
+  if (!f || std::memcmp(magic, kStateMagic, 8) != 0 || count != n)
+    return make_error(ErrorCode::corrupt, resume_state + " is not a training state of this model");
+  f.read(reinterpret_cast<char*>(s.m.data()), static_cast<std::streamsize>(n * sizeof(float)));
+  f.read(reinterpret_cast<char*>(s.v.data()), static_cast<std::streamsize>(n * sizeof(float)));
+  if (!f) return make_error(ErrorCode::corrupt, resume_state + " is truncated");
+  s.step = static_cast<int>(step);
+  s.rng.state = rng_state;
+  // the log rows so far
+  std::ifstream lj(o.out_dir + "/train_log.json");
+  if (lj) {
+    auto j = nlohmann::json::parse(lj, nullptr, false);
+    if (j.is_object() && j.contains("log"))
+      for (const auto& r : j["log"]) {
+        TrainLogRecord rec;
+        rec.step = r.value("step", 0);
+        if (rec.step > s.step) break;
+        rec.loss = r.value("loss", 0.0);
+        rec.lr = r.value("lr", 0.0);
+        rec.grad_norm = r.value("grad_norm", 0.0);
+        rec.tokens_per_s = r.value("tokens_per_s", 0.0);
+        rec.elapsed_s = r.value("elapsed_s", 0.0);
+        rec.evaluated = r.contains("eval_loss");
+        if (rec.evaluated) {
+          rec.eval_loss = r["eval_loss"].is_number() ? r["eval_loss"].get<double>() : std::nan("");
+          rec.induction = r.value("induction", 0.0);
+          rec.previous_token = r.value("previous_token", 0.0);
+          rec.first_token = r.value("first_token", 0.0);
+          rec.icl_ratio = r.value("icl_ratio", 0.0);
+        }
+        s.log.push_back(rec);
+      }
+  }
+  return s;
+}
+
+Status train_save_checkpoint(const TrainSession& s) {
+  const std::string& dir = s.options.out_dir;
+  if (Status st = model::checkpoint_save(dir, s.model.params, model::Dtype::F32); !st) return st;
+  // the tokenizer travels with the model (copied unless it already is the output dir)
+  if (!s.options.resume && !s.options.tokenizer_dir.empty()) {
+    std::error_code ec;
+    for (const char* name : {"vocab.json", "merges.txt"}) {
+      fs::path from = fs::path(s.options.tokenizer_dir) / name, to = fs::path(dir) / name;
+      if (fs::exists(to, ec) && fs::equivalent(from, to, ec)) continue;
+      fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+      if (ec) return make_error(ErrorCode::io_error, "cannot copy " + from.string() + " to " + dir + ": " + ec.message());
+    }
+  }
+  std::string state(kStateMagic, 8);
+  const std::int64_t step = s.step;
+  const std::uint64_t rng_state = s.rng.state, count = s.m.size();
+  state.append(reinterpret_cast<const char*>(&step), sizeof step);
+  state.append(reinterpret_cast<const char*>(&rng_state), sizeof rng_state);
+  state.append(reinterpret_cast<const char*>(&count), sizeof count);
+  state.append(reinterpret_cast<const char*>(s.m.data()), s.m.size() * sizeof(float));
+  state.append(reinterpret_cast<const char*>(s.v.data()), s.v.size() * sizeof(float));
+  if (Status st = write_file_atomic(dir + "/train_state.bin", state); !st) return st;
+  if (Status st = write_file_atomic(dir + "/train_log.csv", train_log_csv(s.log)); !st) return st;
+  return write_file_atomic(dir + "/train_log.json", train_log_json(s));
+}
+
+std::string train_log_csv(const std::vector<TrainLogRecord>& log) {
+  std::string out = "step,loss,lr,grad_norm,tokens_per_s,elapsed_s,eval_loss,induction,previous_token,first_token,icl_ratio\n";
+  char buf[320];
+  for (const TrainLogRecord& r : log) {
+    std::snprintf(buf, sizeof buf, "%d,%.5f,%.6g,%.4f,%.0f,%.1f", r.step, r.loss, r.lr, r.grad_norm, r.tokens_per_s,
+                  r.elapsed_s);
+    out += buf;
+    if (r.evaluated) {
+      std::snprintf(buf, sizeof buf, ",%.5f,%.4f,%.4f,%.4f,%.4f", r.eval_loss, r.induction, r.previous_token,
+                    r.first_token, r.icl_ratio);
+      out += buf;
+    } else {
+      out += ",,,,,";
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+std::string train_log_json(const TrainSession& s) {
+  nlohmann::ordered_json j;
+  j["options"] = options_json(s.options);
+  j["config"] = nlohmann::json::parse(model::config_to_json(s.model.config), nullptr, false);
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const TrainLogRecord& r : s.log) {
+    nlohmann::ordered_json row;
+    row["step"] = r.step;
+    row["loss"] = r.loss;
+    row["lr"] = r.lr;
+    row["grad_norm"] = r.grad_norm;
+    row["tokens_per_s"] = r.tokens_per_s;
+    row["elapsed_s"] = r.elapsed_s;
+    if (r.evaluated) {
+      row["eval_loss"] = std::isfinite(r.eval_loss) ? nlohmann::ordered_json(r.eval_loss) : nlohmann::ordered_json();
+      row["induction"] = r.induction;
+      row["previous_token"] = r.previous_token;
+      row["first_token"] = r.first_token;
+      row["icl_ratio"] = r.icl_ratio;
+    }
+    rows.push_back(row);
+  }
+  j["log"] = rows;
+  return j.dump(1) + "\n";
+}
+
+Result<TrainSummary> train_run(TrainSession& s, const ProgressCallback& progress) {
+  const TrainOptions& o = s.options;
+  TrainModel& m = s.model;
+  const int V = m.config.vocab_size, bos = m.config.bos_token_id;
+  const std::size_t n = m.params.memory.size();
+  const LrSchedule schedule{o.lr, o.warmup, o.steps, o.decay, o.min_lr_fraction};
+  Batch batch = batch_allocate(m.B, m.T);
+  auto sizes = model::parameters_sizes(m.config);
+  std::vector<float> decay_of(model::kNumParameterTensors, 0.0f);
+  for (std::size_t t : decayed_tensors()) decay_of[t] = o.weight_decay;
+  // natural text for the scanner: held-out text if any, else the corpus
+  const std::vector<int>& scan_text = !s.heldout_tokens.empty() ? s.heldout_tokens : s.corpus_tokens;
+
+  g_stop_requested.store(false);
+  TrainSummary summary;
+  const double elapsed_before = s.log.empty() ? 0.0 : s.log.back().elapsed_s;
+  const auto t_start = std::chrono::steady_clock::now();
+  auto t_row = t_start;
+  double loss_sum = 0.0, tps_smooth = 0.0;
+  int loss_n = 0, tokens_since_row = 0;
+  double last_norm = 0.0;
+
+  auto evaluate = [&](TrainLogRecord& rec) -> Status {
+    rec.evaluated = true;
+    rec.eval_loss = s.heldout_tokens.empty() ? std::nan("") : eval_loss(m, s.heldout_tokens, bos);
+    analysis::ScanOptions so;
+    so.natural_windows = 2;
+    so.random_probes = 2;
+    so.window_length = std::min(m.T, 128);
+    so.seed = 99;
+    std::vector<int> text = scan_text;
+    if (static_cast<int>(text.size()) < so.window_length) text.clear();  // random-only run
+    if (text.empty()) {  // no natural text: score on random tokens for the position scores
+      Rng r(5);
+      for (int i = 0; i < so.window_length; ++i) text.push_back(r.below(V - 1));
+    }
+    auto probes = analysis::scan_probes_build(text, s.is_punct_by_id, V, bos, m.config.n_ctx, so);
+    if (!probes) return tl::unexpected(probes.error());
+    auto report = analysis::scan_model(m.params, *probes);
+    if (!report) return tl::unexpected(report.error());
+    rec.induction = analysis::best_head(*report, &analysis::HeadScores::induction).score;
+    rec.previous_token = analysis::best_head(*report, &analysis::HeadScores::previous_token).score;
+    rec.first_token = analysis::best_head(*report, &analysis::HeadScores::first_token).score;
+    rec.icl_ratio = report->icl.ratio();
+    return {};
+  };
+
+  while (s.step < o.steps) {
+    const auto t0 = std::chrono::steady_clock::now();
+    // 1. a batch from the mix; 2. forward; 3. backward
+    batch_fill(batch, s.corpus_tokens, o.mix, V, bos, s.rng);
+    const float loss = train_forward(m, batch.inputs.data(), batch.targets.data());
+    train_zero_grad(m);
+    train_backward(m);
+    // 4. clip the global gradient norm, then AdamW with this step's learning rate
+    last_norm = grad_norm(m.grads_memory.data(), n);
+    const float clip = clip_factor(last_norm, o.grad_clip);
+    if (clip != 1.0f)
+      for (float& g : m.grads_memory) g *= clip;
+    const float lr = learning_rate_at(schedule, s.step);
+    auto params = model::parameters_list(m.params.t);
+    auto grads = model::parameters_list(m.grads);
+    std::size_t offset = 0;
+    for (int t = 0; t < model::kNumParameterTensors; ++t) {
+      if (sizes[t] > 0)
+        adamw_update(params[t], s.m.data() + offset, s.v.data() + offset, grads[t], sizes[t], lr, decay_of[t],
+                     s.step + 1, o.adamw);
+      offset += sizes[t];
+    }
+    ++s.step;
+    loss_sum += loss;
+    ++loss_n;
+    tokens_since_row += m.B * m.T;
+    const auto t1 = std::chrono::steady_clock::now();
+    const double step_s = std::chrono::duration<double>(t1 - t0).count();
+    const double tps = step_s > 0 ? m.B * m.T / step_s : 0.0;
+    tps_smooth = tps_smooth == 0.0 ? tps : 0.9 * tps_smooth + 0.1 * tps;
+
+    const bool last = s.step == o.steps;
+    const bool stop = g_stop_requested.load();
+    TrainLogRecord* written = nullptr;
+    if (s.step % o.log_every == 0 || last || stop) {
+      TrainLogRecord rec;
+      rec.step = s.step;
+      rec.loss = loss_sum / loss_n;
+      rec.lr = lr;
+      rec.grad_norm = last_norm;
+      const double row_s = std::chrono::duration<double>(t1 - t_row).count();
+      rec.tokens_per_s = row_s > 0 ? tokens_since_row / row_s : 0.0;
+      if ((o.eval_every > 0 && s.step % o.eval_every == 0) || last)
+        if (Status st = evaluate(rec); !st) return tl::unexpected(st.error());
+      rec.elapsed_s = elapsed_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+      s.log.push_back(rec);
+      written = &s.log.back();
+      loss_sum = 0.0;
+      loss_n = 0;
+      tokens_since_row = 0;
+      t_row = std::chrono::steady_clock::now();
+    }
+    if ((o.checkpoint_every > 0 && s.step % o.checkpoint_every == 0) || last || stop)
+      if (Status st = train_save_checkpoint(s); !st) return tl::unexpected(st.error());
+    if (progress) {
+      TrainProgress p;
+      p.step = s.step;
+      p.total = o.steps;
+      p.loss = loss;
+      p.tokens_per_s = tps_smooth;
+      p.eta_s = tps_smooth > 0 ? double(o.steps - s.step) * m.B * m.T / tps_smooth : 0.0;
+      p.record = written;
+      progress(p);
+    }
+    summary.final_loss = loss;
+    if (stop) {
+      summary.interrupted = true;
+      break;
+    }
+  }
+  summary.steps_done = s.step;
+  if (!s.log.empty()) summary.last = s.log.back();
+  return summary;
+}
+
+}  // namespace headlab::train

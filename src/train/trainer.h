@@ -1,0 +1,126 @@
+// train/trainer.h — the training loop behind `headlab train`:
+//   load config + tokenizer -> tokenise corpus (BOS between documents) and held-out text
+//   -> for each step: fill a batch from the data mix, forward, backward, clip, AdamW
+//   -> every log_every steps a log row; every eval_every steps the held-out loss and the
+//      head scanner's best induction / previous-token / first-token scores; every
+//      checkpoint_every steps (and at the end, and on Ctrl-C) a checkpoint.
+// Everything that can be refused (missing or empty corpus, a config whose vocabulary
+// does not match the tokenizer, a run that does not fit in memory) is refused by
+// train_prepare before the first step.
+//
+//   TrainOptions o;  o.config_path = "models/headlab-tiny/train_config.json"; ...
+//   Result<TrainSession> s = train_prepare(o);
+//   if (!s) return fail(s.error());
+//   Result<TrainSummary> r = train_run(*s, progress);
+//
+// The output directory is a Hugging Face GPT-2 model directory (config.json,
+// model.safetensors, vocab.json, merges.txt) plus train_state.bin (AdamW moments, step,
+// random state: what --resume needs), train_log.csv and train_log.json.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "train/adamw.h"
+#include "train/data.h"
+#include "train/gpt_train.h"
+#include "train/lr_schedule.h"
+#include "train/rng.h"
+#include "util/result.h"
+
+namespace headlab::train {
+
+struct TrainOptions {
+  std::string config_path;               // config.json of the model to train (from scratch)
+  std::string tokenizer_dir;             // vocab.json + merges.txt
+  std::vector<std::string> corpus;       // text files or directories of *.txt; a file = a document
+  std::vector<std::string> heldout;      // evaluation text, never trained on (may be empty)
+  std::string out_dir;
+  int steps = 1000;
+  int batch = 16;
+  int context = 0;                       // T; 0: the config's n_ctx
+  float lr = 1e-3f;
+  int warmup = 100;
+  LrDecay decay = LrDecay::cosine;
+  float min_lr_fraction = 0.1f;
+  float weight_decay = 0.1f;             // on matrices and embeddings, not biases or LayerNorm
+  float grad_clip = 1.0f;                // global norm; 0 turns it off
+  AdamWOptions adamw;
+  std::uint64_t seed = 1;
+  DataMix mix;
+  int log_every = 10;
+  int eval_every = 100;                  // 0: never (only at the end)
+  int checkpoint_every = 500;            // 0: only at the end
+  bool resume = false;
+  std::size_t max_memory_bytes = std::size_t(16) << 30;
+};
+
+// One row of the training log.
+struct TrainLogRecord {
+  int step = 0;                // steps done
+  double loss = 0.0;           // mean training loss over the steps since the last row
+  double lr = 0.0;
+  double grad_norm = 0.0;      // before clipping, last step
+  double tokens_per_s = 0.0;
+  double elapsed_s = 0.0;
+  bool evaluated = false;      // the fields below are set
+  double eval_loss = 0.0;      // held-out text (NaN without held-out text)
+  double induction = 0.0;      // best head's scores (scanner)
+  double previous_token = 0.0;
+  double first_token = 0.0;
+  double icl_ratio = 0.0;      // loss on the second copy / the first
+};
+
+struct TrainSession {
+  TrainOptions options;
+  TrainModel model;
+  std::vector<float> m, v;        // AdamW moments (parameters_count)
+  std::vector<int> corpus_tokens;
+  std::vector<int> heldout_tokens;
+  std::vector<bool> is_punct_by_id;  // (V)
+  int step = 0;                   // steps done (> 0 after --resume)
+  Rng rng{1};
+  std::vector<TrainLogRecord> log;  // rows so far (kept across --resume)
+};
+
+// Everything before the first step. Errors (each names the file or the option):
+// not_found / invalid_argument for a missing or empty corpus or held-out file, a missing
+// tokenizer or config; invalid_argument for a config whose vocab_size differs from the
+// tokenizer's or a corpus shorter than one window; too_long when the run needs more
+// memory than max_memory_bytes; corrupt / not_found for a bad --resume directory.
+Result<TrainSession> train_prepare(const TrainOptions& options);
+
+// What the loop reports after each step (the CLI draws the progress bar from it).
+struct TrainProgress {
+  int step = 0, total = 0;
+  double loss = 0.0;           // this step's
+  double tokens_per_s = 0.0;   // smoothed
+  double eta_s = 0.0;
+  const TrainLogRecord* record = nullptr;  // set on the steps that wrote a log row
+};
+using ProgressCallback = std::function<void(const TrainProgress&)>;
+
+struct TrainSummary {
+  int steps_done = 0;
+  bool interrupted = false;  // stopped by train_request_stop (Ctrl-C); a checkpoint was saved
+  double final_loss = 0.0;
+  TrainLogRecord last;
+};
+
+// Runs from session.step to options.steps. Errors: io_error writing a checkpoint or a log.
+Result<TrainSummary> train_run(TrainSession& session, const ProgressCallback& progress);
+
+// Asks a running train_run to save a checkpoint and stop after the current step
+// (async-signal-safe: the CLI's SIGINT handler calls it).
+void train_request_stop();
+
+// Writes the checkpoint (model, tokenizer, optimiser state, logs) of the session.
+Status train_save_checkpoint(const TrainSession& session);
+
+// The log as CSV text and as JSON text (with the options, for the record).
+std::string train_log_csv(const std::vector<TrainLogRecord>& log);
+std::string train_log_json(const TrainSession& session);
+
+}  // namespace headlab::train
