@@ -45,7 +45,10 @@ int run_serve(const ServeOptions& o) {
                 o.host.c_str());
   else
     std::printf("headlab: bound to %s: other machines on the network can connect\n", o.host.c_str());
-  std::printf("headlab: progress is kept in %s\n", (*srv)->database_path().c_str());
+  if ((*srv)->store_error().empty())
+    std::printf("headlab: progress is kept in %s\n", (*srv)->database_path().c_str());
+  else
+    std::printf("headlab: WARNING: learners' progress will NOT be saved: %s\n", (*srv)->store_error().c_str());
   if (!(*srv)->web_app_found())
     std::printf("headlab: warning: no web app at %s (run `npm ci --prefix web && npm run build --prefix web`, "
                 "or pass --web DIR); the JSON API works without it\n",

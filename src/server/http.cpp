@@ -10,6 +10,7 @@
 #include "server/errors.h"
 #include "server/progress_store.h"
 #include "server/routes.h"
+#include "server/static_files.h"
 #include "server/server.h"
 
 namespace headlab::server {
@@ -30,7 +31,9 @@ HttpRequest to_request(const httplib::Request& req) {
 void write_response(const HttpResponse& from, httplib::Response& to) {
   to.status = from.status;
   for (const auto& [k, v] : from.headers) to.set_header(k, v);
-  to.set_header("Cache-Control", "no-store");
+  bool has_cache_control = false;
+  for (const auto& h : from.headers) has_cache_control |= h.first == "Cache-Control";
+  if (!has_cache_control) to.set_header("Cache-Control", "no-store");
   to.set_content(from.body, from.content_type.c_str());
 }
 
@@ -44,6 +47,7 @@ std::string regex_escape(const std::string& s) {
 struct Server::Impl {
   ServerOptions options;
   std::unique_ptr<ProgressStore> store;
+  std::unique_ptr<StaticFiles> web;
   ServerContext context;
   std::vector<Route> routes;
   httplib::Server http;
@@ -58,10 +62,15 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
   std::unique_ptr<Server> server(new Server());
   Impl& m = *server->impl_;
   m.options = options;
+  // A store that cannot be opened does not stop the lessons: progress routes then answer
+  // 503 with the reason, and `headlab serve` warns at start-up.
   auto store = ProgressStore::open(options.db_path.empty() ? default_database_path() : options.db_path);
-  if (!store) return tl::unexpected(store.error());
-  m.store = std::move(*store);
-  m.context.store = m.store.get();
+  if (store) {
+    m.store = std::move(*store);
+    m.context.store = m.store.get();
+  } else {
+    m.context.store_error = store.error().message;
+  }
   m.routes = make_routes(m.context);
 
   httplib::Server& http = m.http;
@@ -131,8 +140,12 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
     return httplib::Server::HandlerResponse::Handled;
   }));
 
-  if (!options.web_dir.empty() && std::filesystem::is_regular_file(std::filesystem::path(options.web_dir) / "index.html"))
-    m.web_found = http.set_mount_point("/", options.web_dir);
+  // The built web app, for every other GET.
+  m.web = std::make_unique<StaticFiles>(options.web_dir);
+  m.web_found = m.web->found();
+  http.Get(R"(/.*)", [&m](const httplib::Request& req, httplib::Response& res) {
+    write_response(m.web->serve(req.path), res);
+  });
   return server;
 }
 
@@ -157,6 +170,7 @@ void Server::listen() { impl_->http.listen_after_bind(); }
 void Server::stop() { impl_->http.stop(); }
 int Server::port() const { return impl_->port; }
 bool Server::web_app_found() const { return impl_->web_found; }
-const std::string& Server::database_path() const { return impl_->store->path(); }
+std::string Server::database_path() const { return impl_->store ? impl_->store->path() : std::string(); }
+const std::string& Server::store_error() const { return impl_->context.store_error; }
 
 }  // namespace headlab::server

@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -41,7 +42,7 @@ Status ProgressStore::exec(const char* sql) {
   return {};
 }
 
-Result<std::unique_ptr<ProgressStore>> ProgressStore::open(const std::string& path) {
+Result<std::unique_ptr<ProgressStore>> ProgressStore::open(const std::string& path, std::int64_t max_bytes) {
   std::filesystem::path p(path);
   std::error_code ec;
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
@@ -68,6 +69,10 @@ Result<std::unique_ptr<ProgressStore>> ProgressStore::open(const std::string& pa
        }) {
     if (auto s = store->exec(sql); !s)
       return make_error(ErrorCode::io_error, s.error().message + " Is it a headlab database? Choose another with --db PATH.");
+  }
+  if (max_bytes > 0) {
+    std::string sql = "PRAGMA max_page_count=" + std::to_string(std::max<std::int64_t>(1, max_bytes / 4096)) + ";";
+    if (auto s = store->exec(sql.c_str()); !s) return tl::unexpected(s.error());
   }
   return store;
 }

@@ -8,6 +8,7 @@
 // Thread-safe: one connection behind a mutex. Errors: io_error naming the file.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,8 +22,9 @@ namespace headlab::server {
 
 class ProgressStore {
  public:
-  // Opens (creating the file, its folder and the schema when missing).
-  static Result<std::unique_ptr<ProgressStore>> open(const std::string& path);
+  // Opens (creating the file, its folder and the schema when missing). max_bytes > 0 caps
+  // the file's size: writes past it fail as on a full disk (io_error), reads go on.
+  static Result<std::unique_ptr<ProgressStore>> open(const std::string& path, std::int64_t max_bytes = 0);
   ~ProgressStore();
   ProgressStore(const ProgressStore&) = delete;
   ProgressStore& operator=(const ProgressStore&) = delete;

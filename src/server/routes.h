@@ -1,6 +1,7 @@
 // server/routes.h — the route table: method, path, and the function that answers.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "server/http_types.h"
@@ -10,7 +11,8 @@ namespace headlab::server {
 
 // What routes may use; owned by the Server, outliving every request.
 struct ServerContext {
-  ProgressStore* store = nullptr;
+  ProgressStore* store = nullptr;  // null when the database could not be opened
+  std::string store_error;         // then: why
 };
 
 std::vector<Route> make_routes(ServerContext& context);

@@ -35,7 +35,8 @@ class Server {
   void stop();
   int port() const;
   bool web_app_found() const;
-  const std::string& database_path() const;
+  std::string database_path() const;  // empty when the store could not be opened
+  const std::string& store_error() const;  // why, when it could not
 
  private:
   Server();

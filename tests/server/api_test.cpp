@@ -184,3 +184,10 @@ TEST(Api, EveryResponseCarriesSecurityHeaders) {
   EXPECT_NE(r->get_header_value("Content-Security-Policy").find("frame-ancestors 'none'"), std::string::npos);
   EXPECT_NE(r->get_header_value("Content-Security-Policy").find("script-src 'self'"), std::string::npos);
 }
+
+TEST(Api, WithoutAUsableDatabaseLessonsStillWorkAndProgressSaysWhy) {
+  TestServer s("/proc/headlab-cannot-be-here/p.db");
+  EXPECT_EQ(s.post("/api/weights", json{{"sentence", kLesson}, {"head", "first"}}).status, 200);
+  expect_error(s.post("/api/progress/check", check("induction", true, 8)), 503, "unavailable",
+               "Progress cannot be saved");
+}

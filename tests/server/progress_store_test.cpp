@@ -77,3 +77,19 @@ TEST(ProgressStore, DefaultPathIsUnderTheUsersDataFolder) {
   setenv("HOME", "/home/learner", 1);
   EXPECT_EQ(default_database_path(), "/home/learner/.local/share/headlab/headlab.db");
 }
+
+TEST(ProgressStore, AFullDiskIsAnErrorThatNamesTheFileAndKeepsEarlierWrites) {
+  std::string path = temp_path("full.db");
+  auto store = ProgressStore::open(path, /*max_bytes=*/3 * 4096);
+  ASSERT_TRUE(store) << store.error().message;
+  ASSERT_TRUE((*store)->record("learner-first", "causal-mask", {"a"}));
+  Result<std::vector<std::string>> r = std::vector<std::string>{};
+  int i = 0;
+  for (; i < 10000 && r; ++i)
+    r = (*store)->record("learner-" + std::to_string(i) + std::string(200, 'x'), "causal-mask", {"a", "b", "c"});
+  ASSERT_FALSE(r) << "never filled up";
+  EXPECT_EQ(r.error().code, ErrorCode::io_error);
+  EXPECT_NE(r.error().message.find("full"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find(path), std::string::npos);
+  EXPECT_EQ((*(*store)->completed("learner-first", "causal-mask")).size(), 1u);
+}
