@@ -9,7 +9,7 @@
 //
 // HEADLAB_BIN names the binary (default build/headlab, relative to the repo root);
 // CHROMIUM_BIN the browser (default /usr/bin/chromium).
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -131,6 +131,20 @@ export async function screenshot(page, name) {
   const file = path.join(artifacts_dir, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
+}
+
+/**
+ * With HEADLAB_UPDATE_SCREENSHOT=1, also writes this page to docs/screenshot.png for the
+ * README, squeezed by pngquant (Debian's `pngquant`) to stay small. Off by default, so a
+ * test run never changes the work tree.
+ */
+export async function update_readme_screenshot(page) {
+  if (process.env.HEADLAB_UPDATE_SCREENSHOT !== '1') return;
+  const raw = path.join(artifacts_dir, 'readme-screenshot-raw.png');
+  await page.screenshot({ path: raw, fullPage: true });
+  const out = path.join(repo_root, 'docs', 'screenshot.png');
+  const r = spawnSync('pngquant', ['--quality', '70-95', '--speed', '1', '--force', '--output', out, raw]);
+  if (r.error || r.status !== 0) fs.copyFileSync(raw, out);
 }
 
 /** Fails the test on any error the page logs or throws. */

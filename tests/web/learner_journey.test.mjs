@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { api_post, eventually, open_browser, screenshot, start_server, temp_dir, watch_console } from './harness.mjs';
+import { api_post, eventually, open_browser, screenshot, start_server, temp_dir, update_readme_screenshot, watch_console } from './harness.mjs';
 import { expected_row, grid_row_values, lesson_page } from './lesson_page.mjs';
 
 const SENTENCE = 'the cat chased the dog . the cat chased the';
@@ -48,6 +48,7 @@ test('the lesson opens on the Induction head, where cat (7) looks most at chased
   assert.match(caption, /masked/);
   assert.deepEqual(await grid_row_values(lesson, 7), expected_row((await weights('induction', true)).weights[7]));
   await screenshot(page, '01-lesson-opens');
+  await update_readme_screenshot(page);
 });
 
 test('picking another head and query changes the grid and the summary', async () => {
