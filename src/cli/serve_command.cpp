@@ -4,7 +4,7 @@
 
 #include <csignal>
 #include <cstdio>
-#include <pthread.h>
+#include <unistd.h>
 #include <thread>
 
 #include "cli/commands.h"
@@ -25,13 +25,22 @@ struct ServeOptions {
   std::string web = HEADLAB_WEB_DIR;
 };
 
+// Self-pipe: the handler (on whichever thread the kernel picks, OpenBLAS's included) only
+// writes the signal number; a normal thread reads it and stops the server.
+int g_signal_pipe[2] = {-1, -1};
+
+extern "C" void on_stop_signal(int sig) {
+  unsigned char b = static_cast<unsigned char>(sig);
+  [[maybe_unused]] ssize_t n = write(g_signal_pipe[1], &b, 1);
+}
+
 int run_serve(const ServeOptions& o) {
-  // Block the stop signals in every thread; one thread waits for them with sigwait.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  if (pipe(g_signal_pipe) != 0) return print_error("cannot create a pipe for signal handling");
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
   server::ServerOptions options{o.host, o.port, o.db, o.web};
@@ -57,16 +66,17 @@ int run_serve(const ServeOptions& o) {
   std::fflush(stdout);
 
   server::Server* raw = srv->get();
-  std::thread waiter([raw, stop_signals] {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
+  std::thread waiter([raw] {
+    unsigned char sig = 0;
+    if (read(g_signal_pipe[0], &sig, 1) != 1 || sig == 0) return;  // 0: listen() ended by itself
     std::printf("headlab: stopping (signal %d): finishing requests in flight\n", sig);
     std::fflush(stdout);
     raw->stop();
   });
   (*srv)->listen();
   // listen() also returns if the socket fails; wake the waiter so it can exit.
-  pthread_kill(waiter.native_handle(), SIGTERM);
+  unsigned char zero = 0;
+  [[maybe_unused]] ssize_t n = write(g_signal_pipe[1], &zero, 1);
   waiter.join();
   std::printf("headlab: stopped\n");
   return 0;
@@ -85,7 +95,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       "  headlab serve --host 0.0.0.0 --port 9000   share with a class on the network\n"
       "  headlab serve --db ./class.db              keep progress in this file");
   cmd->add_option("--host", opts->host, "Address to listen on (127.0.0.1: this machine only)")->capture_default_str();
-  cmd->add_option("--port", opts->port, "Port to listen on")->check(CLI::Range(1, 65535))->capture_default_str();
+  cmd->add_option("--port", opts->port, "Port to listen on (0: any free port, printed at start-up)")->check(CLI::Range(0, 65535))->capture_default_str();
   cmd->add_option("--db", opts->db, "SQLite file for progress (default: " + server::default_database_path() + ")");
   cmd->add_option("--web", opts->web, "Folder of the built web app")->capture_default_str();
   cmd->callback([opts, &exit_code] { exit_code = run_serve(*opts); });

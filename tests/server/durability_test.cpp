@@ -1,0 +1,83 @@
+// Nothing a learner did is lost: a server killed with SIGKILL in the middle of a stream of
+// writes still has every write it acknowledged when it starts again; SIGTERM stops cleanly.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "testing/process.h"
+#include "testing/test_server.h"
+
+using headlab::testing::ServeProcess;
+using headlab::testing::temp_path;
+using nlohmann::json;
+
+namespace {
+std::string check_body(const std::string& learner) {
+  return json{{"learner", learner}, {"lesson", "causal-mask"}, {"sentence", "the cat chased the dog . the cat chased the"},
+              {"head", "induction"}, {"mask", true}, {"query", 8}}
+      .dump();
+}
+}  // namespace
+
+TEST(Durability, EveryAcknowledgedWriteSurvivesSigkill) {
+  std::string db = temp_path("kill.db");
+  std::vector<std::string> acknowledged;
+  std::mutex mu;
+  {
+    ServeProcess server(db);
+    ASSERT_GT(server.port(), 0) << server.output();
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> writers;
+    for (int w = 0; w < 4; ++w)
+      writers.emplace_back([&, w] {
+        httplib::Client c("127.0.0.1", server.port());
+        c.set_connection_timeout(1);
+        c.set_read_timeout(2);
+        for (int i = 0; !stop; ++i) {
+          std::string learner = "writer" + std::to_string(w) + "-" + std::to_string(i);
+          auto r = c.Post("/api/progress/check", check_body(learner), "application/json");
+          if (!r) break;  // the server is gone
+          if (r->status == 200) {
+            std::lock_guard<std::mutex> lock(mu);
+            acknowledged.push_back(learner);
+          }
+        }
+      });
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    server.signal_and_wait(SIGKILL);  // mid-stream
+    stop = true;
+    for (auto& t : writers) t.join();
+  }
+  ASSERT_GT(acknowledged.size(), 20u) << "too few writes before the kill to prove anything";
+
+  ServeProcess again(db);
+  ASSERT_GT(again.port(), 0) << again.output();
+  httplib::Client c("127.0.0.1", again.port());
+  std::size_t missing = 0;
+  for (const std::string& learner : acknowledged) {
+    auto r = c.Get(("/api/progress?learner=" + learner).c_str());
+    ASSERT_TRUE(r);
+    if (json::parse(r->body)["completed_count"] != 1) ++missing;
+  }
+  EXPECT_EQ(missing, 0u) << "of " << acknowledged.size() << " acknowledged writes";
+}
+
+TEST(Durability, SigtermStopsGracefullyAndSaysSo) {
+  ServeProcess server(temp_path("term.db"));
+  ASSERT_GT(server.port(), 0);
+  httplib::Client c("127.0.0.1", server.port());
+  ASSERT_TRUE(c.Get("/api/health"));
+  int status = server.signal_and_wait(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_NE(server.output().find("headlab: stopped"), std::string::npos) << server.output();
+}
+
+TEST(Durability, StartUpSaysItIsBoundToLoopbackOnly) {
+  ServeProcess server(temp_path("bind.db"));
+  EXPECT_NE(server.output().find("only this machine can connect"), std::string::npos) << server.output();
+}
