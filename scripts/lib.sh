@@ -20,12 +20,13 @@ SERVE_PACKAGES=(
   ca-certificates
 )
 # More for the tests: GoogleTest, Google Benchmark, a browser for the page tests,
-# clang's libFuzzer, and the Debian texts the trainer's tests read.
+# clang's libFuzzer, the Debian texts the trainer's tests read, and a load generator.
 TEST_PACKAGES=(
   libgtest-dev libbenchmark-dev
   chromium
   clang
   dict-devil
+  wrk                              # the load test of the server
 )
 
 apt_install() {

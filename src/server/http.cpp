@@ -78,6 +78,9 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http.set_payload_max_length(kMaxBodyBytes);
   http.set_read_timeout(10, 0);
+  // Short keep-alive: a worker waiting on an idle connection is a worker not serving.
+  http.set_keep_alive_timeout(1);
+  http.set_keep_alive_max_count(50);
   http.set_write_timeout(10, 0);
   http.set_default_headers({
       {"X-Content-Type-Options", "nosniff"},

@@ -19,7 +19,7 @@ struct ServerOptions {
   int port = 8080;
   std::string db_path;   // empty: default_database_path()
   std::string web_dir;   // the built web front end (web/dist)
-  int threads = 8;
+  int threads = 64;     // HTTP workers; a keep-alive connection holds one while open
 };
 
 class Server {
