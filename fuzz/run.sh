@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds every libFuzzer target with clang, ASan and UBSan (in build-fuzz/) and runs each
+# for a bounded time from its committed seed corpus. A crash, leak or sanitizer report
+# fails the run; the reproducer is left in build-fuzz/crashes/.
+# Usage: fuzz/run.sh [SECONDS_PER_TARGET]   (default 20)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+seconds="${1:-${HEADLAB_FUZZ_SECONDS:-20}}"
+build="${HEADLAB_FUZZ_BUILD_DIR:-$root/build-fuzz}"
+command -v clang++ >/dev/null || { echo "fuzz: clang++ is missing (apt-get install clang)"; exit 1; }
+
+CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DHEADLAB_FUZZ=ON -DHEADLAB_BUILD_TESTS=OFF >/dev/null
+cmake --build "$build" -j"$(nproc)" --target headlab_fuzzers
+
+mkdir -p "$build/crashes"
+passed=0; failed=0
+for fuzzer in "$build"/fuzzers/*; do
+  [ -x "$fuzzer" ] || continue
+  name="$(basename "$fuzzer")"
+  corpus="$build/corpus/$name"
+  mkdir -p "$corpus"
+  dirs=("$corpus")
+  [ -d "$root/fuzz/corpus/$name" ] && dirs+=("$root/fuzz/corpus/$name")
+  echo "fuzz: $name for ${seconds}s"
+  if "$fuzzer" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+       -artifact_prefix="$build/crashes/$name-" -print_final_stats=1 "${dirs[@]}" \
+       >"$build/$name.log" 2>&1; then
+    passed=$((passed + 1))
+    echo "fuzz: $name clean ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$build/$name.log" | grep -o '[0-9]*$') runs)"
+  else
+    failed=$((failed + 1))
+    echo "fuzz: $name FAILED"; tail -40 "$build/$name.log"
+  fi
+done
+echo "fuzz: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
