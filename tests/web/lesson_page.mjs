@@ -9,7 +9,8 @@ export function lesson_page(page) {
     page,
     grid,
     head: (title) => page.getByRole('radio', { name: title, exact: true }),
-    query: (token, position) => queries.getByRole('button', { name: `${token} (${position})`, exact: true }),
+    // A token button's name is what it shows: the word, then its position ("cat 7").
+    query: (token, position) => queries.getByRole('button', { name: `${token} ${position}`, exact: true }),
     query_buttons: queries.getByRole('button'),
     selected_query: queries.locator('button[aria-pressed="true"]'),
     mask: page.getByRole('switch', { name: /Causal mask/ }),

@@ -29,7 +29,7 @@ after(async () => {
 });
 
 const key_button = (token, key) =>
-  try_this.getByRole('group', { name: /Your prediction/ }).getByRole('button', { name: `${token} (${key})`, exact: true });
+  try_this.getByRole('group', { name: /Your prediction/ }).getByRole('button', { name: `${token} ${key}`, exact: true });
 
 test('each head is guessed, then revealed with its real row and a verdict', async () => {
   const tokens = SENTENCE.split(' ');

@@ -5,21 +5,39 @@ const STOPS = ['#f7fbff', '#deebf7', '#c6dbef', '#9ecae1', '#6baed6', '#4292c6',
 
 const rgb = (hex: string) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
 
-/** The fill for a weight in [0, 1]: `rgb(r g b)`. */
-export function weight_colour(weight: number): string {
+function weight_rgb(weight: number): number[] {
   const w = Math.min(1, Math.max(0, weight));
   const x = w * (STOPS.length - 1);
   const i = Math.min(STOPS.length - 2, Math.floor(x));
   const t = x - i;
   const a = rgb(STOPS[i]);
   const b = rgb(STOPS[i + 1]);
-  const [r, g, bl] = a.map((v, k) => Math.round(v + (b[k] - v) * t));
-  return `rgb(${r} ${g} ${bl})`;
+  return a.map((v, k) => Math.round(v + (b[k] - v) * t));
 }
 
-/** Text on a cell of this weight stays readable: light text from the middle of the scale up. */
+/** The fill for a weight in [0, 1]: `rgb(r g b)`. */
+export function weight_colour(weight: number): string {
+  const [r, g, b] = weight_rgb(weight);
+  return `rgb(${r} ${g} ${b})`;
+}
+
+// WCAG relative luminance of an sRGB colour given as 0-255 channels.
+function luminance([r, g, b]: number[]): number {
+  const lin = (c: number) => {
+    const s = c / 255;
+    return s <= 0.04045 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+  };
+  return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+}
+
+const DARK_TEXT = [13, 27, 42]; // #0d1b2a, the grid's dark text colour
+
+/** Light (white) text reads better than dark text on the cell of this weight. */
 export function weight_text_is_light(weight: number): boolean {
-  return weight >= 0.5;
+  const fill = luminance(weight_rgb(weight));
+  const on_white = (1 + 0.05) / (fill + 0.05);
+  const on_dark = (fill + 0.05) / (luminance(DARK_TEXT) + 0.05);
+  return on_white > on_dark;
 }
 
 /** CSS gradient of the whole scale, for the legend. */
