@@ -81,6 +81,19 @@ test('the URL reproduces the view: sentence, head, query and mask', async () => 
   await other.close();
 });
 
+test('a link whose sentence the server refuses says why and shows the lesson’s sentence', async () => {
+  const other = await browser.newPage();
+  const again = lesson_page(other);
+  const long = Array.from({ length: 33 }, () => 'la').join(' ');
+  await other.goto(`${server.url}/?sentence=${encodeURIComponent(long)}&head=first&query=2`);
+  await again.sentence_error.waitFor();
+  assert.match(await again.sentence_error.textContent(), /33 tokens/);
+  assert.equal(await again.grid_rows.count(), 10);
+  assert.equal(await again.summary.head.textContent(), 'First token');
+  assert.equal(await again.summary.query.textContent(), 'chased (2)');
+  await other.close();
+});
+
 test('at 360 px wide the lesson fits the screen; only the grid may scroll sideways', async () => {
   const narrow = await browser.newPage();
   await narrow.setViewportSize({ width: 360, height: 780 });
