@@ -137,6 +137,29 @@ double eval_loss(TrainModel& m, const std::vector<int>& heldout, int bos) {
 
 void train_request_stop() { g_stop_requested.store(true); }
 
+double optimizer_step(TrainModel& m, std::vector<float>& mom, std::vector<float>& vel, const TrainOptions& o,
+                      int step) {
+  const double norm = grad_norm(m.grads_memory.data(), m.grads_memory.size());
+  const float clip = clip_factor(norm, o.grad_clip);
+  if (clip != 1.0f)
+    for (float& g : m.grads_memory) g *= clip;
+  const LrSchedule schedule{o.lr, o.warmup, o.steps, o.decay, o.min_lr_fraction};
+  const float lr = learning_rate_at(schedule, step);
+  auto sizes = model::parameters_sizes(m.config);
+  std::vector<float> decay_of(model::kNumParameterTensors, 0.0f);
+  for (std::size_t t : decayed_tensors()) decay_of[t] = o.weight_decay;
+  auto params = model::parameters_list(m.params.t);
+  auto grads = model::parameters_list(m.grads);
+  std::size_t offset = 0;
+  for (int t = 0; t < model::kNumParameterTensors; ++t) {
+    if (sizes[t] > 0)
+      adamw_update(params[t], mom.data() + offset, vel.data() + offset, grads[t], sizes[t], lr, decay_of[t], step + 1,
+                   o.adamw);
+    offset += sizes[t];
+  }
+  return norm;
+}
+
 Result<TrainSession> train_prepare(const TrainOptions& o) {
   if (o.steps < 1) return make_error(ErrorCode::invalid_argument, "--steps must be at least 1");
   if (o.batch < 1) return make_error(ErrorCode::invalid_argument, "--batch must be at least 1");
@@ -326,12 +349,8 @@ Result<TrainSummary> train_run(TrainSession& s, const ProgressCallback& progress
   const TrainOptions& o = s.options;
   TrainModel& m = s.model;
   const int V = m.config.vocab_size, bos = m.config.bos_token_id;
-  const std::size_t n = m.params.memory.size();
   const LrSchedule schedule{o.lr, o.warmup, o.steps, o.decay, o.min_lr_fraction};
   Batch batch = batch_allocate(m.B, m.T);
-  auto sizes = model::parameters_sizes(m.config);
-  std::vector<float> decay_of(model::kNumParameterTensors, 0.0f);
-  for (std::size_t t : decayed_tensors()) decay_of[t] = o.weight_decay;
   // natural text for the scanner: held-out text if any, else the corpus
   const std::vector<int>& scan_text = !s.heldout_tokens.empty() ? s.heldout_tokens : s.corpus_tokens;
 
@@ -377,20 +396,8 @@ Result<TrainSummary> train_run(TrainSession& s, const ProgressCallback& progress
     train_zero_grad(m);
     train_backward(m);
     // 4. clip the global gradient norm, then AdamW with this step's learning rate
-    last_norm = grad_norm(m.grads_memory.data(), n);
-    const float clip = clip_factor(last_norm, o.grad_clip);
-    if (clip != 1.0f)
-      for (float& g : m.grads_memory) g *= clip;
     const float lr = learning_rate_at(schedule, s.step);
-    auto params = model::parameters_list(m.params.t);
-    auto grads = model::parameters_list(m.grads);
-    std::size_t offset = 0;
-    for (int t = 0; t < model::kNumParameterTensors; ++t) {
-      if (sizes[t] > 0)
-        adamw_update(params[t], s.m.data() + offset, s.v.data() + offset, grads[t], sizes[t], lr, decay_of[t],
-                     s.step + 1, o.adamw);
-      offset += sizes[t];
-    }
+    last_norm = optimizer_step(m, s.m, s.v, o, s.step);
     ++s.step;
     loss_sum += loss;
     ++loss_n;

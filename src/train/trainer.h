@@ -112,6 +112,13 @@ struct TrainSummary {
 // Runs from session.step to options.steps. Errors: io_error writing a checkpoint or a log.
 Result<TrainSummary> train_run(TrainSession& session, const ProgressCallback& progress);
 
+// One optimiser step on the gradients in m.grads: clip the global norm to
+// options.grad_clip, then AdamW (decay on matrices and embeddings only) with the learning
+// rate of `step` (counting from 0). mom and vel are AdamW's moments. Returns the norm
+// before clipping.
+double optimizer_step(TrainModel& m, std::vector<float>& mom, std::vector<float>& vel, const TrainOptions& options,
+                      int step);
+
 // Asks a running train_run to save a checkpoint and stop after the current step
 // (async-signal-safe: the CLI's SIGINT handler calls it).
 void train_request_stop();

@@ -1,0 +1,204 @@
+#include "train/trainer.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "model/checkpoint.h"
+#include "model/config.h"
+#include "train/bpe_trainer.h"
+#include "train/train_plot.h"
+
+using namespace headlab;
+using namespace headlab::train;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A scratch directory with a byte-level tokenizer (257 tokens), a tiny config, a corpus
+// and held-out text.
+struct Fixture {
+  fs::path dir;
+  explicit Fixture(const std::string& name) : dir(fs::temp_directory_path() / ("headlab_trainer_test_" + name)) {
+    fs::remove_all(dir);
+    fs::create_directories(dir / "tok");
+    fs::create_directories(dir / "corpus");
+    BpeTrainOptions bo;
+    bo.vocab_size = 257;
+    auto v = bpe_train({"abc"}, bo);
+    EXPECT_TRUE(v && bpe_save(*v, (dir / "tok").string()));
+    model::ModelConfig c;
+    c.n_layer = 1;
+    c.n_head = 2;
+    c.n_embd = 16;
+    c.n_ctx = 16;
+    c.vocab_size = 257;
+    c.mlp = true;
+    c.bos_token_id = c.eos_token_id = 256;
+    EXPECT_TRUE(model::config_save(c, (dir / "config.json").string()));
+    write("corpus/a.txt", std::string(400, 'x') + " the cat sat on the mat. the dog sat on the log.");
+    write("corpus/b.txt", "a second document, with its own words and numbers 1 2 3. " + std::string(100, 'y'));
+    write("heldout.txt", "held-out text that is never trained on, long enough for a window or two of bytes.");
+    write("empty.txt", "");
+  }
+  ~Fixture() { fs::remove_all(dir); }
+  void write(const std::string& name, const std::string& text) { std::ofstream(dir / name) << text; }
+  TrainOptions options() const {
+    TrainOptions o;
+    o.config_path = (dir / "config.json").string();
+    o.tokenizer_dir = (dir / "tok").string();
+    o.corpus = {(dir / "corpus").string()};
+    o.heldout = {(dir / "heldout.txt").string()};
+    o.out_dir = (dir / "out").string();
+    o.steps = 6;
+    o.batch = 2;
+    o.warmup = 2;
+    o.log_every = 2;
+    o.eval_every = 3;
+    o.checkpoint_every = 0;
+    o.mix.copied_span = 0.3;
+    o.mix.repeated_random = 0.3;
+    o.mix.max_span = 6;
+    return o;
+  }
+};
+
+}  // namespace
+
+TEST(TrainPrepare, RefusesMissingCorpus) {
+  Fixture f("missing");
+  TrainOptions o = f.options();
+  o.corpus = {(f.dir / "nope.txt").string()};
+  auto s = train_prepare(o);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ErrorCode::not_found);
+  EXPECT_NE(s.error().message.find("nope.txt"), std::string::npos);
+}
+
+TEST(TrainPrepare, RefusesEmptyCorpus) {
+  Fixture f("empty");
+  TrainOptions o = f.options();
+  o.corpus = {(f.dir / "empty.txt").string()};
+  auto s = train_prepare(o);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(s.error().message.find("empty"), std::string::npos);
+}
+
+TEST(TrainPrepare, RefusesNoCorpusUnlessRandomOnly) {
+  Fixture f("nocorpus");
+  TrainOptions o = f.options();
+  o.corpus.clear();
+  EXPECT_FALSE(train_prepare(o));
+  o.mix.copied_span = 0;
+  o.mix.repeated_random = 1.0;
+  EXPECT_TRUE(train_prepare(o));
+}
+
+TEST(TrainPrepare, RefusesARunThatDoesNotFitInMemory) {
+  Fixture f("memory");
+  TrainOptions o = f.options();
+  o.max_memory_bytes = 1 << 16;
+  auto s = train_prepare(o);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ErrorCode::too_long);
+}
+
+TEST(TrainPrepare, RefusesATokenizerThatIsNotTheModels) {
+  Fixture f("vocab");
+  model::ModelConfig c = *model::config_load((f.dir / "config.json").string());
+  c.vocab_size = 300;
+  c.bos_token_id = c.eos_token_id = 299;
+  ASSERT_TRUE(model::config_save(c, (f.dir / "config.json").string()));
+  auto s = train_prepare(f.options());
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(s.error().message.find("vocab_size"), std::string::npos);
+}
+
+TEST(TrainPrepare, RefusesResumeWithoutACheckpoint) {
+  Fixture f("noresume");
+  TrainOptions o = f.options();
+  o.resume = true;
+  auto s = train_prepare(o);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ErrorCode::not_found);
+}
+
+TEST(TrainRun, LowersTheLossAndWritesACheckpointInHfLayout) {
+  Fixture f("run");
+  TrainOptions o = f.options();
+  o.steps = 30;
+  o.lr = 3e-3f;
+  auto s = train_prepare(o);
+  ASSERT_TRUE(s) << s.error().message;
+  int calls = 0;
+  auto r = train_run(*s, [&](const TrainProgress& p) {
+    ++calls;
+    EXPECT_EQ(p.total, 30);
+    EXPECT_GT(p.tokens_per_s, 0.0);
+  });
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(calls, 30);
+  EXPECT_EQ(r->steps_done, 30);
+  EXPECT_LT(s->log.back().loss, s->log.front().loss);
+  for (const char* name : {"config.json", "model.safetensors", "vocab.json", "merges.txt", "train_state.bin",
+                           "train_log.csv", "train_log.json"})
+    EXPECT_TRUE(fs::exists(f.dir / "out" / name)) << name;
+  auto loaded = model::checkpoint_load((f.dir / "out").string());
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ(loaded->memory, s->model.params.memory);
+  // log rows every 2 steps; evaluated rows (every 3 steps, and the last) carry head scores
+  EXPECT_EQ(s->log.size(), 15u);
+  EXPECT_TRUE(s->log.back().evaluated);
+  EXPECT_TRUE(std::isfinite(s->log.back().eval_loss));
+  std::ifstream csv(f.dir / "out" / "train_log.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_NE(header.find("induction"), std::string::npos);
+  auto svg = train_log_svg(train_log_csv(s->log), "log");
+  ASSERT_TRUE(svg);
+  EXPECT_NE(svg->find("<polyline"), std::string::npos);
+}
+
+TEST(TrainRun, IsRepeatableFromTheSeed) {
+  Fixture f("seed");
+  auto a = train_prepare(f.options());
+  auto b = train_prepare(f.options());
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(train_run(*a, nullptr));
+  ASSERT_TRUE(train_run(*b, nullptr));
+  EXPECT_EQ(a->model.params.memory, b->model.params.memory);
+}
+
+TEST(TrainRun, StopSavesAndResumeContinuesExactly) {
+  Fixture f("resume");
+  // straight through
+  auto straight = train_prepare(f.options());
+  ASSERT_TRUE(straight);
+  ASSERT_TRUE(train_run(*straight, nullptr));
+  // stopped after step 3 (as Ctrl-C does), then resumed
+  auto first = train_prepare(f.options());
+  ASSERT_TRUE(first);
+  auto r = train_run(*first, [](const TrainProgress& p) {
+    if (p.step == 2) train_request_stop();
+  });
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->interrupted);
+  EXPECT_EQ(r->steps_done, 3);
+  TrainOptions o = f.options();
+  o.resume = true;
+  auto resumed = train_prepare(o);
+  ASSERT_TRUE(resumed) << resumed.error().message;
+  EXPECT_EQ(resumed->step, 3);
+  ASSERT_TRUE(train_run(*resumed, nullptr));
+  EXPECT_EQ(resumed->model.params.memory, straight->model.params.memory);
+}
+
+TEST(TrainLogSvg, RejectsAFileThatIsNotALog) {
+  auto svg = train_log_svg("a,b\n1,2\n", "x.csv");
+  ASSERT_FALSE(svg);
+  EXPECT_EQ(svg.error().code, ErrorCode::corrupt);
+}
