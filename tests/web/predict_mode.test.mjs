@@ -72,6 +72,11 @@ test('"Show it in the grid" points the lesson at that head and position 9', asyn
     assert.equal(await lesson.summary.query.textContent(), 'the (9)');
   });
   assert.match(page.url(), new RegExp(`head=${last.name}&query=9`));
+  // ...and brings the grid into view.
+  await eventually(async () => {
+    const box = await page.getByRole('heading', { name: 'Five heads, one sentence' }).boundingBox();
+    assert.ok(box && box.y > -10 && box.y < 900, `the section's heading is at y = ${box?.y}`);
+  });
 });
 
 test('"Start over" clears the guesses', async () => {

@@ -42,6 +42,9 @@ export class CausalMaskLessonState {
   split = $state<HeadSplitResponse | null>(null);
   split_error = $state<string | null>(null);
 
+  /** Counts focus() calls, so the section that shows the focus can bring itself into view. */
+  focus_requests = $state(0);
+
   readonly learner = learner_id();
   private weights_seq = 0;
   private split_seq = 0;
@@ -154,6 +157,7 @@ export class CausalMaskLessonState {
     if (f.mask !== undefined && f.mask !== this.view.mask) await this.set_mask(f.mask);
     if (this.by_head[f.head]) this.view.head = f.head;
     if (f.query >= 0 && f.query < this.tokens.length) this.view.query = f.query;
+    this.focus_requests += 1;
     this.changed();
   }
 
