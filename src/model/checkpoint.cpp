@@ -118,7 +118,9 @@ Result<Parameters> checkpoint_load(const std::string& dir) {
   if (!fs::is_directory(dir, ec)) return make_error(ErrorCode::not_found, dir + ": not a directory");
   auto config = config_load((fs::path(dir) / "config.json").string());
   if (!config) return tl::unexpected(config.error());
-  auto file = safetensors_read((fs::path(dir) / "model.safetensors").string());
+  // header only: each tensor is read into its place, so the file's bytes and the weights
+  // are never both in memory
+  auto file = safetensors_open((fs::path(dir) / "model.safetensors").string());
   if (!file) return tl::unexpected(file.error());
   return checkpoint_from_safetensors(*config, *file);
 }

@@ -176,7 +176,9 @@ Result<SafetensorsFile> safetensors_parse(const unsigned char* bytes, std::size_
   return file;
 }
 
-Result<SafetensorsFile> safetensors_read(const std::string& path) {
+namespace {
+
+Result<SafetensorsFile> read_file(const std::string& path, bool lazy) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return make_error(ErrorCode::not_found, path + ": cannot open (missing model.safetensors?)");
   const std::streamoff size = in.tellg();
@@ -194,11 +196,21 @@ Result<SafetensorsFile> safetensors_read(const std::string& path) {
   const std::uint64_t data_size = static_cast<std::uint64_t>(size) - 8 - *n;
   auto file = parse_header(header.data(), *n, data_size, path);
   if (!file) return file;
+  file->data_start = 8 + *n;
+  if (lazy) {
+    file->lazy = true;
+    return file;
+  }
   file->data.resize(data_size);
   if (data_size > 0 && !in.read(reinterpret_cast<char*>(file->data.data()), static_cast<std::streamsize>(data_size)))
     return make_error(ErrorCode::io_error, path + ": read failed");
   return file;
 }
+
+}  // namespace
+
+Result<SafetensorsFile> safetensors_read(const std::string& path) { return read_file(path, false); }
+Result<SafetensorsFile> safetensors_open(const std::string& path) { return read_file(path, true); }
 
 float f16_to_f32(std::uint16_t h) {
   const std::uint32_t sign = std::uint32_t(h & 0x8000) << 16;
@@ -266,8 +278,24 @@ std::uint16_t f32_to_f16(float f) {
 }
 
 Status safetensors_to_f32(const SafetensorsFile& file, const SafetensorsTensor& t, float* out) {
-  const unsigned char* p = file.data.data() + t.begin;
   const std::int64_t n = t.numel();
+  const bool floating = t.dtype == Dtype::F32 || t.dtype == Dtype::F16 || t.dtype == Dtype::BF16 || t.dtype == Dtype::F64;
+  std::vector<unsigned char> staged;
+  const unsigned char* p = file.data.data() + t.begin;
+  if (file.lazy && floating) {
+    std::ifstream in(file.path, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(file.data_start + t.begin));
+    // F32 goes straight into `out`; narrower types are staged, then widened
+    char* dst = reinterpret_cast<char*>(out);
+    if (t.dtype != Dtype::F32) {
+      staged.resize(t.end - t.begin);
+      dst = reinterpret_cast<char*>(staged.data());
+    }
+    if (!in || !in.read(dst, static_cast<std::streamsize>(t.end - t.begin)))
+      return make_error(ErrorCode::io_error, file.path + ": tensor \"" + t.name + "\": read failed (file changed since it was opened?)");
+    if (t.dtype == Dtype::F32) return {};
+    p = staged.data();
+  }
   switch (t.dtype) {
     case Dtype::F32:
       std::memcpy(out, p, std::size_t(n) * 4);

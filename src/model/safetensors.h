@@ -38,10 +38,12 @@ struct SafetensorsTensor {
 };
 
 struct SafetensorsFile {
-  std::string path;                           // for error messages
+  std::string path;                           // for error messages (and lazy reads)
   std::vector<SafetensorsTensor> tensors;     // in header order
   std::map<std::string, std::string> metadata;
-  std::vector<unsigned char> data;            // the bytes after the header
+  std::vector<unsigned char> data;            // the bytes after the header (empty when lazy)
+  bool lazy = false;                          // true: tensors are read from `path` on demand
+  std::uint64_t data_start = 0;               // file offset of the data (8 + header length)
 
   const SafetensorsTensor* find(const std::string& name) const;  // null if absent
 };
@@ -50,8 +52,12 @@ struct SafetensorsFile {
 Result<SafetensorsFile> safetensors_parse(const unsigned char* bytes, std::size_t size,
                                           const std::string& path);
 Result<SafetensorsFile> safetensors_read(const std::string& path);
+// Reads and validates only the header; safetensors_to_f32 then reads each tensor from the
+// file, so loading a model never holds the whole file and the weights at once.
+Result<SafetensorsFile> safetensors_open(const std::string& path);
 
-// Converts a floating tensor to float32. unsupported for integer dtypes.
+// Converts a floating tensor to float32. unsupported for integer dtypes; io_error when a
+// lazy file can no longer be read (changed or truncated since it was opened).
 Status safetensors_to_f32(const SafetensorsFile& file, const SafetensorsTensor& tensor, float* out);
 
 // One tensor to write, from float32, stored as `dtype` (F32, F16 or BF16; round to nearest even).

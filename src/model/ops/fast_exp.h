@@ -1,10 +1,47 @@
-// model/ops/fast_exp.h — exp over a row, written so the compiler vectorises it: the
-// softmax of every attention row is exp-bound at long contexts.
+// model/ops/fast_exp.h — exp written so the compiler vectorises it: the softmax of every
+// attention row and the tanh of every GELU are exp-bound.
 //   exp(x) = 2^n * p(r),  n = round(x / ln 2),  r = x - n ln 2 (two-part ln 2),
-//   p a degree-6 polynomial (Cephes expf); relative error below 2e-7 on [-87, 0].
+//   p a degree-6 polynomial (Cephes expf); relative error below 2e-7.
+// HEADLAB_MULTIVERSION compiles a function for AVX-512, AVX2+FMA and baseline x86-64; the
+// loader picks the best the CPU has (GCC target_clones), so one binary runs anywhere.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define HEADLAB_MULTIVERSION __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define HEADLAB_MULTIVERSION
+#endif
+
 namespace headlab::model {
+
+// exp(x) for any float x: below -87 it is 0, above 88 it saturates at exp(88).
+inline float fast_exp(float x) {
+  const bool underflow = x < -87.0f;
+  x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+  const float fx = x * 1.44269504088896341f + 0.5f;
+  std::int32_t ni = static_cast<std::int32_t>(fx);  // truncates toward zero ...
+  ni = static_cast<float>(ni) > fx ? ni - 1 : ni;   // ... so floor(x / ln 2 + 1/2) = round
+  const float n = static_cast<float>(ni);
+  float r = x - n * 0.693359375f;  // ln 2, high part
+  r = r - n * -2.12194440e-4f;     // ln 2, low part
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const std::int32_t bits = (ni + 127) << 23;
+  float pow2n;
+  std::memcpy(&pow2n, &bits, sizeof pow2n);
+  return underflow ? 0.0f : p * pow2n;
+}
+
+// tanh(x) = 1 - 2 / (exp(2x) + 1); absolute error below 1e-7.
+inline float fast_tanh(float x) { return 1.0f - 2.0f / (fast_exp(2.0f * x) + 1.0f); }
 
 // row[i] = exp(row[i] - shift) for i < n, *sum = the sum of the results. Inputs below
 // shift - 87 (and -inf) give 0.

@@ -35,3 +35,20 @@ TEST(FastExp, MinusInfinityGivesZero) {
   EXPECT_NEAR(row[1], std::exp(-1.0f), 1e-7f);
   EXPECT_FLOAT_EQ(row[2], 1.0f);
 }
+
+TEST(FastExp, TanhMatchesStdTanh) {
+  double max_abs = 0;
+  for (float x = -30.0f; x <= 30.0f; x += 0.001f)
+    max_abs = std::max(max_abs, std::fabs(double(headlab::model::fast_tanh(x)) - std::tanh(double(x))));
+  std::printf("fast tanh: max abs error %.3g\n", max_abs);
+  EXPECT_LT(max_abs, 2e-7);
+}
+
+TEST(FastExp, ExpOfPositiveArgumentsAndSaturation) {
+  double max_rel = 0;
+  for (float x = -80.0f; x <= 88.0f; x += 0.01f)
+    max_rel = std::max(max_rel, std::fabs(headlab::model::fast_exp(x) - std::exp(double(x))) / std::exp(double(x)));
+  EXPECT_LT(max_rel, 3e-7);
+  EXPECT_TRUE(std::isfinite(headlab::model::fast_exp(1000.0f)));
+  EXPECT_EQ(headlab::model::fast_exp(-1000.0f), 0.0f);
+}

@@ -1,0 +1,51 @@
+#!/bin/sh
+# bench/run_engine_bench.sh — headlab's forward vs PyTorch's on the GPT-2-small shape
+# (12 layers, 12 heads, 768 wide, random weights, batch 1, every pattern recorded) at
+# 16, 64, 256 and 1024 tokens, one process per length and engine; prints both medians,
+# their ratio (headlab / PyTorch: below 1 is faster) and the peak memory of each.
+#
+#   bench/run_engine_bench.sh [BUILD_DIR] [REPEATS]      (BUILD_DIR default: build-bench)
+#
+# PyTorch runs in its fair configuration on 2 cores: 2 threads, OMP_WAIT_POLICY=PASSIVE
+# and jemalloc that keeps its pages (as installed, it busy-waits and page-faults).
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-$ROOT/build-bench}
+REPEATS=${2:-5}
+MODEL=${HEADLAB_BENCH_MODEL:-/tmp/headlab-bench-gpt2-random}
+
+if [ ! -x "$BUILD/bench/headlab_engine_bench" ]; then
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DHEADLAB_BUILD_BENCH=ON -DHEADLAB_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$BUILD" -j2 --target headlab_engine_bench >/dev/null
+fi
+if [ ! -f "$MODEL/model.safetensors" ]; then
+  echo "making random GPT-2-small weights in $MODEL (500 MB) ..."
+  "$BUILD/bench/headlab_engine_bench" --make-model "$MODEL"
+fi
+JEMALLOC=$(ls /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 2>/dev/null || true)
+if [ -z "$JEMALLOC" ]; then
+  echo "note: libjemalloc2 is not installed (apt-get install libjemalloc2); PyTorch runs with glibc malloc"
+fi
+if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  echo "note: Debian's python3-torch is not installed: only headlab's figures are printed"
+  TORCH=no
+else
+  TORCH=yes
+fi
+
+field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
+printf '%7s  %12s  %12s  %7s  %12s  %12s  %s\n' tokens headlab_ms pytorch_ms ratio headlab_MB pytorch_MB same_argmax
+for T in 16 64 256 1024; do
+  H=$(OPENBLAS_NUM_THREADS=2 "$BUILD/bench/headlab_engine_bench" --model "$MODEL" --tokens $T --repeats $REPEATS)
+  if [ "$TORCH" = yes ]; then
+    P=$(OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=2 MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1 \
+        LD_PRELOAD=$JEMALLOC /usr/bin/python3 "$ROOT/bench/torch_engine_bench.py" --model "$MODEL" --tokens $T --repeats $REPEATS)
+  else
+    P="median_ms=nan peak_rss_mb=nan argmax_last=nan"
+  fi
+  hm=$(field "$H" median_ms); pm=$(field "$P" median_ms)
+  ratio=$(awk -v a="$hm" -v b="$pm" 'BEGIN { if (b == "nan") print "-"; else printf "%.2f", a / b }')
+  same=$([ "$(field "$H" argmax_last)" = "$(field "$P" argmax_last)" ] && echo yes || echo NO)
+  printf '%7s  %12s  %12s  %7s  %12s  %12s  %s\n' $T "$hm" "$pm" "$ratio" "$(field "$H" peak_rss_mb)" "$(field "$P" peak_rss_mb)" "$same"
+done

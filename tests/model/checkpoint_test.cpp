@@ -1,0 +1,237 @@
+// Tests for model/checkpoint.h and model/config.h: HF directories in, HF directories out,
+// and the errors for inconsistent configs and lying weight files.
+#include "model/checkpoint.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "model/fixtures.h"
+#include "model/forward.h"
+
+using namespace headlab::model;
+using headlab::ErrorCode;
+using headlab::testing::fixture_dir;
+
+namespace {
+
+std::string tmp_dir(const std::string& name) {
+  const std::string d = std::string(HEADLAB_BINARY_DIR) + "/tmp_" + name;
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+ModelConfig small_config() {
+  ModelConfig c;
+  c.n_layer = 2;
+  c.n_head = 2;
+  c.n_embd = 8;
+  c.n_ctx = 6;
+  c.vocab_size = 11;
+  c.bos_token_id = c.eos_token_id = 10;
+  return c;
+}
+
+}  // namespace
+
+TEST(Checkpoint, LoadsEachFixtureDirectory) {
+  for (const char* name : {"gpt2_tiny", "attn_only", "gpt2_wide"}) {
+    auto p = checkpoint_load(fixture_dir(name));
+    ASSERT_TRUE(p) << p.error().message;
+  }
+}
+
+TEST(Checkpoint, SaveThenLoadGivesTheSameWeightsForEveryVariant) {
+  for (bool mlp : {true, false})
+    for (bool tied : {true, false}) {
+      ModelConfig c = small_config();
+      c.mlp = mlp;
+      c.tied = tied;
+      Parameters p = parameters_allocate(c);
+      parameters_init_random(p, 3);
+      const std::string d = tmp_dir("ckpt_roundtrip");
+      ASSERT_TRUE(checkpoint_save(d, p));
+      auto q = checkpoint_load(d);
+      ASSERT_TRUE(q) << q.error().message;
+      EXPECT_EQ(q->config.mlp, mlp);
+      EXPECT_EQ(q->config.tied, tied);
+      EXPECT_EQ(q->memory, p.memory) << "mlp " << mlp << " tied " << tied;
+      // the file carries GPT2LMHeadModel's names and Conv1D shapes
+      auto f = safetensors_read(d + "/model.safetensors");
+      ASSERT_TRUE(f);
+      ASSERT_NE(f->find("transformer.h.1.attn.c_attn.weight"), nullptr);
+      EXPECT_EQ(f->find("transformer.h.1.attn.c_attn.weight")->shape, (std::vector<std::int64_t>{8, 24}));
+      EXPECT_EQ(f->find("lm_head.weight") != nullptr, !tied);
+    }
+}
+
+TEST(Checkpoint, SavesInHalfPrecision) {
+  Parameters p = parameters_allocate(small_config());
+  parameters_init_random(p, 3);
+  const std::string d = tmp_dir("ckpt_bf16");
+  ASSERT_TRUE(checkpoint_save(d, p, Dtype::BF16));
+  auto q = checkpoint_load(d);
+  ASSERT_TRUE(q);
+  for (std::size_t i = 0; i < p.memory.size(); i++)
+    ASSERT_NEAR(q->memory[i], p.memory[i], std::fabs(p.memory[i]) / 256 + 1e-30);
+}
+
+TEST(Checkpoint, RejectsAMissingTensorNamingIt) {
+  Parameters p = parameters_allocate(small_config());
+  const std::string d = tmp_dir("ckpt_missing");
+  ASSERT_TRUE(checkpoint_save(d, p));
+  // claim three layers: h.2.* is missing
+  ModelConfig c = small_config();
+  c.n_layer = 3;
+  ASSERT_TRUE(config_save(c, d + "/config.json"));
+  auto r = checkpoint_load(d);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::corrupt);
+  EXPECT_NE(r.error().message.find("model.safetensors: missing tensor \"h.2.ln_1.weight\""), std::string::npos)
+      << r.error().message;
+}
+
+TEST(Checkpoint, RejectsTensorsTheConfigDoesNotDescribe) {
+  Parameters p = parameters_allocate(small_config());
+  const std::string d = tmp_dir("ckpt_extra");
+  ASSERT_TRUE(checkpoint_save(d, p));
+  ModelConfig c = small_config();
+  c.n_layer = 1;
+  ASSERT_TRUE(config_save(c, d + "/config.json"));
+  auto r = checkpoint_load(d);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("unexpected tensor \"transformer.h.1."), std::string::npos) << r.error().message;
+}
+
+TEST(Checkpoint, RejectsAWrongShape) {
+  Parameters p = parameters_allocate(small_config());
+  const std::string d = tmp_dir("ckpt_shape");
+  ASSERT_TRUE(checkpoint_save(d, p));
+  ModelConfig c = small_config();
+  c.vocab_size = 12;
+  ASSERT_TRUE(config_save(c, d + "/config.json"));
+  auto r = checkpoint_load(d);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("\"transformer.wte.weight\" has shape (11, 8), config.json implies (12, 8)"),
+            std::string::npos)
+      << r.error().message;
+}
+
+TEST(Checkpoint, RejectsNaNWeights) {
+  Parameters p = parameters_allocate(small_config());
+  p.t.qkvw[5] = std::numeric_limits<float>::quiet_NaN();
+  const std::string d = tmp_dir("ckpt_nan");
+  ASSERT_TRUE(checkpoint_save(d, p));
+  auto r = checkpoint_load(d);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::corrupt);
+  EXPECT_NE(r.error().message.find("\"transformer.h.0.attn.c_attn.weight\" holds a non-finite value"), std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(parameters_find_nonfinite(p), "qkvw[5]");
+}
+
+TEST(Checkpoint, UntiedModelWithoutLmHeadIsAClearError) {
+  Parameters p = parameters_allocate(small_config());
+  const std::string d = tmp_dir("ckpt_lm_head");
+  ASSERT_TRUE(checkpoint_save(d, p));
+  ModelConfig c = small_config();
+  c.tied = false;
+  ASSERT_TRUE(config_save(c, d + "/config.json"));
+  auto r = checkpoint_load(d);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("missing tensor \"lm_head.weight\""), std::string::npos) << r.error().message;
+}
+
+TEST(Checkpoint, MissingDirectoryOrFiles) {
+  EXPECT_EQ(checkpoint_load("/nonexistent").error().code, ErrorCode::not_found);
+  const std::string d = tmp_dir("ckpt_empty");
+  auto r = checkpoint_load(d);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("config.json"), std::string::npos);
+  ASSERT_TRUE(config_save(small_config(), d + "/config.json"));
+  auto s = checkpoint_load(d);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("model.safetensors"), std::string::npos);
+  EXPECT_EQ(checkpoint_save("/proc/no/such/dir", parameters_allocate(small_config())).error().code, ErrorCode::io_error);
+}
+
+TEST(Checkpoint, TruncatedWeightsFileIsCorrupt) {
+  Parameters p = parameters_allocate(small_config());
+  const std::string d = tmp_dir("ckpt_trunc");
+  ASSERT_TRUE(checkpoint_save(d, p));
+  std::filesystem::resize_file(d + "/model.safetensors", std::filesystem::file_size(d + "/model.safetensors") - 10);
+  auto r = checkpoint_load(d);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::corrupt);
+  EXPECT_NE(r.error().message.find("model.safetensors: tensor"), std::string::npos) << r.error().message;
+}
+
+TEST(ModelConfig, ParsesHuggingFaceGpt2Config) {
+  // the keys of the hub's gpt2/config.json
+  auto c = config_parse(R"({"activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"],
+    "attn_pdrop": 0.1, "bos_token_id": 50256, "embd_pdrop": 0.1, "eos_token_id": 50256,
+    "initializer_range": 0.02, "layer_norm_epsilon": 1e-05, "model_type": "gpt2", "n_ctx": 1024,
+    "n_embd": 768, "n_head": 12, "n_layer": 12, "n_positions": 1024, "resid_pdrop": 0.1,
+    "summary_activation": null, "summary_first_dropout": 0.1, "summary_proj_to_labels": true,
+    "summary_type": "cls_index", "summary_use_proj": true,
+    "task_specific_params": {"text-generation": {"do_sample": true, "max_length": 50}},
+    "vocab_size": 50257})",
+                        "gpt2/config.json");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->n_layer, 12);
+  EXPECT_EQ(c->n_ctx, 1024);
+  EXPECT_EQ(c->vocab_size, 50257);
+  EXPECT_TRUE(c->tied);
+  EXPECT_TRUE(c->mlp);
+  auto again = config_parse(config_to_json(*c), "again");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->n_embd, 768);
+}
+
+TEST(ModelConfig, RejectsInconsistentConfigsNamingTheField) {
+  auto msg = [](const std::string& json) {
+    auto r = config_parse(json, "config.json");
+    EXPECT_FALSE(r) << json;
+    return r ? std::string() : r.error().message;
+  };
+  EXPECT_NE(msg(R"({"n_embd": 100, "n_head": 12})").find("n_embd (100) must be divisible by n_head (12)"), std::string::npos);
+  EXPECT_NE(msg(R"({"n_layer": 0})").find("n_layer must be positive"), std::string::npos);
+  EXPECT_NE(msg(R"({"n_head": -1})").find("n_head must be positive"), std::string::npos);
+  EXPECT_NE(msg(R"({"n_embd": 0})").find("n_embd must be positive"), std::string::npos);
+  EXPECT_NE(msg(R"({"n_positions": 0})").find("n_ctx must be positive"), std::string::npos);
+  EXPECT_NE(msg(R"({"vocab_size": 0})").find("vocab_size must be positive"), std::string::npos);
+  EXPECT_NE(msg(R"({"vocab_size": 100})").find("bos_token_id 50256 is outside the vocabulary"), std::string::npos);
+  EXPECT_NE(msg(R"({"vocab_size": 100, "bos_token_id": 1})").find("eos_token_id 50256"), std::string::npos);
+  EXPECT_NE(msg(R"({"layer_norm_epsilon": 0})").find("layer_norm_epsilon must be positive"), std::string::npos);
+  EXPECT_NE(msg(R"({"n_layer": 100000})").find("implausibly large"), std::string::npos);
+  EXPECT_NE(msg(R"({"n_layer": "twelve"})").find("wrong type"), std::string::npos);
+  EXPECT_NE(msg("{oops").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(msg("[]").find("expected a JSON object"), std::string::npos);
+  EXPECT_NE(msg(R"({"model_type": "llama"})").find("model_type \"llama\" is not supported"), std::string::npos);
+  EXPECT_NE(msg(R"({"activation_function": "relu"})").find("activation_function \"relu\""), std::string::npos);
+  EXPECT_NE(msg(R"({"n_inner": 100})").find("n_inner"), std::string::npos);
+  EXPECT_EQ(config_load("/nonexistent/config.json").error().code, ErrorCode::not_found);
+  EXPECT_EQ(config_save(small_config(), "/nonexistent/config.json").error().code, ErrorCode::io_error);
+}
+
+TEST(Parameters, LayoutCoversTheBufferWithoutOverlap) {
+  for (bool mlp : {true, false})
+    for (bool tied : {true, false}) {
+      ModelConfig c = config_gpt2_small();
+      c.mlp = mlp;
+      c.tied = tied;
+      auto sizes = parameters_sizes(c);
+      std::size_t total = 0;
+      for (auto s : sizes) total += s;
+      EXPECT_EQ(total, parameters_count(c));
+      ParameterTensors t = parameters_point(nullptr, c);
+      auto list = parameters_list(t);
+      for (int i = 0; i + 1 < kNumParameterTensors; i++) EXPECT_EQ(list[i] + sizes[i], list[i + 1]);
+    }
+  EXPECT_EQ(parameters_count(config_gpt2_small()), 124439808u);  // GPT-2 small: 124M
+  EXPECT_EQ(parameters_name(4), "qkvw");
+}
