@@ -164,6 +164,13 @@ test('progress survives a restart of the server', async () => {
   await screenshot(page, '06-after-restart');
 });
 
+test('"Start the challenges over" empties the progress', async () => {
+  await page.getByRole('button', { name: 'Start the challenges over' }).click();
+  await eventually(async () => assert.equal(await lesson.challenges_count.textContent(), '0 of 3 complete'));
+  await page.reload();
+  await eventually(async () => assert.equal(await lesson.challenges_count.textContent(), '0 of 3 complete'));
+});
+
 test('the page logged no errors (CSP included)', () => {
   assert.deepEqual(problems, []);
 });

@@ -192,6 +192,17 @@ export class CausalMaskLessonState {
     }
   }
 
+  reset_progress(): void {
+    this.progress_chain = this.progress_chain.then(async () => {
+      try {
+        this.progress = await api.resetProgress(this.learner, LESSON_ID);
+        this.progress_error = null;
+      } catch (e) {
+        this.progress_error = 'Your progress could not be reset: ' + message(e);
+      }
+    });
+  }
+
   /** Tell the server what is on screen; checks run one after another, in order. */
   private check_progress(): void {
     const report = { learner: this.learner, lesson: LESSON_ID, ...$state.snapshot(this.view) };
