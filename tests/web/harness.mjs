@@ -25,8 +25,16 @@ const web_dist = path.join(repo_root, 'web', 'dist');
 const headlab_bin = path.resolve(repo_root, process.env.HEADLAB_BIN || 'build/headlab');
 const chromium_bin = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
 
+const made_dirs = [];
+process.on('exit', () => {
+  for (const dir of made_dirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh temporary directory, removed when the test process exits. */
 export function temp_dir(prefix) {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made_dirs.push(dir);
+  return dir;
 }
 
 async function free_port() {
