@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <csignal>
+#include <filesystem>
 #include <cstdio>
 #include <unistd.h>
 #include <thread>
@@ -14,6 +15,9 @@
 #ifndef HEADLAB_WEB_DIR
 #define HEADLAB_WEB_DIR "web/dist"
 #endif
+#ifndef HEADLAB_DEFAULT_MODEL_DIR
+#define HEADLAB_DEFAULT_MODEL_DIR "models/headlab-tiny"
+#endif
 
 namespace headlab::cli {
 namespace {
@@ -23,6 +27,9 @@ struct ServeOptions {
   int port = 8080;
   std::string db;
   std::string web = HEADLAB_WEB_DIR;
+  std::string model;  // empty: the built-in model, when it is there
+  bool no_model = false;
+  int max_tokens = 256;
 };
 
 // Self-pipe: the handler (on whichever thread the kernel picks, OpenBLAS's included) only
@@ -44,6 +51,12 @@ int run_serve(const ServeOptions& o) {
   std::signal(SIGPIPE, SIG_IGN);
 
   server::ServerOptions options{o.host, o.port, o.db, o.web};
+  options.max_tokens = o.max_tokens;
+  if (!o.no_model) {
+    if (!o.model.empty()) options.model_dir = o.model;
+    else if (std::filesystem::exists(std::filesystem::path(HEADLAB_DEFAULT_MODEL_DIR) / "config.json"))
+      options.model_dir = HEADLAB_DEFAULT_MODEL_DIR;
+  }
   auto srv = server::Server::create(options);
   if (!srv) return print_error(srv.error().message);
   if (auto s = (*srv)->bind(); !s) return print_error(s.error().message);
@@ -58,6 +71,10 @@ int run_serve(const ServeOptions& o) {
     std::printf("headlab: progress is kept in %s\n", (*srv)->database_path().c_str());
   else
     std::printf("headlab: WARNING: learners' progress will NOT be saved: %s\n", (*srv)->store_error().c_str());
+  if (!(*srv)->model_name().empty())
+    std::printf("headlab: model %s loaded from %s\n", (*srv)->model_name().c_str(), options.model_dir.c_str());
+  else
+    std::printf("headlab: no model loaded (%s); the model pages will say so\n", (*srv)->model_error().c_str());
   if (!(*srv)->web_app_found())
     std::printf("headlab: warning: no web app at %s (run `npm ci --prefix web && npm run build --prefix web`, "
                 "or pass --web DIR); the JSON API works without it\n",
@@ -98,6 +115,13 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--port", opts->port, "Port to listen on (0: any free port, printed at start-up)")->check(CLI::Range(0, 65535))->capture_default_str();
   cmd->add_option("--db", opts->db, "SQLite file for progress (default: " + server::default_database_path() + ")");
   cmd->add_option("--web", opts->web, "Folder of the built web app")->capture_default_str();
+  cmd->add_option("--model", opts->model,
+                  "A model folder in the Hugging Face GPT-2 layout (config.json, model.safetensors, vocab.json + "
+                  "merges.txt); default: the built-in model " HEADLAB_DEFAULT_MODEL_DIR);
+  cmd->add_flag("--no-model", opts->no_model, "Serve only the lessons that need no model");
+  cmd->add_option("--max-tokens", opts->max_tokens, "Longest text a model request may send, in tokens")
+      ->check(CLI::Range(2, 1 << 20))
+      ->capture_default_str();
   cmd->callback([opts, &exit_code] { exit_code = run_serve(*opts); });
 }
 

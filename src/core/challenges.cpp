@@ -37,7 +37,12 @@ bool challenge_met(ChallengeId id, const LessonView& view) {
       if (p.head != HeadKind::induction || !p.mask || i + 1 >= p.size()) return false;
       if (i == kExampleQuery && join_tokens(tok) == kLessonSentence) return false;
       LooksMostAt l = looks_most_at(p, i);
-      return !l.is_tie() && l.weight > 0.5 && tok[l.keys.front()] == tok[i + 1];
+      if (l.is_tie() || l.weight <= 0.5) return false;
+      const int key = l.keys.front();
+      // The favourite must be an induction match (the token after an earlier copy of the
+      // query), not the fallback on position 0 that happens to hold the same word.
+      const bool induction_match = key >= 1 && key - 1 != i && tok[key - 1] == tok[i];
+      return induction_match && tok[key] == tok[i + 1];
     }
     case ChallengeId::same_word_first_copy: {
       if (p.head != HeadKind::same_word || !p.mask) return false;

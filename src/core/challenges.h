@@ -33,7 +33,8 @@ struct LessonView {
 };
 
 // (1) Induction head, mask on: a query (not the worked example) whose clear favourite
-//     key (one key, over half the weight) holds the word that comes right after the query.
+//     key (one key, over half the weight) is an induction match (it follows an earlier
+//     copy of the query) and holds the word that comes right after the query.
 // (2) Same word head, mask on: a query with no earlier copy of its own word.
 // (3) Mask off, any head: a query whose favourite key(s) all come after it.
 bool challenge_met(ChallengeId id, const LessonView& view);

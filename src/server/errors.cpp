@@ -29,7 +29,9 @@ HttpResponse error_response(int status, std::string_view code, const std::string
 }
 
 HttpResponse error_response(const Error& error) {
-  return error_response(http_status(error.code), error_code_name(error.code), error.message);
+  HttpResponse r = error_response(http_status(error.code), error_code_name(error.code), error.message);
+  if (error.code == ErrorCode::unavailable) r.headers.push_back({"Retry-After", "2"});
+  return r;
 }
 
 }  // namespace headlab::server

@@ -48,6 +48,8 @@ struct Server::Impl {
   ServerOptions options;
   std::unique_ptr<ProgressStore> store;
   std::unique_ptr<StaticFiles> web;
+  std::unique_ptr<ModelService> model;
+  std::unique_ptr<ResponseCache> cache;
   ServerContext context;
   std::vector<Route> routes;
   httplib::Server http;
@@ -70,6 +72,20 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
     m.context.store = m.store.get();
   } else {
     m.context.store_error = store.error().message;
+  }
+  m.cache = std::make_unique<ResponseCache>(options.cache_bytes);
+  m.context.cache = m.cache.get();
+  if (options.model_dir.empty()) {
+    m.context.model_error = "the server was started without one.";
+  } else {
+    ModelServiceOptions mo;
+    mo.dir = options.model_dir;
+    mo.max_tokens = options.max_tokens;
+    mo.pool = {options.model_queue, options.model_timeout_ms};
+    auto model = ModelService::load(mo);
+    if (!model) return tl::unexpected(model.error());  // asked for a model: refuse to start without it
+    m.model = std::move(*model);
+    m.context.model = m.model.get();
   }
   m.routes = make_routes(m.context);
 
@@ -175,5 +191,7 @@ int Server::port() const { return impl_->port; }
 bool Server::web_app_found() const { return impl_->web_found; }
 std::string Server::database_path() const { return impl_->store ? impl_->store->path() : std::string(); }
 const std::string& Server::store_error() const { return impl_->context.store_error; }
+std::string Server::model_name() const { return impl_->model ? impl_->model->info().name : std::string(); }
+const std::string& Server::model_error() const { return impl_->context.model_error; }
 
 }  // namespace headlab::server

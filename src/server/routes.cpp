@@ -7,6 +7,7 @@
 #include "server/handlers/progress_handlers.h"
 #include "server/json_codec.h"
 #include "server/lesson_programs.h"
+#include "server/model_codec.h"
 
 namespace headlab::server {
 namespace {
@@ -38,6 +39,30 @@ auto with_store(ServerContext& ctx, Handle handle) {
   };
 }
 
+// Model routes need a model; without one they say why.
+Result<ModelService*> need_model(ServerContext& ctx) {
+  if (!ctx.model)
+    return make_error(ErrorCode::unavailable, "No model is loaded: " + ctx.model_error +
+                                                  " Start the server with --model DIR (a Hugging Face GPT-2 folder).");
+  return ctx.model;
+}
+
+// Identical model requests are answered from the cache; errors are not cached.
+template <class Decode, class Handle, class Encode>
+HttpResponse cached_model_answer(ServerContext& ctx, const HttpRequest& r, Decode decode, Handle handle, Encode encode) {
+  std::string key = r.path + '\n' + canonical_json(r.body);
+  if (auto hit = ctx.cache->get(key)) {
+    HttpResponse out = ok_json(std::move(*hit));
+    out.headers.push_back({"X-Headlab-Cache", "hit"});
+    return out;
+  }
+  auto model = need_model(ctx);
+  if (!model) return error_response(model.error());
+  HttpResponse out = answer(decode(r.body), [&](const auto& req) { return ((*model)->*handle)(req); }, encode);
+  if (out.status == 200) ctx.cache->put(key, out.body);
+  return out;
+}
+
 }  // namespace
 
 std::vector<Route> make_routes(ServerContext& ctx) {
@@ -66,6 +91,34 @@ std::vector<Route> make_routes(ServerContext& ctx) {
        }},
       {"GET", "/api/lessons/causal-mask/programs",
        [](const HttpRequest&) { return ok_json(encode_programs(lesson_programs())); }},
+      {"GET", "/api/model",
+       [&ctx](const HttpRequest&) {
+         auto m = need_model(ctx);
+         return m ? ok_json(encode_model_info((*m)->info())) : error_response(m.error());
+       }},
+      {"POST", "/api/model/run",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(ctx, r, decode_model_run_request, &ModelService::run, encode_model_run);
+       }},
+      {"POST", "/api/model/intervene",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(ctx, r, decode_model_intervene_request, &ModelService::intervene,
+                                    encode_model_intervene);
+       }},
+      {"GET", "/api/model/scan",
+       [&ctx](const HttpRequest&) {
+         auto m = need_model(ctx);
+         if (!m) return error_response(m.error());
+         auto json = (*m)->scan_json();
+         return json ? ok_json(std::move(*json)) : error_response(json.error());
+       }},
+      {"GET", "/api/model/training-log",
+       [&ctx](const HttpRequest&) {
+         auto m = need_model(ctx);
+         if (!m) return error_response(m.error());
+         auto log = (*m)->training_log();
+         return log ? ok_json(encode_training_log(*log)) : error_response(log.error());
+       }},
   };
 }
 

@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "server/http_types.h"
+#include "server/model_service.h"
 #include "server/progress_store.h"
+#include "server/response_cache.h"
 
 namespace headlab::server {
 
@@ -13,6 +15,9 @@ namespace headlab::server {
 struct ServerContext {
   ProgressStore* store = nullptr;  // null when the database could not be opened
   std::string store_error;         // then: why
+  ModelService* model = nullptr;   // null when no model was loaded
+  std::string model_error;         // then: why
+  ResponseCache* cache = nullptr;  // answers of identical model requests
 };
 
 std::vector<Route> make_routes(ServerContext& context);

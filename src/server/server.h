@@ -7,6 +7,7 @@
 // Port 0 picks a free port (tests); port() tells which after bind().
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -19,6 +20,11 @@ struct ServerOptions {
   int port = 8080;
   std::string db_path;   // empty: default_database_path()
   std::string web_dir;   // the built web front end (web/dist)
+  std::string model_dir;  // empty: no model (the model routes answer 503 and say why)
+  int max_tokens = 256;   // tokens per model request (at most the model's n_ctx)
+  int model_queue = 8;    // model requests waiting beyond the running one; more get 503
+  int model_timeout_ms = 30000;
+  std::size_t cache_bytes = 64u << 20;
   int threads = 64;     // HTTP workers; a keep-alive connection holds one while open
 };
 
@@ -37,6 +43,8 @@ class Server {
   bool web_app_found() const;
   std::string database_path() const;  // empty when the store could not be opened
   const std::string& store_error() const;  // why, when it could not
+  std::string model_name() const;          // empty when no model is loaded
+  const std::string& model_error() const;  // why, when a model was asked for and failed
 
  private:
   Server();

@@ -59,7 +59,11 @@ TEST(StaticFiles, MissingFolderIsReportedNotServed) {
 
 TEST(StaticFiles, EncodedDotsAreDecodedThenRefusedOverHttp) {
   WebFolder f;
-  auto s = Server::create({"127.0.0.1", 0, headlab::testing::temp_path("s.db"), f.web.string(), 2});
+  ServerOptions options;
+  options.port = 0;
+  options.db_path = headlab::testing::temp_path("s.db");
+  options.web_dir = f.web.string();
+  auto s = Server::create(options);
   ASSERT_TRUE(s);
   ASSERT_TRUE((*s)->bind());
   std::thread t([&] { (*s)->listen(); });

@@ -23,8 +23,15 @@ inline std::string temp_path(const std::string& name) {
 
 class TestServer {
  public:
-  explicit TestServer(std::string db_path) : db_path_(std::move(db_path)) {
-    auto s = server::Server::create({"127.0.0.1", 0, db_path_, "", 4});
+  explicit TestServer(std::string db_path, std::string model_dir = "", int model_queue = 8)
+      : db_path_(std::move(db_path)) {
+    server::ServerOptions options;
+    options.port = 0;
+    options.db_path = db_path_;
+    options.model_dir = std::move(model_dir);
+    options.model_queue = model_queue;
+    options.threads = 16;
+    auto s = server::Server::create(options);
     if (!s) throw std::runtime_error(s.error().message);
     server_ = std::move(*s);
     if (auto b = server_->bind(); !b) throw std::runtime_error(b.error().message);

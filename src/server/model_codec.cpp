@@ -1,0 +1,247 @@
+// server/model_codec.cpp — nlohmann::json both ways; floats rounded to 5 decimals on the
+// wire (patterns are drawn, not summed), token texts with invalid UTF-8 replaced.
+#include "server/model_codec.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace headlab::server {
+namespace {
+
+using nlohmann::json;
+
+Error bad(const std::string& message) { return Error{ErrorCode::invalid_argument, message}; }
+
+Result<json> parse_object(std::string_view body) {
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return tl::unexpected(bad("The request body is not valid JSON (or not UTF-8). Send an object like {\"text\": \"...\"}."));
+  if (!j.is_object()) return tl::unexpected(bad("The request body must be a JSON object, like {\"text\": \"...\"}."));
+  return j;
+}
+
+Status only(const json& j, const std::set<std::string>& allowed, const std::string& where) {
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!allowed.count(it.key())) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      return tl::unexpected(bad("Unknown field '" + it.key() + "'" + where + ". Allowed: " + list + "."));
+    }
+  return {};
+}
+
+template <class T>
+Status read(const json& j, const char* name, T& out, bool required) {
+  auto it = j.find(name);
+  if (it == j.end()) {
+    if (required) return tl::unexpected(bad(std::string("Missing field '") + name + "'."));
+    return {};
+  }
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!it->is_boolean()) return tl::unexpected(bad(std::string("Field '") + name + "' must be true or false."));
+  } else if constexpr (std::is_same_v<T, int>) {
+    if (!it->is_number_integer() || it->get<long long>() < -1'000'000 || it->get<long long>() > 1'000'000)
+      return tl::unexpected(bad(std::string("Field '") + name + "' must be a whole number."));
+  } else {
+    if (!it->is_string()) return tl::unexpected(bad(std::string("Field '") + name + "' must be a string."));
+  }
+  out = it->get<T>();
+  return {};
+}
+
+#define HEADLAB_TRY(expr)                            \
+  do {                                               \
+    if (auto s_ = (expr); !s_) return tl::unexpected(s_.error()); \
+  } while (0)
+
+Status read_head_list(const json& j, ModelRunRequest& r) {
+  auto it = j.find("heads");
+  if (it == j.end() || it->is_null()) return {};
+  if (!it->is_array()) return tl::unexpected(bad("Field 'heads' must be a list of [layer, head] pairs."));
+  r.all_heads = false;
+  for (const json& pair : *it) {
+    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_integer() || !pair[1].is_number_integer())
+      return tl::unexpected(bad("Each entry of 'heads' must be a [layer, head] pair of whole numbers."));
+    r.heads.push_back({pair[0].get<int>(), pair[1].get<int>()});
+  }
+  return {};
+}
+
+json rounded(const std::vector<float>& packed_or_flat) {
+  json out = json::array();
+  for (float v : packed_or_flat) out.push_back(std::round(double(v) * 1e5) / 1e5);
+  return out;
+}
+
+// Packed causal half -> ragged rows [[k0], [k0, k1], ...].
+json ragged(const std::vector<float>& packed, int T) {
+  json rows = json::array();
+  std::size_t at = 0;
+  for (int q = 0; q < T; ++q) {
+    json row = json::array();
+    for (int k = 0; k <= q; ++k) row.push_back(std::round(double(packed[at++]) * 1e5) / 1e5);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+json encode_tokens(const std::vector<model::Token>& tokens) {
+  json out = json::array();
+  for (const auto& t : tokens) out.push_back({{"id", t.id}, {"text", t.text}, {"begin", t.begin}, {"end", t.end}});
+  return out;
+}
+
+json encode_outcome(const Outcome& o) {
+  json top = json::array();
+  for (const auto& preds : o.top_next) {
+    json row = json::array();
+    for (const auto& p : preds)
+      row.push_back({{"id", p.id}, {"text", p.text}, {"prob", std::round(double(p.prob) * 1e5) / 1e5}});
+    top.push_back(std::move(row));
+  }
+  json losses = rounded(o.token_loss);
+  losses.push_back(nullptr);  // no next token after the last position
+  return {{"loss", std::round(double(o.loss) * 1e5) / 1e5}, {"token_loss", losses}, {"top_next", top}};
+}
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+}  // namespace
+
+Result<ModelRunRequest> decode_model_run_request(std::string_view body) {
+  auto j = parse_object(body);
+  if (!j) return tl::unexpected(j.error());
+  HEADLAB_TRY(only(*j, {"text", "bos", "truncate", "heads", "views", "rollout", "top_k"}, ""));
+  ModelRunRequest r;
+  HEADLAB_TRY(read(*j, "text", r.text, true));
+  HEADLAB_TRY(read(*j, "bos", r.bos, false));
+  HEADLAB_TRY(read(*j, "truncate", r.truncate, false));
+  HEADLAB_TRY(read(*j, "rollout", r.rollout, false));
+  HEADLAB_TRY(read(*j, "top_k", r.top_k, false));
+  HEADLAB_TRY(read_head_list(*j, r));
+  if (auto it = j->find("views"); it != j->end()) {
+    if (!it->is_array()) return tl::unexpected(bad("Field 'views' must be a list: \"pattern\", \"value_weighted\", \"scores\"."));
+    r.want_pattern = false;
+    for (const json& v : *it) {
+      std::string name = v.is_string() ? v.get<std::string>() : "";
+      if (name == "pattern") r.want_pattern = true;
+      else if (name == "value_weighted") r.want_value_weighted = true;
+      else if (name == "scores") r.want_scores = true;
+      else return tl::unexpected(bad("Unknown view " + v.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 40) +
+                                     ". Views: \"pattern\", \"value_weighted\", \"scores\"."));
+    }
+  }
+  return r;
+}
+
+Result<ModelInterveneRequest> decode_model_intervene_request(std::string_view body) {
+  auto j = parse_object(body);
+  if (!j) return tl::unexpected(j.error());
+  HEADLAB_TRY(only(*j, {"text", "bos", "truncate", "ablate", "block", "replace", "top_k"}, ""));
+  ModelInterveneRequest r;
+  HEADLAB_TRY(read(*j, "text", r.text, true));
+  HEADLAB_TRY(read(*j, "bos", r.bos, false));
+  HEADLAB_TRY(read(*j, "truncate", r.truncate, false));
+  HEADLAB_TRY(read(*j, "top_k", r.top_k, false));
+  auto list = [&](const char* name) -> Result<json> {
+    auto it = j->find(name);
+    if (it == j->end()) return json::array();
+    if (!it->is_array() || it->size() > 256)
+      return tl::unexpected(bad(std::string("Field '") + name + "' must be a list of at most 256 objects."));
+    return *it;
+  };
+  auto ablate = list("ablate");
+  if (!ablate) return tl::unexpected(ablate.error());
+  for (const json& a : *ablate) {
+    if (!a.is_object()) return tl::unexpected(bad("Each 'ablate' entry must be an object {layer, head, kind}."));
+    HEADLAB_TRY(only(a, {"layer", "head", "kind"}, " in 'ablate'"));
+    InterventionSpec::Ablate x{0, 0, false};
+    std::string kind = "zero";
+    HEADLAB_TRY(read(a, "layer", x.layer, true));
+    HEADLAB_TRY(read(a, "head", x.head, true));
+    HEADLAB_TRY(read(a, "kind", kind, false));
+    if (kind != "zero" && kind != "mean") return tl::unexpected(bad("An ablation's kind is \"zero\" or \"mean\"."));
+    x.mean = kind == "mean";
+    r.interventions.ablate.push_back(x);
+  }
+  auto block = list("block");
+  if (!block) return tl::unexpected(block.error());
+  for (const json& b : *block) {
+    if (!b.is_object()) return tl::unexpected(bad("Each 'block' entry must be an object {layer, head, key}."));
+    HEADLAB_TRY(only(b, {"layer", "head", "key"}, " in 'block'"));
+    InterventionSpec::Block x{0, -1, 0};
+    HEADLAB_TRY(read(b, "layer", x.layer, true));
+    HEADLAB_TRY(read(b, "head", x.head, false));
+    HEADLAB_TRY(read(b, "key", x.key, true));
+    r.interventions.block.push_back(x);
+  }
+  auto replace = list("replace");
+  if (!replace) return tl::unexpected(replace.error());
+  for (const json& p : *replace) {
+    if (!p.is_object()) return tl::unexpected(bad("Each 'replace' entry must be an object {layer, head, kind}."));
+    HEADLAB_TRY(only(p, {"layer", "head", "kind"}, " in 'replace'"));
+    InterventionSpec::Replace x{0, 0};
+    std::string kind = "uniform";
+    HEADLAB_TRY(read(p, "layer", x.layer, true));
+    HEADLAB_TRY(read(p, "head", x.head, true));
+    HEADLAB_TRY(read(p, "kind", kind, false));
+    if (kind != "uniform") return tl::unexpected(bad("A pattern replacement's kind is \"uniform\"."));
+    r.interventions.replace.push_back(x);
+  }
+  return r;
+}
+
+std::string canonical_json(std::string_view body) {
+  json j = json::parse(body, nullptr, false);
+  return j.is_discarded() ? std::string(body) : dump(j);  // nlohmann objects keep keys sorted
+}
+
+std::string encode_model_info(const ModelInfo& i) {
+  const auto& c = i.config;
+  return dump({{"name", i.name},
+               {"config",
+                {{"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd}, {"n_ctx", c.n_ctx},
+                 {"vocab_size", c.vocab_size}, {"mlp", c.mlp}, {"tied", c.tied}}},
+               {"bos_token", {{"id", i.bos_id}, {"text", i.bos_text}}},
+               {"max_tokens", i.max_tokens},
+               {"has_training_log", i.has_training_log}});
+}
+
+std::string encode_model_run(const ModelRunResult& r) {
+  const int T = static_cast<int>(r.tokens.size());
+  json heads = json::array();
+  for (const HeadView& h : r.heads) {
+    json v = {{"layer", h.layer}, {"head", h.head}};
+    if (!h.pattern.empty()) v["pattern"] = ragged(h.pattern, T);
+    if (!h.value_weighted.empty()) v["value_weighted"] = ragged(h.value_weighted, T);
+    if (!h.scores.empty()) v["scores"] = ragged(h.scores, T);
+    heads.push_back(std::move(v));
+  }
+  json out = {{"tokens", encode_tokens(r.tokens)}, {"n_layer", r.n_layer}, {"n_head", r.n_head}, {"heads", heads},
+              {"truncated", r.truncated}};
+  json o = encode_outcome(r.outcome);
+  out["top_next"] = o["top_next"];
+  out["token_loss"] = o["token_loss"];
+  out["loss"] = o["loss"];
+  if (!r.rollout.empty()) out["rollout"] = ragged(r.rollout, T);
+  return dump(out);
+}
+
+std::string encode_model_intervene(const ModelInterveneResult& r) {
+  return dump({{"tokens", encode_tokens(r.tokens)},
+               {"baseline", encode_outcome(r.baseline)},
+               {"intervened", encode_outcome(r.intervened)}});
+}
+
+std::string encode_training_log(const TrainingLog& log) {
+  json rows = json::array();
+  for (const auto& row : log.rows) {
+    json r = json::array();
+    for (double v : row) r.push_back(std::isnan(v) ? json(nullptr) : json(v));
+    rows.push_back(std::move(r));
+  }
+  return dump({{"columns", log.columns}, {"rows", rows}});
+}
+
+}  // namespace headlab::server

@@ -1,0 +1,54 @@
+// server/model_service.h — the one loaded model behind the model API: its weights, its
+// tokenizer, the inference pool that runs it, and its scanner report (made once).
+//
+//   auto svc = ModelService::load({.dir = "models/headlab-tiny"});
+//   Result<ModelRunResult> r = (*svc)->run(request);
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "model/bpe_tokenizer.h"
+#include "model/parameters.h"
+#include "server/inference_pool.h"
+#include "server/model_types.h"
+#include "util/result.h"
+
+namespace headlab::server {
+
+struct ModelServiceOptions {
+  std::string dir;               // config.json, model.safetensors, vocab.json + merges.txt
+  int max_tokens = 256;          // per request (at most n_ctx)
+  std::size_t max_pattern_cells = 2'000'000;  // pattern values one answer may carry
+  InferencePoolOptions pool;
+};
+
+class ModelService {
+ public:
+  // Errors: those of checkpoint_load and BpeTokenizer::load, naming the folder.
+  static Result<std::unique_ptr<ModelService>> load(const ModelServiceOptions& options);
+
+  const ModelInfo& info() const { return info_; }
+  Result<ModelRunResult> run(const ModelRunRequest& request);
+  Result<ModelInterveneResult> intervene(const ModelInterveneRequest& request);
+  // The scanner's report as JSON text (computed on first use, then kept).
+  Result<std::string> scan_json();
+  Result<TrainingLog> training_log() const;
+
+ private:
+  ModelService() = default;
+  Result<std::vector<model::Token>> tokenize(const std::string& text, bool bos, bool truncate, bool& truncated) const;
+  Outcome outcome_of(const model::ForwardOutput& out, const std::vector<int>& ids, int top_k) const;
+
+  ModelServiceOptions options_;
+  ModelInfo info_;
+  model::Parameters params_;
+  std::optional<model::BpeTokenizer> tokenizer_;
+  std::unique_ptr<InferencePool> pool_;
+  std::mutex scan_mutex_;
+  std::optional<std::string> scan_json_;
+};
+
+}  // namespace headlab::server
