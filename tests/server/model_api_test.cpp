@@ -1,0 +1,181 @@
+// The model API against a real server with a small random-weight model (the built-in
+// model's tokenizer, weights made here): shapes, sums, errors, interventions, the cache.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "model/bpe_tokenizer.h"
+#include "model/checkpoint.h"
+#include "testing/test_server.h"
+
+using headlab::testing::TestServer;
+using headlab::testing::temp_path;
+using nlohmann::json;
+namespace fs = std::filesystem;
+namespace model = headlab::model;
+
+namespace {
+// A 2-layer, 4-head random model with a real byte-level BPE vocabulary.
+std::string make_model_dir() {
+  static std::string dir;
+  if (!dir.empty()) return dir;
+  dir = fs::path(temp_path("model")).parent_path() / "tiny-model";
+  fs::create_directories(dir);
+  const fs::path tok = fs::path(HEADLAB_SOURCE_DIR) / "models/headlab-tiny";
+  fs::copy_file(tok / "vocab.json", fs::path(dir) / "vocab.json", fs::copy_options::overwrite_existing);
+  fs::copy_file(tok / "merges.txt", fs::path(dir) / "merges.txt", fs::copy_options::overwrite_existing);
+  auto tokenizer = model::BpeTokenizer::load(dir);
+  if (!tokenizer) throw std::runtime_error(tokenizer.error().message);
+  model::ModelConfig c;
+  c.n_layer = 2;
+  c.n_head = 4;
+  c.n_embd = 32;
+  c.n_ctx = 64;
+  c.vocab_size = tokenizer->vocab_size();
+  c.mlp = false;
+  c.bos_token_id = c.eos_token_id = tokenizer->endoftext_id() >= 0 ? tokenizer->endoftext_id() : 0;
+  model::Parameters p = model::parameters_allocate(c);
+  model::parameters_init_random(p, 7);
+  if (auto s = model::checkpoint_save(dir, p); !s) throw std::runtime_error(s.error().message);
+  return dir;
+}
+
+void expect_rows_sum_to_one(const json& rows, const std::string& what) {
+  for (std::size_t q = 0; q < rows.size(); ++q) {
+    ASSERT_EQ(rows[q].size(), q + 1) << what << ": row " << q << " holds keys 0..q";
+    double sum = 0;
+    for (const auto& v : rows[q]) sum += v.get<double>();
+    EXPECT_NEAR(sum, 1.0, 1e-3) << what << " row " << q;
+  }
+}
+
+void expect_error(const TestServer::Reply& r, int status, const std::string& fragment) {
+  EXPECT_EQ(r.status, status) << r.raw;
+  ASSERT_TRUE(r.body.contains("error")) << r.raw;
+  EXPECT_NE(r.body["error"]["message"].get<std::string>().find(fragment), std::string::npos) << r.raw;
+}
+}  // namespace
+
+TEST(ModelApi, DescribesTheLoadedModel) {
+  TestServer s(temp_path("m.db"), make_model_dir());
+  auto r = s.get("/api/model");
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_EQ(r.body["config"]["n_layer"], 2);
+  EXPECT_EQ(r.body["config"]["n_head"], 4);
+  EXPECT_EQ(r.body["max_tokens"], 64);  // min(--max-tokens 256, n_ctx 64)
+}
+
+TEST(ModelApi, RunGivesEveryHeadsRaggedPatternAndEachRowSumsToOne) {
+  TestServer s(temp_path("m.db"), make_model_dir());
+  auto r = s.post("/api/model/run", json{{"text", "the cat sat on the mat"}, {"rollout", true},
+                                          {"views", {"pattern", "value_weighted"}}});
+  ASSERT_EQ(r.status, 200) << r.raw;
+  const std::size_t T = r.body["tokens"].size();
+  ASSERT_GE(T, 3u);
+  EXPECT_EQ(r.body["tokens"][0]["id"], r.body["tokens"][0]["id"]);  // BOS first (bos defaults to true)
+  ASSERT_EQ(r.body["heads"].size(), 8u);
+  for (const auto& h : r.body["heads"]) {
+    expect_rows_sum_to_one(h["pattern"], "pattern");
+    expect_rows_sum_to_one(h["value_weighted"], "value_weighted");
+  }
+  expect_rows_sum_to_one(r.body["rollout"], "rollout");
+  ASSERT_EQ(r.body["top_next"].size(), T);
+  ASSERT_EQ(r.body["token_loss"].size(), T);
+  EXPECT_TRUE(r.body["token_loss"][T - 1].is_null());
+  const auto& top = r.body["top_next"][1];
+  ASSERT_EQ(top.size(), 5u);
+  for (std::size_t i = 1; i < top.size(); ++i) EXPECT_GE(top[i - 1]["prob"], top[i]["prob"]);
+  EXPECT_GT(r.body["loss"].get<double>(), 0.0);
+}
+
+TEST(ModelApi, RunReturnsOnlyTheHeadsAskedFor) {
+  TestServer s(temp_path("m.db"), make_model_dir());
+  auto r = s.post("/api/model/run", json{{"text", "a b c"}, {"heads", {{1, 3}}}, {"bos", false}});
+  ASSERT_EQ(r.status, 200) << r.raw;
+  ASSERT_EQ(r.body["heads"].size(), 1u);
+  EXPECT_EQ(r.body["heads"][0]["layer"], 1);
+  EXPECT_EQ(r.body["heads"][0]["head"], 3);
+}
+
+TEST(ModelApi, RunRejectsBadRequestsWithMessages) {
+  TestServer s(temp_path("m.db"), make_model_dir());
+  expect_error(s.post("/api/model/run", json{{"text", "a"}, {"heads", {{2, 0}}}}), 400, "layers 0 to 1");
+  expect_error(s.post("/api/model/run", json{{"text", "a"}, {"heads", {{0, 4}}}}), 400, "heads 0 to 3");
+  expect_error(s.post("/api/model/run", json{{"text", ""}}), 400, "empty");
+  expect_error(s.post("/api/model/run", json{{"text", "a"}, {"colour", 1}}), 400, "Unknown field 'colour'");
+  expect_error(s.post("/api/model/run", json{{"text", "a"}, {"views", {"heatmap"}}}), 400, "Unknown view");
+  expect_error(s.post("/api/model/run", json{{"text", "a"}, {"top_k", 500}}), 400, "top_k");
+  expect_error(s.post("/api/model/run", std::string("{\"text\": \"bad \xC3\x28\"}")), 400, "not valid JSON");
+  std::string long_text;
+  for (int i = 0; i < 200; ++i) long_text += "word ";
+  expect_error(s.post("/api/model/run", json{{"text", long_text}}), 413, "\"truncate\": true");
+}
+
+TEST(ModelApi, TruncateKeepsTheLastTokens) {
+  TestServer s(temp_path("m.db"), make_model_dir());
+  std::string long_text;
+  for (int i = 0; i < 200; ++i) long_text += "word ";
+  auto r = s.post("/api/model/run", json{{"text", long_text}, {"truncate", true}, {"heads", json::array()}});
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_EQ(r.body["tokens"].size(), 64u);
+  EXPECT_EQ(r.body["truncated"], true);
+}
+
+TEST(ModelApi, AblatingEveryHeadChangesTheLoss) {
+  TestServer s(temp_path("m.db"), make_model_dir());
+  json ablate = json::array();
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 4; ++h) ablate.push_back({{"layer", l}, {"head", h}, {"kind", "zero"}});
+  auto r = s.post("/api/model/intervene", json{{"text", "the cat sat on the mat . the cat sat"}, {"ablate", ablate}});
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_NE(r.body["baseline"]["loss"], r.body["intervened"]["loss"]);
+  auto none = s.post("/api/model/intervene", json{{"text", "the cat sat on the mat"}});
+  EXPECT_EQ(none.body["baseline"]["loss"], none.body["intervened"]["loss"]);
+}
+
+TEST(ModelApi, InterventionsAreValidated) {
+  TestServer s(temp_path("m.db"), make_model_dir());
+  expect_error(s.post("/api/model/intervene", json{{"text", "a b"}, {"ablate", {{{"layer", 0}, {"head", 9}}}}}), 400,
+               "heads 0 to 3");
+  expect_error(s.post("/api/model/intervene", json{{"text", "a b"}, {"block", {{{"layer", 0}, {"key", 99}}}}}), 400,
+               "outside the text");
+  expect_error(s.post("/api/model/intervene",
+                      json{{"text", "a b"}, {"ablate", {{{"layer", 0}, {"head", 1}, {"kind", "half"}}}}}),
+               400, "\"zero\" or \"mean\"");
+}
+
+TEST(ModelApi, IdenticalRequestsComeFromTheCache) {
+  TestServer s(temp_path("m.db"), make_model_dir());
+  std::string a = R"({"text": "the cat", "top_k": 3})", b = R"({ "top_k": 3, "text": "the cat" })";
+  auto first = s.client().Post("/api/model/run", a, "application/json");
+  auto second = s.client().Post("/api/model/run", b, "application/json");
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->get_header_value("X-Headlab-Cache"), "");
+  EXPECT_EQ(second->get_header_value("X-Headlab-Cache"), "hit");
+  EXPECT_EQ(first->body, second->body);
+}
+
+TEST(ModelApi, AFullQueueAnswers503WithRetryAfter) {
+  TestServer s(temp_path("m.db"), make_model_dir(), /*model_queue=*/0);
+  auto r = s.client().Post("/api/model/run", R"({"text": "the cat"})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 503);
+  EXPECT_EQ(r->get_header_value("Retry-After"), "2");
+  EXPECT_NE(r->body.find("busy"), std::string::npos);
+}
+
+TEST(ModelApi, WithoutAModelTheRoutesSayHowToLoadOne) {
+  TestServer s(temp_path("m.db"));
+  expect_error(s.get("/api/model"), 503, "--model DIR");
+  expect_error(s.post("/api/model/run", json{{"text", "a"}}), 503, "--model DIR");
+}
+
+TEST(ModelApi, ABrokenModelFolderStopsTheServerWithTheReason) {
+  headlab::server::ServerOptions o;
+  o.port = 0;
+  o.db_path = temp_path("m.db");
+  o.model_dir = "/nonexistent/model";
+  auto s = headlab::server::Server::create(o);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("/nonexistent/model"), std::string::npos) << s.error().message;
+}
