@@ -38,15 +38,19 @@ void window_copy_span(int* window, int T, int min_span, int max_span, Rng& rng) 
 }
 
 void window_repeated_random(int* window, int T, int V, int bos, int min_span, int max_span, Rng& rng) {
+  window[0] = bos;
+  for (int i = 1; i <= T; ++i) {
+    const int t = rng.below(V - 1);
+    window[i] = t >= bos ? t + 1 : t;  // every id but BOS
+  }
+  // one span of random tokens and its copy, at a random offset and gap: only a head that
+  // finds the earlier copy and reads what followed it predicts the second one
   const int hi = std::max(1, std::min(max_span, T / 2));
   const int lo = std::max(1, std::min(min_span, hi));
-  const int period = rng.between(lo, hi);
-  window[0] = bos;
-  for (int i = 0; i < period; ++i) {
-    int t = rng.below(V - 1);
-    window[1 + i] = t >= bos ? t + 1 : t;  // every id but BOS
-  }
-  for (int i = period; i < T; ++i) window[1 + i] = window[1 + i - period];
+  const int len = rng.between(lo, hi);
+  const int gap = rng.between(0, T - 2 * len);
+  const int a = rng.between(1, T + 1 - 2 * len - gap);
+  std::copy(window + a, window + a + len, window + a + len + gap);
 }
 
 void batch_fill(Batch& batch, const std::vector<int>& stream, const DataMix& mix, int V, int bos, Rng& rng) {

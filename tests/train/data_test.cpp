@@ -1,5 +1,6 @@
 #include "train/data.h"
 
+#include <algorithm>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -31,17 +32,23 @@ TEST(BatchFill, IsRepeatableFromTheSeed) {
   EXPECT_EQ(ra.state, rb.state);
 }
 
-TEST(WindowRepeatedRandom, RepeatsItsPeriodAndNeverUsesBos) {
+TEST(WindowRepeatedRandom, HoldsOneSpanTwiceAndNeverUsesBos) {
   std::vector<int> w(65);
   Rng rng(11);
-  window_repeated_random(w.data(), 64, 10, 9, 5, 5, rng);
-  EXPECT_EQ(w[0], 9);
+  window_repeated_random(w.data(), 64, 1000, 999, 8, 8, rng);
+  EXPECT_EQ(w[0], 999);
+  int start = -1, copy = -1;
+  for (int a = 1; a + 8 <= 65 && start < 0; ++a)
+    for (int b = a + 8; b + 8 <= 65; ++b)
+      if (std::equal(w.begin() + a, w.begin() + a + 8, w.begin() + b)) {
+        start = a, copy = b;
+        break;
+      }
+  EXPECT_GT(start, 0);
+  EXPECT_GE(copy, start + 8);
   for (int i = 1; i <= 64; ++i) {
-    EXPECT_NE(w[i], 9);
+    EXPECT_NE(w[i], 999);
     EXPECT_GE(w[i], 0);
-    if (i > 5) {
-      EXPECT_EQ(w[i], w[i - 5]);
-    }
   }
 }
 
