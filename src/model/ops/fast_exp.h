@@ -19,12 +19,13 @@ namespace headlab::model {
 
 // exp(x) for any float x: below -87 it is 0, above 88 it saturates at exp(88).
 inline float fast_exp(float x) {
-  const bool underflow = x < -87.0f;
-  x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
-  const float fx = x * 1.44269504088896341f + 0.5f;
-  std::int32_t ni = static_cast<std::int32_t>(fx);  // truncates toward zero ...
-  ni = static_cast<float>(ni) > fx ? ni - 1 : ni;   // ... so floor(x / ln 2 + 1/2) = round
-  const float n = static_cast<float>(ni);
+  // branch-free, so loops over it vectorise: clamp, then n = round(x / ln 2) by adding
+  // and subtracting 1.5 * 2^23 (the float addition rounds to an integer)
+  const float underflow = x < -87.0f ? 0.0f : 1.0f;
+  x = x < -87.0f ? -87.0f : x;
+  x = x > 88.0f ? 88.0f : x;
+  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  const std::int32_t ni = static_cast<std::int32_t>(n);
   float r = x - n * 0.693359375f;  // ln 2, high part
   r = r - n * -2.12194440e-4f;     // ln 2, low part
   float p = 1.9875691500e-4f;
@@ -37,7 +38,7 @@ inline float fast_exp(float x) {
   const std::int32_t bits = (ni + 127) << 23;
   float pow2n;
   std::memcpy(&pow2n, &bits, sizeof pow2n);
-  return underflow ? 0.0f : p * pow2n;
+  return p * pow2n * underflow;
 }
 
 // tanh(x) = 1 - 2 / (exp(2x) + 1); absolute error below 1e-7.
