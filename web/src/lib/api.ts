@@ -1,7 +1,21 @@
 // api.ts — the only file that talks to the server. One typed function per route of
 // docs/api.md; every failure becomes an ApiError carrying the server's own message.
 import type {
+  CourseResponse,
+  FeedbackRequest,
+  FeedbackResponse,
+  HeadScore,
   HeadSplitResponse,
+  ModelInfo,
+  ModelInterveneRequest,
+  ModelInterveneResponse,
+  ModelRunRequest,
+  ModelRunResponse,
+  ScanReport,
+  ScannedHead,
+  TrainedHeadsCheckRequest,
+  TrainedHeadsCheckResponse,
+  TrainingLog,
   HeadsResponse,
   ProgramsResponse,
   ProgressCheckRequest,
@@ -71,4 +85,60 @@ export const api = {
     request<ProgressResponse>('POST', '/api/progress/reset', { learner, lesson }),
 
   programs: (lesson: string) => request<ProgramsResponse>('GET', `/api/lessons/${encodeURIComponent(lesson)}/programs`),
+
+  // ---- the model ----
+  model: () => request<ModelInfo>('GET', '/api/model'),
+
+  runModel: (req: ModelRunRequest) => request<ModelRunResponse>('POST', '/api/model/run', req),
+
+  intervene: (req: ModelInterveneRequest) => request<ModelInterveneResponse>('POST', '/api/model/intervene', req),
+
+  scan: async () => normalise_scan(await request<unknown>('GET', '/api/model/scan')),
+
+  trainingLog: () => request<TrainingLog>('GET', '/api/model/training-log'),
+
+  // ---- the course ----
+  lessons: (learner: string) => request<CourseResponse>('GET', '/api/lessons?' + query({ learner })),
+
+  checkTrainedHeads: (req: TrainedHeadsCheckRequest) =>
+    request<TrainedHeadsCheckResponse>('POST', '/api/lessons/trained-heads/check', req),
+
+  feedback: (req: FeedbackRequest) => request<FeedbackResponse>('POST', '/api/feedback', req),
 };
+
+// The scanner's report comes in two spellings: docs/api.md's (scores as {score, chance},
+// labels with "name", "icl") and the scanner's own JSON (scores and chance as two maps,
+// labels with "label", "in_context_learning"). Both become one ScanReport here.
+type RawScan = {
+  model?: string;
+  heads?: {
+    layer: number;
+    head: number;
+    name?: string;
+    scores?: Record<string, number | null | { score: number | null; chance?: number | null }>;
+    chance?: Record<string, number | null>;
+    labels?: { name?: string; label?: string; score: number; threshold: number; margin?: number }[];
+  }[];
+  icl?: ScanReport['icl'];
+  in_context_learning?: ScanReport['icl'];
+};
+
+function normalise_scan(raw: unknown): ScanReport {
+  const r = raw as RawScan;
+  if (!r || !Array.isArray(r.heads)) throw new ApiError(200, 'bad_response', 'The head scanner sent a report without heads.');
+  const heads: ScannedHead[] = r.heads.map((h) => {
+    const scores: Record<string, HeadScore> = {};
+    for (const [name, v] of Object.entries(h.scores ?? {})) {
+      if (v !== null && typeof v === 'object') scores[name] = { score: v.score ?? null, chance: v.chance ?? null };
+      else scores[name] = { score: v ?? null, chance: h.chance?.[name] ?? null };
+    }
+    const labels = (h.labels ?? []).map((l) => ({
+      name: l.name ?? l.label ?? '?',
+      score: l.score,
+      threshold: l.threshold,
+      margin: l.margin ?? l.score - l.threshold,
+    }));
+    return { layer: h.layer, head: h.head, name: h.name ?? `${h.layer}.${h.head}`, scores, labels };
+  });
+  return { model: r.model ?? '', heads, icl: r.icl ?? r.in_context_learning ?? null };
+}

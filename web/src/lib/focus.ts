@@ -7,3 +7,10 @@ export interface HeadFocus {
   query: number; // row of the weights grid, 0-based token position
   mask?: boolean; // unchanged when absent
 }
+
+/** What a step of the trained-heads lesson points at: one head of the model, one row. */
+export interface ModelHeadFocus {
+  head: { layer: number; head: number };
+  query: number; // row of the pattern, 0-based token position (0 is the start token)
+  view?: 'pattern' | 'value_weighted' | 'rollout';
+}

@@ -1,13 +1,17 @@
 // router.svelte.ts — the course's small hash router: `#/lessons/<slug>` picks a lesson,
-// and an empty hash opens the first. The query string stays free for the lesson's own
-// state (sentence, head, query, mask), so a link reproduces what the learner saw.
+// `#/course` is the overview, `#/explorer` the model explorer; an empty hash opens the
+// first lesson. The query string stays free for a page's own state (sentence, head,
+// query, mask), so a link reproduces what the learner saw.
 export interface Route {
-  lesson: string | null; // slug, null for the default lesson
+  page: 'lesson' | 'course' | 'explorer';
+  lesson: string | null; // slug when page is 'lesson'; null for the default lesson
 }
 
 function parse(hash: string): Route {
+  if (/^#\/course\/?$/.test(hash)) return { page: 'course', lesson: null };
+  if (/^#\/explorer\/?$/.test(hash)) return { page: 'explorer', lesson: null };
   const m = /^#\/lessons\/([a-z0-9-]+)\/?$/.exec(hash);
-  return { lesson: m ? m[1] : null };
+  return { page: 'lesson', lesson: m ? m[1] : null };
 }
 
 class Router {
@@ -23,3 +27,5 @@ class Router {
 export const router = new Router();
 
 export const lesson_href = (slug: string) => `#/lessons/${slug}`;
+export const course_href = '#/course';
+export const explorer_href = '#/explorer';

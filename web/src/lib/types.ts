@@ -108,3 +108,186 @@ export interface Program {
 export interface ProgramsResponse {
   programs: Program[];
 }
+
+// ---- the model API (a trained transformer) ----
+
+export interface ModelConfig {
+  n_layer: number;
+  n_head: number;
+  n_embd: number;
+  n_ctx: number;
+  vocab_size: number;
+  mlp: boolean;
+  tied: boolean;
+}
+
+/** GET /api/model */
+export interface ModelInfo {
+  name: string; // "headlab-tiny"
+  config: ModelConfig;
+  bos_token: { id: number; text: string };
+  max_tokens: number;
+  has_training_log: boolean;
+}
+
+/** One token of a model run; begin/end are byte offsets into the text (both 0 for BOS). */
+export interface ModelToken {
+  id: number;
+  text: string;
+  begin: number;
+  end: number;
+}
+
+/** A head of the model: layer and head index, both 0-based. Named "layer.head" on screen. */
+export interface HeadRef {
+  layer: number;
+  head: number;
+}
+
+/** Ragged causal rows: row q holds keys 0..q. (T, q+1) */
+export type RaggedRows = number[][];
+
+export type PatternView = 'pattern' | 'value_weighted' | 'scores';
+
+export interface ModelRunRequest {
+  text: string;
+  bos?: boolean;
+  heads?: [number, number][]; // [layer, head]; omitted: every head
+  views?: PatternView[];
+  rollout?: boolean;
+  top_k?: number;
+  truncate?: boolean;
+}
+
+export interface HeadPatterns extends HeadRef {
+  pattern?: RaggedRows;
+  value_weighted?: RaggedRows;
+  scores?: RaggedRows;
+}
+
+export interface Prediction {
+  id: number;
+  text: string;
+  prob: number;
+}
+
+/** POST /api/model/run */
+export interface ModelRunResponse {
+  tokens: ModelToken[]; // (T,)
+  n_layer: number;
+  n_head: number;
+  heads: HeadPatterns[];
+  rollout?: RaggedRows;
+  top_next: Prediction[][]; // (T, top_k): top_next[t] predicts the token after t
+  token_loss: (number | null)[]; // (T,): loss of the actual next token; null at the end
+  loss: number;
+  truncated?: boolean;
+}
+
+export interface Ablation extends HeadRef {
+  kind: 'zero' | 'mean';
+}
+export interface Block {
+  layer: number;
+  head: number; // -1: every head of the layer
+  key: number;
+}
+export interface Replacement extends HeadRef {
+  kind: 'uniform';
+}
+
+export interface ModelInterveneRequest {
+  text: string;
+  bos?: boolean;
+  ablate?: Ablation[];
+  block?: Block[];
+  replace?: Replacement[];
+  top_k?: number;
+}
+
+export interface RunOutcome {
+  loss: number;
+  token_loss: (number | null)[]; // (T,)
+  top_next: Prediction[][]; // (T, top_k)
+}
+
+/** POST /api/model/intervene */
+export interface ModelInterveneResponse {
+  tokens: ModelToken[];
+  baseline: RunOutcome;
+  intervened: RunOutcome;
+}
+
+/** One measured score of a head next to its chance level; score is null when not measured. */
+export interface HeadScore {
+  score: number | null;
+  chance: number | null;
+}
+
+export interface HeadLabel {
+  name: string; // "induction", "previous_token", "sink", ...
+  score: number;
+  threshold: number;
+  margin: number;
+}
+
+export interface ScannedHead extends HeadRef {
+  name: string; // "1.5"
+  scores: Record<string, HeadScore>; // "induction" → { score, chance }
+  labels: HeadLabel[]; // largest margin first
+}
+
+/** GET /api/model/scan, normalised by api.ts */
+export interface ScanReport {
+  model: string;
+  heads: ScannedHead[];
+  icl: { loss_first_copy: number; loss_second_copy: number; ratio: number } | null;
+}
+
+/** GET /api/model/training-log: the CSV as columns and rows; empty cells are null. */
+export interface TrainingLog {
+  columns: string[]; // "step", "loss", ..., "induction", ...
+  rows: (number | null)[][];
+}
+
+// ---- the course ----
+
+export interface CourseLesson {
+  id: string; // "causal-mask"
+  number: number;
+  title: string;
+  total: number;
+  completed_count: number;
+  coming: boolean; // announced, not built yet
+}
+
+/** GET /api/lessons */
+export interface CourseResponse {
+  lessons: CourseLesson[];
+}
+
+export type TrainedHeadsChallenge = 'pattern-quiz' | 'find-induction' | 'find-sink' | 'ablation-matters';
+
+export interface TrainedHeadsCheckRequest {
+  learner: string;
+  challenge: TrainedHeadsChallenge;
+  answer: { choice: string } | HeadRef | (HeadRef & { text: string });
+}
+
+/** POST /api/lessons/trained-heads/check */
+export interface TrainedHeadsCheckResponse {
+  correct: boolean;
+  explanation: string;
+  progress: ProgressResponse;
+}
+
+export interface FeedbackRequest {
+  lesson: string; // a lesson id or "explorer"
+  message: string; // 1-2000 characters
+  contact?: string; // at most 200
+}
+
+/** POST /api/feedback → 201 */
+export interface FeedbackResponse {
+  id: number;
+}

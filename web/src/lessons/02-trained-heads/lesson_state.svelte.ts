@@ -1,0 +1,87 @@
+// lesson_state.svelte.ts — what the whole trained-heads lesson shares: the loaded model,
+// the head scanner's report, the learner's progress, and answering a challenge. Each
+// part keeps its own runs of the model in its own small state class.
+import { api, ApiError } from '../../lib/api';
+import { heads_labelled, top_head, token_label } from '../../lib/heads';
+import { learner_id } from '../../lib/learner';
+import type {
+  ModelInfo,
+  ModelToken,
+  ProgressResponse,
+  ScanReport,
+  ScannedHead,
+  TrainedHeadsCheckRequest,
+  TrainedHeadsCheckResponse,
+} from '../../lib/types';
+import { LESSON_ID } from './text';
+
+export const message = (e: unknown) => (e instanceof ApiError ? e.message : 'Something went wrong: ' + String(e));
+
+export class TrainedHeadsLessonState {
+  status = $state<'loading' | 'ready' | 'no-model' | 'failed'>('loading');
+  load_error = $state<string | null>(null);
+  model = $state<ModelInfo | null>(null);
+  scan = $state<ScanReport | null>(null);
+  scan_error = $state<string | null>(null);
+  progress = $state<ProgressResponse | null>(null);
+  progress_error = $state<string | null>(null);
+
+  readonly learner = learner_id();
+  private progress_chain: Promise<unknown> = Promise.resolve();
+
+  /** The model's clearest previous-token head: labelled if any is, else the top scorer. */
+  previous_head = $derived<ScannedHead | null>(
+    this.scan ? (heads_labelled(this.scan, 'previous_token')[0] ?? top_head(this.scan, 'previous_token')) : null,
+  );
+  induction_head = $derived<ScannedHead | null>(
+    this.scan ? (heads_labelled(this.scan, 'induction')[0] ?? top_head(this.scan, 'induction')) : null,
+  );
+  sink_heads = $derived<ScannedHead[]>(this.scan ? heads_labelled(this.scan, 'sink') : []);
+
+  async start(): Promise<void> {
+    void this.load_progress();
+    try {
+      this.model = await api.model();
+    } catch (e) {
+      this.status = e instanceof ApiError && e.status === 503 ? 'no-model' : 'failed';
+      this.load_error = message(e);
+      return;
+    }
+    this.status = 'ready';
+    try {
+      this.scan = await api.scan();
+    } catch (e) {
+      this.scan_error = 'The head scanner could not report on this model: ' + message(e);
+    }
+  }
+
+  label = (t: ModelToken) => token_label(t, this.model?.bos_token.id ?? null);
+
+  private async load_progress(): Promise<void> {
+    try {
+      this.progress = await api.progress(this.learner, LESSON_ID);
+      this.progress_error = null;
+    } catch (e) {
+      this.progress_error = 'Your progress could not be loaded: ' + message(e);
+    }
+  }
+
+  reset_progress(): void {
+    this.progress_chain = this.progress_chain.then(async () => {
+      try {
+        this.progress = await api.resetProgress(this.learner, LESSON_ID);
+        this.progress_error = null;
+      } catch (e) {
+        this.progress_error = 'Your progress could not be reset: ' + message(e);
+      }
+    });
+  }
+
+  /** Sends one answer to the server, which checks it against the model and records a right one. */
+  async check(challenge: TrainedHeadsCheckRequest['challenge'], answer: TrainedHeadsCheckRequest['answer']): Promise<TrainedHeadsCheckResponse> {
+    const result = await api.checkTrainedHeads({ learner: this.learner, challenge, answer });
+    this.progress = result.progress;
+    this.progress_error = null;
+    return result;
+  }
+}

@@ -1,0 +1,152 @@
+// text.ts — the lesson's prose, in teaching order. No figure lives here: every number on
+// the page is measured by the server on the loaded model while the learner watches.
+export const LESSON_ID = 'trained-heads';
+
+export const READING_SENTENCE = 'the cat sat on the mat';
+export const INDUCTION_TEXT = 'Mr Hobbs painted the green door of the old mill';
+export const SINK_SENTENCE = 'the committee will report to the house before the end of the year';
+
+export const lesson_text = {
+  eyebrow: 'Lesson 2',
+  title: 'What trained heads learn',
+  lede:
+    'In the first lesson every head followed a rule someone wrote down. Here the heads were trained: a small ' +
+    'transformer learnt them from text, and nobody told it what to look for. Every pattern below comes from ' +
+    'that model, run by the server as you read.',
+
+  no_model:
+    'This lesson needs a trained model, and the server has none loaded right now. Start it with ' +
+    '`headlab serve` (the built-in model) or `headlab serve --model DIR`.',
+
+  reading: {
+    title: 'Part 1 · Reading an attention pattern',
+    intro:
+      'Run a trained model over a text and keep the weights of one head: you get a grid with a row for each ' +
+      'token that looks (the query) and a column for each token it can look at (the key). The causal mask ' +
+      'empties everything above the diagonal, since no token may read one that comes after it. The model ' +
+      'also reads an invisible start token, ⟨start⟩, before the text.',
+    which_head: (name: string) =>
+      `This is head ${name} of the model, the one the head scanner scores highest for looking at the previous token.`,
+    no_head: 'The head scanner has not reported yet, so no head can be picked.',
+    step_intro: 'Read the grid one row at a time.',
+    row_text: (query: string, prev: string, share: string, favourite: string, fav_share: string) =>
+      `The row of “${query}” gives ${share} of its weight to “${prev}”, the token right before it. ` +
+      `Its largest weight goes to “${favourite}” (${fav_share}).`,
+    first_row: 'The first row belongs to ⟨start⟩. It has nothing else to read, so all of its weight sits on itself.',
+    stripe: (mean_share: string) =>
+      `Row after row the same thing happens, whichever words are involved: on average this head gives ` +
+      `${mean_share} of a row to the token just before. In the grid that is a bright line one cell left of the diagonal.`,
+    next_row: 'Next row',
+    previous_row: 'Previous row',
+    quiz_title: 'Your turn',
+    quiz_question: 'A head’s job is to pass along the word right before each token. Which pattern does it draw?',
+    choices: [
+      { id: 'diagonal', title: 'Along the diagonal', detail: 'each row weighs itself' },
+      { id: 'first-column', title: 'Down the first column', detail: 'every row weighs the first token' },
+      { id: 'below-diagonal', title: 'Just below the diagonal', detail: 'row i weighs column i − 1' },
+      { id: 'uniform', title: 'Evenly spread', detail: 'each row splits its weight over every visible key' },
+    ],
+    check: 'Check my answer',
+    reveal: 'Show the answer',
+    answer:
+      'Just below the diagonal. Row i puts its weight on column i − 1, the token before it: a previous-token ' +
+      'head, like the one above. They are among the easiest heads to recognise, and they turn up in trained ' +
+      'models of every size.',
+  },
+
+  induction: {
+    title: 'Part 2 · Heads that continue a pattern',
+    intro:
+      'An induction head completes repeats. When the current token appeared earlier, it looks at the token ' +
+      'that followed the earlier copy, and helps predict that the same thing comes next. It can only do that ' +
+      'with help from a head in an earlier layer: a previous-token head writes into each position “the token ' +
+      'before me was X”, and the induction head’s keys read that note (K-composition). Induction heads need ' +
+      'something repeated to fire on, so repeat your text.',
+    text_label: 'Your text',
+    run: 'Run the model',
+    repeat: 'Repeat it',
+    find: 'Which head is the induction head? Pick heads and look for a stripe that runs parallel to the diagonal, one copy-length to the left, starting where the second copy begins.',
+    check: 'Is this the induction head?',
+    chosen: (name: string) => `Head ${name} on your text`,
+    builds_on: (name: string) => `Head ${name}, the previous-token head it builds on`,
+    loss_title: 'Loss on each next token',
+    loss_second_copy: (first: string, second: string) =>
+      `Mean loss on the first copy: ${first}. On the second copy: ${second}. The model has read the text once, ` +
+      'and its induction heads let it predict the rest of the repeat.',
+    not_repeated: 'Press “Repeat it” to see the loss fall on the second copy.',
+    phase_title: 'When induction heads appear during training',
+    phase_intro:
+      'Olsson et al. (2022) saw induction heads form suddenly, in a short window of training, and the loss ' +
+      'drop in the same window: a phase change. The committed log of this model’s training run lets you look ' +
+      'for the same thing.',
+    no_log: 'This model came without a training log, so its training run cannot be plotted.',
+  },
+
+  sinks: {
+    title: 'Part 3 · Heads that park on the first token',
+    intro:
+      'A softmax always hands out all of a row’s weight: it cannot say “nothing here is worth reading”. Many ' +
+      'trained heads therefore keep their spare weight on the first token, where it does little harm. Such a ' +
+      'head is called an attention sink (Xiao et al. 2023). The first token’s value vector is often small, ' +
+      'so the weight parked on it carries almost nothing into the output.',
+    scanner_found: (names: string) => `The head scanner labels these heads as sinks: ${names}.`,
+    scanner_none: 'The head scanner labels no head of this model a sink; try heads that weigh the first column heavily.',
+    find: 'Which head is a sink? Pick a head to see its pattern, then check.',
+    check: 'Is this a sink head?',
+    raw: (name: string) => `Head ${name}: attention weights`,
+    weighted: (name: string) => `Head ${name}: value-weighted`,
+    weighted_intro:
+      'The value-weighted view scales each weight by how large the value it fetches is, then normalises each ' +
+      'row again (Kobayashi et al. 2020). It shows how much each key actually contributes to the output.',
+    share: (raw: string, weighted: string) =>
+      `Share of the rows’ weight on the first token: ${raw} in the attention weights, ${weighted} once the values are taken into account.`,
+    compare: 'Compare the two interventions',
+    compare_intro:
+      'Two ways to test whether the parked weight matters. Zeroing the whole head’s output approximates “the ' +
+      'first token’s value carries nothing” for a head that parks almost everything there. Blocking attention ' +
+      'to the first token instead forces the softmax to put that weight on the other tokens.',
+    baseline: 'No intervention',
+    ablated: 'Head output zeroed',
+    blocked: 'Attention to the first token blocked',
+  },
+
+  limits: {
+    title: 'Part 4 · What patterns don’t tell you',
+    intro:
+      'A pattern says where a head looks, not what it does with what it finds, nor whether the model needs it. ' +
+      'Jain & Wallace (2019) found that quite different attention weights can give the same predictions; ' +
+      'Wiegreffe & Pinter (2019) answered that whether attention “explains” depends on what you test. The ' +
+      'only way to settle what a head does is to change it and watch the output.',
+    ablate_title: 'Switch a head off',
+    ablate_intro: 'Pick a head, zero its output, and compare the model’s loss and its next-token guesses with and without it.',
+    ablate: 'Zero this head',
+    measure_all: 'Measure every head',
+    measure_all_intro: 'The loss increase from zeroing each head in turn, on the same text:',
+    check: 'Does this head matter here?',
+    loss_change: (before: string, after: string, delta: string) => `Loss ${before} → ${after} (${delta}).`,
+    predictions_at: (token: string) => `What the model predicts after “${token}”`,
+    views_title: 'Raw, value-weighted, rollout',
+    views_intro:
+      'Three readings of where one query gets its information. Raw weights are the pattern itself. ' +
+      'Value-weighted (Kobayashi et al. 2020) scales them by the size of what each key passes on. Rollout ' +
+      '(Abnar & Zuidema 2020) multiplies the patterns of every layer, averaged over heads and with the ' +
+      'residual stream added, to follow information back to the input tokens.',
+    view_raw: 'Raw weights',
+    view_weighted: 'Value-weighted',
+    view_rollout: 'Attention rollout (all layers)',
+    twins_title: 'Two heads that look alike',
+    twins_intro:
+      'Of all pairs of heads in the same layer, these two draw the most similar patterns on your text. ' +
+      'Zero each one and see whether they also do the same job.',
+    sources_title: 'Sources',
+  },
+} as const;
+
+export const citations = [
+  { authors_year: 'Jain & Wallace 2019', title: 'Attention is not Explanation', url: 'https://arxiv.org/abs/1902.10186' },
+  { authors_year: 'Wiegreffe & Pinter 2019', title: 'Attention is not not Explanation', url: 'https://arxiv.org/abs/1908.04626' },
+  { authors_year: 'Kobayashi et al. 2020', title: 'Attention is Not Only a Weight: Analyzing Transformers with Vector Norms', url: 'https://arxiv.org/abs/2004.10102' },
+  { authors_year: 'Abnar & Zuidema 2020', title: 'Quantifying Attention Flow in Transformers', url: 'https://arxiv.org/abs/2005.00928' },
+  { authors_year: 'Olsson et al. 2022', title: 'In-context Learning and Induction Heads', url: 'https://arxiv.org/abs/2209.11895' },
+  { authors_year: 'Xiao et al. 2023', title: 'Efficient Streaming Language Models with Attention Sinks', url: 'https://arxiv.org/abs/2309.17453' },
+] as const;
