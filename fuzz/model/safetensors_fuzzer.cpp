@@ -1,4 +1,4 @@
-// fuzz/model/safetensors_fuzz.cpp — libFuzzer target: any bytes as a model.safetensors.
+// fuzz/model/safetensors_fuzzer.cpp — libFuzzer target: any bytes as a model.safetensors.
 // The reader must return a value (a file or an error), never crash, hang or over-allocate;
 // a file it accepts is then loaded into a tiny model's weights, which must not crash either.
 #include <cstddef>
