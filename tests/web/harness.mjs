@@ -8,7 +8,9 @@
 //   ...; await browser.close(); await server.stop();
 //
 // HEADLAB_BIN names the binary (default build/headlab, relative to the repo root);
-// CHROMIUM_BIN the browser (default /usr/bin/chromium).
+// CHROMIUM_BIN the browser (default /usr/bin/chromium); HEADLAB_MODEL the model folder the
+// server loads (default: the server's built-in model). Tests of the model pages read
+// every number from the API, so they hold for any trained model.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -56,7 +58,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * earlier server to restart on the same origin (the learner id lives in localStorage,
  * which is per origin).
  */
-export async function start_server({ db, port: wanted_port }) {
+export async function start_server({ db, port: wanted_port, model = process.env.HEADLAB_MODEL }) {
   if (!fs.existsSync(headlab_bin)) {
     throw new Error(`No headlab binary at ${headlab_bin}: build it, or set HEADLAB_BIN.`);
   }
@@ -67,7 +69,7 @@ export async function start_server({ db, port: wanted_port }) {
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(
     headlab_bin,
-    ['serve', '--host', '127.0.0.1', '--port', String(port), '--db', db, '--web', web_dist],
+    ['serve', '--host', '127.0.0.1', '--port', String(port), '--db', db, '--web', web_dist, ...(model ? ['--model', path.resolve(repo_root, model)] : [])],
     { cwd: repo_root, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let log = '';
@@ -185,5 +187,11 @@ export async function api_post(server, route, body) {
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify(body),
   });
+  return { status: r.status, body: await r.json() };
+}
+
+/** The server's JSON API, GET. */
+export async function api_get(server, route) {
+  const r = await fetch(server.url + route);
   return { status: r.status, body: await r.json() };
 }

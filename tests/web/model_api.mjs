@@ -1,0 +1,65 @@
+// model_api.mjs — what the model pages should show, computed by the tests from the
+// server's own answers (never from numbers typed in): the scanner's report read in either
+// of its spellings, the heads a page picks from it, and the same small sums the pages do.
+import assert from 'node:assert/strict';
+import { api_get, api_post } from './harness.mjs';
+
+/** GET /api/model/scan as { heads: [{ layer, head, name, scores: {s: number}, labels: [{ name, margin }] }] }. */
+export async function scan_report(server) {
+  const r = await api_get(server, '/api/model/scan');
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return {
+    heads: r.body.heads.map((h) => ({
+      layer: h.layer,
+      head: h.head,
+      name: `${h.layer}.${h.head}`,
+      scores: Object.fromEntries(Object.entries(h.scores).map(([k, v]) => [k, v !== null && typeof v === 'object' ? v.score : v])),
+      labels: h.labels.map((l) => ({ name: l.name ?? l.label, margin: l.margin ?? l.score - l.threshold })),
+    })),
+  };
+}
+
+/** Heads with a label, largest margin first (as the pages rank them). */
+export function labelled(scan, label) {
+  const margin = (h) => h.labels.find((l) => l.name === label)?.margin ?? -Infinity;
+  return scan.heads.filter((h) => h.labels.some((l) => l.name === label)).sort((a, b) => margin(b) - margin(a));
+}
+
+/** The head the lessons show for a role: the best labelled one, else the top scorer. */
+export function pick(scan, label) {
+  const best = labelled(scan, label)[0];
+  if (best) return best;
+  return [...scan.heads].sort((a, b) => (b.scores[label] ?? -Infinity) - (a.scores[label] ?? -Infinity))[0];
+}
+
+export async function run(server, body) {
+  const r = await api_post(server, '/api/model/run', { bos: true, top_k: 0, ...body });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body;
+}
+
+export async function intervene(server, body) {
+  const r = await api_post(server, '/api/model/intervene', { bos: true, top_k: 0, ...body });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body;
+}
+
+export function mean(xs) {
+  const v = xs.filter((x) => x !== null && x !== undefined && Number.isFinite(x));
+  return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
+}
+
+export const pct = (x) => `${Math.round(100 * x)}%`;
+export const signed = (x) => `${x >= 0 ? '+' : ''}${x.toFixed(3)}`;
+
+/** A text followed by itself, as the pages' "Repeat it" makes it. */
+export const repeated = (text) => `${text.trim()} ${text.trim()}`;
+
+/** Where the second copy starts in a run of repeated(text) with the start token, or null. */
+export function second_copy_start(tokens) {
+  const n = tokens.length - 1;
+  if (n < 2 || n % 2) return null;
+  const half = n / 2;
+  for (let i = 1; i < half; ++i) if (tokens[1 + i].id !== tokens[1 + half + i].id) return null;
+  return 1 + half;
+}

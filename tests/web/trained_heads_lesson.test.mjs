@@ -1,0 +1,223 @@
+// A learner works through "What trained heads learn" on whatever model the server loads:
+// every head the page names and every number it shows is compared with what the test
+// itself asks the server for the same model, so the test holds for any trained model.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { api_get, eventually, open_browser, screenshot, start_server, temp_dir, watch_console } from './harness.mjs';
+import { intervene, labelled, mean, pct, pick, repeated, run, scan_report, second_copy_start, signed } from './model_api.mjs';
+
+const READING_SENTENCE = 'the cat sat on the mat';
+let server, browser, page, problems, model, scan;
+const db = path.join(temp_dir('headlab-web-db-'), 'progress.db');
+
+const part = (n) => page.locator('section', { has: page.getByRole('heading', { level: 2, name: new RegExp(`^Part ${n} `) }) });
+const challenge = (id) => page.locator(`li[data-challenge="${id}"]`);
+const verdict = (section) => section.locator('[data-correct]');
+const fixed2 = (w) => w.toFixed(2);
+const fmt = (x, d = 2) => x.toFixed(d);
+
+/** The values a WeightsGrid table shows, row by row ("masked" above the diagonal). */
+async function table_values(table) {
+  return table.locator('tbody tr').evaluateAll((trs) =>
+    trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => (td.querySelector('.sr-only')?.textContent ?? '').trim())),
+  );
+}
+const expected_table = (rows) => rows.map((row) => rows.map((_, k) => (k < row.length ? fixed2(row[k]) : 'masked')));
+
+before(async () => {
+  server = await start_server({ db });
+  const m = await api_get(server, '/api/model');
+  assert.equal(m.status, 200, 'these tests need a server with a model: ' + JSON.stringify(m.body));
+  model = m.body;
+  scan = await scan_report(server);
+  browser = await open_browser();
+  page = await browser.newPage();
+  problems = watch_console(page);
+  await page.goto(server.url + '/#/lessons/trained-heads');
+  await part(1).getByRole('table').waitFor({ timeout: 60_000 });
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+test('Part 1 names the scanner’s previous-token head and shows its real weights on the cat sentence', async () => {
+  const prev = pick(scan, 'previous_token');
+  const p1 = part(1);
+  assert.match(await p1.textContent(), new RegExp(`This is head ${prev.name.replace('.', '\\.')} of the model`));
+  assert.match(await page.getByTestId('model-name').textContent(), new RegExp(model.name));
+  const answer = await run(server, { text: READING_SENTENCE, heads: [[prev.layer, prev.head]], views: ['pattern'] });
+  const rows = answer.heads[0].pattern;
+  assert.deepEqual(await table_values(p1.getByRole('table')), expected_table(rows));
+
+  // Read row by row: each step quotes the weight on the token before, as the server computed it.
+  const step = page.getByTestId('reading-step');
+  for (let q = 1; q < rows.length; ++q) {
+    await eventually(async () => assert.match(await step.textContent(), new RegExp(`gives ${pct(rows[q][q - 1])} of its weight`)));
+    const highlighted = p1.locator('tbody tr[aria-current="true"] th');
+    assert.match(await highlighted.textContent(), new RegExp(`^\\s*${q}\\s`));
+    if (q < rows.length - 1) await p1.getByRole('button', { name: 'Next row' }).click();
+  }
+  const stripe = mean(rows.slice(1).map((row, i) => row[i]));
+  assert.match(await page.getByTestId('reading-stripe').textContent(), new RegExp(`gives ${pct(stripe)} of a row`));
+  await screenshot(page, '50-trained-heads-part1');
+});
+
+test('the quiz: a wrong answer is marked wrong with a reason, the right one right, and the answer can be shown', async () => {
+  const p1 = part(1);
+  await p1.getByRole('radio', { name: /Along the diagonal/ }).check();
+  await p1.getByRole('button', { name: 'Check my answer' }).click();
+  await eventually(async () => assert.equal(await verdict(p1).getAttribute('data-correct'), 'false'));
+  assert.ok((await verdict(p1).textContent()).length > 20, 'the server says why');
+  assert.match(await challenge('pattern-quiz').textContent(), /Not yet/);
+
+  await p1.getByRole('radio', { name: /Just below the diagonal/ }).check();
+  await p1.getByRole('button', { name: 'Check my answer' }).click();
+  await eventually(async () => assert.equal(await verdict(p1).getAttribute('data-correct'), 'true'));
+  await eventually(async () => assert.match(await challenge('pattern-quiz').textContent(), /Done/));
+
+  await p1.getByRole('button', { name: 'Show the answer' }).click();
+  assert.match(await page.getByTestId('quiz-answer').textContent(), /below the diagonal/i);
+});
+
+test('Part 2: repeat a text, the loss falls on the second copy as the server measures it, and find the induction head', async () => {
+  const p2 = part(2);
+  const text = 'the old mill stood by the river where the green door was';
+  await p2.getByRole('textbox', { name: 'Your text' }).fill(text);
+  await p2.getByRole('button', { name: 'Repeat it' }).click();
+  const answer = await run(server, { text: repeated(text), views: ['pattern'], heads: [[0, 0]] });
+  const split = second_copy_start(answer.tokens);
+  assert.notEqual(split, null, 'the repeat tokenises into two equal copies');
+  const first = mean(answer.token_loss.slice(1, split - 1));
+  const second = mean(answer.token_loss.slice(split, answer.tokens.length - 1));
+  await eventually(async () =>
+    assert.match(await page.getByTestId('copy-losses').textContent(), new RegExp(`first copy: ${fmt(first)}\\. On the second copy: ${fmt(second)}\\.`)),
+  );
+
+  const induction = pick(scan, 'induction');
+  await p2.getByRole('button', { name: `head ${induction.name}`, exact: true }).click();
+  const figure = p2.locator(`[data-figure="Head ${induction.name} on your text"]`);
+  await figure.waitFor();
+  const shown = await run(server, { text: repeated(text), heads: [[induction.layer, induction.head]], views: ['pattern'] });
+  assert.deepEqual(await table_values(figure.getByRole('table')), expected_table(shown.heads[0].pattern));
+  await p2.getByRole('button', { name: `Is this the induction head? (${induction.name})` }).click();
+  const has_induction = labelled(scan, 'induction').length > 0;
+  await eventually(async () => assert.equal(await verdict(p2).getAttribute('data-correct'), String(has_induction)));
+  if (has_induction) await eventually(async () => assert.match(await challenge('find-induction').textContent(), /Done/));
+  await screenshot(page, '51-trained-heads-part2');
+});
+
+test('Part 2 plots the training log the server holds (loss and induction score against step)', async (t) => {
+  if (!model.has_training_log) {
+    assert.match(await part(2).textContent(), /without a training log/);
+    t.diagnostic('this model has no training log');
+    return;
+  }
+  const log = (await api_get(server, '/api/model/training-log')).body;
+  const col = (name) => log.columns.indexOf(name);
+  for (const [title, name] of [
+    ['Training loss against step', 'loss'],
+    ['Best induction score against step', 'induction'],
+  ]) {
+    const [download] = await Promise.all([page.waitForEvent('download'), part(2).getByRole('button', { name: `Save ${title} as JSON` }).click()]);
+    const saved = JSON.parse(fs.readFileSync(await download.path(), 'utf8'));
+    const want = log.rows.filter((r) => r[col(name)] !== null && r[col(name)] !== undefined).map((r) => [r[col('step')], r[col(name)]]);
+    assert.deepEqual(saved.series[0].points, want, `${title}: every point is a row of the log`);
+  }
+});
+
+test('Part 3: a head’s first-token share, raw and value-weighted, and the two interventions match the server', async () => {
+  const p3 = part(3);
+  const sinks = labelled(scan, 'sink');
+  assert.match(await page.getByTestId('sink-heads').textContent(), sinks.length ? new RegExp(sinks.map((h) => h.name.replace('.', '\\.')).join(', ')) : /labels no head/);
+  const head = sinks[0] ?? pick(scan, 'first_token');
+  await p3.getByRole('button', { name: `head ${head.name}`, exact: true }).click();
+  const text = await p3.getByRole('textbox', { name: 'Text' }).inputValue();
+  const answer = await run(server, { text, heads: [[head.layer, head.head]], views: ['pattern', 'value_weighted'] });
+  const raw = mean(answer.heads[0].pattern.slice(1).map((r) => r[0]));
+  const weighted = mean(answer.heads[0].value_weighted.slice(1).map((r) => r[0]));
+  await eventually(async () =>
+    assert.match(await page.getByTestId('first-token-share').textContent(), new RegExp(`${pct(raw)} in the attention weights, ${pct(weighted)} once`)),
+  );
+
+  await p3.getByRole('button', { name: `Compare the two interventions (head ${head.name})` }).click();
+  const blocked = await intervene(server, { text, block: [{ layer: head.layer, head: head.head, key: 0 }] });
+  const zeroed = await intervene(server, { text, ablate: [{ layer: head.layer, head: head.head, kind: 'zero' }] });
+  const table = page.getByTestId('sink-losses');
+  await table.waitFor();
+  const cells = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent.trim())));
+  assert.deepEqual(cells, [
+    [fmt(blocked.baseline.loss, 3), ''],
+    [fmt(zeroed.intervened.loss, 3), signed(zeroed.intervened.loss - zeroed.baseline.loss)],
+    [fmt(blocked.intervened.loss, 3), signed(blocked.intervened.loss - blocked.baseline.loss)],
+  ]);
+
+  await p3.getByRole('button', { name: `Is this a sink head? (${head.name})` }).click();
+  await eventually(async () => assert.equal(await verdict(p3).getAttribute('data-correct'), String(sinks.length > 0)));
+  await screenshot(page, '52-trained-heads-part3');
+});
+
+test('Part 4: zeroing a head changes the loss exactly as the server computes, and the head that matters most passes', async () => {
+  const p4 = part(4);
+  const text = await p4.getByRole('textbox', { name: 'Text for this part' }).inputValue();
+  const head = pick(scan, 'induction');
+  await p4.getByRole('group', { name: 'Head to zero' }).getByRole('button', { name: `head ${head.name}`, exact: true }).click();
+  const one = await intervene(server, { text, ablate: [{ layer: head.layer, head: head.head, kind: 'zero' }] });
+  await eventually(async () =>
+    assert.equal(
+      (await page.getByTestId('ablation-loss').textContent()).replace(/\s+/g, ' ').trim(),
+      `Zeroing head ${head.name}: Loss ${fmt(one.baseline.loss, 3)} → ${fmt(one.intervened.loss, 3)} (${signed(one.intervened.loss - one.baseline.loss)}).`,
+    ),
+  );
+  assert.notEqual(one.intervened.loss, one.baseline.loss, 'zeroing a head changes the loss');
+
+  await p4.getByRole('button', { name: 'Measure every head' }).click();
+  const table = page.getByTestId('ablation-all');
+  await table.waitFor({ timeout: 60_000 });
+  const shown = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.querySelector('th').textContent.trim(), tr.querySelector('td').textContent.trim()]));
+  const want = [];
+  for (let layer = 0; layer < model.config.n_layer; ++layer)
+    for (let h = 0; h < model.config.n_head; ++h) {
+      const r = await intervene(server, { text, ablate: [{ layer, head: h, kind: 'zero' }] });
+      want.push([`${layer}.${h}`, r.intervened.loss - r.baseline.loss]);
+    }
+  want.sort((a, b) => b[1] - a[1]);
+  assert.deepEqual(shown, want.map(([n, d]) => [n, signed(d)]));
+
+  // The head whose removal hurts most meets "ablation-matters".
+  await table.getByRole('button', { name: want[0][0], exact: true }).click();
+  await p4.getByRole('button', { name: `Does this head matter here? (${want[0][0]})` }).click();
+  await eventually(async () => assert.equal(await verdict(p4).getAttribute('data-correct'), 'true'));
+  await eventually(async () => assert.match(await challenge('ablation-matters').textContent(), /Done/));
+  await screenshot(page, '53-trained-heads-part4');
+});
+
+test('Part 4: raw, value-weighted and rollout rows for one query are the server’s', async () => {
+  const p4 = part(4);
+  const text = await p4.getByRole('textbox', { name: 'Text for this part' }).inputValue();
+  await p4.getByRole('group', { name: 'Head for the three views' }).getByRole('button', { name: 'head 0.1', exact: true }).click();
+  const answer = await run(server, { text, heads: [[0, 1]], views: ['pattern', 'value_weighted'], rollout: true });
+  const q = answer.tokens.length - 1;
+  const rows = page.getByTestId('three-views').locator('ol');
+  const values = (i) => rows.nth(i).locator('.weights-row__cell').allTextContents();
+  await eventually(async () => assert.deepEqual(await values(0), answer.heads[0].pattern[q].map(fixed2)));
+  assert.deepEqual(await values(1), answer.heads[0].value_weighted[q].map(fixed2));
+  assert.deepEqual(await values(2), answer.rollout[q].map(fixed2));
+  assert.match(await part(4).textContent(), /Jain & Wallace 2019.*Wiegreffe & Pinter 2019.*Kobayashi et al\. 2020.*Abnar & Zuidema 2020.*Olsson et al\. 2022.*Xiao et al\. 2023/s);
+});
+
+test('progress is kept by the server and shown like the first lesson’s', async () => {
+  await page.reload();
+  const done = (await api_get(server, `/api/progress?learner=${await page.evaluate(() => localStorage.getItem('headlab.learner'))}&lesson=trained-heads`)).body;
+  await eventually(async () =>
+    assert.equal(await page.getByRole('status').filter({ hasText: /of \d+ complete/ }).textContent(), `${done.completed_count} of ${done.total} complete`),
+  );
+  assert.ok(done.completed_count >= 2, 'the quiz and ablation-matters at least');
+});
+
+test('the page logged no errors', () => {
+  assert.deepEqual(problems, []);
+});
