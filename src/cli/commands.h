@@ -13,6 +13,7 @@ namespace headlab::cli {
 
 void add_heads_command(CLI::App& app, int& exit_code);  // heads_command.cpp
 void add_serve_command(CLI::App& app, int& exit_code);  // serve_command.cpp
+void add_feedback_command(CLI::App& app, int& exit_code);  // feedback_command.cpp
 void add_tokenize_command(CLI::App& app, int& exit_code);  // tokenize_command.cpp
 void add_run_command(CLI::App& app, int& exit_code);       // run_command.cpp
 void add_train_tokenizer_command(CLI::App& app, int& exit_code);  // train_tokenizer_command.cpp

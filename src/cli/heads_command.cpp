@@ -104,9 +104,8 @@ int run_heads(const HeadsOptions& o) {
 
 void add_heads_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<HeadsOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "heads",
-      "Show where one of the five rule-built heads looks in a sentence (lesson 1).\n"
+  CLI::App* cmd = app.add_subcommand("heads", "Where one of lesson 1's five rule-built heads looks in a sentence");
+  cmd->footer(
       "Each head scores every (query, key) pair by a rule; the causal mask hides later keys;\n"
       "a softmax turns each row of scores into weights that sum to 1.\n\n"
       "Examples:\n"

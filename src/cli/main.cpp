@@ -29,11 +29,38 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   add_heads_command(app, exit_code);
   add_serve_command(app, exit_code);
+  add_feedback_command(app, exit_code);
   add_tokenize_command(app, exit_code);
   add_run_command(app, exit_code);
   add_train_tokenizer_command(app, exit_code);
   add_train_command(app, exit_code);
   add_scan_command(app, exit_code);
+
+  // `headlab --help` lists one line per subcommand; the rest of a description (its
+  // examples) is shown by `headlab SUBCOMMAND --help`.
+  for (CLI::App* sub : app.get_subcommands({})) {
+    std::string description = sub->get_description();
+    auto cut = description.find('\n');
+    if (cut == std::string::npos) continue;
+    std::string first = description.substr(0, cut), rest = description.substr(cut + 1);
+    // The first sentence may run over several lines: keep whole sentences on the list.
+    while (!first.empty() && first.back() != '.' && first.back() != ':' && !rest.empty()) {
+      auto next = rest.find('\n');
+      std::string line = rest.substr(0, next);
+      if (line.empty()) break;
+      first += " " + line;
+      rest = next == std::string::npos ? "" : rest.substr(next + 1);
+    }
+    auto dot = first.find(". ");
+    while (dot != std::string::npos && dot >= 2 && first.compare(dot - 2, 2, "al") == 0) dot = first.find(". ", dot + 1);
+    if (dot != std::string::npos) {
+      rest = first.substr(dot + 2) + "\n" + rest;
+      first = first.substr(0, dot + 1);
+    }
+    sub->description(first);
+    std::string footer = sub->get_footer();
+    sub->footer(rest + (footer.empty() ? "" : "\n" + footer));
+  }
 
   try {
     app.parse(argc, argv);

@@ -103,10 +103,10 @@ int run_serve(const ServeOptions& o) {
 
 void add_serve_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<ServeOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "serve",
-      "Serve the lessons in the browser and the JSON API (docs/api.md).\n"
-      "Learners' challenge progress is kept in an SQLite file and survives restarts.\n\n"
+  CLI::App* cmd = app.add_subcommand("serve", "Serve the lessons in the browser and the JSON API");
+  cmd->footer(
+      "The JSON API is described in docs/api.md. Learners' challenge progress and feedback\n"
+      "are kept in an SQLite file and survive restarts.\n\n"
       "Examples:\n"
       "  headlab serve                              http://127.0.0.1:8080/\n"
       "  headlab serve --host 0.0.0.0 --port 9000   share with a class on the network\n"

@@ -12,6 +12,7 @@ int http_status(ErrorCode code) {
     case ErrorCode::not_found: return 404;
     case ErrorCode::unsupported: return 422;
     case ErrorCode::unavailable: return 503;
+    case ErrorCode::rate_limited: return 429;
     case ErrorCode::io_error:
     case ErrorCode::corrupt:
     case ErrorCode::internal: return 500;
@@ -31,6 +32,7 @@ HttpResponse error_response(int status, std::string_view code, const std::string
 HttpResponse error_response(const Error& error) {
   HttpResponse r = error_response(http_status(error.code), error_code_name(error.code), error.message);
   if (error.code == ErrorCode::unavailable) r.headers.push_back({"Retry-After", "2"});
+  if (error.code == ErrorCode::rate_limited) r.headers.push_back({"Retry-After", "600"});
   return r;
 }
 

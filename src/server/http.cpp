@@ -24,6 +24,7 @@ HttpRequest to_request(const httplib::Request& req) {
   r.path = req.path;
   r.body = req.body;
   r.content_type = req.get_header_value("Content-Type");
+  r.remote_addr = req.remote_addr;
   for (const auto& [k, v] : req.params) r.query[k] = v;
   return r;
 }
@@ -50,6 +51,8 @@ struct Server::Impl {
   std::unique_ptr<StaticFiles> web;
   std::unique_ptr<ModelService> model;
   std::unique_ptr<ResponseCache> cache;
+  std::unique_ptr<FeedbackStore> feedback;
+  std::unique_ptr<RateLimiter> feedback_limiter;
   ServerContext context;
   std::vector<Route> routes;
   httplib::Server http;
@@ -70,9 +73,16 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
   if (store) {
     m.store = std::move(*store);
     m.context.store = m.store.get();
+    auto feedback = FeedbackStore::open(m.store->path());
+    if (feedback) {
+      m.feedback = std::move(*feedback);
+      m.context.feedback = m.feedback.get();
+    }
   } else {
     m.context.store_error = store.error().message;
   }
+  m.feedback_limiter = std::make_unique<RateLimiter>(5, std::chrono::minutes(10));
+  m.context.feedback_limiter = m.feedback_limiter.get();
   m.cache = std::make_unique<ResponseCache>(options.cache_bytes);
   m.context.cache = m.cache.get();
   if (options.model_dir.empty()) {

@@ -16,6 +16,7 @@ struct HttpRequest {
   std::map<std::string, std::string> query;   // decoded ?key=value pairs
   std::string body;
   std::string content_type;
+  std::string remote_addr;  // the client's address, for rate limits
 };
 
 struct HttpResponse {

@@ -165,6 +165,76 @@ Result<HeadSplitRequest> decode_head_split_query(const std::map<std::string, std
   return HeadSplitRequest{*d_model, *h};
 }
 
+Result<TrainedHeadsCheckRequest> decode_trained_heads_check(std::string_view body) {
+  auto j = parse_object(body);
+  if (!j) return tl::unexpected(j.error());
+  if (auto s = check_fields(*j, {"learner", "challenge", "answer"}); !s) return tl::unexpected(s.error());
+  TrainedHeadsCheckRequest r;
+  auto learner = get_string(*j, "learner");
+  if (!learner) return tl::unexpected(learner.error());
+  auto challenge = get_string(*j, "challenge");
+  if (!challenge) return tl::unexpected(challenge.error());
+  r.learner = std::move(*learner);
+  r.challenge = std::move(*challenge);
+  auto it = j->find("answer");
+  if (it == j->end() || !it->is_object())
+    return make_error(ErrorCode::invalid_argument, "Field 'answer' must be an object, like {\"choice\": \"uniform\"} or {\"layer\": 1, \"head\": 0}.");
+  const json& a = *it;
+  if (auto s = check_fields(a, {"choice", "layer", "head", "text"}); !s) return tl::unexpected(s.error());
+  if (a.contains("choice")) {
+    auto c = get_string(a, "choice");
+    if (!c) return tl::unexpected(c.error());
+    r.choice = *c;
+  }
+  for (auto [name, out] : {std::pair{"layer", &r.layer}, std::pair{"head", &r.head}}) {
+    if (!a.contains(name)) continue;
+    auto v = get_int(a, name);
+    if (!v) return tl::unexpected(v.error());
+    if (*v < -1 || *v > 100000) return make_error(ErrorCode::invalid_argument, std::string("Answer field '") + name + "' is out of range.");
+    *out = static_cast<int>(*v);
+  }
+  if (a.contains("text")) {
+    auto t = get_string(a, "text");
+    if (!t) return tl::unexpected(t.error());
+    r.text = *t;
+  }
+  return r;
+}
+
+Result<Feedback> decode_feedback(std::string_view body) {
+  auto j = parse_object(body);
+  if (!j) return tl::unexpected(j.error());
+  if (auto s = check_fields(*j, {"lesson", "message", "contact"}); !s) return tl::unexpected(s.error());
+  Feedback f;
+  auto lesson = get_string(*j, "lesson");
+  if (!lesson) return tl::unexpected(lesson.error());
+  auto message = get_string(*j, "message");
+  if (!message) return tl::unexpected(message.error());
+  f.lesson = std::move(*lesson);
+  f.message = std::move(*message);
+  if (j->contains("contact")) {
+    auto contact = get_string(*j, "contact");
+    if (!contact) return tl::unexpected(contact.error());
+    f.contact = std::move(*contact);
+  }
+  return f;
+}
+
+std::string encode_lessons(const std::vector<LessonSummary>& lessons) {
+  json out = json::array();
+  for (const auto& l : lessons)
+    out.push_back({{"id", l.id}, {"number", l.number}, {"title", l.title}, {"total", l.total},
+                   {"completed_count", l.completed_count}, {"coming", l.coming}});
+  return json{{"lessons", out}}.dump();
+}
+
+std::string encode_check_verdict(const CheckVerdict& v) {
+  return json{{"correct", v.correct}, {"explanation", v.explanation}, {"progress", json::parse(encode_progress(v.progress))}}
+      .dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string encode_feedback_id(std::int64_t id) { return json{{"id", id}}.dump(); }
+
 std::string encode_health() { return json{{"ok", true}, {"version", "0.1.0"}}.dump(); }
 
 std::string encode_heads() {

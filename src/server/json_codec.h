@@ -9,6 +9,7 @@
 
 #include "core/attention_pattern.h"
 #include "server/api_types.h"
+#include "server/handlers/course_handlers.h"
 #include "util/result.h"
 
 namespace headlab::server {
@@ -19,6 +20,12 @@ Result<ProgressQuery> decode_progress_reset_request(std::string_view body);
 Result<ProgressQuery> decode_progress_query(const std::map<std::string, std::string>& query);
 Result<HeadSplitRequest> decode_head_split_query(const std::map<std::string, std::string>& query);
 
+Result<TrainedHeadsCheckRequest> decode_trained_heads_check(std::string_view body);
+Result<Feedback> decode_feedback(std::string_view body);
+
+std::string encode_lessons(const std::vector<LessonSummary>& lessons);
+std::string encode_check_verdict(const CheckVerdict& v);
+std::string encode_feedback_id(std::int64_t id);
 std::string encode_health();
 std::string encode_heads();
 std::string encode_weights(const core::AttentionPattern& p);

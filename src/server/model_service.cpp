@@ -201,8 +201,15 @@ Result<ModelInterveneResult> ModelService::intervene(const ModelInterveneRequest
 }
 
 Result<std::string> ModelService::scan_json() {
+  auto r = scan_report();
+  if (!r) return tl::unexpected(r.error());
   std::lock_guard<std::mutex> lock(scan_mutex_);
-  if (scan_json_) return *scan_json_;
+  return *scan_json_;
+}
+
+Result<analysis::ScanReport> ModelService::scan_report() {
+  std::lock_guard<std::mutex> lock(scan_mutex_);
+  if (scan_) return *scan_;
   fs::path heldout = fs::path(options_.dir) / "heldout.txt";
   if (!fs::exists(heldout))
     return make_error(ErrorCode::not_found, "The model folder has no heldout.txt, the held-out text the scanner reads. Add "
@@ -218,7 +225,34 @@ Result<std::string> ModelService::scan_json() {
   auto report = analysis::scan_model(params_, *probes);
   if (!report) return tl::unexpected(report.error());
   scan_json_ = analysis::scan_report_json(*report, info_.name);
-  return *scan_json_;
+  scan_ = std::move(*report);
+  return *scan_;
+}
+
+Result<std::vector<float>> ModelService::head_ablation_deltas(const std::string& text) {
+  bool truncated = false;
+  auto tokens = tokenize(text, /*bos=*/true, /*truncate=*/false, truncated);
+  if (!tokens) return tl::unexpected(tokens.error());
+  if (tokens->size() < 3) return make_error(ErrorCode::invalid_argument, "The text is too short to measure a loss; type a sentence.");
+  std::vector<int> ids;
+  for (const auto& t : *tokens) ids.push_back(t.id);
+  const model::ModelConfig& c = params_.config;
+  return pool_->run<std::vector<float>>([&](model::Workspace& ws) -> Result<std::vector<float>> {
+    model::ForwardOptions opt;
+    opt.logits = false;
+    opt.loss = true;
+    model::ForwardOutput out;
+    if (auto s = model::forward(params_, ids, opt, out, ws); !s) return tl::unexpected(s.error());
+    const float base = out.loss;
+    std::vector<float> deltas;
+    for (int l = 0; l < c.n_layer; ++l)
+      for (int h = 0; h < c.n_head; ++h) {
+        opt.interventions.ablate = {{l, h, model::Ablation::zero}};
+        if (auto s = model::forward(params_, ids, opt, out, ws); !s) return tl::unexpected(s.error());
+        deltas.push_back(out.loss - base);
+      }
+    return deltas;
+  });
 }
 
 Result<TrainingLog> ModelService::training_log() const {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "analysis/scanner.h"
 #include "model/bpe_tokenizer.h"
 #include "model/parameters.h"
 #include "server/inference_pool.h"
@@ -35,6 +36,10 @@ class ModelService {
   Result<ModelInterveneResult> intervene(const ModelInterveneRequest& request);
   // The scanner's report as JSON text (computed on first use, then kept).
   Result<std::string> scan_json();
+  Result<analysis::ScanReport> scan_report();
+  // Loss on `text` (BOS first) with each head zero-ablated, minus the loss without:
+  // (n_layer * n_head), layer-major.
+  Result<std::vector<float>> head_ablation_deltas(const std::string& text);
   Result<TrainingLog> training_log() const;
 
  private:
@@ -49,6 +54,7 @@ class ModelService {
   std::unique_ptr<InferencePool> pool_;
   std::mutex scan_mutex_;
   std::optional<std::string> scan_json_;
+  std::optional<analysis::ScanReport> scan_;
 };
 
 }  // namespace headlab::server

@@ -3,6 +3,7 @@
 #include "server/routes.h"
 
 #include "server/errors.h"
+#include "server/handlers/course_handlers.h"
 #include "server/handlers/lesson_handlers.h"
 #include "server/handlers/progress_handlers.h"
 #include "server/json_codec.h"
@@ -91,6 +92,36 @@ std::vector<Route> make_routes(ServerContext& ctx) {
        }},
       {"GET", "/api/lessons/causal-mask/programs",
        [](const HttpRequest&) { return ok_json(encode_programs(lesson_programs())); }},
+      {"GET", "/api/lessons",
+       [&ctx](const HttpRequest& r) {
+         for (const auto& [k, v] : r.query)
+           if (k != "learner")
+             return error_response(Error{ErrorCode::invalid_argument, "Unknown parameter '" + k + "'. Allowed: learner."});
+         auto it = r.query.find("learner");
+         auto lessons = handle_lessons(ctx.store, it == r.query.end() ? std::string() : it->second);
+         return lessons ? ok_json(encode_lessons(*lessons)) : error_response(lessons.error());
+       }},
+      {"POST", "/api/lessons/trained-heads/check",
+       [&ctx](const HttpRequest& r) {
+         return answer(decode_trained_heads_check(r.body),
+                       with_store(ctx, [&ctx](ProgressStore& store, const TrainedHeadsCheckRequest& q) {
+                         return handle_trained_heads_check(store, ctx.model, q);
+                       }),
+                       encode_check_verdict);
+       }},
+      {"POST", "/api/feedback",
+       [&ctx](const HttpRequest& r) {
+         HttpResponse out = answer(
+             decode_feedback(r.body),
+             [&](const Feedback& f) -> Result<std::int64_t> {
+               if (!ctx.feedback)
+                 return make_error(ErrorCode::unavailable, "Feedback cannot be saved right now: " + ctx.store_error);
+               return handle_feedback(*ctx.feedback, *ctx.feedback_limiter, r.remote_addr, f);
+             },
+             encode_feedback_id);
+         if (out.status == 200) out.status = 201;
+         return out;
+       }},
       {"GET", "/api/model",
        [&ctx](const HttpRequest&) {
          auto m = need_model(ctx);

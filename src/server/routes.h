@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "server/http_types.h"
+#include "server/feedback_store.h"
 #include "server/model_service.h"
+#include "server/rate_limiter.h"
 #include "server/progress_store.h"
 #include "server/response_cache.h"
 
@@ -18,6 +20,8 @@ struct ServerContext {
   ModelService* model = nullptr;   // null when no model was loaded
   std::string model_error;         // then: why
   ResponseCache* cache = nullptr;  // answers of identical model requests
+  FeedbackStore* feedback = nullptr;  // null when the database could not be opened
+  RateLimiter* feedback_limiter = nullptr;
 };
 
 std::vector<Route> make_routes(ServerContext& context);

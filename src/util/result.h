@@ -25,6 +25,7 @@ enum class ErrorCode {
   corrupt,           // a file exists but its contents are wrong
   unsupported,       // valid but not handled (unknown dtype, architecture)
   unavailable,       // busy or shutting down; try again later
+  rate_limited,      // too many requests from one client; try again later
   internal,          // a bug: should never reach a user
 };
 
@@ -55,6 +56,7 @@ inline std::string_view error_code_name(ErrorCode code) {
     case ErrorCode::corrupt: return "corrupt";
     case ErrorCode::unsupported: return "unsupported";
     case ErrorCode::unavailable: return "unavailable";
+    case ErrorCode::rate_limited: return "rate_limited";
     case ErrorCode::internal: return "internal";
   }
   return "internal";

@@ -1,6 +1,7 @@
 // `headlab heads` as a user runs it: the lesson's table, JSON for scripts, clear errors.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -109,4 +110,18 @@ TEST(HeadsCommand, HelpTeachesWithExamples) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("Examples:"), std::string::npos);
   EXPECT_NE(r.out.find("--no-mask"), std::string::npos);
+}
+
+TEST(FeedbackCommand, ListsNothingYetForAFreshDatabaseAndRefusesAMissingOne) {
+  std::string db = "/tmp/headlab-feedback-cli-" + std::to_string(::getpid()) + ".db";
+  std::remove(db.c_str());
+  CliRun missing = headlab("feedback list --db " + db);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.out.find("No database at"), std::string::npos) << missing.out;
+  std::FILE* f = std::fopen(db.c_str(), "w");  // an empty file is a valid empty SQLite database
+  std::fclose(f);
+  CliRun empty = headlab("feedback list --db " + db);
+  EXPECT_EQ(empty.exit_code, 0) << empty.out;
+  EXPECT_NE(empty.out.find("No feedback yet"), std::string::npos) << empty.out;
+  std::remove(db.c_str());
 }

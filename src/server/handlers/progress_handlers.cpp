@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/challenges.h"
+#include "core/lessons.h"
 #include "server/handlers/lesson_handlers.h"
 
 namespace headlab::server {
@@ -18,11 +19,15 @@ Status validate(const ProgressQuery& q) {
     return make_error(ErrorCode::invalid_argument,
                       "The learner id must be 8 to 64 characters of letters, digits, '-' or '_' (the page makes "
                       "one for you; clear this site's storage to get a new one).");
-  if (q.lesson != core::kCausalMaskLesson)
+  if (!core::find_lesson(q.lesson))
     return make_error(ErrorCode::invalid_argument, "Unknown lesson '" + q.lesson.substr(0, 64) +
-                                                       "'. Lessons with challenges: " + core::kCausalMaskLesson + ".");
+                                                       "'. Lessons: " + core::lesson_ids_list() + ".");
   return {};
 }
+
+}  // namespace
+
+Status validate_progress_query(const ProgressQuery& q) { return validate(q); }
 
 Result<ProgressView> view_of(ProgressStore& store, const ProgressQuery& q) {
   auto done = store.completed(q.learner, q.lesson);
@@ -30,12 +35,10 @@ Result<ProgressView> view_of(ProgressStore& store, const ProgressQuery& q) {
   ProgressView v;
   v.lesson = q.lesson;
   v.learner = q.learner;
-  for (const core::ChallengeInfo& c : core::causal_mask_challenges())
-    v.challenges.push_back({c.name, c.text, std::find(done->begin(), done->end(), c.name) != done->end()});
+  for (const core::LessonChallenge& c : core::find_lesson(q.lesson)->challenges)
+    v.challenges.push_back({c.id, c.text, std::find(done->begin(), done->end(), c.id) != done->end()});
   return v;
 }
-
-}  // namespace
 
 Result<ProgressView> handle_progress_get(ProgressStore& store, const ProgressQuery& query) {
   if (auto s = validate(query); !s) return tl::unexpected(s.error());
@@ -45,6 +48,9 @@ Result<ProgressView> handle_progress_get(ProgressStore& store, const ProgressQue
 Result<ProgressView> handle_progress_check(ProgressStore& store, const ProgressCheckRequest& request) {
   ProgressQuery q{request.learner, request.lesson};
   if (auto s = validate(q); !s) return tl::unexpected(s.error());
+  if (q.lesson != core::kCausalMaskLesson)
+    return make_error(ErrorCode::invalid_argument, "This route checks the challenges of '" + std::string(core::kCausalMaskLesson) +
+                                                       "'; answers for '" + q.lesson + "' go to /api/lessons/" + q.lesson + "/check.");
   auto pattern = handle_weights(WeightsRequest{request.sentence, request.head, request.mask});
   if (!pattern) return tl::unexpected(pattern.error());
   if (request.query < 0 || request.query >= pattern->size())

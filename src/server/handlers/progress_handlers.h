@@ -14,4 +14,8 @@ Result<ProgressView> handle_progress_get(ProgressStore& store, const ProgressQue
 Result<ProgressView> handle_progress_check(ProgressStore& store, const ProgressCheckRequest& request);
 Result<ProgressView> handle_progress_reset(ProgressStore& store, const ProgressQuery& query);
 
+// For other handlers that record progress: the learner id and lesson checks, and the view.
+Status validate_progress_query(const ProgressQuery& query);
+Result<ProgressView> view_of(ProgressStore& store, const ProgressQuery& query);
+
 }  // namespace headlab::server

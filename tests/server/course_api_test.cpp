@@ -1,0 +1,181 @@
+// The course around the lessons: table of contents, lesson 2's checked answers, feedback.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "model/bpe_tokenizer.h"
+#include "model/checkpoint.h"
+#include "server/feedback_store.h"
+#include "server/rate_limiter.h"
+#include "testing/test_server.h"
+
+using headlab::testing::TestServer;
+using headlab::testing::temp_path;
+using nlohmann::json;
+namespace fs = std::filesystem;
+namespace model = headlab::model;
+
+namespace {
+const char* kLearner = "course-learner-1";
+
+// A random 2-layer model with the built-in tokenizer and a held-out text for the scanner.
+std::string model_dir() {
+  static std::string dir;
+  if (!dir.empty()) return dir;
+  dir = fs::path(temp_path("x")).parent_path() / "course-model";
+  fs::create_directories(dir);
+  const fs::path tok = fs::path(HEADLAB_SOURCE_DIR) / "models/headlab-tiny";
+  fs::copy_file(tok / "vocab.json", fs::path(dir) / "vocab.json", fs::copy_options::overwrite_existing);
+  fs::copy_file(tok / "merges.txt", fs::path(dir) / "merges.txt", fs::copy_options::overwrite_existing);
+  auto tokenizer = model::BpeTokenizer::load(dir);
+  model::ModelConfig c;
+  c.n_layer = 2;
+  c.n_head = 2;
+  c.n_embd = 16;
+  c.n_ctx = 128;
+  c.vocab_size = tokenizer->vocab_size();
+  c.mlp = false;
+  c.bos_token_id = c.eos_token_id = std::max(0, tokenizer->endoftext_id());
+  model::Parameters p = model::parameters_allocate(c);
+  model::parameters_init_random(p, 3);
+  if (auto s = model::checkpoint_save(dir, p); !s) throw std::runtime_error(s.error().message);
+  std::ofstream heldout(fs::path(dir) / "heldout.txt");
+  for (int i = 0; i < 60; ++i)
+    heldout << "The committee met on a cold morning, and the members argued about the price of bread, the "
+               "state of the roads, and whether the river would flood again this spring. ";
+  return dir;
+}
+
+json check(const std::string& challenge, json answer) {
+  return {{"learner", kLearner}, {"challenge", challenge}, {"answer", std::move(answer)}};
+}
+}  // namespace
+
+TEST(CourseApi, ListsTheLessonsInOrderWithTheNextOneComing) {
+  TestServer s(temp_path("c.db"));
+  auto r = s.get("/api/lessons");
+  ASSERT_EQ(r.status, 200) << r.raw;
+  ASSERT_EQ(r.body["lessons"].size(), 3u);
+  EXPECT_EQ(r.body["lessons"][0]["id"], "causal-mask");
+  EXPECT_EQ(r.body["lessons"][1]["id"], "trained-heads");
+  EXPECT_EQ(r.body["lessons"][1]["total"], 4);
+  EXPECT_EQ(r.body["lessons"][2]["coming"], true);
+}
+
+TEST(CourseApi, LessonListCountsTheLearnersCompletedChallenges) {
+  TestServer s(temp_path("c.db"));
+  s.post("/api/progress/check", json{{"learner", kLearner}, {"lesson", "causal-mask"},
+                                     {"sentence", "the cat chased the dog . the cat chased the"},
+                                     {"head", "induction"}, {"mask", true}, {"query", 8}});
+  s.post("/api/lessons/trained-heads/check", check("pattern-quiz", {{"choice", "below-diagonal"}}));
+  auto r = s.get(std::string("/api/lessons?learner=") + kLearner);
+  EXPECT_EQ(r.body["lessons"][0]["completed_count"], 1);
+  EXPECT_EQ(r.body["lessons"][1]["completed_count"], 1);
+  EXPECT_EQ(s.get("/api/lessons?learner=x").status, 400);
+}
+
+TEST(CourseApi, PatternQuizIsCheckedWrongThenRightAndRecorded) {
+  TestServer s(temp_path("c.db"));
+  auto wrong = s.post("/api/lessons/trained-heads/check", check("pattern-quiz", {{"choice", "diagonal"}}));
+  ASSERT_EQ(wrong.status, 200) << wrong.raw;
+  EXPECT_EQ(wrong.body["correct"], false);
+  EXPECT_NE(wrong.body["explanation"].get<std::string>().find("itself"), std::string::npos);
+  EXPECT_EQ(wrong.body["progress"]["completed_count"], 0);
+  auto right = s.post("/api/lessons/trained-heads/check", check("pattern-quiz", {{"choice", "below-diagonal"}}));
+  EXPECT_EQ(right.body["correct"], true);
+  EXPECT_EQ(right.body["progress"]["completed_count"], 1);
+  auto progress = s.get(std::string("/api/progress?learner=") + kLearner + "&lesson=trained-heads");
+  EXPECT_EQ(progress.body["challenges"][0]["done"], true);
+}
+
+TEST(CourseApi, ChecksRejectBadAnswers) {
+  TestServer s(temp_path("c.db"), model_dir());
+  EXPECT_EQ(s.post("/api/lessons/trained-heads/check", check("pattern-quiz", {{"choice", "stripes"}})).status, 400);
+  EXPECT_EQ(s.post("/api/lessons/trained-heads/check", check("guess", {{"choice", "uniform"}})).status, 400);
+  EXPECT_EQ(s.post("/api/lessons/trained-heads/check", check("find-sink", {{"layer", 5}, {"head", 0}})).status, 400);
+  EXPECT_EQ(s.post("/api/lessons/trained-heads/check", check("ablation-matters", {{"layer", 0}, {"head", 0}})).status, 400);
+  EXPECT_EQ(s.post("/api/lessons/trained-heads/check", json{{"learner", kLearner}, {"challenge", "find-sink"}}).status, 400);
+}
+
+TEST(CourseApi, ModelChallengesWithoutAModelSayWhy) {
+  TestServer s(temp_path("c.db"));
+  auto r = s.post("/api/lessons/trained-heads/check", check("find-induction", {{"layer", 0}, {"head", 0}}));
+  EXPECT_EQ(r.status, 503);
+  EXPECT_NE(r.raw.find("--model"), std::string::npos);
+}
+
+TEST(CourseApi, FindInductionAgreesWithTheScanner) {
+  TestServer s(temp_path("c.db"), model_dir());
+  auto scan = s.get("/api/model/scan");
+  ASSERT_EQ(scan.status, 200) << scan.raw;
+  for (const auto& h : scan.body["heads"]) {
+    bool labelled = false;
+    for (const auto& l : h["labels"]) labelled |= l["label"] == "induction";
+    auto r = s.post("/api/lessons/trained-heads/check", check("find-induction", {{"layer", h["layer"]}, {"head", h["head"]}}));
+    ASSERT_EQ(r.status, 200) << r.raw;
+    EXPECT_EQ(r.body["correct"], labelled) << h.dump();
+    EXPECT_NE(r.body["explanation"].get<std::string>().find("induction score"), std::string::npos);
+  }
+}
+
+TEST(CourseApi, AblationMattersAcceptsTheHeadWhoseRemovalHurtsMost) {
+  TestServer s(temp_path("c.db"), model_dir());
+  const std::string text = "the river rose and the river fell . the river rose and the river fell";
+  double best = -1e9;
+  int best_layer = 0, best_head = 0;
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 2; ++h) {
+      auto r = s.post("/api/model/intervene",
+                      json{{"text", text}, {"ablate", {{{"layer", l}, {"head", h}, {"kind", "zero"}}}}});
+      ASSERT_EQ(r.status, 200) << r.raw;
+      double delta = r.body["intervened"]["loss"].get<double>() - r.body["baseline"]["loss"].get<double>();
+      if (delta > best) best = delta, best_layer = l, best_head = h;
+    }
+  auto r = s.post("/api/lessons/trained-heads/check",
+                  check("ablation-matters", {{"layer", best_layer}, {"head", best_head}, {"text", text}}));
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_EQ(r.body["correct"], best > 0) << r.raw;
+}
+
+TEST(CourseApi, FeedbackIsStoredAndCanBeListed) {
+  std::string db = temp_path("f.db");
+  {
+    TestServer s(db);
+    auto r = s.post("/api/feedback", json{{"lesson", "causal-mask"}, {"message", "Row 6 <b>looks</b> odd"}, {"contact", "a@b.c"}});
+    EXPECT_EQ(r.status, 201) << r.raw;
+    EXPECT_GT(r.body["id"].get<int>(), 0);
+  }
+  auto store = headlab::server::FeedbackStore::open(db);
+  ASSERT_TRUE(store);
+  auto all = (*store)->list();
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].message, "Row 6 <b>looks</b> odd");  // kept as text, rendered as text
+  EXPECT_EQ((*all)[0].contact, "a@b.c");
+}
+
+TEST(CourseApi, FeedbackIsValidatedAndRateLimited) {
+  TestServer s(temp_path("f.db"));
+  EXPECT_EQ(s.post("/api/feedback", json{{"lesson", "causal-mask"}, {"message", "  "}}).status, 400);
+  EXPECT_EQ(s.post("/api/feedback", json{{"lesson", "nope"}, {"message", "x"}}).status, 400);
+  EXPECT_EQ(s.post("/api/feedback", json{{"lesson", "causal-mask"}, {"message", std::string(2001, 'x')}}).status, 413);
+  EXPECT_EQ(s.post("/api/feedback", json{{"lesson", "causal-mask"}, {"message", "x"}, {"contact", std::string(201, 'c')}}).status, 413);
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(s.post("/api/feedback", json{{"lesson", "explorer"}, {"message", "note " + std::to_string(i)}}).status, 201);
+  auto limited = s.client().Post("/api/feedback", json{{"lesson", "explorer"}, {"message", "one more"}}.dump(), "application/json");
+  ASSERT_TRUE(limited);
+  EXPECT_EQ(limited->status, 429);
+  EXPECT_FALSE(limited->get_header_value("Retry-After").empty());
+}
+
+TEST(RateLimiter, AllowsNInAWindowThenRecovers) {
+  using namespace std::chrono;
+  headlab::server::RateLimiter limiter(2, seconds(10));
+  auto t0 = headlab::server::RateLimiter::Clock::now();
+  EXPECT_TRUE(limiter.allow("a", t0));
+  EXPECT_TRUE(limiter.allow("a", t0 + seconds(1)));
+  EXPECT_FALSE(limiter.allow("a", t0 + seconds(2)));
+  EXPECT_TRUE(limiter.allow("b", t0 + seconds(2)));
+  EXPECT_TRUE(limiter.allow("a", t0 + seconds(11)));
+}
