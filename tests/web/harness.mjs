@@ -58,7 +58,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * earlier server to restart on the same origin (the learner id lives in localStorage,
  * which is per origin).
  */
-export async function start_server({ db, port: wanted_port, model = process.env.HEADLAB_MODEL }) {
+export async function start_server({ db, port: wanted_port, model = process.env.HEADLAB_MODEL, no_model = false }) {
   if (!fs.existsSync(headlab_bin)) {
     throw new Error(`No headlab binary at ${headlab_bin}: build it, or set HEADLAB_BIN.`);
   }
@@ -69,7 +69,7 @@ export async function start_server({ db, port: wanted_port, model = process.env.
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(
     headlab_bin,
-    ['serve', '--host', '127.0.0.1', '--port', String(port), '--db', db, '--web', web_dist, ...(model ? ['--model', path.resolve(repo_root, model)] : [])],
+    ['serve', '--host', '127.0.0.1', '--port', String(port), '--db', db, '--web', web_dist, ...(no_model ? ['--no-model'] : model ? ['--model', path.resolve(repo_root, model)] : [])],
     { cwd: repo_root, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let log = '';
