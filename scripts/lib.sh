@@ -26,7 +26,7 @@ TEST_PACKAGES=(
   chromium
   clang
   dict-devil
-  wrk                              # the load test of the server
+  wrk curl                         # the load test of the server
 )
 
 apt_install() {
