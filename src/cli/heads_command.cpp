@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/pattern_svg.h"
 #include "core/attention_pattern.h"
 #include "core/pattern_summary.h"
 #include "core/sentence.h"
@@ -21,6 +22,7 @@ struct HeadsOptions {
   bool no_mask = false;
   int query = -1;
   std::string format = "table";
+  std::string save_svg;
 };
 
 std::string cell_text(const core::AttentionPattern& p, int i, int j) {
@@ -69,6 +71,17 @@ int run_heads(const HeadsOptions& o) {
                        2);
   const core::HeadInfo& info = core::head_info(*kind);
 
+  if (!o.save_svg.empty()) {
+    std::vector<double> weights(p.weights.data.begin(), p.weights.data.end());
+    std::vector<bool> masked(weights.size());
+    for (int i = 0; i < p.size(); ++i)
+      for (int j = 0; j < p.size(); ++j) masked[std::size_t(i) * p.size() + j] = p.is_masked(i, j);
+    std::string title = info.title + " head" + (p.mask ? ", causal mask on" : ", causal mask off");
+    if (std::string err = write_text_file(o.save_svg, pattern_svg(p.tokens, weights, masked, title)); !err.empty())
+      return print_error(err);
+    std::fprintf(stderr, "headlab: wrote the grid to %s\n", o.save_svg.c_str());
+  }
+
   if (o.format == "json") {
     nlohmann::json weights = nlohmann::json::array();
     for (int i = 0; i < p.size(); ++i) {
@@ -112,7 +125,8 @@ void add_heads_command(CLI::App& app, int& exit_code) {
       "  headlab heads --head induction              the lesson's table\n"
       "  headlab heads --head induction --query 7    ...and where cat (7) looks most\n"
       "  headlab heads --head same-word --no-mask    let queries see later keys\n"
-      "  headlab heads --sentence \"a b c . a b\" --format json");
+      "  headlab heads --sentence \"a b c . a b\" --format json\n"
+      "  headlab heads --head punctuation --save-svg punctuation.svg");
   cmd->add_option("--sentence", opts->sentence,
                   "Words separated by spaces; punctuation marks count as tokens (at most 32 tokens)")
       ->capture_default_str();
@@ -124,6 +138,7 @@ void add_heads_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", opts->format, "table (aligned), tsv, or json (full precision, null = masked)")
       ->check(CLI::IsMember({"table", "tsv", "json"}))
       ->capture_default_str();
+  cmd->add_option("--save-svg", opts->save_svg, "Also save the grid as an SVG picture to this file");
   cmd->callback([opts, &exit_code] { exit_code = run_heads(*opts); });
 }
 

@@ -125,3 +125,27 @@ TEST(FeedbackCommand, ListsNothingYetForAFreshDatabaseAndRefusesAMissingOne) {
   EXPECT_NE(empty.out.find("No feedback yet"), std::string::npos) << empty.out;
   std::remove(db.c_str());
 }
+
+TEST(HeadsCommand, SaveSvgWritesAPictureOfTheGrid) {
+  std::string path = "/tmp/headlab-heads-" + std::to_string(::getpid()) + ".svg";
+  CliRun r = headlab("heads --head induction --save-svg " + path + " --format tsv");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string svg;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) svg.append(buf, n);
+  std::fclose(f);
+  std::remove(path.c_str());
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("Induction head, causal mask on"), std::string::npos);
+  EXPECT_NE(svg.find(">0.92<"), std::string::npos);     // cat (7) -> chased (2)
+  EXPECT_NE(svg.find("query 0, key 1: masked"), std::string::npos);
+  EXPECT_EQ(svg.find("<script"), std::string::npos);
+}
+
+TEST(HeadsCommand, SaveSvgToAnUnwritablePlaceIsAnError) {
+  CliRun r = headlab("heads --save-svg /nonexistent/dir/x.svg");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("cannot open for writing"), std::string::npos) << r.out;
+}
