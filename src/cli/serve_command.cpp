@@ -56,6 +56,8 @@ int run_serve(const ServeOptions& o) {
     if (!o.model.empty()) options.model_dir = o.model;
     else if (std::filesystem::exists(std::filesystem::path(HEADLAB_DEFAULT_MODEL_DIR) / "config.json"))
       options.model_dir = HEADLAB_DEFAULT_MODEL_DIR;
+    else
+      options.no_model_reason = "the built-in model is not at " HEADLAB_DEFAULT_MODEL_DIR " (no config.json there).";
   }
   auto srv = server::Server::create(options);
   if (!srv) return print_error(srv.error().message);
@@ -74,7 +76,8 @@ int run_serve(const ServeOptions& o) {
   if (!(*srv)->model_name().empty())
     std::printf("headlab: model %s loaded from %s\n", (*srv)->model_name().c_str(), options.model_dir.c_str());
   else
-    std::printf("headlab: no model loaded (%s); the model pages will say so\n", (*srv)->model_error().c_str());
+    std::printf("headlab: no model loaded: %s The model pages will say so; pass --model DIR to load one.\n",
+                (*srv)->model_error().c_str());
   if (!(*srv)->web_app_found())
     std::printf("headlab: warning: no web app at %s (run `npm ci --prefix web && npm run build --prefix web`, "
                 "or pass --web DIR); the JSON API works without it\n",

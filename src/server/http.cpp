@@ -86,7 +86,7 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
   m.cache = std::make_unique<ResponseCache>(options.cache_bytes);
   m.context.cache = m.cache.get();
   if (options.model_dir.empty()) {
-    m.context.model_error = "the server was started without one.";
+    m.context.model_error = options.no_model_reason;
   } else {
     ModelServiceOptions mo;
     mo.dir = options.model_dir;
