@@ -52,3 +52,28 @@ for (const width of [1280, 360]) {
     await page.close();
   });
 }
+
+// The pages around the model: lesson 2, the explorer and the course overview (they need a
+// model for their content; without one they show only their message, checked too).
+for (const width of [1280, 360]) {
+  test(`lesson 2, the explorer and the course: no WCAG A/AA violations at ${width} px`, async () => {
+    const page = await browser.newPage();
+    await page.setViewportSize({ width, height: 900 });
+    await page.goto(server.url + '/#/lessons/trained-heads');
+    await page.getByRole('status').filter({ hasText: /of \d+ complete/ }).waitFor();
+    await page.waitForFunction(() => !document.querySelector('[aria-busy="true"]') && !document.body.textContent.includes('Waiting for the head scanner'), null, { timeout: 60_000 });
+    await page.waitForTimeout(1500); // the parts' first runs
+    await page.getByRole('button', { name: 'Spotted a mistake? Tell us.' }).click();
+    assert.deepEqual(await violations(page), []);
+
+    await page.goto(server.url + '/#/explorer');
+    await page.getByRole('heading', { level: 1, name: 'Every head, on your text' }).waitFor();
+    await page.waitForTimeout(2000);
+    assert.deepEqual(await violations(page), []);
+
+    await page.goto(server.url + '/#/course');
+    await page.locator('li[data-lesson]').first().waitFor();
+    assert.deepEqual(await violations(page), []);
+    await page.close();
+  });
+}

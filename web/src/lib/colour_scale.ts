@@ -30,7 +30,7 @@ function luminance([r, g, b]: number[]): number {
   return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
 }
 
-const DARK_TEXT = [13, 27, 42]; // #0d1b2a, the grid's dark text colour
+const DARK_TEXT = [0, 0, 0]; // black: the only dark ink that keeps 4.5:1 across the whole scale
 
 /** Light (white) text reads better than dark text on the cell of this weight. */
 export function weight_text_is_light(weight: number): boolean {

@@ -1,7 +1,7 @@
 // export.ts — saving what a figure shows: its picture as SVG or PNG, its numbers as JSON
 // or CSV. Grids are drawn to SVG from their numbers (the page draws them as tables or on
 // canvas); plots are already SVG and are serialised as they are.
-import { format_weight, weight_colour } from './colour_scale';
+import { format_weight, weight_colour, weight_text_is_light } from './colour_scale';
 
 const XMLNS = 'http://www.w3.org/2000/svg';
 
@@ -46,7 +46,7 @@ export function grid_svg(title: string, tokens: string[], rows: (number | null)[
       }
       parts.push(`<rect x="${x}" y="${y}" width="${cell - 1}" height="${cell - 1}" fill="${weight_colour(w)}"><title>${escape_xml(tokens[q])} → ${escape_xml(tokens[k])}: ${format_weight(w)}</title></rect>`);
       if (cell >= 30) {
-        const ink = w > 0.55 ? 'white' : '#0d1b2a';
+        const ink = weight_text_is_light(w) ? 'white' : 'black';
         parts.push(`<text x="${x + cell / 2}" y="${y + cell / 2 + 4}" text-anchor="middle" font-size="10" fill="${ink}">${format_weight(w)}</text>`);
       }
     }
