@@ -47,7 +47,8 @@ after(async () => {
 test('Part 1 names the scanner’s previous-token head and shows its real weights on the cat sentence', async () => {
   const prev = pick(scan, 'previous_token');
   const p1 = part(1);
-  assert.match(await p1.textContent(), new RegExp(`This is head ${prev.name.replace('.', '\\.')} of the model`));
+  const names_head = labelled(scan, 'previous_token').length > 0 ? `This is head ${prev.name} of the model` : `Head ${prev.name} comes closest`;
+  assert.ok((await p1.textContent()).includes(names_head), names_head);
   assert.match(await page.getByTestId('model-name').textContent(), new RegExp(model.name));
   const answer = await run(server, { text: READING_SENTENCE, heads: [[prev.layer, prev.head]], views: ['pattern'] });
   const rows = answer.heads[0].pattern;

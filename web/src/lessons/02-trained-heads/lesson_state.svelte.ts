@@ -33,6 +33,8 @@ export class TrainedHeadsLessonState {
   previous_head = $derived<ScannedHead | null>(
     this.scan ? (heads_labelled(this.scan, 'previous_token')[0] ?? top_head(this.scan, 'previous_token')) : null,
   );
+  /** Whether the heads above carry the scanner's label, or are only the best scorers. */
+  previous_labelled = $derived(this.scan ? heads_labelled(this.scan, 'previous_token').length > 0 : false);
   induction_head = $derived<ScannedHead | null>(
     this.scan ? (heads_labelled(this.scan, 'induction')[0] ?? top_head(this.scan, 'induction')) : null,
   );

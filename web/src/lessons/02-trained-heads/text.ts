@@ -25,17 +25,22 @@ export const lesson_text = {
       'token that looks (the query) and a column for each token it can look at (the key). The causal mask ' +
       'empties everything above the diagonal, since no token may read one that comes after it. The model ' +
       'also reads an invisible start token, ⟨start⟩, before the text.',
-    which_head: (name: string) =>
-      `This is head ${name} of the model, the one the head scanner scores highest for looking at the previous token.`,
+    which_head: (name: string, labelled: boolean) =>
+      labelled
+        ? `This is head ${name} of the model: of the heads the scanner labels previous-token, it clears the bar by the most.`
+        : `No head of this model passes the scanner’s bar for a previous-token head yet. Head ${name} comes closest, so you see it here; expect a weaker stripe than a fully trained model draws.`,
     no_head: 'The head scanner has not reported yet, so no head can be picked.',
     step_intro: 'Read the grid one row at a time.',
     row_text: (query: string, prev: string, share: string, favourite: string, fav_share: string) =>
       `The row of “${query}” gives ${share} of its weight to “${prev}”, the token right before it. ` +
       `Its largest weight goes to “${favourite}” (${fav_share}).`,
     first_row: 'The first row belongs to ⟨start⟩. It has nothing else to read, so all of its weight sits on itself.',
-    stripe: (mean_share: string) =>
-      `Row after row the same thing happens, whichever words are involved: on average this head gives ` +
-      `${mean_share} of a row to the token just before. In the grid that is a bright line one cell left of the diagonal.`,
+    stripe: (mean_share: string, labelled: boolean) =>
+      labelled
+        ? `Row after row the same thing happens, whichever words are involved: on average this head gives ` +
+          `${mean_share} of a row to the token just before. In the grid that is a bright line one cell left of the diagonal.`
+        : `On average this head gives ${mean_share} of a row to the token just before. A true previous-token head ` +
+          'gives most of every row to it, which draws a bright line one cell left of the diagonal.',
     next_row: 'Next row',
     previous_row: 'Previous row',
     quiz_title: 'Your turn',
@@ -70,9 +75,11 @@ export const lesson_text = {
     chosen: (name: string) => `Head ${name} on your text`,
     builds_on: (name: string) => `Head ${name}, the previous-token head it builds on`,
     loss_title: 'Loss on each next token',
-    loss_second_copy: (first: string, second: string) =>
-      `Mean loss on the first copy: ${first}. On the second copy: ${second}. The model has read the text once, ` +
-      'and its induction heads let it predict the rest of the repeat.',
+    loss_second_copy: (first: string, second: string, fell: boolean) =>
+      `Mean loss on the first copy: ${first}. On the second copy: ${second}. ` +
+      (fell
+        ? 'Having read the text once, the model predicts the repeat far better: that is its induction heads at work.'
+        : 'The loss did not fall on the repeat: this model has not learnt to continue a pattern it has seen.'),
     not_repeated: 'Press “Repeat it” to see the loss fall on the second copy.',
     phase_title: 'When induction heads appear during training',
     phase_intro:
