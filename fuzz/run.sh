@@ -5,7 +5,7 @@
 # Usage: fuzz/run.sh [SECONDS_PER_TARGET]   (default 20)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-seconds="${1:-${HEADLAB_FUZZ_SECONDS:-20}}"
+seconds="${1:-${HEADLAB_FUZZ_SECONDS:-15}}"
 build="${HEADLAB_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 command -v clang++ >/dev/null || { echo "fuzz: clang++ is missing (apt-get install clang)"; exit 1; }
 
