@@ -210,6 +210,40 @@ test('Part 4: raw, value-weighted and rollout rows for one query are the server�
   assert.match(await part(4).textContent(), /Jain & Wallace 2019.*Wiegreffe & Pinter 2019.*Kobayashi et al\. 2020.*Abnar & Zuidema 2020.*Olsson et al\. 2022.*Xiao et al\. 2023/s);
 });
 
+test('Part 4: the look-alike heads are the closest pair the server’s patterns give, with the server’s loss changes', async () => {
+  const text = await part(4).getByRole('textbox', { name: 'Text for this part' }).inputValue();
+  const all = await run(server, { text, views: ['pattern'] });
+  let best = null;
+  for (const a of all.heads)
+    for (const b of all.heads) {
+      if (a.layer !== b.layer || a.head >= b.head) continue;
+      let sum = 0;
+      let n = 0;
+      a.pattern.forEach((row, q) => row.forEach((w, k) => ((sum += Math.abs(w - b.pattern[q][k])), (n += 1))));
+      if (!best || sum / n < best.d) best = { a, b, d: sum / n };
+    }
+  const box = page.getByTestId('look-alikes');
+  await eventually(async () => assert.equal(await box.locator('h4').count(), 2));
+  assert.deepEqual(await box.locator('h4').allTextContents(), [`Head ${best.a.layer}.${best.a.head}`, `Head ${best.b.layer}.${best.b.head}`]);
+  for (const [i, h] of [best.a, best.b].entries()) {
+    const r = await intervene(server, { text, ablate: [{ layer: h.layer, head: h.head, kind: 'zero' }] });
+    const d = r.intervened.loss - r.baseline.loss;
+    await eventually(async () => assert.match(await box.locator('p').nth(i).textContent(), new RegExp(`changes the loss by \\${d >= 0 ? '+' : '-'}${Math.abs(d).toFixed(3)}`)));
+  }
+});
+
+test('Part 4: the next-token predictions with and without the zeroed head are the server’s', async () => {
+  const p4 = part(4);
+  const text = await p4.getByRole('textbox', { name: 'Text for this part' }).inputValue();
+  await p4.getByRole('group', { name: 'Head to zero' }).getByRole('button', { name: 'head 0.0', exact: true }).click();
+  const r = await intervene(server, { text, ablate: [{ layer: 0, head: 0, kind: 'zero' }], top_k: 5 });
+  const last = r.tokens.length - 1;
+  const figures = p4.locator('figure.top-predictions');
+  await eventually(async () => assert.match(await figures.nth(1).locator('figcaption').textContent(), /head 0\.0 zeroed/));
+  assert.deepEqual(await figures.nth(0).locator('.top-predictions__prob').allTextContents(), r.baseline.top_next[last].map((p) => pct(p.prob)));
+  assert.deepEqual(await figures.nth(1).locator('.top-predictions__prob').allTextContents(), r.intervened.top_next[last].map((p) => pct(p.prob)));
+});
+
 test('progress is kept by the server and shown like the first lesson’s', async () => {
   await page.reload();
   const done = (await api_get(server, `/api/progress?learner=${await page.evaluate(() => localStorage.getItem('headlab.learner'))}&lesson=trained-heads`)).body;
