@@ -112,6 +112,7 @@ nlohmann::ordered_json options_json(const TrainOptions& o) {
   j["weight_decay"] = o.weight_decay;
   j["grad_clip"] = o.grad_clip;
   j["seed"] = o.seed;
+  j["init_std"] = o.init_std;
   j["copied_span"] = o.mix.copied_span;
   j["repeated_random"] = o.mix.repeated_random;
   j["min_span"] = o.mix.min_span;
@@ -164,6 +165,7 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
   if (o.steps < 1) return make_error(ErrorCode::invalid_argument, "--steps must be at least 1");
   if (o.batch < 1) return make_error(ErrorCode::invalid_argument, "--batch must be at least 1");
   if (o.out_dir.empty()) return make_error(ErrorCode::invalid_argument, "an output directory (--out) is required");
+  if (o.init_std < 0) return make_error(ErrorCode::invalid_argument, "--init-std must be >= 0");
   if (o.lr <= 0) return make_error(ErrorCode::invalid_argument, "--lr must be positive");
   if (o.mix.copied_span < 0 || o.mix.repeated_random < 0 || o.mix.copied_span + o.mix.repeated_random > 1)
     return make_error(ErrorCode::invalid_argument, "the data mix fractions must be >= 0 and sum to at most 1");
@@ -223,6 +225,14 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
   s.v.assign(n, 0.0f);
   if (!o.resume) {
     model::parameters_init_random(s.model.params, o.seed);
+    if (o.init_std > 0.0f) {
+      // every N(0, 0.02) tensor (and the residual projections with it) scaled to init_std
+      const float scale = o.init_std / 0.02f;
+      auto list = model::parameters_list(s.model.params.t);
+      auto sizes = model::parameters_sizes(*config);
+      for (int t : {0, 1, 4, 6, 10, 12, 16})
+        for (std::size_t i = 0; i < sizes[t]; ++i) list[t][i] *= scale;
+    }
     s.rng = Rng(o.seed * 0x9E3779B97F4A7C15ull + 7);
     return s;
   }

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "model/bpe_tokenizer.h"
+
 using namespace headlab;
 using namespace headlab::train;
 
@@ -141,4 +143,25 @@ TEST(BpeSave, ReportsUnwritableDirectory) {
   auto s = bpe_save(v, "/proc/headlab_cannot_write_here");
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().code, ErrorCode::io_error);
+}
+
+// The files headlab trains load in the engine's GPT-2 tokenizer, which then splits text
+// into exactly the ids the trainer's encoder gave (the model sees what it was trained on).
+TEST(BpeSave, EngineTokenizerEncodesLikeTheTrainer) {
+  const std::string dir = std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny";
+  auto vocab = bpe_load(dir);
+  ASSERT_TRUE(vocab) << vocab.error().message;
+  EXPECT_EQ(vocab->tokens.size(), 4096u);
+  auto engine = headlab::model::BpeTokenizer::load(dir);
+  ASSERT_TRUE(engine) << engine.error().message;
+  EXPECT_EQ(engine->vocab_size(), 4096);
+  EXPECT_EQ(engine->endoftext_id(), 4095);
+  BpeEncoder ours(*vocab);
+  const std::string text =
+      "ABSURDITY, n. A statement or belief manifestly inconsistent with one's own opinion.\n\n"
+      "  The cat sat on the mat -- didn't it? 1,234.5 dollars; caf\xC3\xA9, na\xC3\xAFve, \xE2\x80\x9Cquoted\xE2\x80\x9D "
+      "\xF0\x9F\x98\x80 \xE4\xB8\xAD\xE6\x96\x87\ttabs\r\nend";
+  auto ids = engine->encode_ids(text);
+  ASSERT_TRUE(ids);
+  EXPECT_EQ(ours.encode(text), *ids);
 }
