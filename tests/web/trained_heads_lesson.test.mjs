@@ -84,7 +84,7 @@ test('the quiz: a wrong answer is marked wrong with a reason, the right one righ
   assert.match(await page.getByTestId('quiz-answer').textContent(), /below the diagonal/i);
 });
 
-test('Part 2: repeat a text, the loss falls on the second copy as the server measures it, and find the induction head', async () => {
+test('Part 2: repeat a text, the loss falls on the second copy as the server measures it, and find the induction head', async (t) => {
   const p2 = part(2);
   const text = 'the old mill stood by the river where the green door was';
   await p2.getByRole('textbox', { name: 'Your text' }).fill(text);
@@ -106,6 +106,7 @@ test('Part 2: repeat a text, the loss falls on the second copy as the server mea
   assert.deepEqual(await table_values(figure.getByRole('table')), expected_table(shown.heads[0].pattern));
   await p2.getByRole('button', { name: `Is this the induction head? (${induction.name})` }).click();
   const has_induction = labelled(scan, 'induction').length > 0;
+  t.diagnostic(has_induction ? `induction head ${induction.name} is labelled: the right answer is checked` : 'no head is labelled induction: only a refused answer is checked');
   await eventually(async () => assert.equal(await verdict(p2).getAttribute('data-correct'), String(has_induction)));
   if (has_induction) await eventually(async () => assert.match(await challenge('find-induction').textContent(), /Done/));
   await screenshot(page, '51-trained-heads-part2');
@@ -130,9 +131,10 @@ test('Part 2 plots the training log the server holds (loss and induction score a
   }
 });
 
-test('Part 3: a head’s first-token share, raw and value-weighted, and the two interventions match the server', async () => {
+test('Part 3: a head’s first-token share, raw and value-weighted, and the two interventions match the server', async (t) => {
   const p3 = part(3);
   const sinks = labelled(scan, 'sink');
+  t.diagnostic(sinks.length ? `sink heads: ${sinks.map((h) => h.name).join(', ')}` : 'no head is labelled sink: only a refused answer is checked');
   assert.match(await page.getByTestId('sink-heads').textContent(), sinks.length ? new RegExp(sinks.map((h) => h.name.replace('.', '\\.')).join(', ')) : /labels no head/);
   const head = sinks[0] ?? pick(scan, 'first_token');
   await p3.getByRole('button', { name: `head ${head.name}`, exact: true }).click();

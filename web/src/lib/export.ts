@@ -11,16 +11,18 @@ const escape_xml = (s: string) =>
 /**
  * One head's pattern as a standalone SVG: token labels on both axes, one coloured cell
  * per (query, key), the weight printed when the grid is small.
- *   tokens: string[] (T,)   rows: (number | null)[][] (T, T) [query][key], null = masked
+ *   tokens: string[] (T,) the keys   rows: (number | null)[][] (R, T), null = masked
+ *   row_labels: string[] (R,)        defaults to tokens (a square pattern: R = T)
  */
-export function grid_svg(title: string, tokens: string[], rows: (number | null)[][]): string {
+export function grid_svg(title: string, tokens: string[], rows: (number | null)[][], row_labels: string[] = tokens): string {
   const T = tokens.length;
+  const R = rows.length;
   const cell = T <= 16 ? 34 : T <= 48 ? 14 : 6;
-  const label_w = Math.min(120, 12 + 7 * Math.max(1, ...tokens.map((t) => t.length)));
+  const label_w = Math.min(120, 12 + 7 * Math.max(1, ...tokens.map((t) => t.length), ...row_labels.map((t) => t.length)));
   const top = label_w + 28;
   const left = label_w;
   const width = left + T * cell + 12;
-  const height = top + T * cell + 12;
+  const height = top + R * cell + 12;
   const parts: string[] = [];
   parts.push(
     `<svg xmlns="${XMLNS}" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11">`,
@@ -28,14 +30,15 @@ export function grid_svg(title: string, tokens: string[], rows: (number | null)[
     `<text x="8" y="18" font-size="13" font-weight="bold">${escape_xml(title)}</text>`,
   );
   const show_labels = cell >= 14;
-  for (let i = 0; i < T; ++i) {
-    if (!show_labels) break;
+  for (let i = 0; show_labels && i < R; ++i) {
     const y = top + i * cell + cell / 2 + 4;
-    parts.push(`<text x="${left - 6}" y="${y}" text-anchor="end">${escape_xml(tokens[i])}</text>`);
+    parts.push(`<text x="${left - 6}" y="${y}" text-anchor="end">${escape_xml(row_labels[i])}</text>`);
+  }
+  for (let i = 0; show_labels && i < T; ++i) {
     const x = left + i * cell + cell / 2 + 4;
     parts.push(`<text transform="translate(${x} ${top - 6}) rotate(-90)">${escape_xml(tokens[i])}</text>`);
   }
-  for (let q = 0; q < T; ++q)
+  for (let q = 0; q < R; ++q)
     for (let k = 0; k < T; ++k) {
       const w = rows[q]?.[k] ?? null;
       const x = left + k * cell;
@@ -44,7 +47,7 @@ export function grid_svg(title: string, tokens: string[], rows: (number | null)[
         parts.push(`<rect x="${x}" y="${y}" width="${cell - 1}" height="${cell - 1}" fill="#f3f2ee"/>`);
         continue;
       }
-      parts.push(`<rect x="${x}" y="${y}" width="${cell - 1}" height="${cell - 1}" fill="${weight_colour(w)}"><title>${escape_xml(tokens[q])} → ${escape_xml(tokens[k])}: ${format_weight(w)}</title></rect>`);
+      parts.push(`<rect x="${x}" y="${y}" width="${cell - 1}" height="${cell - 1}" fill="${weight_colour(w)}"><title>${escape_xml(row_labels[q])} → ${escape_xml(tokens[k])}: ${format_weight(w)}</title></rect>`);
       if (cell >= 30) {
         const ink = weight_text_is_light(w) ? 'white' : 'black';
         parts.push(`<text x="${x + cell / 2}" y="${y + cell / 2 + 4}" text-anchor="middle" font-size="10" fill="${ink}">${format_weight(w)}</text>`);
@@ -102,11 +105,11 @@ export function to_csv(header: string[], rows: unknown[][]): string {
 }
 
 /** A grid's numbers as CSV: one row per (query, key) cell, masked cells left out. */
-export function grid_csv(tokens: string[], rows: (number | null)[][]): string {
+export function grid_csv(tokens: string[], rows: (number | null)[][], row_labels: string[] = tokens): string {
   const out: unknown[][] = [];
   rows.forEach((row, q) =>
     row.forEach((w, k) => {
-      if (w !== null) out.push([q, tokens[q], k, tokens[k], w]);
+      if (w !== null) out.push([q, row_labels[q], k, tokens[k], w]);
     }),
   );
   return to_csv(['query', 'query_token', 'key', 'key_token', 'weight'], out);
