@@ -15,6 +15,7 @@
 #include <ctime>
 #include <vector>
 
+#include "model/blas.h"
 #include "model/checkpoint.h"
 #include "model/forward.h"
 
@@ -98,8 +99,9 @@ int main(int argc, char** argv) {
   double sum = 0;
   for (int v = 0; v < out.V; v++) sum += last[v];
   // cpu_ms (all threads' CPU time) tells the work apart from waiting on a busy machine
-  std::printf("tokens=%d median_ms=%.1f min_ms=%.1f cpu_ms=%.1f peak_rss_mb=%.0f argmax_last=%d logit_sum_last=%.4f\n",
+  std::printf("tokens=%d median_ms=%.1f min_ms=%.1f cpu_ms=%.1f peak_rss_mb=%.0f argmax_last=%d logit_sum_last=%.4f "
+              "blas=%s\n",
               tokens, ms[ms.size() / 2], ms[0], cpu_ms[cpu_ms.size() / 2], peak_rss_kb() / 1024.0,
-              top_k(last, out.V, 1)[0], sum);
+              top_k(last, out.V, 1)[0], sum, blas_core_name());
   return 0;
 }

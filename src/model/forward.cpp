@@ -2,13 +2,12 @@
 // (see forward.h for the numbered steps).
 #include "model/forward.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
+#include "model/blas.h"
 #include "model/ops/attention.h"
 #include "model/ops/embedding.h"
 #include "model/ops/gelu.h"
@@ -230,7 +229,7 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     const float* wo = w.attprojw + std::size_t(l) * C * C;  // (C, C): head h reads columns h*HS..
     if (rq.head_out) {
       for (int h = 0; h < NH; h++)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, C, HS, 1.0f, b.z + h * HS, C, wo + h * HS, C, 0.0f,
+        blas_sgemm(false, true, T, C, HS, 1.0f, b.z + h * HS, C, wo + h * HS, C, 0.0f,
                     rec.head_out.data() + (std::size_t(l) * NH + h) * TC, C);
     }
 

@@ -2,13 +2,12 @@
 // llm.c-layout training pair, and the inference kernel that skips the masked half.
 #include "model/ops/attention.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
 
+#include "model/blas.h"
 #include "model/ops/fast_exp.h"
 
 namespace headlab::model {
@@ -137,7 +136,7 @@ void attention_forward_causal(float* out, const float* inp, int T, int C, int NH
       const int keys = t1;  // queries t0..t1-1 see keys 0..t1-1 at most
       float* s = scratch;   // (rows, keys), row stride `keys`
       // 1. scores = q k^T / sqrt(HS), for the block's queries against keys < t1 only
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, hs, scale, q + std::size_t(t0) * C3,
+      blas_sgemm(false, true, rows, keys, hs, scale, q + std::size_t(t0) * C3,
                   C3, k, C3, 0.0f, s, keys);
       for (int r = 0; r < rows; r++) {
         const int t = t0 + r;
@@ -168,7 +167,7 @@ void attention_forward_causal(float* out, const float* inp, int T, int C, int NH
         if (pattern_h) std::copy(row, row + t + 1, pattern_h + packed);
       }
       // 3. z = pattern @ v
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, keys, 1.0f, s, keys, v, C3, 0.0f,
+      blas_sgemm(false, false, rows, hs, keys, 1.0f, s, keys, v, C3, 0.0f,
                   out + std::size_t(t0) * C + h * hs, C);
     }
   }

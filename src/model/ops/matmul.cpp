@@ -2,12 +2,11 @@
 // are tested against (see matmul.h).
 #include "model/ops/matmul.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
 
+#include "model/blas.h"
 #include "model/ops/fast_exp.h"  // HEADLAB_MULTIVERSION
 #include "model/thread_pool.h"
 
@@ -113,15 +112,15 @@ void matmul_forward(float* out, const float* inp, const float* weight, const flo
     }
     beta = 1.0f;
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, weight, C, beta, out, OC);
+  blas_sgemm(false, true, N, OC, C, 1.0f, inp, C, weight, C, beta, out, OC);
 }
 
 void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                      const float* weight, int N, int C, int OC) {
   // dinp (N, C) += dout (N, OC) @ weight (OC, C)
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dout, OC, weight, C, 1.0f, dinp, C);
+  blas_sgemm(false, false, N, C, OC, 1.0f, dout, OC, weight, C, 1.0f, dinp, C);
   // dweight (OC, C) += dout^T (OC, N) @ inp (N, C)
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dweight, C);
+  blas_sgemm(true, false, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dweight, C);
   if (dbias) {
     for (int n = 0; n < N; n++) {
       const float* d = dout + std::size_t(n) * OC;
