@@ -5,14 +5,14 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { api_get, api_post, eventually, open_browser, repo_root, screenshot, start_server, temp_dir, watch_console } from './harness.mjs';
+import { api_get, api_post, eventually, open_browser, repo_root, screenshot, start_server, temp_dir, watch_console, test_model } from './harness.mjs';
 
 let server, browser, page, problems, course;
 const db = path.join(temp_dir('headlab-web-db-'), 'progress.db');
 const headlab_bin = path.resolve(repo_root, process.env.HEADLAB_BIN || 'build/headlab');
 
 before(async () => {
-  server = await start_server({ db });
+  server = await start_server({ db, model: test_model() });
   browser = await open_browser();
   page = await browser.newPage();
   problems = watch_console(page);

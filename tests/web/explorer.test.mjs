@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { api_get, eventually, open_browser, screenshot, start_server, temp_dir, watch_console } from './harness.mjs';
+import { api_get, eventually, open_browser, screenshot, start_server, temp_dir, watch_console, test_model } from './harness.mjs';
 import { pick, run, scan_report } from './model_api.mjs';
 
 let server, browser, page, problems, model, scan;
@@ -13,7 +13,7 @@ const db = path.join(temp_dir('headlab-web-db-'), 'progress.db');
 const TEXT = 'the mill by the river . the mill by the river .';
 
 before(async () => {
-  server = await start_server({ db });
+  server = await start_server({ db, model: test_model() });
   const m = await api_get(server, '/api/model');
   assert.equal(m.status, 200, 'these tests need a server with a model: ' + JSON.stringify(m.body));
   model = m.body;

@@ -195,3 +195,32 @@ export async function api_get(server, route) {
   const r = await fetch(server.url + route);
   return { status: r.status, body: await r.json() };
 }
+
+let stand_in_model = null;
+/**
+ * The model folder the model-page tests run on: HEADLAB_MODEL when set; else the built-in
+ * model once it has weights (undefined: the server's default); else a stand-in made here in
+ * a second by `headlab train` (the built-in tokenizer, a small config, four steps on the
+ * held-out text). The tests read every number from the API, so any of these will do.
+ */
+export function test_model() {
+  if (process.env.HEADLAB_MODEL) return process.env.HEADLAB_MODEL;
+  const built_in = path.join(repo_root, 'models', 'headlab-tiny');
+  if (fs.existsSync(path.join(built_in, 'model.safetensors'))) return undefined;
+  if (stand_in_model) return stand_in_model;
+  const dir = temp_dir('headlab-stand-in-model-');
+  const config = JSON.parse(fs.readFileSync(path.join(built_in, 'train_config.json'), 'utf8'));
+  Object.assign(config, { n_layer: 2, n_head: 4, n_embd: 32 });
+  fs.writeFileSync(path.join(dir, 'train_config.json'), JSON.stringify(config));
+  const heldout = path.join(built_in, 'heldout.txt');
+  const out = path.join(dir, 'model');
+  const r = spawnSync(headlab_bin, ['train', '--config', path.join(dir, 'train_config.json'), '--tokenizer', built_in, '--corpus', heldout,
+    '--heldout', heldout, '--out', out, '--steps', '4', '--batch', '2', '--context', '64', '--warmup', '1', '--log-every', '1', '--eval-every', '2', '--quiet'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`could not make a stand-in model: ${r.stderr || r.error}`);
+  // The server reads these two names from a model folder.
+  fs.copyFileSync(path.join(out, 'train_log.csv'), path.join(out, 'training_log.csv'));
+  fs.copyFileSync(heldout, path.join(out, 'heldout.txt'));
+  process.stderr.write(`the built-in model has no weights yet: testing on a stand-in trained for 4 steps (${out})\n`);
+  stand_in_model = out;
+  return out;
+}
