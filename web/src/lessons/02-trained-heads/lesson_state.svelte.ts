@@ -39,6 +39,8 @@ export class TrainedHeadsLessonState {
     this.scan ? (heads_labelled(this.scan, 'induction')[0] ?? top_head(this.scan, 'induction')) : null,
   );
   sink_heads = $derived<ScannedHead[]>(this.scan ? heads_labelled(this.scan, 'sink') : []);
+  /** Heads that weigh the first token heavily and do fetch something from it (not sinks). */
+  first_token_heads = $derived<ScannedHead[]>(this.scan ? heads_labelled(this.scan, 'first_token') : []);
 
   async start(): Promise<void> {
     void this.load_progress();

@@ -97,7 +97,9 @@ export const lesson_text = {
       'head is called an attention sink (Xiao et al. 2023). The first token’s value vector is often small, ' +
       'so the weight parked on it carries almost nothing into the output.',
     scanner_found: (names: string) => `The head scanner labels these heads as sinks: ${names}.`,
-    scanner_none: 'The head scanner labels no head of this model a sink; try heads that weigh the first column heavily.',
+    scanner_none: 'The head scanner labels no head of this model a sink.',
+    scanner_first: (names: string) =>
+      ` It labels these as first-token heads, which weigh the first token heavily but do take something from it: ${names}.`,
     find: 'Which head is a sink? Pick a head to see its pattern, then check.',
     check: 'Is this a sink head?',
     raw: (name: string) => `Head ${name}: attention weights`,
