@@ -1,0 +1,152 @@
+#include "analysis/scanner.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace headlab;
+using namespace headlab::analysis;
+
+namespace {
+
+std::vector<std::string> words() {
+  const std::string text =
+      "the cat sat on the mat . the dog ran to the park , and the cat saw the dog . "
+      "a bird sang in the tree ; the dog barked at the bird , and the bird flew away . "
+      "when the rain came , the cat ran home and the dog slept by the door .";
+  std::vector<std::string> out;
+  std::string w;
+  for (char c : text) {
+    if (c == ' ') {
+      if (!w.empty()) out.push_back(w), w.clear();
+    } else {
+      w += c;
+    }
+  }
+  if (!w.empty()) out.push_back(w);
+  return out;
+}
+
+const HeadReport& find(const ScanReport& r, const std::string& name) {
+  for (const HeadReport& h : r.heads)
+    if (h.name == name) return h;
+  ADD_FAILURE() << "no head " << name;
+  return r.heads.front();
+}
+
+bool has_label(const HeadReport& h, const std::string& label) {
+  for (const Label& l : h.labels)
+    if (l.name == label) return true;
+  return false;
+}
+
+double best_other(const ScanReport& r, const std::string& except, Scored HeadScores::*m) {
+  double best = 0;
+  for (const HeadReport& h : r.heads)
+    if (h.name != except) best = std::max(best, (h.scores.*m).score);
+  return best;
+}
+
+model::ModelConfig tiny_config() {
+  model::ModelConfig c;
+  c.n_layer = 2;
+  c.n_head = 2;
+  c.n_embd = 16;
+  c.n_ctx = 32;
+  c.vocab_size = 40;
+  c.mlp = false;
+  c.bos_token_id = c.eos_token_id = 39;
+  return c;
+}
+
+}  // namespace
+
+TEST(ScanConstructedHeads, EachHeadComesOutAsWhatItIs) {
+  ScanReport r = scan_constructed_heads(words(), ScanOptions{});
+  ASSERT_EQ(r.heads.size(), 5u);
+  const HeadReport& prev = find(r, "previous");
+  const HeadReport& first = find(r, "first");
+  const HeadReport& same = find(r, "same-word");
+  const HeadReport& ind = find(r, "induction");
+  const HeadReport& punct = find(r, "punctuation");
+  EXPECT_EQ(prev.labels.front().name, "previous_token");
+  EXPECT_GT(prev.scores.previous_token.score, best_other(r, "previous", &HeadScores::previous_token));
+  EXPECT_EQ(first.labels.front().name, "first_token");  // no weights: cannot be told a sink
+  EXPECT_GT(first.scores.first_token.score, best_other(r, "first", &HeadScores::first_token));
+  EXPECT_TRUE(has_label(same, "duplicate_token"));
+  EXPECT_GT(same.scores.duplicate_token.score, best_other(r, "same-word", &HeadScores::duplicate_token));
+  EXPECT_TRUE(has_label(ind, "induction"));
+  EXPECT_GT(ind.scores.induction.score, best_other(r, "induction", &HeadScores::induction));
+  EXPECT_GT(ind.scores.prefix_matching.score, best_other(r, "induction", &HeadScores::prefix_matching));
+  EXPECT_TRUE(has_label(punct, "punctuation"));
+  EXPECT_FALSE(has_label(prev, "induction"));
+}
+
+TEST(ScanModel, RandomModelGetsNoConfidentLabelAndHasEveryScore) {
+  auto params = model::parameters_allocate(tiny_config());
+  model::parameters_init_random(params, 1);
+  std::vector<int> text;
+  for (int i = 0; i < 200; ++i) text.push_back((i * 7) % 39);
+  std::vector<bool> punct(40, false);
+  punct[5] = true;
+  auto probes = scan_probes_build(text, punct, 40, 39, 32, ScanOptions{});
+  ASSERT_TRUE(probes);
+  EXPECT_EQ(probes->R, 15);
+  auto r = scan_model(params, *probes);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->heads.size(), 4u);
+  for (const HeadReport& h : r->heads) {
+    EXPECT_TRUE(h.scores.has_weights);
+    EXPECT_NEAR(h.scores.previous_token.score, h.scores.previous_token.chance, 0.1);  // near uniform at init
+    EXPECT_TRUE(h.labels.empty()) << h.name << " " << h.labels.front().name;
+  }
+  ASSERT_TRUE(r->has_icl);
+  EXPECT_NEAR(r->icl.ratio(), 1.0, 0.05);  // a random model learns nothing in context
+}
+
+TEST(ScanProbesBuild, RefusesTextShorterThanAWindow) {
+  auto probes = scan_probes_build({1, 2, 3}, std::vector<bool>(40, false), 40, 39, 32, ScanOptions{});
+  ASSERT_FALSE(probes);
+  EXPECT_EQ(probes.error().code, ErrorCode::invalid_argument);
+}
+
+TEST(LabelHead, ListsEveryPassingRoleAndTellsASinkFromAReader) {
+  HeadScores s;
+  s.has_weights = true;
+  s.previous_token = {0.7, 0.1};
+  s.first_token = {0.6, 0.1};
+  s.first_token_value_weighted = {0.05, 0.1};
+  s.copying = {0.5, 0};
+  s.induction = {0.1, 0.05};
+  auto labels = label_head(s);
+  ASSERT_EQ(labels.size(), 2u);
+  EXPECT_EQ(labels[0].name, "previous_token");  // margin 0.3 beats the sink's 0.1
+  EXPECT_EQ(labels[1].name, "sink");
+  s.first_token_value_weighted = {0.55, 0.1};
+  EXPECT_EQ(label_head(s)[1].name, "first_token");
+}
+
+TEST(LabelHead, InductionNeedsAPositiveCopyingScore) {
+  HeadScores s;
+  s.has_weights = true;
+  s.induction = {0.8, 0.05};
+  s.copying = {-0.4, 0};
+  EXPECT_TRUE(label_head(s).empty());
+  s.copying = {0.6, 0};
+  EXPECT_EQ(label_head(s).front().name, "induction");
+}
+
+TEST(ScanReportJson, HasScoresChanceAndLabelsPerHead) {
+  ScanReport r = scan_constructed_heads(words(), ScanOptions{});
+  auto j = nlohmann::json::parse(scan_report_json(r, "constructed"));
+  ASSERT_EQ(j["heads"].size(), 5u);
+  const auto& h = j["heads"][0];
+  for (const char* key : {"layer", "head", "scores", "chance", "labels"}) EXPECT_TRUE(h.contains(key)) << key;
+  for (const char* key : {"previous_token", "first_token", "induction", "duplicate_token", "prefix_matching",
+                          "copying", "entropy", "first_token_value_weighted"})
+    EXPECT_TRUE(h["scores"].contains(key)) << key;
+  EXPECT_TRUE(h["scores"]["copying"].is_null());  // constructed heads have no weights
+  std::string csv = scan_report_csv(r);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 6);
+}
