@@ -60,7 +60,8 @@ Result<std::unique_ptr<ModelService>> ModelService::load(const ModelServiceOptio
   s->info_.bos_id = c.bos_token_id;
   s->info_.bos_text = s->tokenizer_->token_bytes(c.bos_token_id);
   s->info_.max_tokens = std::min(options.max_tokens, c.n_ctx);
-  s->info_.has_training_log = fs::exists(fs::path(options.dir) / "training_log.csv");
+  s->info_.has_training_log =
+      fs::exists(fs::path(options.dir) / "train_log.csv") || fs::exists(fs::path(options.dir) / "training_log.csv");
   s->pool_ = std::make_unique<InferencePool>(options.pool);
   return s;
 }
@@ -256,7 +257,9 @@ Result<std::vector<float>> ModelService::head_ablation_deltas(const std::string&
 }
 
 Result<TrainingLog> ModelService::training_log() const {
-  fs::path p = fs::path(options_.dir) / "training_log.csv";
+  // `headlab train` writes train_log.csv; training_log.csv is accepted too.
+  fs::path p = fs::path(options_.dir) / "train_log.csv";
+  if (!fs::exists(p)) p = fs::path(options_.dir) / "training_log.csv";
   std::ifstream in(p);
   if (!in) return make_error(ErrorCode::not_found, "This model has no training log (" + p.string() + ").");
   TrainingLog log;
@@ -266,9 +269,17 @@ Result<TrainingLog> ModelService::training_log() const {
   for (std::string col; std::getline(header, col, ',');) log.columns.push_back(col);
   while (std::getline(in, line)) {
     if (line.empty()) continue;
+    // Split on every comma, so an empty last cell is still a cell (null in JSON).
     std::vector<double> row;
-    std::stringstream cells(line);
-    for (std::string cell; std::getline(cells, cell, ',');) row.push_back(cell.empty() ? NAN : std::strtod(cell.c_str(), nullptr));
+    std::size_t start = 0;
+    for (;;) {
+      std::size_t comma = line.find(',', start);
+      std::string cell = line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      row.push_back(cell.empty() || cell == "\r" ? NAN : std::strtod(cell.c_str(), nullptr));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    row.resize(log.columns.size(), NAN);
     log.rows.push_back(std::move(row));
   }
   return log;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "model/bpe_tokenizer.h"
 #include "model/checkpoint.h"
@@ -178,4 +179,21 @@ TEST(ModelApi, ABrokenModelFolderStopsTheServerWithTheReason) {
   auto s = headlab::server::Server::create(o);
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message.find("/nonexistent/model"), std::string::npos) << s.error().message;
+}
+
+TEST(ModelApi, TrainingLogKeepsEmptyCellsAsNull) {
+  std::string dir = make_model_dir();
+  {
+    std::ofstream log(fs::path(dir) / "train_log.csv");
+    log << "step,loss,heldout_loss\n0,5.5,5.6\n10,4.1,\n";
+  }
+  TestServer s(temp_path("m.db"), dir);
+  auto r = s.get("/api/model/training-log");
+  fs::remove(fs::path(dir) / "train_log.csv");
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_EQ(r.body["columns"], json({"step", "loss", "heldout_loss"}));
+  ASSERT_EQ(r.body["rows"].size(), 2u);
+  ASSERT_EQ(r.body["rows"][1].size(), 3u);
+  EXPECT_TRUE(r.body["rows"][1][2].is_null());
+  EXPECT_EQ(r.body["rows"][1][1], 4.1);
 }
