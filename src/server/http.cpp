@@ -3,6 +3,8 @@
 // the built web app from one folder, and puts every error into the JSON envelope.
 #include <httplib.h>
 
+#include <sys/socket.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <regex>
@@ -58,6 +60,7 @@ struct Server::Impl {
   httplib::Server http;
   int port = 0;
   bool web_found = false;
+  int listen_socket = -1;
 };
 
 Server::Server() : impl_(std::make_unique<Impl>()) {}
@@ -104,9 +107,17 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http.set_payload_max_length(kMaxBodyBytes);
   http.set_read_timeout(10, 0);
-  // Short keep-alive: a worker waiting on an idle connection is a worker not serving.
-  http.set_keep_alive_timeout(1);
-  http.set_keep_alive_max_count(50);
+  // Keep-alive: each open connection holds a worker, so there are more workers (threads)
+  // than a class has connections, and connections live long instead of reconnecting.
+  http.set_keep_alive_timeout(5);
+  http.set_keep_alive_max_count(10000);
+  http.set_tcp_nodelay(true);  // no 40 ms wait for delayed ACKs on small JSON answers
+  // Remember the listening socket: bind() raises its backlog past the library's 5.
+  http.set_socket_options([&m](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof yes);
+    m.listen_socket = sock;
+  });
   http.set_write_timeout(10, 0);
   http.set_default_headers({
       {"X-Content-Type-Options", "nosniff"},
@@ -195,7 +206,12 @@ Status Server::bind() {
   return {};
 }
 
-void Server::listen() { impl_->http.listen_after_bind(); }
+void Server::listen() {
+  // A class reconnecting at once overflows a backlog of 5 and waits seconds on SYN retries;
+  // listen() again on the bound socket raises it (Linux updates the backlog in place).
+  if (impl_->listen_socket >= 0) ::listen(impl_->listen_socket, SOMAXCONN);
+  impl_->http.listen_after_bind();
+}
 void Server::stop() { impl_->http.stop(); }
 int Server::port() const { return impl_->port; }
 bool Server::web_app_found() const { return impl_->web_found; }

@@ -26,7 +26,8 @@ struct ServerOptions {
   int model_queue = 8;    // model requests waiting beyond the running one; more get 503
   int model_timeout_ms = 30000;
   std::size_t cache_bytes = 64u << 20;
-  int threads = 64;     // HTTP workers; a keep-alive connection holds one while open
+  int threads = 256;    // HTTP workers: a keep-alive connection holds one while open, so
+                        // there are more workers than a class has browser connections
 };
 
 class Server {
