@@ -8,6 +8,7 @@
 #include "model/checkpoint.h"
 #include "server/feedback_store.h"
 #include "server/rate_limiter.h"
+#include "testing/random_model.h"
 #include "testing/test_server.h"
 
 using headlab::testing::TestServer;
@@ -21,29 +22,14 @@ const char* kLearner = "course-learner-1";
 
 // A random 2-layer model with the built-in tokenizer and a held-out text for the scanner.
 std::string model_dir() {
-  static std::string dir;
-  if (!dir.empty()) return dir;
-  dir = fs::path(temp_path("x")).parent_path() / "course-model";
-  fs::create_directories(dir);
-  const fs::path tok = fs::path(HEADLAB_SOURCE_DIR) / "models/headlab-tiny";
-  fs::copy_file(tok / "vocab.json", fs::path(dir) / "vocab.json", fs::copy_options::overwrite_existing);
-  fs::copy_file(tok / "merges.txt", fs::path(dir) / "merges.txt", fs::copy_options::overwrite_existing);
-  auto tokenizer = model::BpeTokenizer::load(dir);
-  model::ModelConfig c;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.n_embd = 16;
-  c.n_ctx = 128;
-  c.vocab_size = tokenizer->vocab_size();
-  c.mlp = false;
-  c.bos_token_id = c.eos_token_id = std::max(0, tokenizer->endoftext_id());
-  model::Parameters p = model::parameters_allocate(c);
-  model::parameters_init_random(p, 3);
-  if (auto s = model::checkpoint_save(dir, p); !s) throw std::runtime_error(s.error().message);
-  std::ofstream heldout(fs::path(dir) / "heldout.txt");
-  for (int i = 0; i < 60; ++i)
-    heldout << "The committee met on a cold morning, and the members argued about the price of bread, the "
-               "state of the roads, and whether the river would flood again this spring. ";
+  static const std::string dir = [] {
+    std::string d = headlab::testing::make_random_model_dir("course-model", {2, 2, 16, 128, 3});
+    std::ofstream heldout(fs::path(d) / "heldout.txt");
+    for (int i = 0; i < 60; ++i)
+      heldout << "The committee met on a cold morning, and the members argued about the price of bread, the "
+                 "state of the roads, and whether the river would flood again this spring. ";
+    return d;
+  }();
   return dir;
 }
 

@@ -7,6 +7,7 @@
 
 #include "model/bpe_tokenizer.h"
 #include "model/checkpoint.h"
+#include "testing/random_model.h"
 #include "testing/test_server.h"
 
 using headlab::testing::TestServer;
@@ -18,26 +19,7 @@ namespace model = headlab::model;
 namespace {
 // A 2-layer, 4-head random model with a real byte-level BPE vocabulary.
 std::string make_model_dir() {
-  static std::string dir;
-  if (!dir.empty()) return dir;
-  dir = fs::path(temp_path("model")).parent_path() / "tiny-model";
-  fs::create_directories(dir);
-  const fs::path tok = fs::path(HEADLAB_SOURCE_DIR) / "models/headlab-tiny";
-  fs::copy_file(tok / "vocab.json", fs::path(dir) / "vocab.json", fs::copy_options::overwrite_existing);
-  fs::copy_file(tok / "merges.txt", fs::path(dir) / "merges.txt", fs::copy_options::overwrite_existing);
-  auto tokenizer = model::BpeTokenizer::load(dir);
-  if (!tokenizer) throw std::runtime_error(tokenizer.error().message);
-  model::ModelConfig c;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.n_embd = 32;
-  c.n_ctx = 64;
-  c.vocab_size = tokenizer->vocab_size();
-  c.mlp = false;
-  c.bos_token_id = c.eos_token_id = tokenizer->endoftext_id() >= 0 ? tokenizer->endoftext_id() : 0;
-  model::Parameters p = model::parameters_allocate(c);
-  model::parameters_init_random(p, 7);
-  if (auto s = model::checkpoint_save(dir, p); !s) throw std::runtime_error(s.error().message);
+  static const std::string dir = headlab::testing::make_random_model_dir("tiny-model", {2, 4, 32, 64, 7});
   return dir;
 }
 
