@@ -2,7 +2,9 @@
 # Builds every libFuzzer target with clang, ASan and UBSan (in build-fuzz/) and runs each
 # for a bounded time from its committed seed corpus. A crash, leak or sanitizer report
 # fails the run; the reproducer is left in build-fuzz/crashes/.
-# Usage: fuzz/run.sh [SECONDS_PER_TARGET]   (default 20)
+# The seed is fixed (HEADLAB_FUZZ_SEED, default 1) so CI walks the same inputs each run;
+# use a longer time or another seed locally to explore further.
+# Usage: fuzz/run.sh [SECONDS_PER_TARGET]   (default 15)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-${HEADLAB_FUZZ_SECONDS:-15}}"
@@ -23,7 +25,7 @@ for fuzzer in "$build"/fuzzers/*; do
   dirs=("$corpus")
   [ -d "$root/fuzz/corpus/$name" ] && dirs+=("$root/fuzz/corpus/$name")
   echo "fuzz: $name for ${seconds}s"
-  if "$fuzzer" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+  if "$fuzzer" -seed="${HEADLAB_FUZZ_SEED:-1}" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
        -artifact_prefix="$build/crashes/$name-" -print_final_stats=1 "${dirs[@]}" \
        >"$build/$name.log" 2>&1; then
     passed=$((passed + 1))

@@ -163,7 +163,11 @@ Result<BpeTokenizer> BpeTokenizer::from_vocab_merges(std::string_view vocab_json
   try {
     nlohmann::json j = nlohmann::json::parse(vocab_json);
     if (!j.is_object()) return make_error(ErrorCode::corrupt, what + ": vocab.json is not a JSON object");
-    for (auto it = j.begin(); it != j.end(); ++it) vocab[it.key()] = it.value().get<int>();
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (!it.value().is_number_unsigned() || it.value().get<std::uint64_t>() > 0x7fffffffu)
+        return make_error(ErrorCode::corrupt, what + ": vocab.json: the id of \"" + it.key() + "\" is not a token id");
+      vocab[it.key()] = static_cast<int>(it.value().get<std::uint64_t>());
+    }
   } catch (const nlohmann::json::exception& e) {
     return make_error(ErrorCode::corrupt, what + ": vocab.json: " + e.what());
   }
@@ -195,7 +199,11 @@ Result<BpeTokenizer> BpeTokenizer::from_tokenizer_json(std::string_view text, co
     if (model.contains("type") && model["type"].get<std::string>() != "BPE")
       return make_error(ErrorCode::unsupported, what + ": model type \"" + model["type"].get<std::string>() +
                                                     "\" is not BPE");
-    for (auto it = model.at("vocab").begin(); it != model.at("vocab").end(); ++it) vocab[it.key()] = it.value().get<int>();
+    for (auto it = model.at("vocab").begin(); it != model.at("vocab").end(); ++it) {
+      if (!it.value().is_number_unsigned() || it.value().get<std::uint64_t>() > 0x7fffffffu)
+        return make_error(ErrorCode::corrupt, what + ": the id of \"" + it.key() + "\" is not a token id");
+      vocab[it.key()] = static_cast<int>(it.value().get<std::uint64_t>());
+    }
     for (const auto& m : model.at("merges")) {
       if (m.is_string()) {
         std::string s = m.get<std::string>();
@@ -208,7 +216,11 @@ Result<BpeTokenizer> BpeTokenizer::from_tokenizer_json(std::string_view text, co
       }
     }
     if (j.contains("added_tokens") && j["added_tokens"].is_array())
-      for (const auto& t : j["added_tokens"]) vocab[t.at("content").get<std::string>()] = t.at("id").get<int>();
+      for (const auto& t : j["added_tokens"]) {
+        if (!t.at("id").is_number_unsigned() || t.at("id").get<std::uint64_t>() > 0x7fffffffu)
+          return make_error(ErrorCode::corrupt, what + ": an added token's id is not a token id");
+        vocab[t.at("content").get<std::string>()] = static_cast<int>(t.at("id").get<std::uint64_t>());
+      }
   } catch (const nlohmann::json::exception& e) {
     return make_error(ErrorCode::corrupt, what + ": " + e.what());
   }

@@ -68,8 +68,17 @@ Result<ModelConfig> config_parse(const std::string& json_text, const std::string
         return make_error(ErrorCode::unsupported,
                           what + ": activation_function \"" + act + "\" is not supported (only gelu_new)");
     }
+    // Whole numbers only, and only ones an int holds: a float like 3e106 must not reach get<int>.
+    std::string bad_key;
     auto get_int = [&](const char* key, int& field) {
-      if (j.contains(key) && !j[key].is_null()) field = j[key].get<int>();
+      if (!j.contains(key) || j[key].is_null()) return;
+      const auto& v = j[key];
+      if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > 0x7fffffffu) ||
+          (!v.is_number_unsigned() && (v.get<std::int64_t>() < -0x7fffffffLL || v.get<std::int64_t>() > 0x7fffffffLL))) {
+        if (bad_key.empty()) bad_key = key;
+        return;
+      }
+      field = static_cast<int>(v.get<std::int64_t>());
     };
     get_int("n_layer", c.n_layer);
     get_int("n_head", c.n_head);
@@ -79,10 +88,19 @@ Result<ModelConfig> config_parse(const std::string& json_text, const std::string
     get_int("vocab_size", c.vocab_size);
     get_int("bos_token_id", c.bos_token_id);
     get_int("eos_token_id", c.eos_token_id);
-    if (j.contains("layer_norm_epsilon")) c.layer_norm_eps = j["layer_norm_epsilon"].get<float>();
+    int n_inner = 4 * c.n_embd;
+    get_int("n_inner", n_inner);
+    if (!bad_key.empty())
+      return make_error(ErrorCode::corrupt, what + ": \"" + bad_key + "\" must be a whole number that fits in 32 bits");
+    if (j.contains("layer_norm_epsilon")) {
+      const auto& v = j["layer_norm_epsilon"];
+      if (!v.is_number() || !(v.get<double>() > 0.0) || !(v.get<double>() < 1.0))
+        return make_error(ErrorCode::corrupt, what + ": \"layer_norm_epsilon\" must be a number between 0 and 1");
+      c.layer_norm_eps = static_cast<float>(v.get<double>());
+    }
     if (j.contains("tie_word_embeddings")) c.tied = j["tie_word_embeddings"].get<bool>();
     if (j.contains("headlab_mlp")) c.mlp = j["headlab_mlp"].get<bool>();
-    if (j.contains("n_inner") && !j["n_inner"].is_null() && j["n_inner"].get<int>() != 4 * c.n_embd)
+    if (n_inner != 4 * c.n_embd)
       return make_error(ErrorCode::unsupported, what + ": n_inner other than 4 * n_embd is not supported");
   } catch (const nlohmann::json::exception& e) {
     return make_error(ErrorCode::corrupt, what + ": a field has the wrong type: " + e.what());

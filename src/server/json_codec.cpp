@@ -18,7 +18,7 @@ Result<json> parse_object(std::string_view body) {
   json j;
   try {
     j = json::parse(body);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e999
     std::string what = e.what();
     // "[json.exception.parse_error.101] parse error at line 1, column 2: ..." -> after "] "
     if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);

@@ -61,9 +61,12 @@ Status read_head_list(const json& j, ModelRunRequest& r) {
   if (!it->is_array()) return tl::unexpected(bad("Field 'heads' must be a list of [layer, head] pairs."));
   r.all_heads = false;
   for (const json& pair : *it) {
-    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_integer() || !pair[1].is_number_integer())
+    auto small_int = [](const json& v) {
+      return v.is_number_integer() && v.get<long long>() >= -1'000'000 && v.get<long long>() <= 1'000'000;
+    };
+    if (!pair.is_array() || pair.size() != 2 || !small_int(pair[0]) || !small_int(pair[1]))
       return tl::unexpected(bad("Each entry of 'heads' must be a [layer, head] pair of whole numbers."));
-    r.heads.push_back({pair[0].get<int>(), pair[1].get<int>()});
+    r.heads.push_back({static_cast<int>(pair[0].get<long long>()), static_cast<int>(pair[1].get<long long>())});
   }
   return {};
 }

@@ -381,10 +381,11 @@ Result<BpeVocabulary> bpe_load(const std::string& dir) {
   for (auto it = vocab_json.begin(); it != vocab_json.end(); ++it) {
     if (!it.value().is_number_integer())
       return make_error(ErrorCode::corrupt, vocab_path + ": the id of '" + it.key() + "' is not an integer");
-    const int id = it.value().get<int>();
-    if (id < 0 || id >= static_cast<int>(v.tokens.size()))
-      return make_error(ErrorCode::corrupt, vocab_path + ": id " + std::to_string(id) + " is outside 0.." +
+    const std::int64_t id64 = it.value().get<std::int64_t>();
+    if (id64 < 0 || id64 >= static_cast<std::int64_t>(v.tokens.size()))
+      return make_error(ErrorCode::corrupt, vocab_path + ": id " + std::to_string(id64) + " is outside 0.." +
                                                 std::to_string(v.tokens.size() - 1));
+    const int id = static_cast<int>(id64);
     if (it.key() == kEndOfText) {
       eot = id;
       v.tokens[id] = std::string(kEndOfText);

@@ -184,6 +184,9 @@ TEST(BpeTokenizer, RejectsBrokenVocabularies) {
   auto r5 = BpeTokenizer::load(std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/model/gpt2_tiny");
   ASSERT_FALSE(r5);
   EXPECT_EQ(r5.error().code, ErrorCode::not_found);
+  auto r7 = BpeTokenizer::from_vocab_merges("{\"a\": 1e300}", "", "v");
+  ASSERT_FALSE(r7);
+  EXPECT_NE(r7.error().message.find("is not a token id"), std::string::npos);
   auto r6 = BpeTokenizer::from_tokenizer_json("{\"model\": {\"type\": \"Unigram\"}}", "t.json");
   ASSERT_FALSE(r6);
   EXPECT_EQ(r6.error().code, ErrorCode::unsupported);

@@ -206,9 +206,14 @@ TEST(ModelConfig, RejectsInconsistentConfigsNamingTheField) {
   EXPECT_NE(msg(R"({"vocab_size": 0})").find("vocab_size must be positive"), std::string::npos);
   EXPECT_NE(msg(R"({"vocab_size": 100})").find("bos_token_id 50256 is outside the vocabulary"), std::string::npos);
   EXPECT_NE(msg(R"({"vocab_size": 100, "bos_token_id": 1})").find("eos_token_id 50256"), std::string::npos);
-  EXPECT_NE(msg(R"({"layer_norm_epsilon": 0})").find("layer_norm_epsilon must be positive"), std::string::npos);
+  EXPECT_NE(msg(R"({"layer_norm_epsilon": 0})").find("layer_norm_epsilon\" must be a number between 0 and 1"), std::string::npos);
   EXPECT_NE(msg(R"({"n_layer": 100000})").find("implausibly large"), std::string::npos);
-  EXPECT_NE(msg(R"({"n_layer": "twelve"})").find("wrong type"), std::string::npos);
+  EXPECT_NE(msg(R"({"n_layer": "twelve"})").find("whole number"), std::string::npos);
+  // Found by the model_config fuzzer: floats and huge integers must not reach an int.
+  EXPECT_NE(msg(R"({"n_layer": 3.44444e+106})").find("\"n_layer\" must be a whole number"), std::string::npos);
+  EXPECT_NE(msg(R"({"n_embd": 2.5})").find("\"n_embd\" must be a whole number"), std::string::npos);
+  EXPECT_NE(msg(R"({"vocab_size": 4294967297})").find("\"vocab_size\" must be a whole number that fits"), std::string::npos);
+  EXPECT_NE(msg(R"({"layer_norm_epsilon": 1e300})").find("between 0 and 1"), std::string::npos);
   EXPECT_NE(msg("{oops").find("not valid JSON"), std::string::npos);
   EXPECT_NE(msg("[]").find("expected a JSON object"), std::string::npos);
   EXPECT_NE(msg(R"({"model_type": "llama"})").find("model_type \"llama\" is not supported"), std::string::npos);

@@ -83,6 +83,11 @@ TEST(Api, WeightsRejectBadRequestsWithAMessage) {
   expect_error(s.post("/api/weights", std::string("[1,2]")), 400, "invalid_argument", "JSON object");
   expect_error(s.post("/api/weights", std::string("{\"sentence\": \"bad \xC3\x28\", \"head\": \"first\"}")), 400,
                "invalid_argument", "not valid JSON");
+  // A number beyond a double's range once ended the server (the fuzzer found it).
+  expect_error(s.post("/api/weights", std::string("767e67697e87")), 400, "invalid_argument", "not valid JSON");
+  expect_error(s.post("/api/progress/check", std::string("{\"query\": 1e999}")), 400, "invalid_argument",
+               "not valid JSON");
+  EXPECT_EQ(s.post("/api/weights", json{{"sentence", "a b"}, {"head", "first"}}).status, 200);
 }
 
 TEST(Api, RejectsBodiesOver64KB) {

@@ -30,6 +30,18 @@ TEST(JsonCodec, RejectsWrongTypesAndMissingFields) {
   EXPECT_FALSE(decode_weights_request(""));
 }
 
+// Found by the json_request fuzzer: a number too large for a double made nlohmann throw
+// out_of_range, not parse_error, and the uncaught exception ended the server.
+TEST(JsonCodec, ANumberTooLargeForADoubleIsABadRequestNotACrash) {
+  for (const char* body : {"767e67697e87", R"({"sentence": "a", "head": "first", "mask": 1e999})", "[1e400]"}) {
+    auto w = decode_weights_request(body);
+    ASSERT_FALSE(w) << body;
+    EXPECT_EQ(w.error().code, ErrorCode::invalid_argument) << body;
+    EXPECT_NE(w.error().message.find("not valid JSON"), std::string::npos) << w.error().message;
+    EXPECT_FALSE(decode_progress_check_request(body)) << body;
+  }
+}
+
 TEST(JsonCodec, EncodesMaskedCellsAsNull) {
   auto p = core::compute_pattern(core::HeadKind::first, *core::tokenize_sentence("a b c"), true);
   auto j = nlohmann::json::parse(encode_weights(p));
