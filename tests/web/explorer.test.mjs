@@ -133,6 +133,45 @@ test('a text longer than the window is drawn a window at a time', async () => {
   await eventually(async () => assert.match(await page.getByText(/^Showing tokens/).textContent(), new RegExp(`of ${T}`)));
 });
 
+test('the address keeps the text, the opened head and the held row, and a copied link reopens them', async () => {
+  await page.getByRole('textbox', { name: 'Text' }).fill(TEXT);
+  await page.getByRole('button', { name: 'Run', exact: true }).click();
+  await eventually(async () => assert.equal(await tokens().getByRole('button').count(), (await run(server, { text: TEXT, heads: [[0, 0]], views: ['pattern'] })).tokens.length));
+  const last = { layer: model.config.n_layer - 1, head: model.config.n_head - 1 };
+  await thumbs().filter({ hasText: `${last.layer}.${last.head}` }).first().click();
+  await tokens().getByRole('button').nth(4).click();
+  await eventually(async () => {
+    const u = new URL(page.url());
+    assert.equal(u.searchParams.get('text'), TEXT);
+    assert.equal(u.searchParams.get('lh'), `${last.layer}.${last.head}`);
+    assert.equal(u.searchParams.get('row'), '4');
+    assert.equal(u.hash, '#/explorer');
+  });
+  const link = page.url();
+  const other = await browser.newPage();
+  const other_problems = watch_console(other);
+  await other.goto(link);
+  await other.getByRole('heading', { level: 2, name: `Head ${last.layer}.${last.head}` }).waitFor();
+  assert.equal(await other.getByRole('textbox', { name: 'Text' }).inputValue(), TEXT);
+  const held = other.getByRole('group', { name: /^Tokens/ }).getByRole('button').nth(4);
+  await eventually(async () => assert.equal(await held.getAttribute('aria-pressed'), 'true'));
+  assert.ok(await other.getByRole('button', { name: /^Unlock/ }).isVisible());
+  assert.equal(await other.getByTestId('explorer-link-notice').count(), 0);
+  // a link to a head the model lacks, and a text the server refuses, say why and show the default
+  const bad = new URL(link);
+  bad.searchParams.set('lh', '99.0');
+  bad.searchParams.set('text', Array.from({ length: 400 }, () => 'word').join(' '));
+  await other.goto(bad.toString());
+  const notice = other.getByTestId('explorer-link-notice');
+  await eventually(async () => assert.match(await notice.textContent(), /no head 99\.0.*could not be shown/s));
+  assert.match(await other.getByRole('textbox', { name: 'Text' }).inputValue(), /^The committee met/);
+  // leaving the explorer takes its keys out of the address
+  await other.getByRole('navigation', { name: 'Lessons' }).getByRole('link', { name: 'Course' }).click();
+  await eventually(async () => assert.equal(new URL(other.url()).searchParams.get('lh'), null));
+  assert.deepEqual(other_problems.filter((p) => !/status of 413/.test(p)), []);
+  await other.close();
+});
+
 test('the page logged no errors', () => {
   assert.deepEqual(problems, []);
 });

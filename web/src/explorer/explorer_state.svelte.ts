@@ -9,6 +9,36 @@ const message = (e: unknown) => (e instanceof ApiError ? e.message : 'Something 
 const CELL_BUDGET = 400_000; // pattern values per request
 export const WINDOW = 48; // tokens drawn at once
 
+/** The explorer's part of the address: ?text=…&lh=1.6&row=5 (text, opened head, held row).
+ *  Its own keys, so they never collide with the first lesson's sentence/head/query/mask. */
+export interface ExplorerLink {
+  text?: string;
+  layer?: number;
+  head?: number;
+  row?: number;
+}
+
+export function read_link(search: string): ExplorerLink {
+  const p = new URLSearchParams(search);
+  const link: ExplorerLink = {};
+  const text = p.get('text');
+  if (text !== null && text.trim() !== '') link.text = text;
+  const lh = /^(\d{1,3})\.(\d{1,3})$/.exec(p.get('lh') ?? '');
+  if (lh) [link.layer, link.head] = [Number(lh[1]), Number(lh[2])];
+  const row = /^\d{1,5}$/.exec(p.get('row') ?? '');
+  if (row) link.row = Number(row[0]);
+  return link;
+}
+
+export function write_link(text: string, layer: number, head: number, row: number | null): string {
+  const p = new URLSearchParams();
+  if (text !== DEFAULT_TEXT) p.set('text', text);
+  if (layer !== 0 || head !== 0) p.set('lh', `${layer}.${head}`);
+  if (row !== null) p.set('row', String(row));
+  const s = p.toString();
+  return s ? '?' + s : '';
+}
+
 export const DEFAULT_TEXT = 'The committee met on Monday. The committee met again on Friday, and the report was sent to the house.';
 
 export class ExplorerState {
@@ -29,6 +59,8 @@ export class ExplorerState {
   locked = $state<number | null>(null);
   from = $state(0);
   finder_score = $state('induction');
+  /** Why a shared link could not be followed (its text refused, its head or row absent). */
+  link_notice = $state<string | null>(null);
 
   private seq = 0;
 
@@ -53,7 +85,40 @@ export class ExplorerState {
       .scan()
       .then((s) => (this.scan = s))
       .catch((e) => (this.scan_error = message(e)));
-    await this.set_text(this.text);
+    const link = read_link(location.search);
+    const notices: string[] = [];
+    if (link.layer !== undefined && link.head !== undefined) {
+      const { n_layer, n_head } = this.model.config;
+      if (link.layer < n_layer && link.head < n_head) this.selected = { layer: link.layer, head: link.head };
+      else notices.push(`This model has no head ${link.layer}.${link.head} (layers 0–${n_layer - 1}, heads 0–${n_head - 1}).`);
+    }
+    await this.set_text(link.text ?? this.text);
+    if (link.text !== undefined && this.run_error) {
+      notices.push(`The link’s text could not be shown: ${this.run_error}`);
+      await this.set_text(DEFAULT_TEXT);
+    }
+    if (link.row !== undefined && this.run) {
+      if (link.row < this.T) {
+        this.locked = link.row;
+        this.from = Math.max(0, Math.min(this.from, link.row - Math.floor(WINDOW / 2)));
+      } else notices.push(`The text has no token ${link.row} (it has ${this.T}).`);
+    }
+    this.link_notice = notices.length ? notices.join(' ') : null;
+  }
+
+  /** Keeps the address in step with what is shown, so a copied link reopens it. */
+  sync_url(): void {
+    if (this.status !== 'ready' || !this.run) return;
+    const search = write_link(this.text, this.selected.layer, this.selected.head, this.locked);
+    if (search !== location.search) history.replaceState(history.state, '', search + location.hash);
+  }
+
+  /** Leaving the explorer takes its keys out of the address. */
+  clear_url(): void {
+    const p = new URLSearchParams(location.search);
+    for (const k of ['text', 'lh', 'row']) p.delete(k);
+    const s = p.toString();
+    history.replaceState(history.state, '', (s ? '?' + s : location.pathname) + location.hash);
   }
 
   async set_text(text: string): Promise<void> {
