@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/pattern_svg.h"
 #include "model/bpe_tokenizer.h"
 #include "model/checkpoint.h"
 #include "model/forward.h"
@@ -37,6 +38,7 @@ struct RunOptions {
   bool logits = false;
   int top = 5;
   bool truncate = false;
+  std::string save_svg;
 };
 
 // Output longer than this goes to --out, not the screen.
@@ -114,6 +116,9 @@ int run_run(const RunOptions& o) {
   if (o.head >= c.n_head)
     return print_error("--head " + std::to_string(o.head) + " does not exist: the model has heads 0.." +
                            std::to_string(c.n_head - 1), 2);
+
+  if (!o.save_svg.empty() && (o.layer < 0 || o.head < 0))
+    return print_error("--save-svg draws one head: choose it with --layer L --head H", 2);
 
   model::ForwardOptions fo;
   fo.record.pattern = true;
@@ -207,6 +212,24 @@ int run_run(const RunOptions& o) {
     }
   }
 
+  if (!o.save_svg.empty()) {
+    // the chosen head's pattern (T, T), later keys hatched as the causal mask hides them
+    std::vector<std::string> labels;
+    for (int t = 0; t < T; t++) labels.push_back(token_label(tok.get(), ids[t]));
+    std::vector<double> weights(std::size_t(T) * T, 0.0);
+    std::vector<bool> masked(std::size_t(T) * T, false);
+    for (int t = 0; t < T; t++)
+      for (int k = 0; k < T; k++) {
+        if (k <= t) weights[std::size_t(t) * T + k] = fwd.record.pattern_at(o.layer, o.head, t, k);
+        else masked[std::size_t(t) * T + k] = true;
+      }
+    const std::string title = "Layer " + std::to_string(o.layer) + ", head " + std::to_string(o.head) + " of " +
+                              std::filesystem::path(o.model).filename().string();
+    if (std::string err = write_text_file(o.save_svg, pattern_svg(labels, weights, masked, title)); !err.empty())
+      return print_error(err);
+    std::fprintf(stderr, "headlab: wrote the grid of layer %d, head %d to %s\n", o.layer, o.head, o.save_svg.c_str());
+  }
+
   const std::string text = out.str();
   if (!o.out.empty()) {
     std::ofstream f(o.out, std::ios::binary);
@@ -236,7 +259,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "it predicts next. headlab never downloads: bring the directory.\n\n"
       "Examples:\n"
       "  headlab run --model models/gpt2 --text \"The cat sat on the\" --layer 5 --head 1\n"
-      "  headlab run --model models/gpt2 --ids \"464 3797 3332\" --bos --format json --out run.json");
+      "  headlab run --model models/gpt2 --ids \"464 3797 3332\" --bos --format json --out run.json\n"
+      "  headlab run --model models/headlab-tiny --text \"the cat sat on the mat\" --layer 1 --head 6 --save-svg head.svg");
   cmd->add_option("--model", opts->model, "Model directory (Hugging Face GPT-2 layout)")->required();
   cmd->add_option("--text", opts->text, "The input text");
   cmd->add_option("--ids", opts->ids, "The input as token ids separated by spaces");
@@ -252,6 +276,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->add_flag("--truncate", opts->truncate, "Keep the last n_ctx tokens of a longer input");
+  cmd->add_option("--save-svg", opts->save_svg, "Also save the chosen head's grid (--layer, --head) as an SVG picture");
   cmd->callback([opts, &exit_code] { exit_code = run_run(*opts); });
 }
 

@@ -43,14 +43,14 @@ void window_repeated_random(int* window, int T, int V, int bos, int min_span, in
     const int t = rng.below(V - 1);
     window[i] = t >= bos ? t + 1 : t;  // every id but BOS
   }
-  // one span of random tokens and its copy, at a random offset and gap: only a head that
-  // finds the earlier copy and reads what followed it predicts the second one
+  // a random prefix, then a span of random tokens repeated to the end of the window:
+  // from the second copy on, only a head that finds the previous copy and reads what
+  // followed it predicts the next token (and every copy is a fresh example of that)
   const int hi = std::max(1, std::min(max_span, T / 2));
   const int lo = std::max(1, std::min(min_span, hi));
   const int len = rng.between(lo, hi);
-  const int gap = rng.between(0, T - 2 * len);
-  const int a = rng.between(1, T + 1 - 2 * len - gap);
-  std::copy(window + a, window + a + len, window + a + len + gap);
+  const int a = rng.between(1, T + 1 - 2 * len);
+  for (int i = a + len; i <= T; ++i) window[i] = window[i - len];
 }
 
 void batch_fill(Batch& batch, const std::vector<int>& stream, const DataMix& mix, int V, int bos, Rng& rng) {

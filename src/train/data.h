@@ -3,9 +3,10 @@
 //   * text windows: BOS + T tokens from a random offset of the tokenised corpus;
 //   * copied spans: a text window in which a span is copied to a later place, so that
 //     "find the earlier occurrence, predict what followed it" pays off (induction);
-//   * repeated random segments: BOS + random tokens in which a span of R tokens appears
-//     twice, at a random offset and gap (R varies per window) — the induction-head
-//     curriculum: the copy is unpredictable except by looking back at the first one.
+//   * repeated random segments: BOS + a random prefix, then a span of R random tokens
+//     repeated to the end of the window (R and the prefix vary per window) — the
+//     induction-head curriculum: each copy is unpredictable except by looking back at
+//     the one before it.
 //
 //   Rng rng(seed);
 //   DataMix mix;  mix.copied_span = 0.3;  mix.repeated_random = 0.2;
@@ -42,8 +43,9 @@ void window_from_text(int* window, const std::vector<int>& stream, int T, int bo
 // Copies one span of length in [min_span, max_span] (at most T / 2) from a random place
 // of window[1..T] to a random later place that does not overlap it.
 void window_copy_span(int* window, int T, int min_span, int max_span, Rng& rng);
-// window (T + 1): BOS + T random tokens from [0, V) without BOS, in which a span of
-// length R in [min_span, max_span] (at most T / 2) is copied to a later place.
+// window (T + 1): BOS + T random tokens from [0, V) without BOS: a prefix of random
+// length, then a span of length R in [min_span, max_span] (at most T / 2) repeated to
+// the end, so window[i] == window[i - R] from the second copy on.
 void window_repeated_random(int* window, int T, int V, int bos, int min_span, int max_span, Rng& rng);
 
 // Fills every row of the batch from the mix. stream may be empty only when

@@ -131,6 +131,31 @@ TEST(RunCommand, OneHeadAsATable) {
   EXPECT_NE(r.out.find(" cat(3797)"), std::string::npos) << r.out;
 }
 
+TEST(RunCommand, SaveSvgDrawsTheChosenHeadsWeightsWithTheFutureHatched) {
+  const std::string file = std::string(HEADLAB_BINARY_DIR) + "/tmp_cli_run_head.svg";
+  std::remove(file.c_str());
+  auto r = run_headlab("run --model " + model_dir() + " --ids '464 3797 3332' --layer 1 --head 0 --save-svg " + file);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("wrote the grid of layer 1, head 0"), std::string::npos) << r.out;
+  std::ifstream in(file);
+  std::stringstream svg;
+  svg << in.rdbuf();
+  EXPECT_EQ(svg.str().rfind("<svg", 0), 0u) << svg.str().substr(0, 80);
+  EXPECT_NE(svg.str().find("Layer 1, head 0"), std::string::npos);
+  EXPECT_NE(svg.str().find("> cat<"), std::string::npos);
+  // the same weights the JSON output holds: query 2's row, written in the picture's tooltips
+  auto j = run_headlab("run --model " + model_dir() + " --ids '464 3797 3332' --layer 1 --head 0 --format json");
+  ASSERT_EQ(j.exit_code, 0);
+  auto doc = nlohmann::json::parse(j.out);
+  char want[64];
+  std::snprintf(want, sizeof want, "key 1: %f", doc["pattern"][0][0][2][1].get<double>());
+  EXPECT_NE(svg.str().find(want), std::string::npos) << want;
+  // one head only
+  auto all = run_headlab("run --model " + model_dir() + " --ids '464' --save-svg " + file);
+  EXPECT_EQ(all.exit_code, 2);
+  EXPECT_NE(all.out.find("choose it with --layer L --head H"), std::string::npos) << all.out;
+}
+
 TEST(RunCommand, LongInputIsRefusedWithTheOfferToTruncate) {
   std::string text;
   for (int i = 0; i < 40; i++) text += " word";

@@ -31,9 +31,10 @@ TEST(TrainInduction, DISABLED_SmallModelGrowsAnInductionHead) {
   ASSERT_TRUE(train::bpe_save(*train::bpe_train({"ab"}, bo), (dir / "tok").string()));
   model::ModelConfig c;
   c.n_layer = 2;
-  c.n_head = 4;
-  c.n_embd = 64;
-  c.n_ctx = 32;
+  auto env_int = [](const char* name, int fallback) { return std::getenv(name) ? std::atoi(std::getenv(name)) : fallback; };
+  c.n_head = env_int("HEADLAB_IND_H", 4);
+  c.n_embd = env_int("HEADLAB_IND_C", 64);
+  c.n_ctx = env_int("HEADLAB_IND_T", 32);
   c.vocab_size = 257;
   c.mlp = false;
   c.bos_token_id = c.eos_token_id = 256;
@@ -50,8 +51,8 @@ TEST(TrainInduction, DISABLED_SmallModelGrowsAnInductionHead) {
   o.decay = train::LrDecay::constant;
   o.init_std = std::getenv("HEADLAB_IND_INIT") ? std::atof(std::getenv("HEADLAB_IND_INIT")) : 0.1f;
   o.mix.repeated_random = 1.0;
-  o.mix.min_span = 4;
-  o.mix.max_span = 16;
+  o.mix.min_span = 3;
+  o.mix.max_span = c.n_ctx / 2;
   o.log_every = 50;
   o.eval_every = 250;
   o.checkpoint_every = 0;
