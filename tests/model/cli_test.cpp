@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -33,10 +34,21 @@ CommandResult run_headlab(const std::string& args) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
-// A GPT-2-vocabulary model of tiny width, written once per test run.
+// A GPT-2-vocabulary model of tiny width, written once per test process into a folder of
+// its own (ctest runs these tests as parallel processes: a shared folder would be rewritten
+// under a reader's feet) and removed when the process ends.
+struct RemoveAtExit {
+  std::string path;
+  ~RemoveAtExit() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
 const std::string& model_dir() {
+  static RemoveAtExit cleanup{std::string(HEADLAB_BINARY_DIR) + "/tmp_cli_model_" + std::to_string(::getpid())};
   static const std::string dir = [] {
-    const std::string d = std::string(HEADLAB_BINARY_DIR) + "/tmp_cli_model";
+    const std::string d = cleanup.path;
     ModelConfig c;
     c.n_layer = 2;
     c.n_head = 2;
