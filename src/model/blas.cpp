@@ -13,4 +13,8 @@ void blas_sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, co
 
 const char* blas_core_name() { return openblas_get_corename(); }
 
+void blas_set_threads(int n) { openblas_set_num_threads(n); }
+
+int blas_threads() { return openblas_get_num_threads(); }
+
 }  // namespace headlab::model

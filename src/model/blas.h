@@ -16,4 +16,10 @@ void blas_sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, co
 // OpenBLAS's name for the kernels in use ("Haswell", "SkylakeX", ...).
 const char* blas_core_name();
 
+// How many threads one sgemm call may use. The trainer sets 1 and splits its products over
+// headlab's pool itself, so that OpenBLAS's workers (which spin between calls) do not
+// compete with the pool's threads for the cores.
+void blas_set_threads(int n);
+int blas_threads();
+
 }  // namespace headlab::model

@@ -4,15 +4,18 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <string>
-#include <thread>
+#include <vector>
 
+#include "model/blas.h"
 #include "model/ops/attention.h"
 #include "model/ops/embedding.h"
 #include "model/ops/gelu.h"
 #include "model/ops/layernorm.h"
 #include "model/ops/matmul.h"
 #include "model/ops/residual.h"
+#include "model/thread_pool.h"
 #include "train/cross_entropy.h"
 #include "util/check.h"
 
@@ -72,33 +75,95 @@ std::size_t activations_count(const ModelConfig& c, int B, int T) {
   return n;
 }
 
-// The attention op over the batch, the B sequences split between two threads (each
-// sequence's slices of qkv, scores and pattern are contiguous).
+// Every product of a training step is split over headlab's pool, each part a single-threaded
+// sgemm (train_forward sets OpenBLAS to one thread): the pool's workers sleep between jobs,
+// where OpenBLAS's spin and yield, which cost a third of the step when the two took turns.
+
+// OpenBLAS at one thread for the life of the guard (the pool does the splitting).
+class SingleThreadedBlas {
+ public:
+  SingleThreadedBlas() : before_(blas_threads()) { if (before_ != 1) blas_set_threads(1); }
+  ~SingleThreadedBlas() { if (before_ != 1) blas_set_threads(before_); }
+  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+
+ private:
+  int before_;
+};
+
+// Part `part` of `parts` of [0, n).
+inline int split_at(int n, int part, int parts) { return static_cast<int>(std::int64_t(n) * part / parts); }
+
+// out (N, OC) = inp (N, C) @ weight^T + bias, the N rows split over the pool.
+void matmul_forward_pooled(float* out, const float* inp, const float* weight, const float* bias, int N, int C,
+                           int OC) {
+  const int parts = thread_pool_size();
+  thread_pool_run(parts, [&](int t) {
+    const int n0 = split_at(N, t, parts), n1 = split_at(N, t + 1, parts);
+    if (n1 > n0)
+      matmul_forward(out + std::size_t(n0) * OC, inp + std::size_t(n0) * C, weight, bias, n1 - n0, C, OC);
+  });
+}
+
+// dinp (N, C) += dout @ weight, split by rows; dweight (OC, C) += dout^T @ inp and dbias,
+// split by output columns: every part writes its own slice.
+void matmul_backward_pooled(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                            const float* weight, int N, int C, int OC) {
+  const int parts = thread_pool_size();
+  thread_pool_run(parts, [&](int t) {
+    const int n0 = split_at(N, t, parts), n1 = split_at(N, t + 1, parts);
+    if (n1 > n0)
+      blas_sgemm(false, false, n1 - n0, C, OC, 1.0f, dout + std::size_t(n0) * OC, OC, weight, C, 1.0f,
+                 dinp + std::size_t(n0) * C, C);
+    const int o0 = split_at(OC, t, parts), o1 = split_at(OC, t + 1, parts);
+    if (o1 > o0) {
+      blas_sgemm(true, false, o1 - o0, C, N, 1.0f, dout + o0, OC, inp, C, 1.0f, dweight + std::size_t(o0) * C, C);
+      if (dbias)
+        for (int n = 0; n < N; n++) {
+          const float* d = dout + std::size_t(n) * OC;
+          for (int o = o0; o < o1; o++) dbias[o] += d[o];
+        }
+    }
+  });
+}
+
+// An elementwise op over [0, n), split over the pool in contiguous parts.
+template <class Op>
+void elementwise_pooled(std::size_t n, const Op& op) {
+  const int parts = thread_pool_size();
+  thread_pool_run(parts, [&](int t) {
+    const std::size_t i0 = n * t / parts, i1 = n * (t + 1) / parts;
+    if (i1 > i0) op(i0, i1 - i0);
+  });
+}
+
+void fill_zero_pooled(std::vector<float>& v) {
+  elementwise_pooled(v.size(), [&](std::size_t i, std::size_t k) { std::fill_n(v.data() + i, k, 0.0f); });
+}
+
+// The attention op over the batch: each part takes whole sequences (a sequence's slices of
+// qkv, scores and pattern are contiguous).
 void attention_forward_parallel(float* out, float* preatt, float* att, const float* inp, int B, int T,
                                 int C, int NH) {
   const std::size_t tc = std::size_t(T) * C, tt = std::size_t(NH) * T * T;
-  auto run = [&](int b0, int b1) {
+  const int parts = std::min(B, thread_pool_size());
+  thread_pool_run(parts, [&](int t) {
+    const int b0 = split_at(B, t, parts), b1 = split_at(B, t + 1, parts);
     if (b1 > b0)
       attention_forward(out + b0 * tc, preatt + b0 * tt, att + b0 * tt, inp + b0 * 3 * tc, b1 - b0, T, C, NH);
-  };
-  if (B < 2) return run(0, B);
-  std::thread other(run, B / 2, B);
-  run(0, B / 2);
-  other.join();
+  });
 }
 
 void attention_backward_parallel(float* dinp, float* dpreatt, float* datt, const float* dout,
                                  const float* inp, const float* att, int B, int T, int C, int NH) {
   const std::size_t tc = std::size_t(T) * C, tt = std::size_t(NH) * T * T;
-  auto run = [&](int b0, int b1) {
+  const int parts = std::min(B, thread_pool_size());
+  thread_pool_run(parts, [&](int t) {
+    const int b0 = split_at(B, t, parts), b1 = split_at(B, t + 1, parts);
     if (b1 > b0)
       attention_backward(dinp + b0 * 3 * tc, dpreatt + b0 * tt, datt + b0 * tt, dout + b0 * tc,
                          inp + b0 * 3 * tc, att + b0 * tt, b1 - b0, T, C, NH);
-  };
-  if (B < 2) return run(0, B);
-  std::thread other(run, B / 2, B);
-  run(0, B / 2);
-  other.join();
+  });
 }
 
 }  // namespace
@@ -141,6 +206,7 @@ Result<TrainModel> train_model_create(const ModelConfig& config, int B, int T, s
 }
 
 float train_forward(TrainModel& m, const int* inputs, const int* targets) {
+  SingleThreadedBlas blas_guard;
   const ModelConfig& c = m.config;
   const int B = m.B, T = m.T, C = c.n_embd, L = c.n_layer, NH = c.n_head, V = c.vocab_size;
   const float eps = c.layer_norm_eps;
@@ -172,11 +238,11 @@ float train_forward(TrainModel& m, const int* inputs, const int* targets) {
     float* l_residual2 = a.residual2 + l * btc;
     // 1. qkv = ln_1(x) @ c_attn^T + b                                    (B, T, 3C)
     layernorm_forward(l_ln1, l_ln1_mean, l_ln1_rstd, residual, ln1w, ln1b, BT, C, eps);
-    matmul_forward(l_qkv, l_ln1, qkvw, qkvb, BT, C, 3 * C);
+    matmul_forward_pooled(l_qkv, l_ln1, qkvw, qkvb, BT, C, 3 * C);
     // 2. z = attention(qkv): scores, mask, pattern, pattern @ v          (B, T, C)
     attention_forward_parallel(l_atty, l_preatt, l_att, l_qkv, B, T, C, NH);
     // 3. x = x + z @ c_proj^T + b
-    matmul_forward(l_attproj, l_atty, attprojw, attprojb, BT, C, C);
+    matmul_forward_pooled(l_attproj, l_atty, attprojw, attprojb, BT, C, C);
     residual_forward(l_residual2, residual, l_attproj, BT * C);
     residual = l_residual2;
     if (!c.mlp) continue;
@@ -188,16 +254,17 @@ float train_forward(TrainModel& m, const int* inputs, const int* targets) {
     float* l_residual3 = a.residual3 + l * btc;
     layernorm_forward(l_ln2, a.ln2_mean + l * BT, a.ln2_rstd + l * BT, l_residual2, p.ln2w + l * C,
                       p.ln2b + l * C, BT, C, eps);
-    matmul_forward(l_fch, l_ln2, p.fcw + std::size_t(l) * 4 * C * C, p.fcb + l * 4 * C, BT, C, 4 * C);
-    gelu_forward(l_fch_gelu, l_fch, BT * 4 * C);
-    matmul_forward(l_fcproj, l_fch_gelu, p.fcprojw + std::size_t(l) * C * 4 * C, p.fcprojb + l * C, BT,
+    matmul_forward_pooled(l_fch, l_ln2, p.fcw + std::size_t(l) * 4 * C * C, p.fcb + l * 4 * C, BT, C, 4 * C);
+    elementwise_pooled(std::size_t(BT) * 4 * C,
+                       [&](std::size_t i, std::size_t k) { gelu_forward(l_fch_gelu + i, l_fch + i, int(k)); });
+    matmul_forward_pooled(l_fcproj, l_fch_gelu, p.fcprojw + std::size_t(l) * C * 4 * C, p.fcprojb + l * C, BT,
                    4 * C, C);
     residual_forward(l_residual3, l_residual2, l_fcproj, BT * C);
     residual = l_residual3;
   }
   // 5. logits = ln_f(x) @ unembedding^T                                  (B, T, V)
   layernorm_forward(a.lnf, a.lnf_mean, a.lnf_rstd, residual, p.lnfw, p.lnfb, BT, C, eps);
-  matmul_forward(a.logits, a.lnf, parameters_unembedding(p, c), nullptr, BT, C, V);
+  matmul_forward_pooled(a.logits, a.lnf, parameters_unembedding(p, c), nullptr, BT, C, V);
   // 6. losses = cross-entropy(softmax(logits), targets)                  (B, T)
   cross_entropy_forward(a.losses, a.probs, a.logits, targets, BT, V);
   double sum = 0.0;
@@ -212,9 +279,10 @@ float train_forward(TrainModel& m, const int* inputs, const int* targets) {
   return m.mean_loss;
 }
 
-void train_zero_grad(TrainModel& m) { std::fill(m.grads_memory.begin(), m.grads_memory.end(), 0.0f); }
+void train_zero_grad(TrainModel& m) { fill_zero_pooled(m.grads_memory); }
 
 void train_backward(TrainModel& m) {
+  SingleThreadedBlas blas_guard;
   const ModelConfig& c = m.config;
   const int B = m.B, T = m.T, C = c.n_embd, L = c.n_layer, NH = c.n_head, V = c.vocab_size;
   const int BT = B * T;
@@ -223,7 +291,7 @@ void train_backward(TrainModel& m) {
   const ActivationTensors& a = m.acts;
   ActivationTensors& d = m.dacts;
   // activation gradients accumulate with +=, so they start from zero
-  std::fill(m.dacts_memory.begin(), m.dacts_memory.end(), 0.0f);
+  fill_zero_pooled(m.dacts_memory);
 
   // The forward in reverse: 6, 5, then the layers from last to first (4, 3, 2, 1), then 0.
   // 6. the loss is the mean over scored positions: dlosses = 1 / n
@@ -232,7 +300,7 @@ void train_backward(TrainModel& m) {
   cross_entropy_backward(d.logits, d.losses, a.probs, m.targets.data(), BT, V);
   // 5. logits = ln_f(x) @ unembedding^T
   float* dunembedding = c.tied ? g.wte : g.lm_head;
-  matmul_backward(d.lnf, dunembedding, nullptr, d.logits, a.lnf, parameters_unembedding(p, c), BT, C, V);
+  matmul_backward_pooled(d.lnf, dunembedding, nullptr, d.logits, a.lnf, parameters_unembedding(p, c), BT, C, V);
   const std::size_t btc = std::size_t(BT) * C;
   const float* last_residual = c.mlp ? a.residual3 + (L - 1) * btc : a.residual2 + (L - 1) * btc;
   float* dlast_residual = c.mlp ? d.residual3 + (L - 1) * btc : d.residual2 + (L - 1) * btc;
@@ -247,10 +315,17 @@ void train_backward(TrainModel& m) {
       float* dl_residual3 = d.residual3 + l * btc;
       float* dl_fcproj = d.fcproj + l * btc;
       residual_backward(d.residual2 + l * btc, dl_fcproj, dl_residual3, BT * C);
-      matmul_backward(d.fch_gelu + l * 4 * btc, g.fcprojw + std::size_t(l) * C * 4 * C, g.fcprojb + l * C,
+      matmul_backward_pooled(d.fch_gelu + l * 4 * btc, g.fcprojw + std::size_t(l) * C * 4 * C, g.fcprojb + l * C,
                       dl_fcproj, a.fch_gelu + l * 4 * btc, p.fcprojw + std::size_t(l) * C * 4 * C, BT, 4 * C, C);
-      gelu_backward(d.fch + l * 4 * btc, a.fch + l * 4 * btc, d.fch_gelu + l * 4 * btc, BT * 4 * C);
-      matmul_backward(d.ln2 + l * btc, g.fcw + std::size_t(l) * 4 * C * C, g.fcb + l * 4 * C,
+      {
+        float* dfch = d.fch + l * 4 * btc;
+        const float* fch = a.fch + l * 4 * btc;
+        const float* dfch_gelu = d.fch_gelu + l * 4 * btc;
+        elementwise_pooled(std::size_t(BT) * 4 * C, [&](std::size_t i, std::size_t k) {
+          gelu_backward(dfch + i, fch + i, dfch_gelu + i, int(k));
+        });
+      }
+      matmul_backward_pooled(d.ln2 + l * btc, g.fcw + std::size_t(l) * 4 * C * C, g.fcb + l * 4 * C,
                       d.fch + l * 4 * btc, a.ln2 + l * btc, p.fcw + std::size_t(l) * 4 * C * C, BT, C, 4 * C);
       layernorm_backward(d.residual2 + l * btc, g.ln2w + l * C, g.ln2b + l * C, d.ln2 + l * btc,
                          a.residual2 + l * btc, p.ln2w + l * C, a.ln2_mean + l * BT, a.ln2_rstd + l * BT, BT, C);
@@ -258,14 +333,14 @@ void train_backward(TrainModel& m) {
     // 3. x = x + z @ c_proj^T + b
     float* dl_attproj = d.attproj + l * btc;
     residual_backward(dresidual, dl_attproj, d.residual2 + l * btc, BT * C);
-    matmul_backward(d.atty + l * btc, g.attprojw + std::size_t(l) * C * C, g.attprojb + l * C, dl_attproj,
+    matmul_backward_pooled(d.atty + l * btc, g.attprojw + std::size_t(l) * C * C, g.attprojb + l * C, dl_attproj,
                     a.atty + l * btc, p.attprojw + std::size_t(l) * C * C, BT, C, C);
     // 2. z = attention(qkv)
     const std::size_t tt = std::size_t(B) * NH * T * T;
     attention_backward_parallel(d.qkv + l * 3 * btc, d.preatt + l * tt, d.att + l * tt, d.atty + l * btc,
                                 a.qkv + l * 3 * btc, a.att + l * tt, B, T, C, NH);
     // 1. qkv = ln_1(x) @ c_attn^T + b
-    matmul_backward(d.ln1 + l * btc, g.qkvw + std::size_t(l) * 3 * C * C, g.qkvb + l * 3 * C,
+    matmul_backward_pooled(d.ln1 + l * btc, g.qkvw + std::size_t(l) * 3 * C * C, g.qkvb + l * 3 * C,
                     d.qkv + l * 3 * btc, a.ln1 + l * btc, p.qkvw + std::size_t(l) * 3 * C * C, BT, C, 3 * C);
     layernorm_backward(dresidual, g.ln1w + l * C, g.ln1b + l * C, d.ln1 + l * btc, residual, p.ln1w + l * C,
                        a.ln1_mean + l * BT, a.ln1_rstd + l * BT, BT, C);
