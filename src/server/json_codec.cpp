@@ -1,6 +1,8 @@
 // server/json_codec.cpp — strict decoding and plain encoding with nlohmann::json.
 #include "server/json_codec.h"
 
+#include "server/json_fields.h"
+
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -14,57 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-Result<json> parse_object(std::string_view body) {
-  json j;
-  try {
-    j = json::parse(body);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e999
-    std::string what = e.what();
-    // "[json.exception.parse_error.101] parse error at line 1, column 2: ..." -> after "] "
-    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    return make_error(ErrorCode::invalid_argument, "The request body is not valid JSON: " + what);
-  }
-  if (!j.is_object())
-    return make_error(ErrorCode::invalid_argument,
-                      "The request body must be a JSON object, like {\"sentence\": \"the cat\", ...}.");
-  return j;
-}
-
-Status check_fields(const json& obj, const std::set<std::string>& allowed) {
-  for (auto it = obj.begin(); it != obj.end(); ++it) {
-    if (!allowed.count(it.key())) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      return make_error(ErrorCode::invalid_argument,
-                        "Unknown field '" + it.key() + "'. Allowed fields: " + list + ".");
-    }
-  }
-  return {};
-}
-
-Result<std::string> get_string(const json& obj, const char* name) {
-  auto it = obj.find(name);
-  if (it == obj.end()) return make_error(ErrorCode::invalid_argument, std::string("Missing field '") + name + "'.");
-  if (!it->is_string())
-    return make_error(ErrorCode::invalid_argument, std::string("Field '") + name + "' must be a string.");
-  return it->get<std::string>();
-}
-
-Result<bool> get_bool(const json& obj, const char* name, bool fallback) {
-  auto it = obj.find(name);
-  if (it == obj.end()) return fallback;
-  if (!it->is_boolean())
-    return make_error(ErrorCode::invalid_argument, std::string("Field '") + name + "' must be true or false.");
-  return it->get<bool>();
-}
-
-Result<std::int64_t> get_int(const json& obj, const char* name) {
-  auto it = obj.find(name);
-  if (it == obj.end()) return make_error(ErrorCode::invalid_argument, std::string("Missing field '") + name + "'.");
-  if (!it->is_number_integer())
-    return make_error(ErrorCode::invalid_argument, std::string("Field '") + name + "' must be a whole number.");
-  return it->get<std::int64_t>();
-}
+constexpr std::string_view kExample = R"({"sentence": "the cat", ...})";
 
 Result<std::int64_t> parse_int_param(const std::map<std::string, std::string>& q, const char* name,
                                      std::int64_t fallback) {
@@ -88,58 +40,38 @@ json encode_citations(const std::vector<core::Citation>& cs) {
 }  // namespace
 
 Result<WeightsRequest> decode_weights_request(std::string_view body) {
-  auto j = parse_object(body);
+  auto j = parse_json_object(body, kExample);
   if (!j) return tl::unexpected(j.error());
-  if (auto s = check_fields(*j, {"sentence", "head", "mask"}); !s) return tl::unexpected(s.error());
   WeightsRequest r;
-  auto sentence = get_string(*j, "sentence");
-  if (!sentence) return tl::unexpected(sentence.error());
-  auto head = get_string(*j, "head");
-  if (!head) return tl::unexpected(head.error());
-  auto mask = get_bool(*j, "mask", true);
-  if (!mask) return tl::unexpected(mask.error());
-  r.sentence = std::move(*sentence);
-  r.head = std::move(*head);
-  r.mask = *mask;
+  HEADLAB_TRY(only_fields(*j, {"sentence", "head", "mask"}));
+  HEADLAB_TRY(read_field(*j, "sentence", r.sentence, true));
+  HEADLAB_TRY(read_field(*j, "head", r.head, true));
+  HEADLAB_TRY(read_field(*j, "mask", r.mask, false));
   return r;
 }
 
 Result<ProgressCheckRequest> decode_progress_check_request(std::string_view body) {
-  auto j = parse_object(body);
+  auto j = parse_json_object(body, kExample);
   if (!j) return tl::unexpected(j.error());
-  if (auto s = check_fields(*j, {"learner", "lesson", "sentence", "head", "mask", "query"}); !s)
-    return tl::unexpected(s.error());
   ProgressCheckRequest r;
-  auto learner = get_string(*j, "learner");
-  if (!learner) return tl::unexpected(learner.error());
-  auto lesson = get_string(*j, "lesson");
-  if (!lesson) return tl::unexpected(lesson.error());
-  auto sentence = get_string(*j, "sentence");
-  if (!sentence) return tl::unexpected(sentence.error());
-  auto head = get_string(*j, "head");
-  if (!head) return tl::unexpected(head.error());
-  auto mask = get_bool(*j, "mask", true);
-  if (!mask) return tl::unexpected(mask.error());
-  auto query = get_int(*j, "query");
-  if (!query) return tl::unexpected(query.error());
-  r.learner = std::move(*learner);
-  r.lesson = std::move(*lesson);
-  r.sentence = std::move(*sentence);
-  r.head = std::move(*head);
-  r.mask = *mask;
-  r.query = *query;
+  HEADLAB_TRY(only_fields(*j, {"learner", "lesson", "sentence", "head", "mask", "query"}));
+  HEADLAB_TRY(read_field(*j, "learner", r.learner, true));
+  HEADLAB_TRY(read_field(*j, "lesson", r.lesson, true));
+  HEADLAB_TRY(read_field(*j, "sentence", r.sentence, true));
+  HEADLAB_TRY(read_field(*j, "head", r.head, true));
+  HEADLAB_TRY(read_field(*j, "mask", r.mask, false));
+  HEADLAB_TRY(read_field(*j, "query", r.query, true));
   return r;
 }
 
 Result<ProgressQuery> decode_progress_reset_request(std::string_view body) {
-  auto j = parse_object(body);
+  auto j = parse_json_object(body, kExample);
   if (!j) return tl::unexpected(j.error());
-  if (auto s = check_fields(*j, {"learner", "lesson"}); !s) return tl::unexpected(s.error());
-  auto learner = get_string(*j, "learner");
-  if (!learner) return tl::unexpected(learner.error());
-  auto lesson = get_string(*j, "lesson");
-  if (!lesson) return tl::unexpected(lesson.error());
-  return ProgressQuery{std::move(*learner), std::move(*lesson)};
+  ProgressQuery r;
+  HEADLAB_TRY(only_fields(*j, {"learner", "lesson"}));
+  HEADLAB_TRY(read_field(*j, "learner", r.learner, true));
+  HEADLAB_TRY(read_field(*j, "lesson", r.lesson, true));
+  return r;
 }
 
 Result<ProgressQuery> decode_progress_query(const std::map<std::string, std::string>& q) {
@@ -166,57 +98,35 @@ Result<HeadSplitRequest> decode_head_split_query(const std::map<std::string, std
 }
 
 Result<TrainedHeadsCheckRequest> decode_trained_heads_check(std::string_view body) {
-  auto j = parse_object(body);
+  auto j = parse_json_object(body, kExample);
   if (!j) return tl::unexpected(j.error());
-  if (auto s = check_fields(*j, {"learner", "challenge", "answer"}); !s) return tl::unexpected(s.error());
   TrainedHeadsCheckRequest r;
-  auto learner = get_string(*j, "learner");
-  if (!learner) return tl::unexpected(learner.error());
-  auto challenge = get_string(*j, "challenge");
-  if (!challenge) return tl::unexpected(challenge.error());
-  r.learner = std::move(*learner);
-  r.challenge = std::move(*challenge);
+  HEADLAB_TRY(only_fields(*j, {"learner", "challenge", "answer"}));
+  HEADLAB_TRY(read_field(*j, "learner", r.learner, true));
+  HEADLAB_TRY(read_field(*j, "challenge", r.challenge, true));
   auto it = j->find("answer");
   if (it == j->end() || !it->is_object())
     return make_error(ErrorCode::invalid_argument, "Field 'answer' must be an object, like {\"choice\": \"uniform\"} or {\"layer\": 1, \"head\": 0}.");
   const json& a = *it;
-  if (auto s = check_fields(a, {"choice", "layer", "head", "text"}); !s) return tl::unexpected(s.error());
-  if (a.contains("choice")) {
-    auto c = get_string(a, "choice");
-    if (!c) return tl::unexpected(c.error());
-    r.choice = *c;
-  }
+  HEADLAB_TRY(only_fields(a, {"choice", "layer", "head", "text"}, " in 'answer'"));
+  HEADLAB_TRY(read_field(a, "choice", r.choice, false));
+  HEADLAB_TRY(read_field(a, "text", r.text, false));
   for (auto [name, out] : {std::pair{"layer", &r.layer}, std::pair{"head", &r.head}}) {
-    if (!a.contains(name)) continue;
-    auto v = get_int(a, name);
-    if (!v) return tl::unexpected(v.error());
-    if (*v < -1 || *v > 100000) return make_error(ErrorCode::invalid_argument, std::string("Answer field '") + name + "' is out of range.");
-    *out = static_cast<int>(*v);
-  }
-  if (a.contains("text")) {
-    auto t = get_string(a, "text");
-    if (!t) return tl::unexpected(t.error());
-    r.text = *t;
+    HEADLAB_TRY(read_field(a, name, *out, false));
+    if (*out < -1 || *out > 100000)
+      return make_error(ErrorCode::invalid_argument, std::string("Answer field '") + name + "' is out of range.");
   }
   return r;
 }
 
 Result<Feedback> decode_feedback(std::string_view body) {
-  auto j = parse_object(body);
+  auto j = parse_json_object(body, kExample);
   if (!j) return tl::unexpected(j.error());
-  if (auto s = check_fields(*j, {"lesson", "message", "contact"}); !s) return tl::unexpected(s.error());
   Feedback f;
-  auto lesson = get_string(*j, "lesson");
-  if (!lesson) return tl::unexpected(lesson.error());
-  auto message = get_string(*j, "message");
-  if (!message) return tl::unexpected(message.error());
-  f.lesson = std::move(*lesson);
-  f.message = std::move(*message);
-  if (j->contains("contact")) {
-    auto contact = get_string(*j, "contact");
-    if (!contact) return tl::unexpected(contact.error());
-    f.contact = std::move(*contact);
-  }
+  HEADLAB_TRY(only_fields(*j, {"lesson", "message", "contact"}));
+  HEADLAB_TRY(read_field(*j, "lesson", f.lesson, true));
+  HEADLAB_TRY(read_field(*j, "message", f.message, true));
+  HEADLAB_TRY(read_field(*j, "contact", f.contact, false));
   return f;
 }
 

@@ -2,6 +2,8 @@
 // wire (patterns are drawn, not summed), token texts with invalid UTF-8 replaced.
 #include "server/model_codec.h"
 
+#include "server/json_fields.h"
+
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -13,47 +15,7 @@ using nlohmann::json;
 
 Error bad(const std::string& message) { return Error{ErrorCode::invalid_argument, message}; }
 
-Result<json> parse_object(std::string_view body) {
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    return tl::unexpected(bad("The request body is not valid JSON (or not UTF-8). Send an object like {\"text\": \"...\"}."));
-  if (!j.is_object()) return tl::unexpected(bad("The request body must be a JSON object, like {\"text\": \"...\"}."));
-  return j;
-}
-
-Status only(const json& j, const std::set<std::string>& allowed, const std::string& where) {
-  for (auto it = j.begin(); it != j.end(); ++it)
-    if (!allowed.count(it.key())) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      return tl::unexpected(bad("Unknown field '" + it.key() + "'" + where + ". Allowed: " + list + "."));
-    }
-  return {};
-}
-
-template <class T>
-Status read(const json& j, const char* name, T& out, bool required) {
-  auto it = j.find(name);
-  if (it == j.end()) {
-    if (required) return tl::unexpected(bad(std::string("Missing field '") + name + "'."));
-    return {};
-  }
-  if constexpr (std::is_same_v<T, bool>) {
-    if (!it->is_boolean()) return tl::unexpected(bad(std::string("Field '") + name + "' must be true or false."));
-  } else if constexpr (std::is_same_v<T, int>) {
-    if (!it->is_number_integer() || it->get<long long>() < -1'000'000 || it->get<long long>() > 1'000'000)
-      return tl::unexpected(bad(std::string("Field '") + name + "' must be a whole number."));
-  } else {
-    if (!it->is_string()) return tl::unexpected(bad(std::string("Field '") + name + "' must be a string."));
-  }
-  out = it->get<T>();
-  return {};
-}
-
-#define HEADLAB_TRY(expr)                            \
-  do {                                               \
-    if (auto s_ = (expr); !s_) return tl::unexpected(s_.error()); \
-  } while (0)
+constexpr std::string_view kExample = R"({"text": "..."})";
 
 Status read_head_list(const json& j, ModelRunRequest& r) {
   auto it = j.find("heads");
@@ -113,15 +75,15 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 }  // namespace
 
 Result<ModelRunRequest> decode_model_run_request(std::string_view body) {
-  auto j = parse_object(body);
+  auto j = parse_json_object(body, kExample);
   if (!j) return tl::unexpected(j.error());
-  HEADLAB_TRY(only(*j, {"text", "bos", "truncate", "heads", "views", "rollout", "top_k"}, ""));
+  HEADLAB_TRY(only_fields(*j, {"text", "bos", "truncate", "heads", "views", "rollout", "top_k"}));
   ModelRunRequest r;
-  HEADLAB_TRY(read(*j, "text", r.text, true));
-  HEADLAB_TRY(read(*j, "bos", r.bos, false));
-  HEADLAB_TRY(read(*j, "truncate", r.truncate, false));
-  HEADLAB_TRY(read(*j, "rollout", r.rollout, false));
-  HEADLAB_TRY(read(*j, "top_k", r.top_k, false));
+  HEADLAB_TRY(read_field(*j, "text", r.text, true));
+  HEADLAB_TRY(read_field(*j, "bos", r.bos, false));
+  HEADLAB_TRY(read_field(*j, "truncate", r.truncate, false));
+  HEADLAB_TRY(read_field(*j, "rollout", r.rollout, false));
+  HEADLAB_TRY(read_field(*j, "top_k", r.top_k, false));
   HEADLAB_TRY(read_head_list(*j, r));
   if (auto it = j->find("views"); it != j->end()) {
     if (!it->is_array()) return tl::unexpected(bad("Field 'views' must be a list: \"pattern\", \"value_weighted\", \"scores\"."));
@@ -139,14 +101,14 @@ Result<ModelRunRequest> decode_model_run_request(std::string_view body) {
 }
 
 Result<ModelInterveneRequest> decode_model_intervene_request(std::string_view body) {
-  auto j = parse_object(body);
+  auto j = parse_json_object(body, kExample);
   if (!j) return tl::unexpected(j.error());
-  HEADLAB_TRY(only(*j, {"text", "bos", "truncate", "ablate", "block", "replace", "top_k"}, ""));
+  HEADLAB_TRY(only_fields(*j, {"text", "bos", "truncate", "ablate", "block", "replace", "top_k"}));
   ModelInterveneRequest r;
-  HEADLAB_TRY(read(*j, "text", r.text, true));
-  HEADLAB_TRY(read(*j, "bos", r.bos, false));
-  HEADLAB_TRY(read(*j, "truncate", r.truncate, false));
-  HEADLAB_TRY(read(*j, "top_k", r.top_k, false));
+  HEADLAB_TRY(read_field(*j, "text", r.text, true));
+  HEADLAB_TRY(read_field(*j, "bos", r.bos, false));
+  HEADLAB_TRY(read_field(*j, "truncate", r.truncate, false));
+  HEADLAB_TRY(read_field(*j, "top_k", r.top_k, false));
   auto list = [&](const char* name) -> Result<json> {
     auto it = j->find(name);
     if (it == j->end()) return json::array();
@@ -158,12 +120,12 @@ Result<ModelInterveneRequest> decode_model_intervene_request(std::string_view bo
   if (!ablate) return tl::unexpected(ablate.error());
   for (const json& a : *ablate) {
     if (!a.is_object()) return tl::unexpected(bad("Each 'ablate' entry must be an object {layer, head, kind}."));
-    HEADLAB_TRY(only(a, {"layer", "head", "kind"}, " in 'ablate'"));
+    HEADLAB_TRY(only_fields(a, {"layer", "head", "kind"}, " in 'ablate'"));
     InterventionSpec::Ablate x{0, 0, false};
     std::string kind = "zero";
-    HEADLAB_TRY(read(a, "layer", x.layer, true));
-    HEADLAB_TRY(read(a, "head", x.head, true));
-    HEADLAB_TRY(read(a, "kind", kind, false));
+    HEADLAB_TRY(read_field(a, "layer", x.layer, true));
+    HEADLAB_TRY(read_field(a, "head", x.head, true));
+    HEADLAB_TRY(read_field(a, "kind", kind, false));
     if (kind != "zero" && kind != "mean") return tl::unexpected(bad("An ablation's kind is \"zero\" or \"mean\"."));
     x.mean = kind == "mean";
     r.interventions.ablate.push_back(x);
@@ -172,23 +134,23 @@ Result<ModelInterveneRequest> decode_model_intervene_request(std::string_view bo
   if (!block) return tl::unexpected(block.error());
   for (const json& b : *block) {
     if (!b.is_object()) return tl::unexpected(bad("Each 'block' entry must be an object {layer, head, key}."));
-    HEADLAB_TRY(only(b, {"layer", "head", "key"}, " in 'block'"));
+    HEADLAB_TRY(only_fields(b, {"layer", "head", "key"}, " in 'block'"));
     InterventionSpec::Block x{0, -1, 0};
-    HEADLAB_TRY(read(b, "layer", x.layer, true));
-    HEADLAB_TRY(read(b, "head", x.head, false));
-    HEADLAB_TRY(read(b, "key", x.key, true));
+    HEADLAB_TRY(read_field(b, "layer", x.layer, true));
+    HEADLAB_TRY(read_field(b, "head", x.head, false));
+    HEADLAB_TRY(read_field(b, "key", x.key, true));
     r.interventions.block.push_back(x);
   }
   auto replace = list("replace");
   if (!replace) return tl::unexpected(replace.error());
   for (const json& p : *replace) {
     if (!p.is_object()) return tl::unexpected(bad("Each 'replace' entry must be an object {layer, head, kind}."));
-    HEADLAB_TRY(only(p, {"layer", "head", "kind"}, " in 'replace'"));
+    HEADLAB_TRY(only_fields(p, {"layer", "head", "kind"}, " in 'replace'"));
     InterventionSpec::Replace x{0, 0};
     std::string kind = "uniform";
-    HEADLAB_TRY(read(p, "layer", x.layer, true));
-    HEADLAB_TRY(read(p, "head", x.head, true));
-    HEADLAB_TRY(read(p, "kind", kind, false));
+    HEADLAB_TRY(read_field(p, "layer", x.layer, true));
+    HEADLAB_TRY(read_field(p, "head", x.head, true));
+    HEADLAB_TRY(read_field(p, "kind", kind, false));
     if (kind != "uniform") return tl::unexpected(bad("A pattern replacement's kind is \"uniform\"."));
     r.interventions.replace.push_back(x);
   }

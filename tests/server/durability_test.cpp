@@ -47,8 +47,18 @@ TEST(Durability, EveryAcknowledgedWriteSurvivesSigkill) {
           }
         }
       });
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));
-    server.signal_and_wait(SIGKILL);  // mid-stream
+    // kill mid-stream once enough writes are acknowledged (a loaded machine writes slower:
+    // wait for the count, not for a fixed time), while the writers keep writing
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (acknowledged.size() >= 50) break;
+      }
+      if (std::chrono::steady_clock::now() > deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    server.signal_and_wait(SIGKILL);
     stop = true;
     for (auto& t : writers) t.join();
   }
