@@ -141,28 +141,26 @@ void fill_zero_pooled(std::vector<float>& v) {
   elementwise_pooled(v.size(), [&](std::size_t i, std::size_t k) { std::fill_n(v.data() + i, k, 0.0f); });
 }
 
-// The attention op over the batch: each part takes whole sequences (a sequence's slices of
-// qkv, scores and pattern are contiguous).
+// The attention op over the batch: one task per sequence and head, each through sgemm by
+// blocks of queries (attention_head_forward / _backward skip the masked half).
 void attention_forward_parallel(float* out, float* preatt, float* att, const float* inp, int B, int T,
                                 int C, int NH) {
-  const std::size_t tc = std::size_t(T) * C, tt = std::size_t(NH) * T * T;
-  const int parts = std::min(B, thread_pool_size());
-  thread_pool_run(parts, [&](int t) {
-    const int b0 = split_at(B, t, parts), b1 = split_at(B, t + 1, parts);
-    if (b1 > b0)
-      attention_forward(out + b0 * tc, preatt + b0 * tt, att + b0 * tt, inp + b0 * 3 * tc, b1 - b0, T, C, NH);
+  const std::size_t tc = std::size_t(T) * C, tt = std::size_t(T) * T;
+  thread_pool_run(B * NH, [&](int task) {
+    const int b = task / NH, h = task % NH;
+    attention_head_forward(out + b * tc, preatt + (std::size_t(b) * NH + h) * tt, att + (std::size_t(b) * NH + h) * tt,
+                           inp + b * 3 * tc, T, C, NH, h);
   });
 }
 
 void attention_backward_parallel(float* dinp, float* dpreatt, float* datt, const float* dout,
                                  const float* inp, const float* att, int B, int T, int C, int NH) {
-  const std::size_t tc = std::size_t(T) * C, tt = std::size_t(NH) * T * T;
-  const int parts = std::min(B, thread_pool_size());
-  thread_pool_run(parts, [&](int t) {
-    const int b0 = split_at(B, t, parts), b1 = split_at(B, t + 1, parts);
-    if (b1 > b0)
-      attention_backward(dinp + b0 * 3 * tc, dpreatt + b0 * tt, datt + b0 * tt, dout + b0 * tc,
-                         inp + b0 * 3 * tc, att + b0 * tt, b1 - b0, T, C, NH);
+  const std::size_t tc = std::size_t(T) * C, tt = std::size_t(T) * T;
+  thread_pool_run(B * NH, [&](int task) {
+    const int b = task / NH, h = task % NH;
+    const std::size_t head = (std::size_t(b) * NH + h) * tt;
+    attention_head_backward(dinp + b * 3 * tc, dpreatt + head, datt + head, dout + b * tc, inp + b * 3 * tc,
+                            att + head, T, C, NH, h);
   });
 }
 

@@ -134,6 +134,75 @@ namespace {
 constexpr int kQueryBlock = 64;
 }
 
+void attention_head_forward(float* out, float* preatt, float* att, const float* inp, int T, int C, int NH, int h) {
+  const int C3 = C * 3;
+  const int hs = C / NH;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  const float* q = inp + h * hs;          // (T, HS), row stride 3C
+  const float* k = inp + C + h * hs;      // (T, HS), row stride 3C
+  const float* v = inp + 2 * C + h * hs;  // (T, HS), row stride 3C
+  for (int t0 = 0; t0 < T; t0 += kQueryBlock) {
+    const int t1 = std::min(T, t0 + kQueryBlock), rows = t1 - t0, keys = t1;
+    // 1. scores = q k^T / sqrt(HS) for the block's queries and the keys they may see
+    blas_sgemm(false, true, rows, keys, hs, scale, q + std::size_t(t0) * C3, C3, k, C3, 0.0f,
+               preatt + std::size_t(t0) * T, T);
+    // 2. pattern = softmax over keys <= t; both buffers 0 above the diagonal
+    for (int t = t0; t < t1; t++) {
+      float* s_row = preatt + std::size_t(t) * T;
+      float* p_row = att + std::size_t(t) * T;
+      float maxval = -std::numeric_limits<float>::infinity();
+      for (int t2 = 0; t2 <= t; t2++) maxval = std::max(maxval, s_row[t2]);
+      std::copy(s_row, s_row + t + 1, p_row);
+      float expsum = 0.0f;
+      exp_shifted_inplace(p_row, t + 1, maxval, &expsum);
+      const float inv = 1.0f / expsum;
+      for (int t2 = 0; t2 <= t; t2++) p_row[t2] *= inv;
+      std::fill(s_row + t + 1, s_row + T, 0.0f);
+      std::fill(p_row + t + 1, p_row + T, 0.0f);
+    }
+    // 3. z = pattern @ v
+    blas_sgemm(false, false, rows, hs, keys, 1.0f, att + std::size_t(t0) * T, T, v, C3, 0.0f,
+               out + std::size_t(t0) * C + h * hs, C);
+  }
+}
+
+void attention_head_backward(float* dinp, float* dpreatt, float* datt, const float* dout, const float* inp,
+                             const float* att, int T, int C, int NH, int h) {
+  const int C3 = C * 3;
+  const int hs = C / NH;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  const float* q = inp + h * hs;
+  const float* k = inp + C + h * hs;
+  const float* v = inp + 2 * C + h * hs;
+  float* dq = dinp + h * hs;
+  float* dk = dinp + C + h * hs;
+  float* dv = dinp + 2 * C + h * hs;
+  const float* dz = dout + h * hs;  // (T, HS), row stride C
+  for (int t0 = 0; t0 < T; t0 += kQueryBlock) {
+    const int t1 = std::min(T, t0 + kQueryBlock), rows = t1 - t0, keys = t1;
+    const float* p = att + std::size_t(t0) * T;  // the block's pattern rows (rows, keys), stride T
+    // 3 (reversed). z = pattern @ v:  dpattern = dz v^T,  dv += pattern^T dz
+    blas_sgemm(false, true, rows, keys, hs, 1.0f, dz + std::size_t(t0) * C, C, v, C3, 0.0f,
+               datt + std::size_t(t0) * T, T);
+    blas_sgemm(true, false, keys, hs, rows, 1.0f, p, T, dz + std::size_t(t0) * C, C, 1.0f, dv, C3);
+    // 2 (reversed). softmax: dscores = p * (dp - sum_j p_j dp_j), 0 above the diagonal
+    for (int t = t0; t < t1; t++) {
+      const float* p_row = att + std::size_t(t) * T;
+      float* dp_row = datt + std::size_t(t) * T;
+      float* ds_row = dpreatt + std::size_t(t) * T;
+      float dot = 0.0f;
+      for (int t2 = 0; t2 <= t; t2++) dot += p_row[t2] * dp_row[t2];
+      for (int t2 = 0; t2 <= t; t2++) ds_row[t2] = p_row[t2] * (dp_row[t2] - dot);
+      std::fill(dp_row + t + 1, dp_row + T, 0.0f);
+      std::fill(ds_row + t + 1, ds_row + T, 0.0f);
+    }
+    // 1 (reversed). scores = q k^T * scale:  dq += dscores k * scale,  dk += dscores^T q * scale
+    const float* ds = dpreatt + std::size_t(t0) * T;
+    blas_sgemm(false, false, rows, hs, keys, scale, ds, T, k, C3, 1.0f, dq + std::size_t(t0) * C3, C3);
+    blas_sgemm(true, false, keys, hs, rows, scale, ds, T, q + std::size_t(t0) * C3, C3, 1.0f, dk, C3);
+  }
+}
+
 long long attention_causal_scratch_size(int T) { return static_cast<long long>(kQueryBlock) * T; }
 
 void attention_forward_causal(float* out, const float* inp, int T, int C, int NH,

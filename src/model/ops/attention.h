@@ -30,6 +30,14 @@ void attention_backward(float* dinp,        // (B, T, 3*C)     +=
                         const float* att,   // (B, NH, T, T)
                         int B, int T, int C, int NH);
 
+// The same pair for one head h of one sequence, through sgemm by blocks of queries, so every
+// product skips the masked half (the training step runs one task per sequence and head).
+// Pointers are that sequence's: inp (T, 3C), out (T, C), dout (T, C), dinp (T, 3C); the
+// (T, T) buffers are that head's. Same numbers as the loops above, to float rounding.
+void attention_head_forward(float* out, float* preatt, float* att, const float* inp, int T, int C, int NH, int h);
+void attention_head_backward(float* dinp, float* dpreatt, float* datt, const float* dout, const float* inp,
+                             const float* att, int T, int C, int NH, int h);
+
 // What attention_forward_causal may change in a head (the interventions), and where it
 // reports. All pointers may be null.
 struct AttentionHeadHooks {

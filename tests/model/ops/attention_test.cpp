@@ -117,3 +117,39 @@ TEST(AttentionForwardCausal, ReplacedPatternIsUsedAsGiven) {
     EXPECT_NEAR(out[(T - 1) * C + i], mean, 1e-6f);
   }
 }
+
+// The training step's per-head kernels (sgemm by blocks of 64 queries) against the loops,
+// over two blocks of queries and two sequences.
+TEST(AttentionHeadKernels, ForwardAndBackwardMatchTheLoopsHeadByHead) {
+  const int B = 2, T = 70, C = 16, NH = 2;
+  const std::size_t tt = std::size_t(T) * T;
+  auto inp = random_vector(B * T * 3 * C, 5);
+  auto dout = random_vector(B * T * C, 6);
+  std::vector<float> out_ref(B * T * C), preatt_ref(B * NH * tt), att_ref(B * NH * tt);
+  attention_forward(out_ref.data(), preatt_ref.data(), att_ref.data(), inp.data(), B, T, C, NH);
+  std::vector<float> dinp_ref(B * T * 3 * C, 0.0f), dpreatt_ref(B * NH * tt), datt_ref(B * NH * tt);
+  attention_backward(dinp_ref.data(), dpreatt_ref.data(), datt_ref.data(), dout.data(), inp.data(), att_ref.data(),
+                     B, T, C, NH);
+
+  std::vector<float> out(B * T * C), preatt(B * NH * tt, 7.0f), att(B * NH * tt, 7.0f);
+  std::vector<float> dinp(B * T * 3 * C, 0.0f), dpreatt(B * NH * tt, 7.0f), datt(B * NH * tt, 7.0f);
+  for (int b = 0; b < B; b++)
+    for (int h = 0; h < NH; h++) {
+      const std::size_t head = (std::size_t(b) * NH + h) * tt;
+      headlab::model::attention_head_forward(out.data() + b * T * C, preatt.data() + head, att.data() + head,
+                                             inp.data() + b * T * 3 * C, T, C, NH, h);
+      headlab::model::attention_head_backward(dinp.data() + b * T * 3 * C, dpreatt.data() + head,
+                                              datt.data() + head, dout.data() + b * T * C,
+                                              inp.data() + b * T * 3 * C, att.data() + head, T, C, NH, h);
+    }
+  auto expect_close = [](const std::vector<float>& a, const std::vector<float>& b, const char* what) {
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); i++) ASSERT_NEAR(a[i], b[i], 1e-5f + 1e-4f * std::fabs(b[i])) << what << " [" << i << "]";
+  };
+  expect_close(out, out_ref, "z");
+  expect_close(preatt, preatt_ref, "scores");
+  expect_close(att, att_ref, "pattern");
+  expect_close(dinp, dinp_ref, "dqkv");
+  expect_close(dpreatt, dpreatt_ref, "dscores");
+  expect_close(datt, datt_ref, "dpattern");
+}
