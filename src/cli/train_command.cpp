@@ -148,6 +148,9 @@ void add_train_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--repeated-random", t.mix.repeated_random, "Fraction of windows of repeated random tokens")
       ->capture_default_str();
+  cmd->add_option("--previous-token", t.mix.previous_token,
+                  "Fraction of windows whose every token follows from the one two back (grows previous-token heads)")
+      ->capture_default_str();
   cmd->add_option("--min-span", t.mix.min_span, "Shortest copied span / repeat period")->capture_default_str();
   cmd->add_option("--max-span", t.mix.max_span, "Longest copied span / repeat period")->capture_default_str();
   cmd->add_option("--log-every", t.log_every, "Steps between log rows")->check(CLI::PositiveNumber)->capture_default_str();

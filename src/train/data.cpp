@@ -2,6 +2,8 @@
 #include "train/data.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <numeric>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -53,6 +55,25 @@ void window_repeated_random(int* window, int T, int V, int bos, int min_span, in
   for (int i = a + len; i <= T; ++i) window[i] = window[i - len];
 }
 
+int previous_token_successor(int id, int V, int bos) {
+  // ids other than BOS, numbered 0..V-2, then i -> (i * k + 31) mod (V - 1), k coprime to V - 1
+  const int n = V - 1;
+  int k = 97;
+  while (std::gcd(k, n) != 1) k += 2;
+  const int i = id > bos ? id - 1 : id;
+  const int j = static_cast<int>((std::int64_t(i) * k + 31) % n);
+  return j >= bos ? j + 1 : j;
+}
+
+void window_previous_token(int* window, int T, int V, int bos, Rng& rng) {
+  window[0] = bos;
+  for (int i = 1; i <= std::min(T, 2); ++i) {
+    const int t = rng.below(V - 1);
+    window[i] = t >= bos ? t + 1 : t;
+  }
+  for (int i = 3; i <= T; ++i) window[i] = previous_token_successor(window[i - 2], V, bos);
+}
+
 void batch_fill(Batch& batch, const std::vector<int>& stream, const DataMix& mix, int V, int bos, Rng& rng) {
   const int T = batch.T;
   std::vector<int> window(static_cast<std::size_t>(T) + 1);
@@ -60,9 +81,11 @@ void batch_fill(Batch& batch, const std::vector<int>& stream, const DataMix& mix
     const double u = rng.uniform();
     if (u < mix.repeated_random) {
       window_repeated_random(window.data(), T, V, bos, mix.min_span, mix.max_span, rng);
+    } else if (u < mix.repeated_random + mix.previous_token) {
+      window_previous_token(window.data(), T, V, bos, rng);
     } else {
       window_from_text(window.data(), stream, T, bos, rng);
-      if (u < mix.repeated_random + mix.copied_span)
+      if (u < mix.repeated_random + mix.previous_token + mix.copied_span)
         window_copy_span(window.data(), T, mix.min_span, mix.max_span, rng);
     }
     std::copy(window.begin(), window.begin() + T, batch.inputs.begin() + static_cast<std::ptrdiff_t>(b) * T);

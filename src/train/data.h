@@ -7,6 +7,10 @@
 //     repeated to the end of the window (R and the prefix vary per window) — the
 //     induction-head curriculum: each copy is unpredictable except by looking back at
 //     the one before it.
+//   * previous-token windows: BOS + random tokens in which every token from the third on
+//     is a fixed permutation of the token two places back, so the next token follows from
+//     the current position's previous token: they reward a sharp previous-token head,
+//     the half of an induction circuit that repeated random tokens alone grow slowly.
 //
 //   Rng rng(seed);
 //   DataMix mix;  mix.copied_span = 0.3;  mix.repeated_random = 0.2;
@@ -34,6 +38,7 @@ Batch batch_allocate(int B, int T);
 struct DataMix {
   double copied_span = 0.0;      // text window with a span copied later in it
   double repeated_random = 0.0;  // BOS + random tokens repeated
+  double previous_token = 0.0;   // BOS + tokens each a permutation of the one two back
   int min_span = 4;              // the span / period length, in tokens
   int max_span = 64;
 };
@@ -48,8 +53,13 @@ void window_copy_span(int* window, int T, int min_span, int max_span, Rng& rng);
 // the end, so window[i] == window[i - R] from the second copy on.
 void window_repeated_random(int* window, int T, int V, int bos, int min_span, int max_span, Rng& rng);
 
+// window (T + 1): BOS, two random tokens, then window[i] = sigma(window[i - 2]), where sigma
+// is a fixed permutation of the ids other than BOS (previous_token_successor).
+void window_previous_token(int* window, int T, int V, int bos, Rng& rng);
+int previous_token_successor(int id, int V, int bos);
+
 // Fills every row of the batch from the mix. stream may be empty only when
-// mix.repeated_random == 1.
+// mix.repeated_random + mix.previous_token == 1.
 void batch_fill(Batch& batch, const std::vector<int>& stream, const DataMix& mix, int V, int bos, Rng& rng);
 
 // The whole file as bytes. Errors: not_found, invalid_argument (a directory), io_error.

@@ -115,6 +115,7 @@ nlohmann::ordered_json options_json(const TrainOptions& o) {
   j["init_std"] = o.init_std;
   j["copied_span"] = o.mix.copied_span;
   j["repeated_random"] = o.mix.repeated_random;
+  j["previous_token"] = o.mix.previous_token;
   j["min_span"] = o.mix.min_span;
   j["max_span"] = o.mix.max_span;
   return j;
@@ -167,15 +168,16 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
   if (o.out_dir.empty()) return make_error(ErrorCode::invalid_argument, "an output directory (--out) is required");
   if (o.init_std < 0) return make_error(ErrorCode::invalid_argument, "--init-std must be >= 0");
   if (o.lr <= 0) return make_error(ErrorCode::invalid_argument, "--lr must be positive");
-  if (o.mix.copied_span < 0 || o.mix.repeated_random < 0 || o.mix.copied_span + o.mix.repeated_random > 1)
+  if (o.mix.copied_span < 0 || o.mix.repeated_random < 0 || o.mix.previous_token < 0 ||
+      o.mix.copied_span + o.mix.repeated_random + o.mix.previous_token > 1)
     return make_error(ErrorCode::invalid_argument, "the data mix fractions must be >= 0 and sum to at most 1");
   if (o.mix.min_span < 1 || o.mix.max_span < o.mix.min_span)
     return make_error(ErrorCode::invalid_argument, "spans need 1 <= --min-span <= --max-span");
-  const bool needs_corpus = o.mix.repeated_random < 1.0;
+  const bool needs_corpus = o.mix.repeated_random + o.mix.previous_token < 1.0;
   if (needs_corpus && o.corpus.empty())
     return make_error(ErrorCode::invalid_argument,
                       "no --corpus given: name the training text, or train on repeated random tokens only "
-                      "(--repeated-random 1)");
+                      "(--repeated-random and --previous-token summing to 1)");
 
   TrainSession s;
   s.options = o;

@@ -72,3 +72,23 @@ TEST(ReadTextFile, ReportsMissingFileAndDirectory) {
   ASSERT_FALSE(dir);
   EXPECT_EQ(dir.error().code, ErrorCode::invalid_argument);
 }
+
+TEST(WindowPreviousToken, EveryTokenFollowsFromTheOneTwoBackByOnePermutation) {
+  const int V = 300, bos = 299, T = 40;
+  // the successor is a permutation of the ids other than BOS
+  std::vector<int> seen(V, 0);
+  for (int id = 0; id < V; ++id) {
+    if (id == bos) continue;
+    const int s = previous_token_successor(id, V, bos);
+    ASSERT_GE(s, 0);
+    ASSERT_LT(s, V);
+    ASSERT_NE(s, bos);
+    seen[s]++;
+  }
+  for (int id = 0; id < V; ++id) EXPECT_EQ(seen[id], id == bos ? 0 : 1) << id;
+  std::vector<int> w(T + 1);
+  Rng rng(4);
+  window_previous_token(w.data(), T, V, bos, rng);
+  EXPECT_EQ(w[0], bos);
+  for (int i = 3; i <= T; ++i) EXPECT_EQ(w[i], previous_token_successor(w[i - 2], V, bos)) << i;
+}
