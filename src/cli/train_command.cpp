@@ -144,6 +144,9 @@ void add_train_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--grad-clip", t.grad_clip, "Clip the global gradient norm (0: off)")->capture_default_str();
   cmd->add_option("--seed", t.seed, "Initialisation and data order")->capture_default_str();
   cmd->add_option("--init-std", t.init_std, "Std of the initial weights (0: GPT-2's 0.02)")->capture_default_str();
+  cmd->add_option("--sinusoid-positions", t.sinusoid_positions,
+                  "Start the position embeddings as sinusoids of this amplitude (0: random, as GPT-2)")
+      ->capture_default_str();
   cmd->add_option("--copied-span", t.mix.copied_span, "Fraction of text windows with a span copied later")
       ->capture_default_str();
   cmd->add_option("--repeated-random", t.mix.repeated_random, "Fraction of windows of repeated random tokens")

@@ -113,6 +113,7 @@ nlohmann::ordered_json options_json(const TrainOptions& o) {
   j["grad_clip"] = o.grad_clip;
   j["seed"] = o.seed;
   j["init_std"] = o.init_std;
+  j["sinusoid_positions"] = o.sinusoid_positions;
   j["copied_span"] = o.mix.copied_span;
   j["repeated_random"] = o.mix.repeated_random;
   j["previous_token"] = o.mix.previous_token;
@@ -167,6 +168,7 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
   if (o.batch < 1) return make_error(ErrorCode::invalid_argument, "--batch must be at least 1");
   if (o.out_dir.empty()) return make_error(ErrorCode::invalid_argument, "an output directory (--out) is required");
   if (o.init_std < 0) return make_error(ErrorCode::invalid_argument, "--init-std must be >= 0");
+  if (o.sinusoid_positions < 0) return make_error(ErrorCode::invalid_argument, "--sinusoid-positions must be >= 0");
   if (o.lr <= 0) return make_error(ErrorCode::invalid_argument, "--lr must be positive");
   if (o.mix.copied_span < 0 || o.mix.repeated_random < 0 || o.mix.previous_token < 0 ||
       o.mix.copied_span + o.mix.repeated_random + o.mix.previous_token > 1)
@@ -234,6 +236,17 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
       auto sizes = model::parameters_sizes(*config);
       for (int t : {0, 1, 4, 6, 10, 12, 16})
         for (std::size_t i = 0; i < sizes[t]; ++i) list[t][i] *= scale;
+    }
+    if (o.sinusoid_positions > 0.0f) {
+      // wpe[t, 2i] = A sin(t / 10000^(2i/C)),  wpe[t, 2i+1] = A cos(...)      (n_ctx, C)
+      float* wpe = s.model.params.t.wpe;
+      const int C = config->n_embd;
+      for (int t = 0; t < config->n_ctx; ++t)
+        for (int i = 0; i + 1 < C; i += 2) {
+          const double angle = t / std::pow(10000.0, double(i) / C);
+          wpe[std::size_t(t) * C + i] = o.sinusoid_positions * static_cast<float>(std::sin(angle));
+          wpe[std::size_t(t) * C + i + 1] = o.sinusoid_positions * static_cast<float>(std::cos(angle));
+        }
     }
     s.rng = Rng(o.seed * 0x9E3779B97F4A7C15ull + 7);
     return s;

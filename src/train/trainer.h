@@ -52,6 +52,10 @@ struct TrainOptions {
   // Standard deviation of the initial weights: GPT-2's 0.02 when 0. A larger one shortens
   // the plateau before attention circuits (previous-token, induction) form in small models.
   float init_std = 0.0f;
+  // > 0: position embeddings start as Vaswani et al.'s sinusoids of this amplitude (neighbouring
+  // positions alike, so attention by relative offset is within one linear map's reach)
+  // instead of random values; they are trained like any weight.
+  float sinusoid_positions = 0.0f;
   DataMix mix;
   int log_every = 10;
   int eval_every = 100;                  // 0: never (only at the end)

@@ -97,6 +97,38 @@ TEST(TrainPrepare, RefusesNoCorpusUnlessRandomOnly) {
   EXPECT_TRUE(train_prepare(o));
 }
 
+TEST(TrainPrepare, PreviousTokenWindowsAloneNeedNoCorpusEither) {
+  Fixture f("nocorpus2");
+  TrainOptions o = f.options();
+  o.corpus.clear();
+  o.mix.copied_span = 0;
+  o.mix.repeated_random = 0.6;
+  o.mix.previous_token = 0.4;
+  EXPECT_TRUE(train_prepare(o));
+  o.mix.previous_token = 0.5;  // the fractions sum past 1
+  auto s = train_prepare(o);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("sum to at most 1"), std::string::npos);
+}
+
+TEST(TrainPrepare, SinusoidPositionsStartAsVaswanisSinusoids) {
+  Fixture f("sinusoid");
+  TrainOptions o = f.options();
+  o.sinusoid_positions = 0.1f;
+  auto s = train_prepare(o);
+  ASSERT_TRUE(s) << s.error().message;
+  const float* wpe = s->model.params.t.wpe;
+  const int C = s->model.params.config.n_embd;
+  for (int t : {0, 1, 5})
+    for (int i : {0, 2, C - 2}) {
+      const double angle = t / std::pow(10000.0, double(i) / C);
+      EXPECT_NEAR(wpe[t * C + i], 0.1 * std::sin(angle), 1e-6) << t << "," << i;
+      EXPECT_NEAR(wpe[t * C + i + 1], 0.1 * std::cos(angle), 1e-6) << t << "," << i;
+    }
+  o.sinusoid_positions = -1.0f;
+  EXPECT_FALSE(train_prepare(o));
+}
+
 TEST(TrainPrepare, RefusesARunThatDoesNotFitInMemory) {
   Fixture f("memory");
   TrainOptions o = f.options();
