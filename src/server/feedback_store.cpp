@@ -1,33 +1,16 @@
 // server/feedback_store.cpp — one table, one transaction per note.
 #include "server/feedback_store.h"
 
-#include <sqlite3.h>
-
-#include <filesystem>
+#include "server/sqlite_db.h"
 
 namespace headlab::server {
-namespace {
-struct Statement {
-  sqlite3_stmt* stmt = nullptr;
-  ~Statement() { sqlite3_finalize(stmt); }
-};
-}  // namespace
 
 Result<std::unique_ptr<FeedbackStore>> FeedbackStore::open(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::path(path).has_parent_path())
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) !=
-      SQLITE_OK) {
-    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    return make_error(ErrorCode::io_error, "Cannot open the database " + path + ": " + msg + ".");
-  }
-  sqlite3_busy_timeout(db, 5000);
+  auto opened = sqlite_open_durable(path, "feedback database");
+  if (!opened) return tl::unexpected(opened.error());
+  sqlite3* db = *opened;
   char* err = nullptr;
   const char* schema =
-      "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
       "CREATE TABLE IF NOT EXISTS feedback ("
       "  id INTEGER PRIMARY KEY AUTOINCREMENT, lesson TEXT NOT NULL, message TEXT NOT NULL,"
       "  contact TEXT NOT NULL DEFAULT '',"
@@ -45,7 +28,7 @@ FeedbackStore::~FeedbackStore() { sqlite3_close(db_); }
 
 Result<std::int64_t> FeedbackStore::add(const Feedback& f) {
   std::lock_guard<std::mutex> lock(mutex_);
-  Statement st;
+  SqliteStatement st;
   if (sqlite3_prepare_v2(db_, "INSERT INTO feedback (lesson, message, contact) VALUES (?1, ?2, ?3)", -1, &st.stmt,
                          nullptr) != SQLITE_OK)
     return make_error(ErrorCode::io_error, "Could not save feedback in " + path_ + ": " + sqlite3_errmsg(db_) + ".");
@@ -59,7 +42,7 @@ Result<std::int64_t> FeedbackStore::add(const Feedback& f) {
 
 Result<std::vector<Feedback>> FeedbackStore::list(int limit) {
   std::lock_guard<std::mutex> lock(mutex_);
-  Statement st;
+  SqliteStatement st;
   if (sqlite3_prepare_v2(db_, "SELECT id, lesson, message, contact, created_at FROM feedback ORDER BY id DESC LIMIT ?1",
                          -1, &st.stmt, nullptr) != SQLITE_OK)
     return make_error(ErrorCode::io_error, "Could not read feedback from " + path_ + ": " + sqlite3_errmsg(db_) + ".");

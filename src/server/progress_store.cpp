@@ -1,6 +1,8 @@
 // server/progress_store.cpp — SQLite: WAL journal, one transaction per write.
 #include "server/progress_store.h"
 
+#include "server/sqlite_db.h"
+
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -8,16 +10,6 @@
 #include <filesystem>
 
 namespace headlab::server {
-namespace {
-
-// Finalizes a prepared statement when it goes out of scope.
-struct Statement {
-  sqlite3_stmt* stmt = nullptr;
-  ~Statement() { sqlite3_finalize(stmt); }
-};
-
-}  // namespace
-
 std::string default_database_path() {
   const char* xdg = std::getenv("XDG_DATA_HOME");
   std::filesystem::path base;
@@ -43,25 +35,10 @@ Status ProgressStore::exec(const char* sql) {
 }
 
 Result<std::unique_ptr<ProgressStore>> ProgressStore::open(const std::string& path, std::int64_t max_bytes) {
-  std::filesystem::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  if (ec)
-    return make_error(ErrorCode::io_error, "Cannot create the folder for the progress database " + path + ": " +
-                                               ec.message() + ". Choose another place with --db PATH.");
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                      nullptr) != SQLITE_OK) {
-    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    return make_error(ErrorCode::io_error,
-                      "Cannot open the progress database " + path + ": " + msg + ". Choose another place with --db PATH.");
-  }
-  std::unique_ptr<ProgressStore> store(new ProgressStore(db, path));
-  sqlite3_busy_timeout(db, 5000);
+  auto db = sqlite_open_durable(path, "progress database");
+  if (!db) return tl::unexpected(db.error());
+  std::unique_ptr<ProgressStore> store(new ProgressStore(*db, path));
   for (const char* sql : {
-           "PRAGMA journal_mode=WAL;",
-           "PRAGMA synchronous=FULL;",
            "CREATE TABLE IF NOT EXISTS progress ("
            "  learner TEXT NOT NULL, lesson TEXT NOT NULL, challenge TEXT NOT NULL,"
            "  completed_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),"
@@ -81,7 +58,7 @@ ProgressStore::~ProgressStore() { sqlite3_close(db_); }
 
 Result<std::vector<std::string>> ProgressStore::completed(const std::string& learner, const std::string& lesson) {
   std::lock_guard<std::mutex> lock(mutex_);
-  Statement st;
+  SqliteStatement st;
   if (sqlite3_prepare_v2(db_,
                          "SELECT challenge FROM progress WHERE learner = ?1 AND lesson = ?2 "
                          "ORDER BY completed_at, rowid",
@@ -104,7 +81,7 @@ Result<std::vector<std::string>> ProgressStore::record(const std::string& learne
   std::lock_guard<std::mutex> lock(mutex_);
   if (sqlite3_exec(db_, "BEGIN IMMEDIATE;", nullptr, nullptr, nullptr) != SQLITE_OK)
     return tl::unexpected(sqlite_error("start saving progress"));
-  Statement st;
+  SqliteStatement st;
   if (sqlite3_prepare_v2(db_, "INSERT OR IGNORE INTO progress (learner, lesson, challenge) VALUES (?1, ?2, ?3)", -1,
                          &st.stmt, nullptr) != SQLITE_OK) {
     Error e = sqlite_error("save progress");
@@ -133,7 +110,7 @@ Result<std::vector<std::string>> ProgressStore::record(const std::string& learne
 
 Status ProgressStore::reset(const std::string& learner, const std::string& lesson) {
   std::lock_guard<std::mutex> lock(mutex_);
-  Statement st;
+  SqliteStatement st;
   if (sqlite3_prepare_v2(db_, "DELETE FROM progress WHERE learner = ?1 AND lesson = ?2", -1, &st.stmt, nullptr) !=
       SQLITE_OK)
     return tl::unexpected(sqlite_error("reset progress"));

@@ -1,0 +1,35 @@
+// server/sqlite_db.cpp — see sqlite_db.h.
+#include "server/sqlite_db.h"
+
+#include <filesystem>
+
+namespace headlab::server {
+
+Result<sqlite3*> sqlite_open_durable(const std::string& path, const std::string& what) {
+  const std::string hint = " Choose another place with --db PATH.";
+  std::filesystem::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  if (ec)
+    return make_error(ErrorCode::io_error,
+                      "Cannot create the folder for the " + what + " " + path + ": " + ec.message() + "." + hint);
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                      nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return make_error(ErrorCode::io_error, "Cannot open the " + what + " " + path + ": " + msg + "." + hint);
+  }
+  sqlite3_busy_timeout(db, 5000);
+  char* err = nullptr;
+  if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    sqlite3_close(db);
+    return make_error(ErrorCode::io_error,
+                      "The " + what + " " + path + ": " + msg + ". Is it a headlab database?" + hint);
+  }
+  return db;
+}
+
+}  // namespace headlab::server
