@@ -1,11 +1,10 @@
-// model/ops/attention.cpp — causal multi-head self-attention (see attention.h): the
-// llm.c-layout training pair, and the inference kernel that skips the masked half.
+// model/ops/attention.cpp — causal multi-head self-attention (see attention.h): the plain
+// llm.c-layout loops, and the training and inference kernels that skip the masked half.
 #include "model/ops/attention.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <cstring>
 #include <limits>
 
 #include "model/blas.h"
@@ -13,29 +12,6 @@
 
 namespace headlab::model {
 
-namespace {
-
-// q . k over one head's HS dims, 8 lanes at a time (a float sum the compiler may not
-// reorder by itself, so it would stay scalar).
-typedef float v8 __attribute__((vector_size(32)));
-
-inline float dot(const float* a, const float* b, int n) {
-  v8 s = {};
-  int i = 0;
-  for (; i + 8 <= n; i += 8) {
-    v8 x, y;
-    std::memcpy(&x, a + i, sizeof x);
-    std::memcpy(&y, b + i, sizeof y);
-    s += x * y;
-  }
-  float r = ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
-  for (; i < n; i++) r += a[i] * b[i];
-  return r;
-}
-
-}  // namespace
-
-HEADLAB_MULTIVERSION
 void attention_forward(float* out, float* preatt, float* att, const float* inp, int B, int T, int C,
                        int NH) {
   const int C3 = C * 3;
@@ -52,7 +28,9 @@ void attention_forward(float* out, float* preatt, float* att, const float* inp, 
         float maxval = -std::numeric_limits<float>::infinity();
         for (int t2 = 0; t2 <= t; t2++) {
           const float* key_t2 = inp + (std::size_t(b) * T + t2) * C3 + h * hs + C;
-          const float val = dot(query_t, key_t2, hs) * scale;
+          float val = 0.0f;
+          for (int i = 0; i < hs; i++) val += query_t[i] * key_t2[i];
+          val *= scale;
           maxval = std::max(maxval, val);
           preatt_bth[t2] = val;
         }
@@ -85,7 +63,6 @@ void attention_forward(float* out, float* preatt, float* att, const float* inp, 
   }
 }
 
-HEADLAB_MULTIVERSION
 void attention_backward(float* dinp, float* dpreatt, float* datt, const float* dout, const float* inp,
                         const float* att, int B, int T, int C, int NH) {
   const int C3 = C * 3;
@@ -106,9 +83,12 @@ void attention_backward(float* dinp, float* dpreatt, float* datt, const float* d
         for (int t2 = 0; t2 <= t; t2++) {
           const float* value_t2 = inp + (std::size_t(b) * T + t2) * C3 + h * hs + C * 2;
           float* dvalue_t2 = dinp + (std::size_t(b) * T + t2) * C3 + h * hs + C * 2;
-          const float a = att_bth[t2];
-          for (int i = 0; i < hs; i++) dvalue_t2[i] += a * dout_bth[i];
-          datt_bth[t2] = dot(value_t2, dout_bth, hs);
+          float d = 0.0f;
+          for (int i = 0; i < hs; i++) {
+            d += value_t2[i] * dout_bth[i];
+            dvalue_t2[i] += att_bth[t2] * dout_bth[i];
+          }
+          datt_bth[t2] = d;
         }
         // 2 (reversed). softmax: dscores = p * (dp - sum_j p_j dp_j)
         float dot = 0.0f;

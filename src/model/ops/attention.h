@@ -9,8 +9,9 @@
 //   dscores[t,t2]  = p (dpattern - sum_j p_j dpattern_j)   (softmax backward, t2 <= t)
 //   dq_t += dscores[t,t2] k_t2 / sqrt(HS);   dk_t2 += dscores[t,t2] q_t / sqrt(HS)
 //
-// attention_forward/attention_backward are the training pair (llm.c layout): they keep
-// the full (B, NH, T, T) scores and pattern; entries above the diagonal are 0.
+// attention_forward/attention_backward are the plain loops (llm.c layout) the faster
+// kernels are tested against: they keep the full (B, NH, T, T) scores and pattern;
+// entries above the diagonal are 0.
 // attention_forward_causal is the inference kernel: it computes only the causal half,
 // by blocks of queries through sgemm, and hands each head's pattern to the caller.
 #pragma once
@@ -30,8 +31,9 @@ void attention_backward(float* dinp,        // (B, T, 3*C)     +=
                         const float* att,   // (B, NH, T, T)
                         int B, int T, int C, int NH);
 
-// The same pair for one head h of one sequence, through sgemm by blocks of queries, so every
-// product skips the masked half (the training step runs one task per sequence and head).
+// The training pair: the same for one head h of one sequence, through sgemm by blocks of
+// queries, so every product skips the masked half (the training step runs one task per
+// sequence and head).
 // Pointers are that sequence's: inp (T, 3C), out (T, C), dout (T, C), dinp (T, 3C); the
 // (T, T) buffers are that head's. Same numbers as the loops above, to float rounding.
 void attention_head_forward(float* out, float* preatt, float* att, const float* inp, int T, int C, int NH, int h);
