@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -14,9 +15,15 @@
 
 namespace headlab::testing {
 
+// A path in a new, empty folder of its own. The folder's name has a random part from the
+// OS: pid + std::rand() repeated whenever a pid came back, and a later test then found an
+// earlier test's database there.
 inline std::string temp_path(const std::string& name) {
+  std::random_device entropy;
   auto dir = std::filesystem::temp_directory_path() /
-             ("headlab-test-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
+             ("headlab-test-" + std::to_string(::getpid()) + "-" + std::to_string(entropy()) + "-" +
+              std::to_string(entropy()));
+  std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return (dir / name).string();
 }
