@@ -154,6 +154,16 @@ void add_train_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--previous-token", t.mix.previous_token,
                   "Fraction of windows whose every token follows from the one two back (grows previous-token heads)")
       ->capture_default_str();
+  cmd->add_option("--markov", t.mix.markov,
+                  "Fraction of windows walked on a Markov chain drawn per window (grows previous-token + induction heads)")
+      ->capture_default_str();
+  cmd->add_option("--markov-min-states", t.mix.markov_min_states, "Fewest states of a window's Markov chain")
+      ->capture_default_str();
+  cmd->add_option("--markov-max-states", t.mix.markov_max_states, "Most states of a window's Markov chain")
+      ->capture_default_str();
+  cmd->add_option("--markov-alpha", t.mix.markov_alpha,
+                  "Dirichlet concentration of the chain's transition rows (small: peaked rows)")
+      ->capture_default_str();
   cmd->add_option("--min-span", t.mix.min_span, "Shortest copied span / repeat period")->capture_default_str();
   cmd->add_option("--max-span", t.mix.max_span, "Longest copied span / repeat period")->capture_default_str();
   cmd->add_option("--log-every", t.log_every, "Steps between log rows")->check(CLI::PositiveNumber)->capture_default_str();

@@ -1,4 +1,5 @@
-// train/data.cpp — training windows: text, copied spans, repeated random sequences.
+// train/data.cpp — training windows: text, copied spans, repeated random sequences,
+// previous-token windows and in-context Markov chains.
 #include "train/data.h"
 
 #include <algorithm>
@@ -74,6 +75,39 @@ void window_previous_token(int* window, int T, int V, int bos, Rng& rng) {
   for (int i = 3; i <= T; ++i) window[i] = previous_token_successor(window[i - 2], V, bos);
 }
 
+void window_markov(int* window, int T, int V, int bos, int min_states, int max_states, double alpha, Rng& rng) {
+  HEADLAB_CHECK(V >= 2 && min_states >= 1 && min_states <= max_states && alpha > 0);
+  const int hi = std::min(max_states, V - 1);
+  const int k = rng.between(std::min(min_states, hi), hi);
+  // k distinct ids other than BOS: a partial Fisher-Yates shuffle would need V ints per
+  // window, so draw and reject repeats (k is small next to V)
+  std::vector<int> states;
+  states.reserve(static_cast<std::size_t>(k));
+  while (static_cast<int>(states.size()) < k) {
+    const int t = rng.below(V - 1);
+    const int id = t >= bos ? t + 1 : t;
+    if (std::find(states.begin(), states.end(), id) == states.end()) states.push_back(id);
+  }
+  // (k, k) cumulative transition rows; a Dirichlet row is independent Gammas, normalised
+  std::vector<double> cdf(static_cast<std::size_t>(k) * k);
+  for (int s = 0; s < k; ++s) {
+    double* row = cdf.data() + static_cast<std::size_t>(s) * k;
+    double sum = 0.0;
+    for (int j = 0; j < k; ++j) sum += (row[j] = rng.gamma(alpha));
+    double acc = 0.0;
+    for (int j = 0; j < k; ++j) row[j] = (acc += row[j] / sum);
+    row[k - 1] = 1.0;  // rounding never leaves the last state out of reach
+  }
+  window[0] = bos;
+  int s = rng.below(k);
+  for (int i = 1; i <= T; ++i) {
+    window[i] = states[static_cast<std::size_t>(s)];
+    const double* row = cdf.data() + static_cast<std::size_t>(s) * k;
+    s = static_cast<int>(std::upper_bound(row, row + k, rng.uniform()) - row);
+    s = std::min(s, k - 1);
+  }
+}
+
 void batch_fill(Batch& batch, const std::vector<int>& stream, const DataMix& mix, int V, int bos, Rng& rng) {
   const int T = batch.T;
   std::vector<int> window(static_cast<std::size_t>(T) + 1);
@@ -83,9 +117,11 @@ void batch_fill(Batch& batch, const std::vector<int>& stream, const DataMix& mix
       window_repeated_random(window.data(), T, V, bos, mix.min_span, mix.max_span, rng);
     } else if (u < mix.repeated_random + mix.previous_token) {
       window_previous_token(window.data(), T, V, bos, rng);
+    } else if (u < mix.repeated_random + mix.previous_token + mix.markov) {
+      window_markov(window.data(), T, V, bos, mix.markov_min_states, mix.markov_max_states, mix.markov_alpha, rng);
     } else {
       window_from_text(window.data(), stream, T, bos, rng);
-      if (u < mix.repeated_random + mix.previous_token + mix.copied_span)
+      if (u < mix.repeated_random + mix.previous_token + mix.markov + mix.copied_span)
         window_copy_span(window.data(), T, mix.min_span, mix.max_span, rng);
     }
     std::copy(window.begin(), window.begin() + T, batch.inputs.begin() + static_cast<std::ptrdiff_t>(b) * T);

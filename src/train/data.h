@@ -11,6 +11,13 @@
 //     is a fixed permutation of the token two places back, so the next token follows from
 //     the current position's previous token: they reward a sharp previous-token head,
 //     the half of an induction circuit that repeated random tokens alone grow slowly.
+//   * in-context Markov chains: BOS + a walk on a few random ids whose transition
+//     probabilities are drawn afresh for each window (Edelman et al. 2024), so the next
+//     token can only be guessed from what followed the current token earlier in the
+//     same window. Mixed half and half with repeated random windows, these grow the
+//     textbook pair within a few thousand steps: a sharp previous-token head in layer 0
+//     and an induction head in layer 1 that reads it (K-composition). Repeated random
+//     windows alone let a model learn in context without that pair (see models/README).
 //
 //   Rng rng(seed);
 //   DataMix mix;  mix.copied_span = 0.3;  mix.repeated_random = 0.2;
@@ -39,8 +46,12 @@ struct DataMix {
   double copied_span = 0.0;      // text window with a span copied later in it
   double repeated_random = 0.0;  // BOS + random tokens repeated
   double previous_token = 0.0;   // BOS + tokens each a permutation of the one two back
+  double markov = 0.0;           // BOS + a walk on an in-context Markov chain
   int min_span = 4;              // the span / period length, in tokens
   int max_span = 64;
+  int markov_min_states = 4;     // the chain's number of states, drawn per window
+  int markov_max_states = 16;
+  double markov_alpha = 0.3;     // Dirichlet concentration of each transition row
 };
 
 // window (T + 1): BOS + stream[offset .. offset + T - 1]; needs stream.size() >= T.
@@ -58,8 +69,15 @@ void window_repeated_random(int* window, int T, int V, int bos, int min_span, in
 void window_previous_token(int* window, int T, int V, int bos, Rng& rng);
 int previous_token_successor(int id, int V, int bos);
 
+// window (T + 1): BOS, then T tokens walked on a Markov chain drawn for this window: k
+// states (k uniform in [min_states, max_states], at most V - 1), distinct random ids
+// other than BOS, each with a transition row drawn from Dirichlet(alpha, ..., alpha); the
+// walk starts at a uniformly chosen state. A small alpha makes each row peaked, so what
+// followed a token before is a good guess of what follows it next.
+void window_markov(int* window, int T, int V, int bos, int min_states, int max_states, double alpha, Rng& rng);
+
 // Fills every row of the batch from the mix. stream may be empty only when
-// mix.repeated_random + mix.previous_token == 1.
+// mix.repeated_random + mix.previous_token + mix.markov == 1.
 void batch_fill(Batch& batch, const std::vector<int>& stream, const DataMix& mix, int V, int bos, Rng& rng);
 
 // The whole file as bytes. Errors: not_found, invalid_argument (a directory), io_error.

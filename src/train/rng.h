@@ -2,6 +2,7 @@
 // repeatable from its seed and --resume continues the same stream from a checkpoint.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 namespace headlab::train {
@@ -22,6 +23,23 @@ struct Rng {
   int between(int lo, int hi) { return lo + below(hi - lo + 1); }
   // uniform in [0, 1)
   double uniform() { return static_cast<double>(next_u64() >> 11) * (1.0 / 9007199254740992.0); }
+  // standard normal (Box-Muller; 1 - u keeps the log away from 0)
+  double normal() {
+    const double u = 1.0 - uniform(), v = uniform();
+    return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
+  }
+  // Gamma(shape, 1), shape > 0: Marsaglia & Tsang 2000; below 1 through
+  // Gamma(shape) = Gamma(shape + 1) * U^(1 / shape).
+  double gamma(double shape) {
+    if (shape < 1.0) return gamma(shape + 1.0) * std::pow(1.0 - uniform(), 1.0 / shape);
+    const double d = shape - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * d);
+    for (;;) {
+      const double x = normal(), t = 1.0 + c * x;
+      if (t <= 0.0) continue;
+      const double v = t * t * t, u = 1.0 - uniform();
+      if (std::log(u) < 0.5 * x * x + d - d * v + d * std::log(v)) return d * v;
+    }
+  }
 };
 
 }  // namespace headlab::train

@@ -117,6 +117,10 @@ nlohmann::ordered_json options_json(const TrainOptions& o) {
   j["copied_span"] = o.mix.copied_span;
   j["repeated_random"] = o.mix.repeated_random;
   j["previous_token"] = o.mix.previous_token;
+  j["markov"] = o.mix.markov;
+  j["markov_min_states"] = o.mix.markov_min_states;
+  j["markov_max_states"] = o.mix.markov_max_states;
+  j["markov_alpha"] = o.mix.markov_alpha;
   j["min_span"] = o.mix.min_span;
   j["max_span"] = o.mix.max_span;
   return j;
@@ -170,16 +174,20 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
   if (o.init_std < 0) return make_error(ErrorCode::invalid_argument, "--init-std must be >= 0");
   if (o.sinusoid_positions < 0) return make_error(ErrorCode::invalid_argument, "--sinusoid-positions must be >= 0");
   if (o.lr <= 0) return make_error(ErrorCode::invalid_argument, "--lr must be positive");
-  if (o.mix.copied_span < 0 || o.mix.repeated_random < 0 || o.mix.previous_token < 0 ||
-      o.mix.copied_span + o.mix.repeated_random + o.mix.previous_token > 1)
+  if (o.mix.copied_span < 0 || o.mix.repeated_random < 0 || o.mix.previous_token < 0 || o.mix.markov < 0 ||
+      o.mix.copied_span + o.mix.repeated_random + o.mix.previous_token + o.mix.markov > 1)
     return make_error(ErrorCode::invalid_argument, "the data mix fractions must be >= 0 and sum to at most 1");
   if (o.mix.min_span < 1 || o.mix.max_span < o.mix.min_span)
     return make_error(ErrorCode::invalid_argument, "spans need 1 <= --min-span <= --max-span");
-  const bool needs_corpus = o.mix.repeated_random + o.mix.previous_token < 1.0;
+  if (o.mix.markov_min_states < 2 || o.mix.markov_max_states < o.mix.markov_min_states)
+    return make_error(ErrorCode::invalid_argument, "Markov chains need 2 <= --markov-min-states <= --markov-max-states");
+  if (!(o.mix.markov_alpha > 0) || o.mix.markov_alpha > 1000)
+    return make_error(ErrorCode::invalid_argument, "--markov-alpha must be in (0, 1000]");
+  const bool needs_corpus = o.mix.repeated_random + o.mix.previous_token + o.mix.markov < 1.0;
   if (needs_corpus && o.corpus.empty())
     return make_error(ErrorCode::invalid_argument,
                       "no --corpus given: name the training text, or train on repeated random tokens only "
-                      "(--repeated-random and --previous-token summing to 1)");
+                      "(--repeated-random, --previous-token and --markov summing to 1)");
 
   TrainSession s;
   s.options = o;

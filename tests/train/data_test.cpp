@@ -92,3 +92,55 @@ TEST(WindowPreviousToken, EveryTokenFollowsFromTheOneTwoBackByOnePermutation) {
   EXPECT_EQ(w[0], bos);
   for (int i = 3; i <= T; ++i) EXPECT_EQ(w[i], previous_token_successor(w[i - 2], V, bos)) << i;
 }
+
+TEST(WindowMarkov, WalksOnAFewDistinctIdsOtherThanBosWithinTheStateRange) {
+  const int V = 500, bos = 499, T = 200;
+  Rng rng(9);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<int> w(T + 1);
+    window_markov(w.data(), T, V, bos, 4, 8, 0.3, rng);
+    EXPECT_EQ(w[0], bos);
+    std::set<int> ids(w.begin() + 1, w.end());
+    EXPECT_LE(ids.size(), 8u);
+    EXPECT_EQ(ids.count(bos), 0u);
+    for (int id : ids) {
+      EXPECT_GE(id, 0);
+      EXPECT_LT(id, V);
+    }
+  }
+}
+
+TEST(WindowMarkov, ASmallAlphaMakesWhatFollowedATokenBeforeAGoodGuessOfWhatFollowsItNext) {
+  // the statistic an induction head reads: how often the next token equals the token
+  // that followed the current token's previous occurrence (chance is about 1/k)
+  const int V = 1000, bos = 999, T = 128;
+  auto agreement = [&](double alpha) {
+    Rng rng(5);
+    int same = 0, total = 0;
+    for (int trial = 0; trial < 200; ++trial) {
+      std::vector<int> w(T + 1);
+      window_markov(w.data(), T, V, bos, 8, 8, alpha, rng);
+      for (int i = 2; i < T; ++i)
+        for (int j = i - 1; j >= 1; --j)
+          if (w[j] == w[i]) {
+            same += w[j + 1] == w[i + 1];
+            ++total;
+            break;
+          }
+    }
+    return static_cast<double>(same) / total;
+  };
+  const double peaked = agreement(0.1), flat = agreement(100.0);
+  EXPECT_GT(peaked, 0.6);
+  EXPECT_LT(flat, 0.2);  // near 1/8
+}
+
+TEST(RngGamma, HasTheMeanOfItsShape) {
+  Rng rng(2);
+  for (double shape : {0.3, 1.0, 4.0}) {
+    double sum = 0.0;
+    const int n = 20000;
+    for (int i = 0; i < n; ++i) sum += rng.gamma(shape);
+    EXPECT_NEAR(sum / n, shape, 0.05 * shape + 0.02) << shape;
+  }
+}
