@@ -3,8 +3,10 @@
 #include "server/model_codec.h"
 
 #include "server/json_fields.h"
+#include "server/model_views.h"
 
 #include <cmath>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -33,19 +35,57 @@ Status read_head_list(const json& j, ModelRunRequest& r) {
   return {};
 }
 
+// One of the window's ranges: two whole numbers [begin, end] with 0 <= begin <= end. The
+// end is checked against the text's length once it is tokenised (model_service.cpp).
+Status read_token_range(const json& window, const char* name, TokenRange& out) {
+  const std::string field = std::string("window.") + name;
+  auto it = window.find(name);
+  if (it == window.end())
+    return tl::unexpected(bad("Missing field '" + field + "'. A window is {\"queries\": [begin, end], \"keys\": " +
+                              "[begin, end]}, two half-open ranges of token positions (the start token is 0)."));
+  auto whole = [](const json& v) {
+    if (v.is_number_unsigned()) return v.get<std::uint64_t>() <= std::uint64_t(kMaxRequestInteger);
+    return v.is_number_integer() && v.get<std::int64_t>() >= -kMaxRequestInteger && v.get<std::int64_t>() <= kMaxRequestInteger;
+  };
+  if (!it->is_array() || it->size() != 2 || !whole((*it)[0]) || !whole((*it)[1]))
+    return tl::unexpected(bad("Field '" + field + "' must be two whole numbers [begin, end]: a half-open range of " +
+                              "token positions, like [0, 48] for the first 48 tokens."));
+  const auto begin = (*it)[0].get<std::int64_t>(), end = (*it)[1].get<std::int64_t>();
+  if (begin < 0 || end < begin)
+    return tl::unexpected(bad("Field '" + field + "' is [" + std::to_string(begin) + ", " + std::to_string(end) +
+                              "]; a range needs 0 <= begin <= end. Send the first position and one past the last, " +
+                              "like [0, 48]."));
+  out = {static_cast<int>(begin), static_cast<int>(end)};
+  return {};
+}
+
+Status read_window(const json& j, ModelRunRequest& r) {
+  auto it = j.find("window");
+  if (it == j.end() || it->is_null()) return {};
+  if (!it->is_object())
+    return tl::unexpected(bad("Field 'window' must be an object {\"queries\": [begin, end], \"keys\": [begin, end]}."));
+  HEADLAB_TRY(only_fields(*it, {"queries", "keys"}, " in 'window'"));
+  TokenWindow w;
+  HEADLAB_TRY(read_token_range(*it, "queries", w.queries));
+  HEADLAB_TRY(read_token_range(*it, "keys", w.keys));
+  r.window = w;
+  return {};
+}
+
 json rounded(const std::vector<float>& packed_or_flat) {
   json out = json::array();
   for (float v : packed_or_flat) out.push_back(std::round(double(v) * 1e5) / 1e5);
   return out;
 }
 
-// Packed causal half -> ragged rows [[k0], [k0, k1], ...].
-json ragged(const std::vector<float>& packed, int T) {
+// A window's cells -> one row per query, each holding its keys in the window; for the
+// whole window these are the ragged causal rows [[k0], [k0, k1], ...].
+json window_rows(const std::vector<float>& cells, const TokenWindow& w) {
   json rows = json::array();
   std::size_t at = 0;
-  for (int q = 0; q < T; ++q) {
+  for (int q = w.queries.begin; q < w.queries.end; ++q) {
     json row = json::array();
-    for (int k = 0; k <= q; ++k) row.push_back(std::round(double(packed[at++]) * 1e5) / 1e5);
+    for (int i = 0, n = window_row_size(w, q); i < n; ++i) row.push_back(std::round(double(cells[at++]) * 1e5) / 1e5);
     rows.push_back(std::move(row));
   }
   return rows;
@@ -77,7 +117,7 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 Result<ModelRunRequest> decode_model_run_request(std::string_view body) {
   auto j = parse_json_object(body, kExample);
   if (!j) return tl::unexpected(j.error());
-  HEADLAB_TRY(only_fields(*j, {"text", "bos", "truncate", "heads", "views", "rollout", "top_k"}));
+  HEADLAB_TRY(only_fields(*j, {"text", "bos", "truncate", "heads", "views", "rollout", "window", "top_k"}));
   ModelRunRequest r;
   HEADLAB_TRY(read_field(*j, "text", r.text, true));
   HEADLAB_TRY(read_field(*j, "bos", r.bos, false));
@@ -85,6 +125,7 @@ Result<ModelRunRequest> decode_model_run_request(std::string_view body) {
   HEADLAB_TRY(read_field(*j, "rollout", r.rollout, false));
   HEADLAB_TRY(read_field(*j, "top_k", r.top_k, false));
   HEADLAB_TRY(read_head_list(*j, r));
+  HEADLAB_TRY(read_window(*j, r));
   if (auto it = j->find("views"); it != j->end()) {
     if (!it->is_array()) return tl::unexpected(bad("Field 'views' must be a list: \"pattern\", \"value_weighted\", \"scores\"."));
     r.want_pattern = false;
@@ -175,12 +216,13 @@ std::string encode_model_info(const ModelInfo& i) {
 
 std::string encode_model_run(const ModelRunResult& r) {
   const int T = static_cast<int>(r.tokens.size());
+  const TokenWindow w = r.window.value_or(TokenWindow{{0, T}, {0, T}});
   json heads = json::array();
   for (const HeadView& h : r.heads) {
     json v = {{"layer", h.layer}, {"head", h.head}};
-    if (!h.pattern.empty()) v["pattern"] = ragged(h.pattern, T);
-    if (!h.value_weighted.empty()) v["value_weighted"] = ragged(h.value_weighted, T);
-    if (!h.scores.empty()) v["scores"] = ragged(h.scores, T);
+    if (r.sends.pattern) v["pattern"] = window_rows(h.pattern, w);
+    if (r.sends.value_weighted) v["value_weighted"] = window_rows(h.value_weighted, w);
+    if (r.sends.scores) v["scores"] = window_rows(h.scores, w);
     heads.push_back(std::move(v));
   }
   json out = {{"tokens", encode_tokens(r.tokens)}, {"n_layer", r.n_layer}, {"n_head", r.n_head}, {"heads", heads},
@@ -189,7 +231,9 @@ std::string encode_model_run(const ModelRunResult& r) {
   out["top_next"] = o["top_next"];
   out["token_loss"] = o["token_loss"];
   out["loss"] = o["loss"];
-  if (!r.rollout.empty()) out["rollout"] = ragged(r.rollout, T);
+  if (r.sends.rollout) out["rollout"] = window_rows(r.rollout, w);
+  if (r.window)
+    out["window"] = {{"queries", {w.queries.begin, w.queries.end}}, {"keys", {w.keys.begin, w.keys.end}}};
   return dump(out);
 }
 

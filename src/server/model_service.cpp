@@ -42,6 +42,18 @@ Status check_head(const model::ModelConfig& c, int layer, int head, bool any_hea
   return {};
 }
 
+// Both ranges of a window end within the text; the codec has checked 0 <= begin <= end.
+Status check_window(const TokenWindow& w, int T) {
+  for (const auto& [name, range] : {std::pair{"queries", w.queries}, std::pair{"keys", w.keys}})
+    if (range.end > T)
+      return make_error(ErrorCode::invalid_argument,
+                        std::string("Field 'window.") + name + "' is [" + std::to_string(range.begin) + ", " +
+                            std::to_string(range.end) + "], beyond the text: it has " + std::to_string(T) +
+                            " tokens, so a range lies within [0, " + std::to_string(T) + "]. Send an end of at most " +
+                            std::to_string(T) + ", or leave out 'window' for the whole text.");
+  return {};
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ModelService>> ModelService::load(const ModelServiceOptions& options) {
@@ -122,18 +134,25 @@ Result<ModelRunResult> ModelService::run(const ModelRunRequest& req) {
   auto tokens = tokenize(req.text, req.bos, req.truncate, result.truncated);
   if (!tokens) return tl::unexpected(tokens.error());
   const int T = static_cast<int>(tokens->size());
+  if (req.window)
+    if (auto s = check_window(*req.window, T); !s) return tl::unexpected(s.error());
+  const TokenWindow window = req.window.value_or(TokenWindow{{0, T}, {0, T}});
+  // Only the cells sent count: a window over a long text carries every head.
   const int views = int(req.want_pattern) + int(req.want_value_weighted) + int(req.want_scores);
-  const std::size_t cells = heads.size() * views * model::ActivationRecord::packed_size(T);
+  const std::size_t cells = heads.size() * views * window_cell_count(window);
   if (cells > options_.max_pattern_cells)
-    return make_error(ErrorCode::too_long, std::to_string(heads.size()) + " heads over " + std::to_string(T) + " tokens are " +
+    return make_error(ErrorCode::too_long, std::to_string(heads.size()) + " heads over " +
+                                               (req.window ? "the window" : std::to_string(T) + " tokens") + " are " +
                                                std::to_string(cells) + " values, more than one answer carries (" +
                                                std::to_string(options_.max_pattern_cells) +
-                                               "). Ask for fewer heads with \"heads\", or a shorter text.");
+                                               "). Ask for fewer heads with \"heads\", a smaller \"window\", or a shorter text.");
   std::vector<int> ids;
   for (const auto& t : *tokens) ids.push_back(t.id);
   result.tokens = std::move(*tokens);
   result.n_layer = c.n_layer;
   result.n_head = c.n_head;
+  result.window = req.window;
+  result.sends = {req.want_pattern, req.want_value_weighted, req.want_scores, req.rollout};
 
   auto done = pool_->run<bool>([&](model::Workspace& ws) -> Result<bool> {
     model::ForwardOptions opt;
@@ -146,12 +165,13 @@ Result<ModelRunResult> ModelService::run(const ModelRunRequest& req) {
     for (const HeadRef& h : heads) {
       HeadView v{h.layer, h.head, {}, {}, {}};
       const std::size_t at = (std::size_t(h.layer) * c.n_head + h.head) * P;
-      if (req.want_pattern) v.pattern.assign(out.record.pattern.begin() + at, out.record.pattern.begin() + at + P);
-      if (req.want_scores) v.scores.assign(out.record.scores.begin() + at, out.record.scores.begin() + at + P);
-      if (req.want_value_weighted) v.value_weighted = value_weighted_pattern(params_, out.record, h.layer, h.head);
+      if (req.want_pattern) v.pattern = window_cells(out.record.pattern.data() + at, window);
+      if (req.want_scores) v.scores = window_cells(out.record.scores.data() + at, window);
+      if (req.want_value_weighted)
+        v.value_weighted = window_cells(value_weighted_pattern(params_, out.record, h.layer, h.head).data(), window);
       result.heads.push_back(std::move(v));
     }
-    if (req.rollout) result.rollout = attention_rollout(out.record);
+    if (req.rollout) result.rollout = window_cells(attention_rollout(out.record).data(), window);
     result.outcome = outcome_of(out, ids, req.top_k);
     return true;
   });

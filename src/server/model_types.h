@@ -1,6 +1,7 @@
 // server/model_types.h — typed requests and answers of the model API (docs/api.md).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,18 @@ struct HeadRef {
   int head = 0;
 };
 
+// A half-open range of token positions [begin, end), counted after BOS is added.
+struct TokenRange {
+  int begin = 0, end = 0;
+};
+
+// The part of each (T, T) view an answer carries: rows queries.begin..queries.end-1, and
+// in row q the keys keys.begin..min(keys.end, q+1)-1 (the key range's causal half). The
+// whole view is {queries: [0, T], keys: [0, T]}.
+struct TokenWindow {
+  TokenRange queries, keys;
+};
+
 struct ModelRunRequest {
   std::string text;
   bool bos = true;
@@ -25,6 +38,7 @@ struct ModelRunRequest {
   bool want_value_weighted = false;
   bool want_scores = false;
   bool rollout = false;
+  std::optional<TokenWindow> window;  // omitted: every row and key
   int top_k = 5;
 };
 
@@ -51,11 +65,13 @@ struct Prediction {
   float prob = 0.0f;
 };
 
+// Each view holds the cells of the answer's window, row by row (window_cells in
+// model_views.h); without a window, the packed causal half (T*(T+1)/2).
 struct HeadView {
   int layer = 0, head = 0;
-  std::vector<float> pattern;          // packed causal half, or empty
-  std::vector<float> value_weighted;   // packed, or empty
-  std::vector<float> scores;           // packed, or empty
+  std::vector<float> pattern;          // window cells; empty when not asked (see Sends)
+  std::vector<float> value_weighted;   // window cells; empty when not asked
+  std::vector<float> scores;           // window cells; empty when not asked
 };
 
 struct Outcome {
@@ -67,10 +83,14 @@ struct Outcome {
 struct ModelRunResult {
   std::vector<model::Token> tokens;
   int n_layer = 0, n_head = 0;
+  struct Sends {
+    bool pattern = false, value_weighted = false, scores = false, rollout = false;
+  } sends;  // the views asked for: a window's cells may be none, and the view is still sent
   std::vector<HeadView> heads;
-  std::vector<float> rollout;  // packed, or empty
+  std::vector<float> rollout;  // window cells; empty when not asked
   Outcome outcome;
   bool truncated = false;
+  std::optional<TokenWindow> window;  // the window asked for, echoed; none: the whole view
 };
 
 struct ModelInterveneResult {

@@ -1,4 +1,4 @@
-// server/model_views.cpp — value-weighted patterns, rollout, per-token loss.
+// server/model_views.cpp — value-weighted patterns, rollout, windows, per-token loss.
 #include "server/model_views.h"
 
 #include <algorithm>
@@ -65,6 +65,28 @@ std::vector<float> attention_rollout(const model::ActivationRecord& r) {
   for (int q = 0; q < T; ++q)
     for (int k = 0; k <= q; ++k)
       out[model::ActivationRecord::packed_offset(q) + k] = static_cast<float>(R[std::size_t(q) * T + k]);
+  return out;
+}
+
+int window_row_size(const TokenWindow& w, int query) {
+  return std::max(0, std::min(w.keys.end, query + 1) - w.keys.begin);
+}
+
+std::size_t window_cell_count(const TokenWindow& w) {
+  std::size_t n = 0;
+  for (int q = w.queries.begin; q < w.queries.end; ++q) n += window_row_size(w, q);
+  return n;
+}
+
+std::vector<float> window_cells(const float* packed, const TokenWindow& w) {
+  HEADLAB_CHECK(w.queries.begin >= 0 && w.queries.begin <= w.queries.end && w.keys.begin >= 0 &&
+                w.keys.begin <= w.keys.end);
+  std::vector<float> out;
+  out.reserve(window_cell_count(w));
+  for (int q = w.queries.begin; q < w.queries.end; ++q) {
+    const float* row = packed + model::ActivationRecord::packed_offset(q) + w.keys.begin;  // keys k..q
+    out.insert(out.end(), row, row + window_row_size(w, q));
+  }
   return out;
 }
 

@@ -179,3 +179,113 @@ TEST(ModelApi, TrainingLogKeepsEmptyCellsAsNull) {
   EXPECT_TRUE(r.body["rows"][1][2].is_null());
   EXPECT_EQ(r.body["rows"][1][1], 4.1);
 }
+
+namespace {
+// Row q - queries.begin of a windowed view holds keys keys.begin..min(keys.end, q+1)-1;
+// each cell must be the full answer's cell [q][k].
+void expect_window_of(const json& windowed, const json& full, int qb, int qe, int kb, int ke, const std::string& what) {
+  ASSERT_EQ(windowed.size(), std::size_t(qe - qb)) << what << ": one row per query in the window";
+  for (int q = qb; q < qe; ++q) {
+    const json& row = windowed[q - qb];
+    ASSERT_EQ(row.size(), std::size_t(std::max(0, std::min(ke, q + 1) - kb))) << what << " row " << q;
+    for (int k = kb; k < kb + int(row.size()); ++k)
+      EXPECT_EQ(row[k - kb], full[q][k]) << what << " query " << q << " key " << k;
+  }
+}
+}  // namespace
+
+TEST(ModelApi, AWindowSendsOnlyTheRowsAndKeysAsked) {
+  TestServer s(temp_path("m.db"), make_model_dir());
+  const std::string text = "the cat sat on the mat . the cat sat on the mat . the dog";
+  json views = {"pattern", "value_weighted", "scores"};
+  auto full = s.post("/api/model/run", json{{"text", text}, {"views", views}, {"rollout", true}});
+  ASSERT_EQ(full.status, 200) << full.raw;
+  EXPECT_FALSE(full.body.contains("window")) << "without a window the answer is the whole view";
+  const int T = int(full.body["tokens"].size());
+  ASSERT_GE(T, 14);
+  // Rows 2..11; keys 4..8, so rows 2 and 3 hold no key and rows 9.. hold five.
+  const int qb = 2, qe = 12, kb = 4, ke = 9;
+  auto r = s.post("/api/model/run", json{{"text", text}, {"views", views}, {"rollout", true},
+                                          {"window", {{"queries", {qb, qe}}, {"keys", {kb, ke}}}}});
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_EQ(r.body["window"], json({{"queries", {qb, qe}}, {"keys", {kb, ke}}}));
+  ASSERT_EQ(r.body["heads"].size(), full.body["heads"].size());
+  for (std::size_t i = 0; i < r.body["heads"].size(); ++i) {
+    const json &h = r.body["heads"][i], &f = full.body["heads"][i];
+    EXPECT_EQ(h["layer"], f["layer"]);
+    EXPECT_EQ(h["head"], f["head"]);
+    for (const char* view : {"pattern", "value_weighted", "scores"})
+      expect_window_of(h[view], f[view], qb, qe, kb, ke, std::string(view) + " of head " + std::to_string(i));
+  }
+  expect_window_of(r.body["rollout"], full.body["rollout"], qb, qe, kb, ke, "rollout");
+  // The small per-token parts stay for the whole text.
+  for (const char* whole : {"tokens", "top_next", "token_loss", "loss"}) EXPECT_EQ(r.body[whole], full.body[whole]) << whole;
+}
+
+TEST(ModelApi, AWindowOverTheWholeTextIsTheWholeView) {
+  TestServer s(temp_path("m.db"), make_model_dir());
+  auto full = s.post("/api/model/run", json{{"text", "the cat sat on the mat"}});
+  ASSERT_EQ(full.status, 200) << full.raw;
+  const int T = int(full.body["tokens"].size());
+  auto r = s.post("/api/model/run", json{{"text", "the cat sat on the mat"}, {"window", {{"queries", {0, T}}, {"keys", {0, T}}}}});
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_EQ(r.body["heads"], full.body["heads"]);
+  // An empty range is a window too: no rows.
+  auto empty = s.post("/api/model/run", json{{"text", "the cat sat on the mat"}, {"heads", {{0, 1}}},
+                                              {"window", {{"queries", {T, T}}, {"keys", {0, T}}}}});
+  ASSERT_EQ(empty.status, 200) << empty.raw;
+  EXPECT_EQ(empty.body["heads"][0]["pattern"], json::array());
+}
+
+TEST(ModelApi, TheCellBudgetCountsOnlyTheCellsAWindowSends) {
+  // 32 heads over 256 tokens with three views are 3.2 million values, beyond the 2 million
+  // an answer carries; a 48-token window of them is 113 thousand.
+  static const std::string dir = headlab::testing::make_random_model_dir("many-heads-model", {2, 16, 64, 256, 7});
+  TestServer s(temp_path("m.db"), dir);
+  std::string long_text;
+  for (int i = 0; i < 400; ++i) long_text += "word ";
+  json body = {{"text", long_text}, {"truncate", true}, {"views", {"pattern", "value_weighted", "scores"}}, {"top_k", 0}};
+  expect_error(s.post("/api/model/run", body), 413, "a smaller \"window\"");
+  body["window"] = {{"queries", {200, 248}}, {"keys", {200, 248}}};
+  auto r = s.post("/api/model/run", body);
+  ASSERT_EQ(r.status, 200) << r.raw.substr(0, 300);
+  EXPECT_EQ(r.body["tokens"].size(), 256u);
+  ASSERT_EQ(r.body["heads"].size(), 32u);
+  std::size_t cells = 0;
+  for (const auto& row : r.body["heads"][31]["scores"]) cells += row.size();
+  EXPECT_EQ(cells, 48u * 49u / 2u);
+}
+
+TEST(ModelApi, BadWindowsAreRefusedNamingTheFieldAndTheRange) {
+  TestServer s(temp_path("m.db"), make_model_dir());
+  const std::string text = "the cat sat";
+  const int T = int(s.post("/api/model/run", json{{"text", text}, {"heads", json::array()}}).body["tokens"].size());
+  ASSERT_GE(T, 3);
+  const std::string t = std::to_string(T), past = std::to_string(T + 1);
+  auto with_window = [&](const json& window) { return s.post("/api/model/run", json{{"text", text}, {"window", window}}); };
+  auto expect_bad = [&](const json& window, const std::string& fragment) {
+    SCOPED_TRACE(window.dump());
+    auto r = with_window(window);
+    expect_error(r, 400, fragment);
+    EXPECT_EQ(r.body["error"]["code"], "invalid_argument");
+  };
+  const json all = {0, T};
+  expect_bad(json{0, T}, "Field 'window' must be an object {\"queries\": [begin, end], \"keys\": [begin, end]}");
+  expect_bad(json{{"queries", all}, {"keys", all}, {"rows", all}}, "Unknown field 'rows' in 'window'");
+  expect_bad(json{{"queries", all}}, "Missing field 'window.keys'");
+  expect_bad(json{{"keys", all}}, "Missing field 'window.queries'");
+  for (const json& not_two_integers : {json(3), json{1}, json{0, 1, 2}, json{0.5, 2}, json{"0", 2}, json{0, nullptr},
+                                       json{0, 1e12}, json{0, 1'000'000'000'000LL}, json::object()})
+    expect_bad(json{{"queries", not_two_integers}, {"keys", all}}, "Field 'window.queries' must be two whole numbers [begin, end]");
+  expect_bad(json{{"queries", all}, {"keys", {-1, 2}}}, "'window.keys' is [-1, 2]; a range needs 0 <= begin <= end");
+  expect_bad(json{{"queries", {3, 1}}, {"keys", all}}, "'window.queries' is [3, 1]; a range needs 0 <= begin <= end");
+  expect_bad(json{{"queries", {0, T + 1}}, {"keys", all}},
+             "'window.queries' is [0, " + past + "], beyond the text: it has " + t + " tokens, so a range lies within [0, " +
+                 t + "]. Send an end of at most " + t);
+  expect_bad(json{{"queries", all}, {"keys", {T + 5, T + 9}}}, "'window.keys' is [" + std::to_string(T + 5) + ", " +
+                                                                    std::to_string(T + 9) + "], beyond the text");
+  // A window counts tokens as sent: without the start token the same text has one fewer.
+  auto no_bos = s.post("/api/model/run", json{{"text", text}, {"bos", false}, {"window", {{"queries", all}, {"keys", all}}}});
+  expect_error(no_bos, 400, "it has " + std::to_string(T - 1) + " tokens");
+  EXPECT_EQ(with_window(json{{"queries", all}, {"keys", all}}).status, 200);
+}

@@ -130,7 +130,56 @@ test('a text longer than the window is drawn a window at a time', async () => {
   await eventually(async () => assert.match(await page.getByText(/^Showing tokens/).textContent(), new RegExp(`Showing tokens ${T - 48} to ${T - 1} of ${T}`)));
   assert.equal(await tokens().getByRole('button').count(), 48);
   await page.getByRole('button', { name: '← Earlier tokens' }).click();
-  await eventually(async () => assert.match(await page.getByText(/^Showing tokens/).textContent(), new RegExp(`of ${T}`)));
+  const earlier = Math.max(0, T - 48 - 24);
+  await eventually(async () => assert.match(await page.getByText(/^Showing tokens/).textContent(), new RegExp(`Showing tokens ${earlier} to ${earlier + 47} of ${T}`)));
+});
+
+test('on a long text the explorer asks only for the window it draws, and asks again when the window moves', async () => {
+  const long = Array.from({ length: 14 }, () => 'the mill by the river .').join(' ');
+  // What the explorer fetched before windows: every head's whole pattern.
+  const full_raw = await (await fetch(server.url + '/api/model/run', { method: 'POST', body: JSON.stringify({ text: long, views: ['pattern'], top_k: 0 }) })).text();
+  const full = { body: JSON.parse(full_raw) };
+  const T = full.body.tokens.length;
+  assert.ok(T > 60, `the text has ${T} tokens, more than the 48 drawn`);
+  const full_bytes = Buffer.byteLength(full_raw);
+  const answers = [];
+  const on_response = (r) => {
+    if (new URL(r.url()).pathname === '/api/model/run') answers.push({ asked: r.request().postDataJSON(), body: r.text() });
+  };
+  page.on('response', on_response);
+  const showing = (from, to) => eventually(async () => assert.match(await page.getByText(/^Showing tokens/).textContent(), new RegExp(`Showing tokens ${from} to ${to - 1} of ${T}`)));
+  // Every answer that carries heads was asked for with a window [from, to) and sends only its cells.
+  const check = async (from, to) => {
+    const patterns = [];
+    for (const a of answers.splice(0)) {
+      if (a.asked.text !== long || !a.asked.heads?.length) continue;
+      assert.deepEqual(a.asked.window, { queries: [from, to], keys: [from, to] }, 'the request asks for the window drawn');
+      const body = JSON.parse(await a.body);
+      assert.deepEqual(body.window, a.asked.window, 'the answer says which window it carries');
+      patterns.push({ bytes: Buffer.byteLength(await a.body), heads: body.heads });
+    }
+    assert.ok(patterns.length > 0, 'the heads were asked for');
+    const heads = patterns.flatMap((p) => p.heads);
+    assert.equal(heads.length, model.config.n_layer * model.config.n_head, 'every head, once');
+    for (const h of heads) {
+      const whole = full.body.heads.find((f) => f.layer === h.layer && f.head === h.head).pattern;
+      assert.deepEqual(h.pattern, whole.slice(from, to).map((row) => row.slice(from)), `head ${h.layer}.${h.head}: the window’s cells`);
+    }
+    return patterns.reduce((n, p) => n + p.bytes, 0);
+  };
+  try {
+    await page.getByRole('textbox', { name: 'Text' }).fill(long);
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await showing(T - 48, T);
+    const bytes = await check(T - 48, T);
+    assert.ok(bytes < full_bytes / 2, `the window’s answers are ${bytes} bytes, the whole text’s ${full_bytes}`);
+    await page.getByRole('button', { name: '← Earlier tokens' }).click();
+    const earlier = Math.max(0, T - 48 - 24);
+    await showing(earlier, earlier + 48);
+    await check(earlier, earlier + 48);
+  } finally {
+    page.off('response', on_response);
+  }
 });
 
 test('the address keeps the text, the opened head and the held row, and a copied link reopens them', async () => {

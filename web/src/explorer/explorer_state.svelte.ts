@@ -1,9 +1,10 @@
-// explorer_state.svelte.ts — the model explorer's state and its calls to the server. The
-// text's patterns arrive in batches of heads sized to stay under a budget of values per
-// answer, so long texts on big models still load; only the pattern view is asked for.
+// explorer_state.svelte.ts — the model explorer's state and its calls to the server. Only
+// the window of tokens drawn is asked for: every head's pattern rows and keys in [from, to)
+// (a `window` of POST /api/model/run), in batches of heads under a budget of values per
+// answer, so long texts on big models stay small on the wire. Moving the window asks again.
 import { api, ApiError } from '../lib/api';
 import { token_label } from '../lib/heads';
-import type { HeadRef, ModelInfo, ModelRunResponse, RaggedRows, ScanReport } from '../lib/types';
+import type { HeadRef, ModelInfo, ModelRunResponse, RaggedRows, ScanReport, TokenWindow } from '../lib/types';
 
 const message = (e: unknown) => (e instanceof ApiError ? e.message : 'Something went wrong: ' + String(e));
 const CELL_BUDGET = 400_000; // pattern values per request
@@ -50,9 +51,12 @@ export class ExplorerState {
 
   text = $state(DEFAULT_TEXT);
   run = $state<ModelRunResponse | null>(null); // tokens, top_next, losses (its heads are not kept here)
-  patterns = $state<(RaggedRows | null)[][]>([]); // [layer][head]
+  /** [layer][head]: the rows of tokens from..to-1, row i holding keys from..from+i (the
+   *  server's answer to the square window [from, to)). */
+  patterns = $state<(RaggedRows | null)[][]>([]);
   run_error = $state<string | null>(null);
-  busy = $state(false);
+  busy = $state(false); // a text is loading
+  loading_window = $state(false); // a moved window is loading
 
   selected = $state<HeadRef>({ layer: 0, head: 0 });
   hover = $state<number | null>(null);
@@ -62,7 +66,9 @@ export class ExplorerState {
   /** Why a shared link could not be followed (its text refused, its head or row absent). */
   link_notice = $state<string | null>(null);
 
-  private seq = 0;
+  private text_seq = 0; // the latest text asked for wins
+  private window_seq = 0; // the latest window asked for wins; a new text cancels them all
+  private want_from: number | null = null; // where the window is going while it loads
 
   tokens = $derived(this.run ? this.run.tokens.map((t) => token_label(t, this.model?.bos_token.id ?? null)) : []);
   T = $derived(this.tokens.length);
@@ -100,7 +106,7 @@ export class ExplorerState {
     if (link.row !== undefined && this.run) {
       if (link.row < this.T) {
         this.locked = link.row;
-        this.from = Math.max(0, Math.min(this.from, link.row - Math.floor(WINDOW / 2)));
+        await this.show_from(Math.max(0, Math.min(this.from, link.row - Math.floor(WINDOW / 2))));
       } else notices.push(`The text has no token ${link.row} (it has ${this.T}).`);
     }
     this.link_notice = notices.length ? notices.join(' ') : null;
@@ -124,36 +130,75 @@ export class ExplorerState {
   async set_text(text: string): Promise<void> {
     const model = this.model;
     if (!model) return;
-    const my = ++this.seq;
+    const my = ++this.text_seq;
+    ++this.window_seq; // a window of the old text is not wanted any more
+    this.want_from = null;
+    this.loading_window = false;
     this.busy = true;
     try {
-      const L = model.config.n_layer;
-      const H = model.config.n_head;
-      // The first answer brings the tokens, predictions and losses with the first batch.
-      const first = await api.runModel({ text, bos: true, heads: [[0, 0]], views: ['pattern'], top_k: 5 });
-      if (my !== this.seq) return;
+      // The first answer brings the tokens, predictions and losses; the heads come by window.
+      const first = await api.runModel({ text, bos: true, heads: [], top_k: 5 });
+      if (my !== this.text_seq) return;
       const T = first.tokens.length;
-      const per_head = (T * (T + 1)) / 2;
-      const batch = Math.max(1, Math.floor(CELL_BUDGET / per_head));
-      const all: [number, number][] = [];
-      for (let l = 0; l < L; ++l) for (let h = 0; h < H; ++h) all.push([l, h]);
-      const patterns: (RaggedRows | null)[][] = Array.from({ length: L }, () => Array(H).fill(null));
-      for (let i = 0; i < all.length; i += batch) {
-        const r = await api.runModel({ text, bos: true, heads: all.slice(i, i + batch), views: ['pattern'], top_k: 0 });
-        if (my !== this.seq) return;
-        for (const h of r.heads) patterns[h.layer][h.head] = h.pattern ?? null;
-      }
+      const from = Math.max(0, T - WINDOW);
+      const patterns = await this.fetch_window(text, from, T, () => my === this.text_seq);
+      if (!patterns) return;
+      ++this.window_seq; // a window moved on the old text meanwhile is stale now
       this.run = first;
       this.patterns = patterns;
       this.text = text;
       this.run_error = null;
       this.hover = null;
       this.locked = null;
-      this.from = Math.max(0, T - WINDOW);
+      this.from = from;
     } catch (e) {
-      if (my === this.seq) this.run_error = message(e);
+      if (my === this.text_seq) this.run_error = message(e);
     } finally {
-      if (my === this.seq) this.busy = false;
+      if (my === this.text_seq) this.busy = false;
+    }
+  }
+
+  /** Every head's pattern in the square window [from, to), or null once `wanted` says the
+   *  answer is no longer wanted. Batches of heads keep each answer under CELL_BUDGET values. */
+  private async fetch_window(text: string, from: number, to: number, wanted: () => boolean): Promise<(RaggedRows | null)[][] | null> {
+    const { n_layer: L, n_head: H } = this.model!.config;
+    const n = to - from;
+    const batch = Math.max(1, Math.floor(CELL_BUDGET / Math.max(1, (n * (n + 1)) / 2)));
+    const window: TokenWindow = { queries: [from, to], keys: [from, to] };
+    const all: [number, number][] = [];
+    for (let l = 0; l < L; ++l) for (let h = 0; h < H; ++h) all.push([l, h]);
+    const patterns: (RaggedRows | null)[][] = Array.from({ length: L }, () => Array(H).fill(null));
+    for (let i = 0; i < all.length; i += batch) {
+      const r = await api.runModel({ text, bos: true, heads: all.slice(i, i + batch), views: ['pattern'], window, top_k: 0 });
+      if (!wanted()) return null;
+      for (const h of r.heads) patterns[h.layer][h.head] = h.pattern ?? null;
+    }
+    return patterns;
+  }
+
+  /** Shows tokens from..from+WINDOW-1 (clamped to the text). The window moves when its cells
+   *  arrive, so the views never draw a window they have not got. */
+  async show_from(wanted_from: number): Promise<void> {
+    if (!this.run) return;
+    const text = this.text;
+    const T = this.T;
+    const from = Math.max(0, Math.min(Math.max(0, T - WINDOW), wanted_from));
+    if (from === (this.want_from ?? this.from)) return;
+    const my = ++this.window_seq;
+    this.want_from = from;
+    this.loading_window = true;
+    try {
+      const patterns = await this.fetch_window(text, from, Math.min(T, from + WINDOW), () => my === this.window_seq);
+      if (!patterns) return;
+      this.patterns = patterns;
+      this.from = from;
+    } catch (e) {
+      if (my === this.window_seq) this.run_error = message(e);
+    } finally {
+      if (my === this.window_seq) {
+        this.want_from = null;
+        this.loading_window = false;
+      }
     }
   }
 
@@ -161,7 +206,8 @@ export class ExplorerState {
     this.locked = this.locked === position ? null : position;
   }
 
+  /** Moves the window by `by` tokens from where it is going (clicks add up while it loads). */
   move_window(by: number): void {
-    this.from = Math.max(0, Math.min(Math.max(0, this.T - WINDOW), this.from + by));
+    void this.show_from((this.want_from ?? this.from) + by);
   }
 }

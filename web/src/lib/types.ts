@@ -149,16 +149,27 @@ export type RaggedRows = number[][];
 
 export type PatternView = 'pattern' | 'value_weighted' | 'scores';
 
+/** Half-open ranges of token positions [begin, end), the start token being 0. With a window,
+ *  row q - queries[0] of a view holds keys keys[0]..min(keys[1] - 1, q), so its cell for key k
+ *  is at [q - queries[0]][k - keys[0]]. A square window (queries = keys = [from, to)) sends
+ *  ragged rows again, counted from `from`: row i holds keys from..from+i. */
+export interface TokenWindow {
+  queries: [number, number];
+  keys: [number, number];
+}
+
 export interface ModelRunRequest {
   text: string;
   bos?: boolean;
   heads?: [number, number][]; // [layer, head]; omitted: every head
   views?: PatternView[];
   rollout?: boolean;
+  window?: TokenWindow; // omitted: every row and key
   top_k?: number;
   truncate?: boolean;
 }
 
+/** Each view is RaggedRows of the whole text, or, when the answer has a window, its rows. */
 export interface HeadPatterns extends HeadRef {
   pattern?: RaggedRows;
   value_weighted?: RaggedRows;
@@ -178,6 +189,7 @@ export interface ModelRunResponse {
   n_head: number;
   heads: HeadPatterns[];
   rollout?: RaggedRows;
+  window?: TokenWindow; // the window asked for: the views hold only its rows and keys
   top_next: Prediction[][]; // (T, top_k): top_next[t] predicts the token after t
   token_loss: (number | null)[]; // (T,): loss of the actual next token; null at the end
   loss: number;
