@@ -164,6 +164,9 @@ void add_train_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--markov-alpha", t.mix.markov_alpha,
                   "Dirichlet concentration of the chain's transition rows (small: peaked rows)")
       ->capture_default_str();
+  cmd->add_option("--text-from-step", t.mix.text_from_step,
+                  "Curriculum: before this step only the synthetic windows (--markov, --repeated-random, --previous-token)")
+      ->capture_default_str();
   cmd->add_option("--min-span", t.mix.min_span, "Shortest copied span / repeat period")->capture_default_str();
   cmd->add_option("--max-span", t.mix.max_span, "Longest copied span / repeat period")->capture_default_str();
   cmd->add_option("--log-every", t.log_every, "Steps between log rows")->check(CLI::PositiveNumber)->capture_default_str();

@@ -108,6 +108,17 @@ void window_markov(int* window, int T, int V, int bos, int min_states, int max_s
   }
 }
 
+DataMix data_mix_at_step(const DataMix& mix, int step) {
+  const double synthetic = mix.repeated_random + mix.previous_token + mix.markov;
+  if (step >= mix.text_from_step || synthetic <= 0.0) return mix;
+  DataMix early = mix;
+  early.copied_span = 0.0;
+  early.repeated_random = mix.repeated_random / synthetic;
+  early.previous_token = mix.previous_token / synthetic;
+  early.markov = 1.0 - early.repeated_random - early.previous_token;  // sums to 1 exactly
+  return early;
+}
+
 void batch_fill(Batch& batch, const std::vector<int>& stream, const DataMix& mix, int V, int bos, Rng& rng) {
   const int T = batch.T;
   std::vector<int> window(static_cast<std::size_t>(T) + 1);

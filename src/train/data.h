@@ -52,7 +52,15 @@ struct DataMix {
   int markov_min_states = 4;     // the chain's number of states, drawn per window
   int markov_max_states = 16;
   double markov_alpha = 0.3;     // Dirichlet concentration of each transition row
+  // A curriculum: before this many steps, no text windows; the synthetic kinds above fill
+  // the batch in proportion to their fractions. Synthetic windows grow the heads fastest
+  // when nothing else competes for the model's first steps (models/README.md).
+  int text_from_step = 0;
 };
+
+// The mix in force at a step: mix itself from text_from_step on; before, the synthetic
+// fractions scaled to sum to 1 (mix itself when it has no synthetic kind).
+DataMix data_mix_at_step(const DataMix& mix, int step);
 
 // window (T + 1): BOS + stream[offset .. offset + T - 1]; needs stream.size() >= T.
 void window_from_text(int* window, const std::vector<int>& stream, int T, int bos, Rng& rng);

@@ -121,6 +121,7 @@ nlohmann::ordered_json options_json(const TrainOptions& o) {
   j["markov_min_states"] = o.mix.markov_min_states;
   j["markov_max_states"] = o.mix.markov_max_states;
   j["markov_alpha"] = o.mix.markov_alpha;
+  j["text_from_step"] = o.mix.text_from_step;
   j["min_span"] = o.mix.min_span;
   j["max_span"] = o.mix.max_span;
   return j;
@@ -181,6 +182,7 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
     return make_error(ErrorCode::invalid_argument, "spans need 1 <= --min-span <= --max-span");
   if (o.mix.markov_min_states < 2 || o.mix.markov_max_states < o.mix.markov_min_states)
     return make_error(ErrorCode::invalid_argument, "Markov chains need 2 <= --markov-min-states <= --markov-max-states");
+  if (o.mix.text_from_step < 0) return make_error(ErrorCode::invalid_argument, "--text-from-step must be >= 0");
   if (!(o.mix.markov_alpha > 0) || o.mix.markov_alpha > 1000)
     return make_error(ErrorCode::invalid_argument, "--markov-alpha must be in (0, 1000]");
   const bool needs_corpus = o.mix.repeated_random + o.mix.previous_token + o.mix.markov < 1.0;
@@ -424,7 +426,7 @@ Result<TrainSummary> train_run(TrainSession& s, const ProgressCallback& progress
   while (s.step < o.steps) {
     const auto t0 = std::chrono::steady_clock::now();
     // 1. a batch from the mix; 2. forward; 3. backward
-    batch_fill(batch, s.corpus_tokens, o.mix, V, bos, s.rng);
+    batch_fill(batch, s.corpus_tokens, data_mix_at_step(o.mix, s.step), V, bos, s.rng);
     const float loss = train_forward(m, batch.inputs.data(), batch.targets.data());
     train_zero_grad(m);
     train_backward(m);

@@ -144,3 +144,25 @@ TEST(RngGamma, HasTheMeanOfItsShape) {
     EXPECT_NEAR(sum / n, shape, 0.05 * shape + 0.02) << shape;
   }
 }
+
+TEST(DataMixAtStep, BeforeTextFromStepOnlySyntheticWindowsFillTheBatchInProportion) {
+  DataMix mix{.copied_span = 0.2, .repeated_random = 0.3, .markov = 0.1, .text_from_step = 100};
+  const DataMix early = data_mix_at_step(mix, 99);
+  EXPECT_DOUBLE_EQ(early.copied_span, 0.0);
+  EXPECT_DOUBLE_EQ(early.repeated_random, 0.75);
+  EXPECT_DOUBLE_EQ(early.markov, 0.25);
+  EXPECT_DOUBLE_EQ(early.repeated_random + early.previous_token + early.markov, 1.0);
+  const DataMix later = data_mix_at_step(mix, 100);
+  EXPECT_DOUBLE_EQ(later.repeated_random, 0.3);
+  EXPECT_DOUBLE_EQ(later.copied_span, 0.2);
+  // an early batch holds no text window: every row is a walk on few ids or a repeat
+  std::vector<int> stream(1000, 7);  // text would be all 7s
+  Batch b = batch_allocate(16, 32);
+  Rng rng(1);
+  batch_fill(b, stream, early, 500, 499, rng);
+  for (int r = 0; r < 16; ++r) {
+    int sevens = 0;
+    for (int t = 1; t < 32; ++t) sevens += b.inputs[r * 32 + t] == 7;
+    EXPECT_LT(sevens, 31) << "row " << r << " is a text window";
+  }
+}
