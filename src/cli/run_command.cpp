@@ -260,7 +260,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "Examples:\n"
       "  headlab run --model models/gpt2 --text \"The cat sat on the\" --layer 5 --head 1\n"
       "  headlab run --model models/gpt2 --ids \"464 3797 3332\" --bos --format json --out run.json\n"
-      "  headlab run --model models/headlab-tiny --text \"the cat sat on the mat\" --layer 1 --head 6 --save-svg head.svg");
+      "  headlab run --model models/headlab-tiny --text \"the cat sat on the mat\" --layer 0 --head 3 --save-svg head.svg");
   cmd->add_option("--model", opts->model, "Model directory (Hugging Face GPT-2 layout)")->required();
   cmd->add_option("--text", opts->text, "The input text");
   cmd->add_option("--ids", opts->ids, "The input as token ids separated by spaces");
