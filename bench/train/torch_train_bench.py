@@ -22,8 +22,9 @@ def main():
     cfg = dict(n_layer=2, n_head=8, n_embd=256, n_positions=256, vocab_size=256, layer_norm_epsilon=1e-5,
                headlab_mlp=which == "mlp", tie_word_embeddings=True)
     if which == "builtin":
-        cfg.update(n_embd=128, n_positions=128, vocab_size=4096)
-        T = 128
+        # models/headlab-tiny/train_config.json at its training batch
+        cfg.update(n_head=4, n_embd=128, n_positions=128, vocab_size=4096, tie_word_embeddings=False)
+        B, T = 32, 128
     gen = torch.Generator().manual_seed(1)
     p = ref.make_params(cfg, gen)
     x = torch.randint(0, cfg["vocab_size"], (B, T), generator=gen)

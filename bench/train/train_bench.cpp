@@ -26,9 +26,12 @@ int main(int argc, char** argv) {
   c.vocab_size = 256;
   c.mlp = which == "mlp";
   if (which == "builtin") {  // models/headlab-tiny/train_config.json at its training batch
+    c.n_head = 4;
     c.n_embd = 128;
     c.n_ctx = 128;
     c.vocab_size = 4096;
+    c.tied = false;
+    B = 32;
     T = 128;
   }
   c.bos_token_id = c.eos_token_id = c.vocab_size - 1;

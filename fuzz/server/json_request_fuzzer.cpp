@@ -7,6 +7,7 @@
 #include "server/errors.h"
 #include "server/handlers/lesson_handlers.h"
 #include "server/json_codec.h"
+#include "server/model_codec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace headlab::server;
@@ -21,6 +22,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (auto c = decode_progress_check_request(body); !c) (void)error_response(c.error());
   if (auto r = decode_progress_reset_request(body); !r) (void)error_response(r.error());
+  // The model routes' bodies (text, heads, views, window; ablations, blocks, replacements).
+  if (auto m = decode_model_run_request(body); !m) (void)error_response(m.error());
+  if (auto m = decode_model_intervene_request(body); !m) (void)error_response(m.error());
   // Query strings: the same bytes as a parameter value.
   std::map<std::string, std::string> q = {{"d_model", std::string(body.substr(0, 32))}, {"h", "8"}};
   if (auto s = decode_head_split_query(q); s) {
