@@ -94,6 +94,8 @@ void window_markov(int* window, int T, int V, int bos, int min_states, int max_s
     double* row = cdf.data() + static_cast<std::size_t>(s) * k;
     double sum = 0.0;
     for (int j = 0; j < k; ++j) sum += (row[j] = rng.gamma(alpha));
+    // a tiny alpha can underflow every Gamma of a row to 0: that row becomes uniform
+    if (!(sum > 0.0)) std::fill(row, row + k, 1.0), sum = k;
     double acc = 0.0;
     for (int j = 0; j < k; ++j) row[j] = (acc += row[j] / sum);
     row[k - 1] = 1.0;  // rounding never leaves the last state out of reach

@@ -14,8 +14,8 @@
 //   * in-context Markov chains: BOS + a walk on a few random ids whose transition
 //     probabilities are drawn afresh for each window (Edelman et al. 2024), so the next
 //     token can only be guessed from what followed the current token earlier in the
-//     same window. Mixed half and half with repeated random windows, these grow the
-//     textbook pair within a few thousand steps: a sharp previous-token head in layer 0
+//     same window. Mixed half and half with repeated random windows (and with an untied
+//     unembedding), these grow the textbook pair within a few thousand steps: a sharp previous-token head in layer 0
 //     and an induction head in layer 1 that reads it (K-composition). Repeated random
 //     windows alone let a model learn in context without that pair (see models/README).
 //

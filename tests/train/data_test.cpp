@@ -166,3 +166,17 @@ TEST(DataMixAtStep, BeforeTextFromStepOnlySyntheticWindowsFillTheBatchInProporti
     EXPECT_LT(sevens, 31) << "row " << r << " is a text window";
   }
 }
+
+TEST(WindowMarkov, AnAlphaSoSmallThatEveryGammaUnderflowsStillWalksOnTheStates) {
+  const int V = 100, bos = 99, T = 50;
+  std::vector<int> w(T + 1);
+  Rng rng(3);
+  window_markov(w.data(), T, V, bos, 4, 4, 1e-300, rng);
+  std::set<int> ids(w.begin() + 1, w.end());
+  EXPECT_LE(ids.size(), 4u);
+  for (int id : ids) {
+    EXPECT_GE(id, 0);
+    EXPECT_NE(id, bos);
+    EXPECT_LT(id, V);
+  }
+}
