@@ -23,6 +23,7 @@ void adamw_update(float* params,       // (N)  updated in place
 // The global L2 norm of the gradient, and the factor that clips it to max_norm
 // (torch.nn.utils.clip_grad_norm_: min(1, max_norm / (norm + 1e-6))).
 double grad_norm(const float* grads, std::size_t N);
+double grad_sum_of_squares(const float* grads, std::size_t N);  // grad_norm squared, for parts
 float clip_factor(double norm, float max_norm);
 
 }  // namespace headlab::train

@@ -21,7 +21,7 @@
 
 namespace headlab::train {
 
-inline constexpr int kNumActivationTensors = 23;
+inline constexpr int kNumActivationTensors = 22;
 
 // Every intermediate value of the forward, per layer where it has one (llm.c's layout).
 // For an attention-only config the MLP tensors (ln2 .. residual3) have size 0, and the
@@ -33,8 +33,7 @@ struct ActivationTensors {
   float* ln1_rstd;   // (L, B, T)
   float* qkv;        // (L, B, T, 3*C)
   float* atty;       // (L, B, T, C)     z: the heads' outputs side by side
-  float* preatt;     // (L, B, NH, T, T) scores (upper half 0)
-  float* att;        // (L, B, NH, T, T) pattern (upper half 0)
+  float* att;        // (L, B, NH, T, T) pattern, its causal half (attention_head_forward)
   float* attproj;    // (L, B, T, C)     z @ c_proj^T + b
   float* residual2;  // (L, B, T, C)     residual + attproj
   float* ln2;        // (L, B, T, C)     (mlp only)
@@ -52,7 +51,10 @@ struct ActivationTensors {
   float* losses;     // (B, T)
 };
 
-std::array<std::size_t, kNumActivationTensors> activations_sizes(const model::ModelConfig& c, int B, int T);
+// Sizes of the tensors above; `gradients` gives the sizes of their gradients, where att
+// and probs have none (size 0).
+std::array<std::size_t, kNumActivationTensors> activations_sizes(const model::ModelConfig& c, int B, int T,
+                                                                 bool gradients);
 
 struct TrainModel {
   model::ModelConfig config;
@@ -63,7 +65,8 @@ struct TrainModel {
   std::vector<float> acts_memory;
   ActivationTensors acts{};
   std::vector<float> dacts_memory;  // gradients of the activations, same layout
-  ActivationTensors dacts{};
+  ActivationTensors dacts{};        // (no att, no probs)
+  std::vector<float> attention_scratch;  // per thread: dpattern of one block of queries
   std::vector<int> inputs;   // (B, T) of the last forward
   std::vector<int> targets;  // (B, T)
   float mean_loss = 0.0f;    // of the last forward

@@ -18,7 +18,9 @@
 #include "core/sentence.h"
 #include "model/checkpoint.h"
 #include "model/config.h"
+#include "model/thread_pool.h"
 #include "train/bpe_trainer.h"
+#include "train/parallel.h"
 
 namespace headlab::train {
 namespace fs = std::filesystem;
@@ -147,10 +149,22 @@ void train_request_stop() { g_stop_requested.store(true); }
 
 double optimizer_step(TrainModel& m, std::vector<float>& mom, std::vector<float>& vel, const TrainOptions& o,
                       int step) {
-  const double norm = grad_norm(m.grads_memory.data(), m.grads_memory.size());
+  // the norm's sum by parts over the pool, the parts added in order
+  float* g = m.grads_memory.data();
+  const std::size_t n = m.grads_memory.size();
+  const int parts = model::thread_pool_size();
+  std::vector<double> part_sums(parts, 0.0);
+  for_numbered_parts(n, parts, [&](int part, std::size_t i0, std::size_t i1) {
+    part_sums[part] = grad_sum_of_squares(g + i0, i1 - i0);
+  });
+  double sum = 0.0;
+  for (double s : part_sums) sum += s;
+  const double norm = std::sqrt(sum);
   const float clip = clip_factor(norm, o.grad_clip);
   if (clip != 1.0f)
-    for (float& g : m.grads_memory) g *= clip;
+    for_parts(n, [&](std::size_t i0, std::size_t i1) {
+      for (std::size_t i = i0; i < i1; ++i) g[i] *= clip;
+    });
   const LrSchedule schedule{o.lr, o.warmup, o.steps, o.decay, o.min_lr_fraction};
   const float lr = learning_rate_at(schedule, step);
   auto sizes = model::parameters_sizes(m.config);
@@ -161,8 +175,10 @@ double optimizer_step(TrainModel& m, std::vector<float>& mom, std::vector<float>
   std::size_t offset = 0;
   for (int t = 0; t < model::kNumParameterTensors; ++t) {
     if (sizes[t] > 0)
-      adamw_update(params[t], mom.data() + offset, vel.data() + offset, grads[t], sizes[t], lr, decay_of[t], step + 1,
-                   o.adamw);
+      for_parts(sizes[t], [&](std::size_t i0, std::size_t i1) {
+        adamw_update(params[t] + i0, mom.data() + offset + i0, vel.data() + offset + i0, grads[t] + i0, i1 - i0, lr,
+                     decay_of[t], step + 1, o.adamw);
+      }, 8);
     offset += sizes[t];
   }
   return norm;

@@ -112,9 +112,45 @@ void attention_backward(float* dinp, float* dpreatt, float* datt, const float* d
 
 namespace {
 constexpr int kQueryBlock = 64;
+
+// The largest of row[0..n): 16 lanes, so the loop vectorises without reassociating floats
+// behind the compiler's back.
+HEADLAB_MULTIVERSION
+float row_max(const float* row, int n) {
+  float lanes[16];
+  for (int j = 0; j < 16; j++) lanes[j] = -std::numeric_limits<float>::infinity();
+  int i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int j = 0; j < 16; j++) lanes[j] = row[i + j] > lanes[j] ? row[i + j] : lanes[j];
+  float m = -std::numeric_limits<float>::infinity();
+  for (; i < n; i++) m = row[i] > m ? row[i] : m;
+  for (int j = 0; j < 16; j++) m = lanes[j] > m ? lanes[j] : m;
+  return m;
 }
 
-void attention_head_forward(float* out, float* preatt, float* att, const float* inp, int T, int C, int NH, int h) {
+// Softmax of row[0..n) in place (the row holds the scores of one query's visible keys).
+void softmax_inplace(float* row, int n) {
+  float sum = 0.0f;
+  exp_shifted_inplace(row, n, row_max(row, n), &sum);
+  const float inv = 1.0f / sum;
+  for (int i = 0; i < n; i++) row[i] *= inv;
+}
+
+// The softmax backward of one row in place: d[i] = p[i] * (d[i] - sum_j p[j] d[j]).
+HEADLAB_MULTIVERSION
+void softmax_backward_inplace(float* d, const float* p, int n) {
+  float lanes[16] = {};
+  int i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int j = 0; j < 16; j++) lanes[j] += p[i + j] * d[i + j];
+  float dot = 0.0f;
+  for (; i < n; i++) dot += p[i] * d[i];
+  for (int j = 0; j < 16; j++) dot += lanes[j];
+  for (i = 0; i < n; i++) d[i] = p[i] * (d[i] - dot);
+}
+}  // namespace
+
+void attention_head_forward(float* out, float* att, const float* inp, int T, int C, int NH, int h) {
   const int C3 = C * 3;
   const int hs = C / NH;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
@@ -123,31 +159,23 @@ void attention_head_forward(float* out, float* preatt, float* att, const float* 
   const float* v = inp + 2 * C + h * hs;  // (T, HS), row stride 3C
   for (int t0 = 0; t0 < T; t0 += kQueryBlock) {
     const int t1 = std::min(T, t0 + kQueryBlock), rows = t1 - t0, keys = t1;
-    // 1. scores = q k^T / sqrt(HS) for the block's queries and the keys they may see
-    blas_sgemm(false, true, rows, keys, hs, scale, q + std::size_t(t0) * C3, C3, k, C3, 0.0f,
-               preatt + std::size_t(t0) * T, T);
-    // 2. pattern = softmax over keys <= t; both buffers 0 above the diagonal
+    float* p = att + std::size_t(t0) * T;  // the block's rows (rows, keys), stride T
+    // 1. scores = q k^T / sqrt(HS) for the block's queries and the keys they may see,
+    //    straight into the pattern's rows
+    blas_sgemm(false, true, rows, keys, hs, scale, q + std::size_t(t0) * C3, C3, k, C3, 0.0f, p, T);
+    // 2. pattern = softmax over keys <= t, in place; 0 for the block's keys above t
     for (int t = t0; t < t1; t++) {
-      float* s_row = preatt + std::size_t(t) * T;
-      float* p_row = att + std::size_t(t) * T;
-      float maxval = -std::numeric_limits<float>::infinity();
-      for (int t2 = 0; t2 <= t; t2++) maxval = std::max(maxval, s_row[t2]);
-      std::copy(s_row, s_row + t + 1, p_row);
-      float expsum = 0.0f;
-      exp_shifted_inplace(p_row, t + 1, maxval, &expsum);
-      const float inv = 1.0f / expsum;
-      for (int t2 = 0; t2 <= t; t2++) p_row[t2] *= inv;
-      std::fill(s_row + t + 1, s_row + T, 0.0f);
-      std::fill(p_row + t + 1, p_row + T, 0.0f);
+      float* row = att + std::size_t(t) * T;
+      softmax_inplace(row, t + 1);
+      std::fill(row + t + 1, row + keys, 0.0f);
     }
     // 3. z = pattern @ v
-    blas_sgemm(false, false, rows, hs, keys, 1.0f, att + std::size_t(t0) * T, T, v, C3, 0.0f,
-               out + std::size_t(t0) * C + h * hs, C);
+    blas_sgemm(false, false, rows, hs, keys, 1.0f, p, T, v, C3, 0.0f, out + std::size_t(t0) * C + h * hs, C);
   }
 }
 
-void attention_head_backward(float* dinp, float* dpreatt, float* datt, const float* dout, const float* inp,
-                             const float* att, int T, int C, int NH, int h) {
+void attention_head_backward(float* dinp, const float* dout, const float* inp, const float* att, int T, int C,
+                             int NH, int h, float* scratch) {
   const int C3 = C * 3;
   const int hs = C / NH;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
@@ -161,25 +189,20 @@ void attention_head_backward(float* dinp, float* dpreatt, float* datt, const flo
   for (int t0 = 0; t0 < T; t0 += kQueryBlock) {
     const int t1 = std::min(T, t0 + kQueryBlock), rows = t1 - t0, keys = t1;
     const float* p = att + std::size_t(t0) * T;  // the block's pattern rows (rows, keys), stride T
+    float* ds = scratch;                          // (rows, keys), stride keys: dpattern, then dscores
     // 3 (reversed). z = pattern @ v:  dpattern = dz v^T,  dv += pattern^T dz
-    blas_sgemm(false, true, rows, keys, hs, 1.0f, dz + std::size_t(t0) * C, C, v, C3, 0.0f,
-               datt + std::size_t(t0) * T, T);
+    blas_sgemm(false, true, rows, keys, hs, 1.0f, dz + std::size_t(t0) * C, C, v, C3, 0.0f, ds, keys);
     blas_sgemm(true, false, keys, hs, rows, 1.0f, p, T, dz + std::size_t(t0) * C, C, 1.0f, dv, C3);
     // 2 (reversed). softmax: dscores = p * (dp - sum_j p_j dp_j), 0 above the diagonal
-    for (int t = t0; t < t1; t++) {
-      const float* p_row = att + std::size_t(t) * T;
-      float* dp_row = datt + std::size_t(t) * T;
-      float* ds_row = dpreatt + std::size_t(t) * T;
-      float dot = 0.0f;
-      for (int t2 = 0; t2 <= t; t2++) dot += p_row[t2] * dp_row[t2];
-      for (int t2 = 0; t2 <= t; t2++) ds_row[t2] = p_row[t2] * (dp_row[t2] - dot);
-      std::fill(dp_row + t + 1, dp_row + T, 0.0f);
-      std::fill(ds_row + t + 1, ds_row + T, 0.0f);
+    for (int r = 0; r < rows; r++) {
+      const int t = t0 + r;
+      float* d_row = ds + std::size_t(r) * keys;
+      softmax_backward_inplace(d_row, att + std::size_t(t) * T, t + 1);
+      std::fill(d_row + t + 1, d_row + keys, 0.0f);
     }
     // 1 (reversed). scores = q k^T * scale:  dq += dscores k * scale,  dk += dscores^T q * scale
-    const float* ds = dpreatt + std::size_t(t0) * T;
-    blas_sgemm(false, false, rows, hs, keys, scale, ds, T, k, C3, 1.0f, dq + std::size_t(t0) * C3, C3);
-    blas_sgemm(true, false, keys, hs, rows, scale, ds, T, q + std::size_t(t0) * C3, C3, 1.0f, dk, C3);
+    blas_sgemm(false, false, rows, hs, keys, scale, ds, keys, k, C3, 1.0f, dq + std::size_t(t0) * C3, C3);
+    blas_sgemm(true, false, keys, hs, rows, scale, ds, keys, q + std::size_t(t0) * C3, C3, 1.0f, dk, C3);
   }
 }
 

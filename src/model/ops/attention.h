@@ -33,12 +33,17 @@ void attention_backward(float* dinp,        // (B, T, 3*C)     +=
 
 // The training pair: the same for one head h of one sequence, through sgemm by blocks of
 // queries, so every product skips the masked half (the training step runs one task per
-// sequence and head).
-// Pointers are that sequence's: inp (T, 3C), out (T, C), dout (T, C), dinp (T, 3C); the
-// (T, T) buffers are that head's. Same numbers as the loops above, to float rounding.
-void attention_head_forward(float* out, float* preatt, float* att, const float* inp, int T, int C, int NH, int h);
-void attention_head_backward(float* dinp, float* dpreatt, float* datt, const float* dout, const float* inp,
-                             const float* att, int T, int C, int NH, int h);
+// sequence and head). Pointers are that sequence's: inp (T, 3C), out (T, C), dout (T, C),
+// dinp (T, 3C) +=; att is that head's (T, T) pattern. Same numbers as the loops above, to
+// float rounding.
+// The forward keeps no scores: they are computed into att and turned into the pattern in
+// place. It writes only the causal half of each block of queries (row t: keys 0..t, then
+// zeros up to the block's last query); entries further right are never written nor read.
+// The backward needs attention_causal_scratch_size(T) floats of scratch for dpattern and
+// dscores of one block of queries, which stay in cache.
+void attention_head_forward(float* out, float* att, const float* inp, int T, int C, int NH, int h);
+void attention_head_backward(float* dinp, const float* dout, const float* inp, const float* att, int T, int C,
+                             int NH, int h, float* scratch);
 
 // What attention_forward_causal may change in a head (the interventions), and where it
 // reports. All pointers may be null.
