@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "model/blas.h"
+#include "model/thread_pool.h"
 #include "model/ops/attention.h"
 #include "model/ops/embedding.h"
 #include "model/ops/gelu.h"
@@ -228,9 +229,10 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     if (rq.z) std::copy(b.z, b.z + TC, rec.z.begin() + l * TC);
     const float* wo = w.attprojw + std::size_t(l) * C * C;  // (C, C): head h reads columns h*HS..
     if (rq.head_out) {
-      for (int h = 0; h < NH; h++)
+      thread_pool_run(NH, [&](int h) {
         blas_sgemm(false, true, T, C, HS, 1.0f, b.z + h * HS, C, wo + h * HS, C, 0.0f,
-                    rec.head_out.data() + (std::size_t(l) * NH + h) * TC, C);
+                   rec.head_out.data() + (std::size_t(l) * NH + h) * TC, C);
+      });
     }
 
     // 3. x = x + z @ c_proj^T + b

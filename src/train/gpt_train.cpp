@@ -80,31 +80,9 @@ std::size_t activations_count(const ModelConfig& c, int B, int T, bool gradients
 }
 
 // Every product of a training step is split over headlab's pool, each part a single-threaded
-// sgemm (train_forward sets OpenBLAS to one thread): the pool's workers sleep between jobs,
-// where OpenBLAS's spin and yield, which cost a third of the step when the two took turns.
-
-// OpenBLAS at one thread for the life of the guard (the pool does the splitting).
-class SingleThreadedBlas {
- public:
-  SingleThreadedBlas() : before_(blas_threads()) { if (before_ != 1) blas_set_threads(1); }
-  ~SingleThreadedBlas() { if (before_ != 1) blas_set_threads(before_); }
-  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
-  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
-
- private:
-  int before_;
-};
-
-// out (N, OC) = inp (N, C) @ weight^T + bias, the N rows split over the pool.
-void matmul_forward_pooled(float* out, const float* inp, const float* weight, const float* bias, int N, int C,
-                           int OC) {
-  const int parts = thread_pool_size();
-  thread_pool_run(parts, [&](int t) {
-    const int n0 = int(split_at(N, t, parts)), n1 = int(split_at(N, t + 1, parts));
-    if (n1 > n0)
-      matmul_forward(out + std::size_t(n0) * OC, inp + std::size_t(n0) * C, weight, bias, n1 - n0, C, OC);
-  });
-}
+// sgemm (model/blas.h): the pool's workers sleep between jobs, where OpenBLAS's spin and
+// yield, which cost a third of the step when the two took turns. matmul_forward splits its
+// output columns itself.
 
 // dinp (N, C) += dout @ weight, split by rows; dweight (OC, C) += dout^T @ inp and dbias,
 // split by output columns: every part writes its own slice.
@@ -183,7 +161,7 @@ void attention_backward_parallel(float* dinp, const float* dout, const float* in
                                  int C, int NH, std::vector<float>& scratch) {
   const std::size_t tc = std::size_t(T) * C, tt = std::size_t(T) * T;
   const int parts = thread_pool_size();
-  const std::size_t per_part = attention_causal_scratch_size(T);
+  const std::size_t per_part = attention_block_scratch_size(T);
   if (scratch.size() < parts * per_part) scratch.assign(parts * per_part, 0.0f);
   for_numbered_parts(std::size_t(B) * NH, parts, [&](int part, std::size_t i0, std::size_t i1) {
     for (std::size_t task = i0; task < i1; task++) {
@@ -234,7 +212,6 @@ Result<TrainModel> train_model_create(const ModelConfig& config, int B, int T, s
 }
 
 float train_forward(TrainModel& m, const int* inputs, const int* targets) {
-  SingleThreadedBlas blas_guard;
   const ModelConfig& c = m.config;
   const int B = m.B, T = m.T, C = c.n_embd, L = c.n_layer, NH = c.n_head, V = c.vocab_size;
   const float eps = c.layer_norm_eps;
@@ -265,11 +242,11 @@ float train_forward(TrainModel& m, const int* inputs, const int* targets) {
     float* l_residual2 = a.residual2 + l * btc;
     // 1. qkv = ln_1(x) @ c_attn^T + b                                    (B, T, 3C)
     layernorm_forward_pooled(l_ln1, l_ln1_mean, l_ln1_rstd, residual, ln1w, ln1b, BT, C, eps);
-    matmul_forward_pooled(l_qkv, l_ln1, qkvw, qkvb, BT, C, 3 * C);
+    matmul_forward(l_qkv, l_ln1, qkvw, qkvb, BT, C, 3 * C);
     // 2. z = attention(qkv): scores, mask, pattern, pattern @ v          (B, T, C)
     attention_forward_parallel(l_atty, l_att, l_qkv, B, T, C, NH);
     // 3. x = x + z @ c_proj^T + b
-    matmul_forward_pooled(l_attproj, l_atty, attprojw, attprojb, BT, C, C);
+    matmul_forward(l_attproj, l_atty, attprojw, attprojb, BT, C, C);
     residual_forward_pooled(l_residual2, residual, l_attproj, btc);
     residual = l_residual2;
     if (!c.mlp) continue;
@@ -281,16 +258,16 @@ float train_forward(TrainModel& m, const int* inputs, const int* targets) {
     float* l_residual3 = a.residual3 + l * btc;
     layernorm_forward_pooled(l_ln2, a.ln2_mean + l * BT, a.ln2_rstd + l * BT, l_residual2, p.ln2w + l * C,
                       p.ln2b + l * C, BT, C, eps);
-    matmul_forward_pooled(l_fch, l_ln2, p.fcw + std::size_t(l) * 4 * C * C, p.fcb + l * 4 * C, BT, C, 4 * C);
+    matmul_forward(l_fch, l_ln2, p.fcw + std::size_t(l) * 4 * C * C, p.fcb + l * 4 * C, BT, C, 4 * C);
     for_parts(4 * btc, [&](std::size_t i0, std::size_t i1) { gelu_forward(l_fch_gelu + i0, l_fch + i0, int(i1 - i0)); });
-    matmul_forward_pooled(l_fcproj, l_fch_gelu, p.fcprojw + std::size_t(l) * C * 4 * C, p.fcprojb + l * C, BT,
+    matmul_forward(l_fcproj, l_fch_gelu, p.fcprojw + std::size_t(l) * C * 4 * C, p.fcprojb + l * C, BT,
                    4 * C, C);
     residual_forward_pooled(l_residual3, l_residual2, l_fcproj, btc);
     residual = l_residual3;
   }
   // 5. logits = ln_f(x) @ unembedding^T                                  (B, T, V)
   layernorm_forward_pooled(a.lnf, a.lnf_mean, a.lnf_rstd, residual, p.lnfw, p.lnfb, BT, C, eps);
-  matmul_forward_pooled(a.logits, a.lnf, parameters_unembedding(p, c), nullptr, BT, C, V);
+  matmul_forward(a.logits, a.lnf, parameters_unembedding(p, c), nullptr, BT, C, V);
   // 6. losses = cross-entropy(softmax(logits), targets)                  (B, T)
   for_parts(std::size_t(BT), [&](std::size_t n0, std::size_t n1) {
     cross_entropy_forward(a.losses + n0, a.probs + n0 * V, a.logits + n0 * V, targets + n0, int(n1 - n0), V);
@@ -310,7 +287,6 @@ float train_forward(TrainModel& m, const int* inputs, const int* targets) {
 void train_zero_grad(TrainModel& m) { fill_zero_pooled(m.grads_memory.data(), m.grads_memory.size()); }
 
 void train_backward(TrainModel& m) {
-  SingleThreadedBlas blas_guard;
   const ModelConfig& c = m.config;
   const int B = m.B, T = m.T, C = c.n_embd, L = c.n_layer, NH = c.n_head, V = c.vocab_size;
   const int BT = B * T;

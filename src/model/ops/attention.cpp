@@ -9,6 +9,7 @@
 
 #include "model/blas.h"
 #include "model/ops/fast_exp.h"
+#include "model/thread_pool.h"
 
 namespace headlab::model {
 
@@ -206,63 +207,72 @@ void attention_head_backward(float* dinp, const float* dout, const float* inp, c
   }
 }
 
-long long attention_causal_scratch_size(int T) { return static_cast<long long>(kQueryBlock) * T; }
+long long attention_block_scratch_size(int T) { return static_cast<long long>(kQueryBlock) * T; }
 
-void attention_forward_causal(float* out, const float* inp, int T, int C, int NH,
-                              const AttentionHeadHooks& hooks, float* scratch) {
+long long attention_causal_scratch_size(int T) { return attention_block_scratch_size(T) * thread_pool_size(); }
+
+namespace {
+
+// One head of attention_forward_causal; `s` holds attention_block_scratch_size(T) floats.
+void causal_head_forward(float* out, const float* inp, int T, int C, int NH, int h, const AttentionHeadHooks& hooks,
+                         float* s) {
   const int C3 = C * 3;
   const int hs = C / NH;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
-  for (int h = 0; h < NH; h++) {
-    const float* q = inp + h * hs;          // (T, HS), row stride 3C
-    const float* k = inp + C + h * hs;      // (T, HS), row stride 3C
-    const float* v = inp + 2 * C + h * hs;  // (T, HS), row stride 3C
-    const float* replace = hooks.replace_pattern ? hooks.replace_pattern[h] : nullptr;
-    const unsigned char* blocked = hooks.block_key ? hooks.block_key[h] : nullptr;
-    float* scores_h = hooks.scores_out ? hooks.scores_out + std::size_t(h) * T * (T + 1) / 2 : nullptr;
-    float* pattern_h = hooks.pattern_out ? hooks.pattern_out + std::size_t(h) * T * (T + 1) / 2 : nullptr;
+  const float* q = inp + h * hs;          // (T, HS), row stride 3C
+  const float* k = inp + C + h * hs;      // (T, HS), row stride 3C
+  const float* v = inp + 2 * C + h * hs;  // (T, HS), row stride 3C
+  const float* replace = hooks.replace_pattern ? hooks.replace_pattern[h] : nullptr;
+  const unsigned char* blocked = hooks.block_key ? hooks.block_key[h] : nullptr;
+  float* scores_h = hooks.scores_out ? hooks.scores_out + std::size_t(h) * T * (T + 1) / 2 : nullptr;
+  float* pattern_h = hooks.pattern_out ? hooks.pattern_out + std::size_t(h) * T * (T + 1) / 2 : nullptr;
 
-    for (int t0 = 0; t0 < T; t0 += kQueryBlock) {
-      const int t1 = std::min(T, t0 + kQueryBlock);
-      const int rows = t1 - t0;
-      const int keys = t1;  // queries t0..t1-1 see keys 0..t1-1 at most
-      float* s = scratch;   // (rows, keys), row stride `keys`
-      // 1. scores = q k^T / sqrt(HS), for the block's queries against keys < t1 only
-      blas_sgemm(false, true, rows, keys, hs, scale, q + std::size_t(t0) * C3,
-                  C3, k, C3, 0.0f, s, keys);
-      for (int r = 0; r < rows; r++) {
-        const int t = t0 + r;
-        float* row = s + std::size_t(r) * keys;
-        const std::size_t packed = std::size_t(t) * (t + 1) / 2;
-        if (scores_h) std::copy(row, row + t + 1, scores_h + packed);
-        if (replace) {
-          // 2'. a replaced pattern ignores the scores
-          const float* rp = replace + std::size_t(t) * T;
-          std::copy(rp, rp + t + 1, row);
-        } else {
-          // 2. mask (future keys and blocked keys), then softmax over what is left
-          if (blocked) {
-            int visible = 0;
-            for (int t2 = 0; t2 <= t; t2++) visible += blocked[t2] ? 0 : 1;
-            if (visible > 0)
-              for (int t2 = 0; t2 <= t; t2++)
-                if (blocked[t2]) row[t2] = -std::numeric_limits<float>::infinity();
-          }
-          float maxval = -std::numeric_limits<float>::infinity();
-          for (int t2 = 0; t2 <= t; t2++) maxval = std::max(maxval, row[t2]);
-          float expsum = 0.0f;
-          exp_shifted_inplace(row, t + 1, maxval, &expsum);
-          const float inv = 1.0f / expsum;
-          for (int t2 = 0; t2 <= t; t2++) row[t2] *= inv;
+  for (int t0 = 0; t0 < T; t0 += kQueryBlock) {
+    const int t1 = std::min(T, t0 + kQueryBlock);
+    const int rows = t1 - t0;
+    const int keys = t1;  // queries t0..t1-1 see keys 0..t1-1 at most
+    // 1. scores = q k^T / sqrt(HS), for the block's queries against keys < t1 only;
+    //    s is (rows, keys), row stride `keys`
+    blas_sgemm(false, true, rows, keys, hs, scale, q + std::size_t(t0) * C3, C3, k, C3, 0.0f, s, keys);
+    for (int r = 0; r < rows; r++) {
+      const int t = t0 + r;
+      float* row = s + std::size_t(r) * keys;
+      const std::size_t packed = std::size_t(t) * (t + 1) / 2;
+      if (scores_h) std::copy(row, row + t + 1, scores_h + packed);
+      if (replace) {
+        // 2'. a replaced pattern ignores the scores
+        const float* rp = replace + std::size_t(t) * T;
+        std::copy(rp, rp + t + 1, row);
+      } else {
+        // 2. mask (future keys and blocked keys), then softmax over what is left
+        if (blocked) {
+          int visible = 0;
+          for (int t2 = 0; t2 <= t; t2++) visible += blocked[t2] ? 0 : 1;
+          if (visible > 0)
+            for (int t2 = 0; t2 <= t; t2++)
+              if (blocked[t2]) row[t2] = -std::numeric_limits<float>::infinity();
         }
-        for (int t2 = t + 1; t2 < keys; t2++) row[t2] = 0.0f;
-        if (pattern_h) std::copy(row, row + t + 1, pattern_h + packed);
+        softmax_inplace(row, t + 1);
       }
-      // 3. z = pattern @ v
-      blas_sgemm(false, false, rows, hs, keys, 1.0f, s, keys, v, C3, 0.0f,
-                  out + std::size_t(t0) * C + h * hs, C);
+      std::fill(row + t + 1, row + keys, 0.0f);
+      if (pattern_h) std::copy(row, row + t + 1, pattern_h + packed);
     }
+    // 3. z = pattern @ v
+    blas_sgemm(false, false, rows, hs, keys, 1.0f, s, keys, v, C3, 0.0f, out + std::size_t(t0) * C + h * hs, C);
   }
+}
+
+}  // namespace
+
+void attention_forward_causal(float* out, const float* inp, int T, int C, int NH, const AttentionHeadHooks& hooks,
+                              float* scratch) {
+  // the heads split over the pool, one contiguous run of heads and one scratch per thread
+  const int parts = std::min(thread_pool_size(), NH);
+  const std::size_t per_part = attention_block_scratch_size(T);
+  thread_pool_run(parts, [&](int part) {
+    for (int h = NH * part / parts; h < NH * (part + 1) / parts; h++)
+      causal_head_forward(out, inp, T, C, NH, h, hooks, scratch + part * per_part);
+  });
 }
 
 }  // namespace headlab::model

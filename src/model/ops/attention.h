@@ -39,7 +39,7 @@ void attention_backward(float* dinp,        // (B, T, 3*C)     +=
 // The forward keeps no scores: they are computed into att and turned into the pattern in
 // place. It writes only the causal half of each block of queries (row t: keys 0..t, then
 // zeros up to the block's last query); entries further right are never written nor read.
-// The backward needs attention_causal_scratch_size(T) floats of scratch for dpattern and
+// The backward needs attention_block_scratch_size(T) floats of scratch for dpattern and
 // dscores of one block of queries, which stay in cache.
 void attention_head_forward(float* out, float* att, const float* inp, int T, int C, int NH, int h);
 void attention_head_backward(float* dinp, const float* dout, const float* inp, const float* att, int T, int C,
@@ -61,13 +61,14 @@ struct AttentionHeadHooks {
   float* pattern_out = nullptr;
 };
 
-// Inference attention for one sequence (B = 1): out = z (T, C). `scratch` holds
-// attention_causal_scratch_size(T) floats. Matches attention_forward to float rounding.
+// Inference attention for one sequence (B = 1): out = z (T, C), the heads split over the
+// pool. `scratch` holds attention_causal_scratch_size(T) floats. Matches attention_forward to float rounding.
 void attention_forward_causal(float* out,        // (T, C)
                               const float* inp,  // (T, 3*C)
                               int T, int C, int NH,
                               const AttentionHeadHooks& hooks,
                               float* scratch);
-long long attention_causal_scratch_size(int T);
+long long attention_causal_scratch_size(int T);  // one block's scratch per pool thread
+long long attention_block_scratch_size(int T);   // one block of queries: (64, T)
 
 }  // namespace headlab::model

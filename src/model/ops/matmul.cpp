@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "model/blas.h"
 #include "model/ops/fast_exp.h"  // HEADLAB_MULTIVERSION
@@ -84,7 +86,17 @@ void matmul_small_rows(float* out, const float* inp, const float* weight, const 
 
 }  // namespace
 
-bool matmul_small_applies(int N, int C) { return N <= kMatmulSmallMaxRows && C % 16 == 0; }
+int matmul_small_max_rows() {
+  static const int rows = [] {
+    const std::string core = blas_core_name();
+    for (const char* avx512 : {"SkylakeX", "Cooperlake", "SapphireRapids"})
+      if (core.find(avx512) != std::string::npos) return 32;
+    return 128;
+  }();
+  return rows;
+}
+
+bool matmul_small_applies(int N, int C) { return N <= matmul_small_max_rows() && C % 16 == 0; }
 
 void matmul_forward_small(float* out, const float* inp, const float* weight, const float* bias, int N, int C,
                           int OC) {
@@ -104,15 +116,17 @@ void matmul_forward(float* out, const float* inp, const float* weight, const flo
     matmul_forward_small(out, inp, weight, bias, N, C, OC);
     return;
   }
-  float beta = 0.0f;
-  if (bias) {
-    for (int n = 0; n < N; n++) {
-      float* o = out + std::size_t(n) * OC;
-      for (int j = 0; j < OC; j++) o[j] = bias[j];
+  // the output columns split over the pool: each thread reads only its part of the weights
+  const int parts = std::max(1, std::min(thread_pool_size(), OC / 64));
+  thread_pool_run(parts, [&](int part) {
+    const int o0 = int(std::int64_t(OC) * part / parts), o1 = int(std::int64_t(OC) * (part + 1) / parts);
+    float beta = 0.0f;
+    if (bias) {
+      for (int n = 0; n < N; n++) std::copy(bias + o0, bias + o1, out + std::size_t(n) * OC + o0);
+      beta = 1.0f;
     }
-    beta = 1.0f;
-  }
-  blas_sgemm(false, true, N, OC, C, 1.0f, inp, C, weight, C, beta, out, OC);
+    blas_sgemm(false, true, N, o1 - o0, C, 1.0f, inp, C, weight + std::size_t(o0) * C, C, beta, out + o0, OC);
+  });
 }
 
 void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
