@@ -84,15 +84,16 @@ std::size_t activations_count(const ModelConfig& c, int B, int T, bool gradients
 // yield, which cost a third of the step when the two took turns. matmul_forward splits its
 // output columns itself.
 
-// dinp (N, C) += dout @ weight, split by rows; dweight (OC, C) += dout^T @ inp and dbias,
-// split by output columns: every part writes its own slice.
+// dinp (N, C) = dout @ weight (written: every dinp of the step is its first writer), split by
+// rows; dweight (OC, C) += dout^T @ inp and dbias, split by output columns: every part writes
+// its own slice.
 void matmul_backward_pooled(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                             const float* weight, int N, int C, int OC) {
   const int parts = thread_pool_size();
   thread_pool_run(parts, [&](int t) {
     const int n0 = int(split_at(N, t, parts)), n1 = int(split_at(N, t + 1, parts));
     if (n1 > n0)
-      blas_sgemm(false, false, n1 - n0, C, OC, 1.0f, dout + std::size_t(n0) * OC, OC, weight, C, 1.0f,
+      blas_sgemm(false, false, n1 - n0, C, OC, 1.0f, dout + std::size_t(n0) * OC, OC, weight, C, 0.0f,
                  dinp + std::size_t(n0) * C, C);
     const int o0 = int(split_at(OC, t, parts)), o1 = int(split_at(OC, t + 1, parts));
     if (o1 > o0) {
@@ -142,8 +143,12 @@ void residual_forward_pooled(float* out, const float* inp1, const float* inp2, s
   for_parts(N, [&](std::size_t i0, std::size_t i1) { residual_forward(out + i0, inp1 + i0, inp2 + i0, int(i1 - i0)); });
 }
 
+// dinp1 = dinp2 = dout: in the step, both are the first to write their gradient.
 void residual_backward_pooled(float* dinp1, float* dinp2, const float* dout, std::size_t N) {
-  for_parts(N, [&](std::size_t i0, std::size_t i1) { residual_backward(dinp1 + i0, dinp2 + i0, dout + i0, int(i1 - i0)); });
+  for_parts(N, [&](std::size_t i0, std::size_t i1) {
+    std::copy(dout + i0, dout + i1, dinp1 + i0);
+    std::copy(dout + i0, dout + i1, dinp2 + i0);
+  });
 }
 
 // The attention op over the batch: one task per sequence and head, each through sgemm by
@@ -294,9 +299,14 @@ void train_backward(TrainModel& m) {
   ParameterTensors& g = m.grads;
   const ActivationTensors& a = m.acts;
   ActivationTensors& d = m.dacts;
-  // activation gradients accumulate with +=, so they start from zero; dlogits and dlosses
-  // (the last two tensors) are written whole
-  fill_zero_pooled(m.dacts_memory.data(), static_cast<std::size_t>(d.logits - m.dacts_memory.data()));
+  // Most activation gradients are written whole by the first op that reaches them (the
+  // residual and matmul backwards, GELU's, the loss's). Two are summed into from the start and
+  // begin at zero: the last residual (ln_f's backward adds to it) and every dqkv (the
+  // attention backward adds each block of queries' share).
+  const std::size_t btc = std::size_t(BT) * C;
+  float* dlast_residual = c.mlp ? d.residual3 + (L - 1) * btc : d.residual2 + (L - 1) * btc;
+  fill_zero_pooled(dlast_residual, btc);
+  fill_zero_pooled(d.qkv, std::size_t(L) * 3 * btc);
 
   // The forward in reverse: 6, 5, then the layers from last to first (4, 3, 2, 1), then 0.
   // 6. the loss is the mean over scored positions: dlosses = 1 / n
@@ -308,9 +318,7 @@ void train_backward(TrainModel& m) {
   // 5. logits = ln_f(x) @ unembedding^T
   float* dunembedding = c.tied ? g.wte : g.lm_head;
   matmul_backward_pooled(d.lnf, dunembedding, nullptr, d.logits, a.lnf, parameters_unembedding(p, c), BT, C, V);
-  const std::size_t btc = std::size_t(BT) * C;
   const float* last_residual = c.mlp ? a.residual3 + (L - 1) * btc : a.residual2 + (L - 1) * btc;
-  float* dlast_residual = c.mlp ? d.residual3 + (L - 1) * btc : d.residual2 + (L - 1) * btc;
   layernorm_backward_pooled(dlast_residual, g.lnfw, g.lnfb, d.lnf, last_residual, p.lnfw, a.lnf_mean, a.lnf_rstd,
                      BT, C);
 

@@ -46,8 +46,9 @@ void check_all_gradients(bool mlp, bool tied) {
     if (sizes[i] == 0) continue;
     headlab::testing::GradcheckOptions o;
     o.eps = 1e-3;
-    EXPECT_TRUE(headlab::testing::gradcheck(std::string("d") + std::string(model::parameters_name(i)), loss, params[i],
-                                   sizes[i], grads[i], o));
+    std::string name = "d";
+    name += model::parameters_name(i);
+    EXPECT_TRUE(headlab::testing::gradcheck(name, loss, params[i], sizes[i], grads[i], o));
   }
 }
 
@@ -55,6 +56,41 @@ void check_all_gradients(bool mlp, bool tied) {
 
 TEST(TrainBackward, AttentionOnlyMatchesFiniteDifferences) { check_all_gradients(false, true); }
 TEST(TrainBackward, WithMlpUntiedMatchesFiniteDifferences) { check_all_gradients(true, false); }
+
+namespace {
+
+// The backward writes or zeroes every activation gradient before it reads it, so whatever
+// the buffers hold from an earlier step (here: garbage) does not leak into the gradients.
+void check_backward_ignores_earlier_contents(bool mlp, bool tied) {
+  const int B = 2, T = 5;
+  std::vector<int> inputs = {10, 1, 2, 3, 1, 10, 4, 4, 5, 9};
+  std::vector<int> targets = {1, 2, 3, 1, -1, 4, 4, 5, 9, 0};
+  auto fresh = train_model_create(tiny_config(mlp, tied), B, T);
+  auto used = train_model_create(tiny_config(mlp, tied), B, T);
+  ASSERT_TRUE(fresh && used);
+  model::parameters_init_random(fresh->params, 3);
+  model::parameters_init_random(used->params, 3);
+  train_forward(*fresh, inputs.data(), targets.data());
+  train_zero_grad(*fresh);
+  train_backward(*fresh);
+  for (float& x : used->dacts_memory) x = 7.0f;
+  used->attention_scratch.assign(1 << 12, -3.0f);
+  train_forward(*used, inputs.data(), targets.data());
+  train_zero_grad(*used);
+  train_backward(*used);
+  ASSERT_EQ(fresh->grads_memory.size(), used->grads_memory.size());
+  for (std::size_t i = 0; i < fresh->grads_memory.size(); ++i)
+    ASSERT_EQ(fresh->grads_memory[i], used->grads_memory[i]) << "gradient " << i;
+}
+
+}  // namespace
+
+TEST(TrainBackward, AttentionOnlyGradientsDoNotDependOnWhatTheBuffersHeldBefore) {
+  check_backward_ignores_earlier_contents(false, true);
+}
+TEST(TrainBackward, WithMlpGradientsDoNotDependOnWhatTheBuffersHeldBefore) {
+  check_backward_ignores_earlier_contents(true, false);
+}
 
 TEST(TrainForward, RandomModelLossIsNearLogV) {
   auto m = train_model_create(tiny_config(true, true), 1, 4);

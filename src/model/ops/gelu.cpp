@@ -31,7 +31,7 @@ void gelu_backward(float* dinp, const float* inp, const float* dout, int N) {
     float sech2 = 1.0f - tanh_out * tanh_out;
     float local_grad =
         0.5f * (1.0f + tanh_out) + x * 0.5f * sech2 * kGeluScale * (1.0f + 3.0f * 0.044715f * x * x);
-    dinp[i] += local_grad * dout[i];
+    dinp[i] = local_grad * dout[i];
   }
 }
 
