@@ -1,6 +1,7 @@
-// model/thread_pool.h — the engine's one pool of worker threads, for the kernels OpenBLAS
-// does not run (the small-T matmul). Workers sleep on a condition variable between jobs:
-// they never spin, so they do not compete with OpenBLAS's own threads for the cores.
+// model/thread_pool.h — the engine's one pool of worker threads: every matrix product (each
+// part a single-threaded sgemm, see blas.h), the attention heads and the trainer's
+// element-wise ops are split over it. Workers sleep on a condition variable between jobs:
+// they never spin, so they do not take the cores from the thread doing the work.
 //
 //   thread_pool_run(n_tasks, [&](int task) { work(task); });   // returns when all are done
 //
