@@ -14,19 +14,6 @@ namespace headlab::train {
 namespace {
 
 HEADLAB_MULTIVERSION
-float row_max(const float* x, int n) {
-  float lanes[16];
-  for (int j = 0; j < 16; j++) lanes[j] = x[0];
-  int i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int j = 0; j < 16; j++) lanes[j] = x[i + j] > lanes[j] ? x[i + j] : lanes[j];
-  float m = x[0];
-  for (; i < n; i++) m = x[i] > m ? x[i] : m;
-  for (int j = 0; j < 16; j++) m = lanes[j] > m ? lanes[j] : m;
-  return m;
-}
-
-HEADLAB_MULTIVERSION
 void scale_row(float* p, int n, float s) {
   for (int i = 0; i < n; i++) p[i] *= s;
 }
@@ -39,7 +26,7 @@ void cross_entropy_forward(float* losses, float* probs, const float* logits, con
     const float* x = logits + static_cast<std::size_t>(n) * V;
     float* p = probs + static_cast<std::size_t>(n) * V;
     // subtract the row max: exp overflows
-    const float maxv = row_max(x, V);
+    const float maxv = model::row_max(x, V);
     std::copy(x, x + V, p);
     float sum = 0.0f;
     model::exp_shifted_inplace(p, V, maxv, &sum);

@@ -143,12 +143,8 @@ void residual_forward_pooled(float* out, const float* inp1, const float* inp2, s
   for_parts(N, [&](std::size_t i0, std::size_t i1) { residual_forward(out + i0, inp1 + i0, inp2 + i0, int(i1 - i0)); });
 }
 
-// dinp1 = dinp2 = dout: in the step, both are the first to write their gradient.
 void residual_backward_pooled(float* dinp1, float* dinp2, const float* dout, std::size_t N) {
-  for_parts(N, [&](std::size_t i0, std::size_t i1) {
-    std::copy(dout + i0, dout + i1, dinp1 + i0);
-    std::copy(dout + i0, dout + i1, dinp2 + i0);
-  });
+  for_parts(N, [&](std::size_t i0, std::size_t i1) { residual_backward(dinp1 + i0, dinp2 + i0, dout + i0, int(i1 - i0)); });
 }
 
 // The attention op over the batch: one task per sequence and head, each through sgemm by

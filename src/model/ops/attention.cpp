@@ -114,21 +114,6 @@ void attention_backward(float* dinp, float* dpreatt, float* datt, const float* d
 namespace {
 constexpr int kQueryBlock = 64;
 
-// The largest of row[0..n): 16 lanes, so the loop vectorises without reassociating floats
-// behind the compiler's back.
-HEADLAB_MULTIVERSION
-float row_max(const float* row, int n) {
-  float lanes[16];
-  for (int j = 0; j < 16; j++) lanes[j] = -std::numeric_limits<float>::infinity();
-  int i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int j = 0; j < 16; j++) lanes[j] = row[i + j] > lanes[j] ? row[i + j] : lanes[j];
-  float m = -std::numeric_limits<float>::infinity();
-  for (; i < n; i++) m = row[i] > m ? row[i] : m;
-  for (int j = 0; j < 16; j++) m = lanes[j] > m ? lanes[j] : m;
-  return m;
-}
-
 // Softmax of row[0..n) in place (the row holds the scores of one query's visible keys).
 void softmax_inplace(float* row, int n) {
   float sum = 0.0f;

@@ -44,6 +44,10 @@ inline float fast_exp(float x) {
 // tanh(x) = 1 - 2 / (exp(2x) + 1); absolute error below 1e-7.
 inline float fast_tanh(float x) { return 1.0f - 2.0f / (fast_exp(2.0f * x) + 1.0f); }
 
+// The largest of row[0..n), n >= 1 (the shift a softmax subtracts). 16 lanes, so the loop
+// vectorises without reassociating floats behind the compiler's back.
+float row_max(const float* row, int n);
+
 // row[i] = exp(row[i] - shift) for i < n, *sum = the sum of the results. Inputs below
 // shift - 87 (and -inf) give 0.
 void exp_shifted_inplace(float* row, int n, float shift, float* sum);

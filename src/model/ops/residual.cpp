@@ -9,8 +9,8 @@ void residual_forward(float* out, const float* inp1, const float* inp2, int N) {
 
 void residual_backward(float* dinp1, float* dinp2, const float* dout, int N) {
   for (int i = 0; i < N; i++) {
-    dinp1[i] += dout[i];
-    dinp2[i] += dout[i];
+    dinp1[i] = dout[i];
+    dinp2[i] = dout[i];
   }
 }
 

@@ -1,6 +1,7 @@
 // model/ops/residual.h — the residual stream: each block adds its output to its input.
 //   forward:  out = inp1 + inp2
-//   backward: dinp1 += dout;  dinp2 += dout
+//   backward: dinp1 = dout;  dinp2 = dout   (written, not added: in the training step each
+//             is the first op to reach its gradient)
 #pragma once
 
 namespace headlab::model {
