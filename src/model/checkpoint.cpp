@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 
+#include "model/packed_weights.h"
 #include "util/check.h"
 
 namespace headlab::model {
@@ -122,7 +123,9 @@ Result<Parameters> checkpoint_load(const std::string& dir) {
   // are never both in memory
   auto file = safetensors_open((fs::path(dir) / "model.safetensors").string());
   if (!file) return tl::unexpected(file.error());
-  return checkpoint_from_safetensors(*config, *file);
+  auto params = checkpoint_from_safetensors(*config, *file);
+  if (params) parameters_pack(*params);  // for short inputs at inference (packed_weights.h)
+  return params;
 }
 
 Status checkpoint_save(const std::string& dir, const Parameters& params, Dtype dtype) {

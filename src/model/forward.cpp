@@ -14,6 +14,8 @@
 #include "model/ops/gelu.h"
 #include "model/ops/layernorm.h"
 #include "model/ops/matmul.h"
+#include "model/ops/matmul_packed.h"
+#include "model/packed_weights.h"
 #include "model/ops/residual.h"
 #include "util/check.h"
 
@@ -171,6 +173,15 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
   std::vector<std::vector<unsigned char>> block_masks;
   std::vector<const unsigned char*> block_ptrs(NH, nullptr);
 
+  // The linear layers: a short input over the packed copy of the weights when there is one
+  // (model/ops/matmul_packed.h), else sgemm.
+  const PackedWeights* pk = params.packed && T <= matmul_packed_max_rows() ? params.packed.get() : nullptr;
+  auto linear = [&](float* o, const float* in, const float* weight, const float* packed_weight, const float* bias,
+                    int in_dim, int out_dim) {
+    if (pk) matmul_forward_packed(o, in, packed_weight, bias, T, in_dim, out_dim);
+    else matmul_forward(o, in, weight, bias, T, in_dim, out_dim);
+  };
+
   // 0. x = wte[ids] + wpe[0..T)
   embedding_forward(x, ids.data(), w.wte, w.wpe, 1, T, C);
 
@@ -179,7 +190,8 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
 
     // 1. qkv = ln_1(x) @ c_attn^T + b
     layernorm_forward(b.ln, nullptr, nullptr, x, w.ln1w + l * C, w.ln1b + l * C, T, C, c.layer_norm_eps);
-    matmul_forward(b.qkv, b.ln, w.qkvw + std::size_t(l) * 3 * C * C, w.qkvb + l * 3 * C, T, C, 3 * C);
+    linear(b.qkv, b.ln, w.qkvw + std::size_t(l) * 3 * C * C, pk ? pk->qkvw + l * pk->qkvw_stride : nullptr,
+           w.qkvb + l * 3 * C, C, 3 * C);
     if (rq.qkv) std::copy(b.qkv, b.qkv + 3 * TC, rec.qkv.begin() + l * 3 * TC);
 
     // 2. z = attention(qkv), with this layer's interventions
@@ -236,15 +248,17 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     }
 
     // 3. x = x + z @ c_proj^T + b
-    matmul_forward(b.proj, b.z, wo, w.attprojb + l * C, T, C, C);
+    linear(b.proj, b.z, wo, pk ? pk->attprojw + l * pk->attprojw_stride : nullptr, w.attprojb + l * C, C, C);
     residual_forward(x, x, b.proj, static_cast<int>(TC));
 
     // 4. x = x + c_proj(gelu(c_fc(ln_2(x))))
     if (c.mlp) {
       layernorm_forward(b.ln, nullptr, nullptr, x, w.ln2w + l * C, w.ln2b + l * C, T, C, c.layer_norm_eps);
-      matmul_forward(b.fc, b.ln, w.fcw + std::size_t(l) * 4 * C * C, w.fcb + l * 4 * C, T, C, 4 * C);
+      linear(b.fc, b.ln, w.fcw + std::size_t(l) * 4 * C * C, pk ? pk->fcw + l * pk->fcw_stride : nullptr,
+             w.fcb + l * 4 * C, C, 4 * C);
       gelu_forward(b.fc_gelu, b.fc, static_cast<int>(4 * TC));
-      matmul_forward(b.proj, b.fc_gelu, w.fcprojw + std::size_t(l) * 4 * C * C, w.fcprojb + l * C, T, 4 * C, C);
+      linear(b.proj, b.fc_gelu, w.fcprojw + std::size_t(l) * 4 * C * C,
+             pk ? pk->fcprojw + l * pk->fcprojw_stride : nullptr, w.fcprojb + l * C, 4 * C, C);
       residual_forward(x, x, b.proj, static_cast<int>(TC));
     }
   }
@@ -260,7 +274,7 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
   }
   layernorm_forward(b.ln, nullptr, nullptr, x, w.lnfw, w.lnfb, T, C, c.layer_norm_eps);
   out.logits.resize(std::size_t(T) * V);
-  matmul_forward(out.logits.data(), b.ln, parameters_unembedding(w, c), nullptr, T, C, V);
+  linear(out.logits.data(), b.ln, parameters_unembedding(w, c), pk ? pk->unembedding : nullptr, nullptr, C, V);
   if (options.loss && T >= 2) {
     double total = 0.0;
     for (int t = 0; t + 1 < T; t++) {

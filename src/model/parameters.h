@@ -17,6 +17,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -64,11 +65,16 @@ inline const float* parameters_unembedding(const ParameterTensors& t, const Mode
   return c.tied ? t.wte : t.lm_head;
 }
 
+struct PackedWeights;  // model/packed_weights.h
+
 // Owns the weights. Move-only: ParameterTensors points into `memory`.
 struct Parameters {
   ModelConfig config;
   std::vector<float> memory;  // (parameters_count(config))
   ParameterTensors t{};
+  // The matrices again in the layout of the short-input kernel, made by parameters_pack
+  // (checkpoint_load calls it), or null. A copy: changing `memory` does not change it.
+  std::shared_ptr<const PackedWeights> packed;
 
   Parameters() = default;
   Parameters(Parameters&&) noexcept = default;

@@ -11,6 +11,8 @@
 
 #include "model/fixtures.h"
 #include "model/forward.h"
+#include "model/ops/matmul_packed.h"
+#include "model/packed_weights.h"
 
 using namespace headlab::model;
 using headlab::ErrorCode;
@@ -66,6 +68,35 @@ TEST(Checkpoint, SaveThenLoadGivesTheSameWeightsForEveryVariant) {
       ASSERT_NE(f->find("transformer.h.1.attn.c_attn.weight"), nullptr);
       EXPECT_EQ(f->find("transformer.h.1.attn.c_attn.weight")->shape, (std::vector<std::int64_t>{8, 24}));
       EXPECT_EQ(f->find("lm_head.weight") != nullptr, !tied);
+    }
+}
+
+TEST(Checkpoint, LoadPacksTheMatricesAndTheForwardAgreesWithoutThem) {
+  for (bool mlp : {true, false})
+    for (bool tied : {true, false}) {
+      ModelConfig c = small_config();
+      c.mlp = mlp;
+      c.tied = tied;
+      Parameters p = parameters_allocate(c);
+      parameters_init_random(p, 5);
+      const std::string d = tmp_dir("ckpt_packed");
+      ASSERT_TRUE(checkpoint_save(d, p));
+      auto q = checkpoint_load(d);
+      ASSERT_TRUE(q) << q.error().message;
+      EXPECT_EQ(q->packed != nullptr, matmul_packed_supported());
+      const std::vector<int> ids = {1, 2, 3, 4, 5, 6};
+      ForwardOptions opt;
+      opt.record.pattern = true;
+      ForwardOutput with, without;
+      Workspace ws;
+      ASSERT_TRUE(forward(*q, ids, opt, with, ws));
+      parameters_unpack(*q);
+      ASSERT_TRUE(forward(*q, ids, opt, without, ws));
+      ASSERT_EQ(with.logits.size(), without.logits.size());
+      for (std::size_t i = 0; i < with.logits.size(); i++)
+        ASSERT_NEAR(with.logits[i], without.logits[i], 1e-5) << "mlp " << mlp << " tied " << tied << " at " << i;
+      for (std::size_t i = 0; i < with.record.pattern.size(); i++)
+        ASSERT_NEAR(with.record.pattern[i], without.record.pattern[i], 1e-5);
     }
 }
 

@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "model/fixtures.h"
+#include "model/ops/matmul_packed.h"
+#include "model/packed_weights.h"
 
 using namespace headlab::model;
 using headlab::ErrorCode;
@@ -31,11 +33,17 @@ std::vector<int> fixture_ids(const nlohmann::json& expected) { return expected["
 
 }  // namespace
 
-TEST(Forward, MatchesPyTorchLogitsPatternsAndScoresInF32) {
-  for (const char* name : kFixtures) {
+// Both paths of the linear layers: sgemm, and (on AVX-512 CPUs) the packed copy of the
+// weights that checkpoint_load makes for short inputs.
+TEST(Forward, MatchesPyTorchLogitsPatternsAndScoresInF32WithAndWithoutPackedWeights) {
+  for (const char* name : kFixtures)
+   for (bool packed : {false, true}) {
+    if (packed && !matmul_packed_supported()) continue;
     auto expected = read_json_file(fixture_dir(name) + "/expected.json");
     const auto& ref = expected["variants"]["F32"];
     Parameters p = load_fixture(name, "model.safetensors");
+    if (packed) parameters_pack(p);
+    ASSERT_EQ(p.packed != nullptr, packed);
     std::vector<int> ids = fixture_ids(expected);
     ForwardOptions opt;
     opt.record.pattern = true;
@@ -53,8 +61,8 @@ TEST(Forward, MatchesPyTorchLogitsPatternsAndScoresInF32) {
             dpattern = std::max(dpattern, std::fabs(out.record.pattern_at(l, h, t, k) - ref["pattern"][l][h][t][k].get<double>()));
             dscores = std::max(dscores, std::fabs(out.record.scores_row(l, h, t)[k] - ref["scores"][l][h][t][k].get<double>()));
           }
-    std::printf("%s F32: max abs diff logits %.3g pattern %.3g scores %.3g loss %.3g\n", name, dlogits, dpattern,
-                dscores, std::fabs(out.loss - ref["loss"].get<double>()));
+    std::printf("%s F32%s: max abs diff logits %.3g pattern %.3g scores %.3g loss %.3g\n", name,
+                packed ? " packed" : "", dlogits, dpattern, dscores, std::fabs(out.loss - ref["loss"].get<double>()));
     EXPECT_LT(dlogits, 1e-4) << name;
     EXPECT_LT(dpattern, 1e-4) << name;
     EXPECT_LT(dscores, 1e-4) << name;
