@@ -5,7 +5,7 @@
 //   parameters_pack(p);          // checkpoint_load does this; no-op without AVX-512
 //   forward(p, ids, ...);        // short inputs now read p.packed
 //
-// A copy: it costs as much memory again as the matrices (GPT-2 small: +498 MB, still below
+// A copy: it costs as much memory again as the matrices (GPT-2 small: +470 MB, still below
 // PyTorch's peak at every benchmarked length), and it does not follow later changes to
 // p.memory. Code that changes the weights of a packed model must pack again, or drop the
 // copy with parameters_unpack (the trainer never reads it).

@@ -2,8 +2,10 @@
 //   forward:  out = inp @ weight^T + bias          weight stored (OC, C) like nn.Linear
 //   backward: dinp += dout @ weight;  dweight += dout^T @ inp;  dbias += sum_rows dout
 // matmul_forward calls OpenBLAS sgemm with the output columns split over the engine's thread
-// pool, except that a forward of few rows (N <= matmul_small_max_rows(), short inputs at
-// inference) runs matmul_forward_small, which streams each weight row once on the pool.
+// pool, except that a forward of few rows (N <= matmul_small_max_rows()) runs
+// matmul_forward_small, which streams each weight row once on the pool. (The inference
+// forward of a loaded model uses neither for short inputs on AVX-512 CPUs: it reads a packed
+// copy of the weights, matmul_packed.h.)
 // matmul_backward is one sgemm per product, on the caller (the trainer splits its own). The
 // *_naive versions are the plain loops both are tested against. bias and dbias may be null.
 #pragma once

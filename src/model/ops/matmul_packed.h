@@ -25,7 +25,7 @@ namespace headlab::model {
 inline constexpr int kPanel = 32;
 
 bool matmul_packed_supported();  // the CPU has AVX-512F (and this is an x86-64 GCC/Clang build)
-int matmul_packed_max_rows();    // 256: measured faster than sgemm up to here (bench/README.md)
+int matmul_packed_max_rows();    // 256: ahead of sgemm below, level at 192-256 (headlab_matmul_bench)
 
 std::size_t matmul_packed_size(int OC, int C);  // floats: ceil(OC/32) * 32 * C
 void matmul_pack(float* packed, const float* weight, int OC, int C);
