@@ -38,14 +38,17 @@ TEST(InferencePool, RefusesWorkBeyondTheQueueLimitAtOnce) {
 
 TEST(InferencePool, AJobWhoseRequestGaveUpIsNeverRun) {
   InferencePool pool({4, 50});
-  std::atomic<bool> release{false}, late_ran{false};
+  std::atomic<bool> release{false}, late_ran{false}, busy_started{false};
   std::thread busy([&] {
     pool.run<int>([&](model::Workspace&) -> Result<int> {
+      busy_started = true;
       while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       return 1;
     });
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // the one worker must be inside the busy job first (a fixed sleep was not always enough
+  // under the sanitizers on a loaded machine: the late job then ran first)
+  while (!busy_started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   auto late = pool.run<int>([&](model::Workspace&) -> Result<int> {
     late_ran = true;
     return 2;
