@@ -38,6 +38,16 @@ ModelConfig small_config() {
   return c;
 }
 
+// small_config() with or without MLP blocks and tying, random weights.
+Parameters random_model(bool mlp, bool tied, std::uint64_t seed) {
+  ModelConfig c = small_config();
+  c.mlp = mlp;
+  c.tied = tied;
+  Parameters p = parameters_allocate(c);
+  parameters_init_random(p, seed);
+  return p;
+}
+
 }  // namespace
 
 TEST(Checkpoint, LoadsEachFixtureDirectory) {
@@ -50,11 +60,7 @@ TEST(Checkpoint, LoadsEachFixtureDirectory) {
 TEST(Checkpoint, SaveThenLoadGivesTheSameWeightsForEveryVariant) {
   for (bool mlp : {true, false})
     for (bool tied : {true, false}) {
-      ModelConfig c = small_config();
-      c.mlp = mlp;
-      c.tied = tied;
-      Parameters p = parameters_allocate(c);
-      parameters_init_random(p, 3);
+      Parameters p = random_model(mlp, tied, 3);
       const std::string d = tmp_dir("ckpt_roundtrip");
       ASSERT_TRUE(checkpoint_save(d, p));
       auto q = checkpoint_load(d);
@@ -74,11 +80,7 @@ TEST(Checkpoint, SaveThenLoadGivesTheSameWeightsForEveryVariant) {
 TEST(Checkpoint, LoadPacksTheMatricesAndTheForwardAgreesWithoutThem) {
   for (bool mlp : {true, false})
     for (bool tied : {true, false}) {
-      ModelConfig c = small_config();
-      c.mlp = mlp;
-      c.tied = tied;
-      Parameters p = parameters_allocate(c);
-      parameters_init_random(p, 5);
+      Parameters p = random_model(mlp, tied, 5);
       const std::string d = tmp_dir("ckpt_packed");
       ASSERT_TRUE(checkpoint_save(d, p));
       auto q = checkpoint_load(d);

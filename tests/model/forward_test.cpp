@@ -36,37 +36,38 @@ std::vector<int> fixture_ids(const nlohmann::json& expected) { return expected["
 // Both paths of the linear layers: sgemm, and (on AVX-512 CPUs) the packed copy of the
 // weights that checkpoint_load makes for short inputs.
 TEST(Forward, MatchesPyTorchLogitsPatternsAndScoresInF32WithAndWithoutPackedWeights) {
-  for (const char* name : kFixtures)
-   for (bool packed : {false, true}) {
-    if (packed && !matmul_packed_supported()) continue;
-    auto expected = read_json_file(fixture_dir(name) + "/expected.json");
-    const auto& ref = expected["variants"]["F32"];
-    Parameters p = load_fixture(name, "model.safetensors");
-    if (packed) parameters_pack(p);
-    ASSERT_EQ(p.packed != nullptr, packed);
-    std::vector<int> ids = fixture_ids(expected);
-    ForwardOptions opt;
-    opt.record.pattern = true;
-    opt.record.scores = true;
-    opt.loss = true;
-    ForwardOutput out;
-    Workspace ws;
-    ASSERT_TRUE(forward(p, ids, opt, out, ws)) << name;
-    double dlogits = max_logit_diff(out, ref["logits"]);
-    double dpattern = 0, dscores = 0;
-    for (int l = 0; l < out.record.L; l++)
-      for (int h = 0; h < out.record.NH; h++)
-        for (int t = 0; t < out.T; t++)
-          for (int k = 0; k <= t; k++) {
-            dpattern = std::max(dpattern, std::fabs(out.record.pattern_at(l, h, t, k) - ref["pattern"][l][h][t][k].get<double>()));
-            dscores = std::max(dscores, std::fabs(out.record.scores_row(l, h, t)[k] - ref["scores"][l][h][t][k].get<double>()));
-          }
-    std::printf("%s F32%s: max abs diff logits %.3g pattern %.3g scores %.3g loss %.3g\n", name,
-                packed ? " packed" : "", dlogits, dpattern, dscores, std::fabs(out.loss - ref["loss"].get<double>()));
-    EXPECT_LT(dlogits, 1e-4) << name;
-    EXPECT_LT(dpattern, 1e-4) << name;
-    EXPECT_LT(dscores, 1e-4) << name;
-    EXPECT_NEAR(out.loss, ref["loss"].get<double>(), 1e-4) << name;
+  for (const char* name : kFixtures) {
+    for (bool packed : {false, true}) {
+      if (packed && !matmul_packed_supported()) continue;
+      auto expected = read_json_file(fixture_dir(name) + "/expected.json");
+      const auto& ref = expected["variants"]["F32"];
+      Parameters p = load_fixture(name, "model.safetensors");
+      if (packed) parameters_pack(p);
+      ASSERT_EQ(p.packed != nullptr, packed);
+      std::vector<int> ids = fixture_ids(expected);
+      ForwardOptions opt;
+      opt.record.pattern = true;
+      opt.record.scores = true;
+      opt.loss = true;
+      ForwardOutput out;
+      Workspace ws;
+      ASSERT_TRUE(forward(p, ids, opt, out, ws)) << name;
+      double dlogits = max_logit_diff(out, ref["logits"]);
+      double dpattern = 0, dscores = 0;
+      for (int l = 0; l < out.record.L; l++)
+        for (int h = 0; h < out.record.NH; h++)
+          for (int t = 0; t < out.T; t++)
+            for (int k = 0; k <= t; k++) {
+              dpattern = std::max(dpattern, std::fabs(out.record.pattern_at(l, h, t, k) - ref["pattern"][l][h][t][k].get<double>()));
+              dscores = std::max(dscores, std::fabs(out.record.scores_row(l, h, t)[k] - ref["scores"][l][h][t][k].get<double>()));
+            }
+      std::printf("%s F32%s: max abs diff logits %.3g pattern %.3g scores %.3g loss %.3g\n", name,
+                  packed ? " packed" : "", dlogits, dpattern, dscores, std::fabs(out.loss - ref["loss"].get<double>()));
+      EXPECT_LT(dlogits, 1e-4) << name;
+      EXPECT_LT(dpattern, 1e-4) << name;
+      EXPECT_LT(dscores, 1e-4) << name;
+      EXPECT_NEAR(out.loss, ref["loss"].get<double>(), 1e-4) << name;
+    }
   }
 }
 
