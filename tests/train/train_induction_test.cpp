@@ -1,15 +1,14 @@
 // The trainer's end-to-end test: a small attention-only model trained on the induction
-// curriculum must grow a previous-token head and an induction head (scanner scores >= 0.4)
-// within the CI budget.
+// curriculum must grow a previous-token head and an induction head (scanner scores >= 0.4).
+// No clock here: how fast training runs is the training benchmark's claim
+// (bench/train/run_train_bench.sh); ctest's --timeout guards against a hang.
 //
 // The recipe: half the windows are random tokens with a span repeated, half are walks on
 // a Markov chain drawn per window (Edelman et al. 2024). Repeated spans alone let a model
 // learn in context through other, spread-out circuits; the Markov windows reward looking
 // at the previous token, and with both the textbook pair forms (models/README.md).
-// HEADLAB_IND_C / _H / _T / _STEPS / _LR / _INIT / _MARKOV override the recipe for
-// experiments.
-#include <chrono>
-#include <cstdlib>
+// The recipe is stated here, in full; experiments with other recipes go through
+// `headlab train` (models/README.md).
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -23,7 +22,6 @@ using namespace headlab;
 namespace fs = std::filesystem;
 
 TEST(TrainInduction, SmallModelGrowsAPreviousTokenHeadAndAnInductionHead) {
-  const auto t0 = std::chrono::steady_clock::now();
   const fs::path dir = fs::temp_directory_path() / "headlab_train_induction_test";
   fs::remove_all(dir);
   fs::create_directories(dir / "tok");
@@ -33,12 +31,10 @@ TEST(TrainInduction, SmallModelGrowsAPreviousTokenHeadAndAnInductionHead) {
   ASSERT_TRUE(train::bpe_save(*train::bpe_train({"ab"}, bo), (dir / "tok").string()));
   model::ModelConfig c;
   c.n_layer = 2;
-  auto env_int = [](const char* name, int fallback) { return std::getenv(name) ? std::atoi(std::getenv(name)) : fallback; };
-  auto env_double = [](const char* name, double fallback) { return std::getenv(name) ? std::atof(std::getenv(name)) : fallback; };
-  c.n_head = env_int("HEADLAB_IND_H", 4);
-  c.n_embd = env_int("HEADLAB_IND_C", 128);
-  c.n_ctx = env_int("HEADLAB_IND_T", 64);
-  c.tied = env_int("HEADLAB_IND_TIED", 0) != 0;
+  c.n_head = 4;
+  c.n_embd = 128;
+  c.n_ctx = 64;
+  c.tied = false;
   c.vocab_size = 257;
   c.mlp = false;
   c.bos_token_id = c.eos_token_id = 256;
@@ -48,14 +44,14 @@ TEST(TrainInduction, SmallModelGrowsAPreviousTokenHeadAndAnInductionHead) {
   o.config_path = (dir / "config.json").string();
   o.tokenizer_dir = (dir / "tok").string();
   o.out_dir = (dir / "out").string();
-  o.steps = env_int("HEADLAB_IND_STEPS", 1000);
+  o.steps = 1000;
   o.batch = 32;
-  o.lr = static_cast<float>(env_double("HEADLAB_IND_LR", 1e-3));
+  o.lr = 1e-3f;
   o.warmup = 50;
   o.decay = train::LrDecay::constant;
   o.weight_decay = 0.0f;
-  o.init_std = static_cast<float>(env_double("HEADLAB_IND_INIT", 0.0));
-  o.mix.markov = env_double("HEADLAB_IND_MARKOV", 0.5);
+  o.init_std = 0.0f;  // GPT-2's 0.02
+  o.mix.markov = 0.5;
   o.mix.repeated_random = 1.0 - o.mix.markov;
   o.mix.min_span = 8;
   o.mix.max_span = c.n_ctx / 2;
@@ -82,15 +78,13 @@ TEST(TrainInduction, SmallModelGrowsAPreviousTokenHeadAndAnInductionHead) {
   auto report = analysis::scan_model(s->model.params, *probes);
   ASSERT_TRUE(report);
   const auto best = analysis::best_head(*report, &analysis::HeadScores::induction);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("best induction head %d.%d: %.3f; in-context loss ratio %.3f; last loss %.3f; %.1f s\n", best.layer,
-              best.head, best.score, report->icl.ratio(), r->last.loss, secs);
+  std::printf("best induction head %d.%d: %.3f; in-context loss ratio %.3f; last loss %.3f\n", best.layer, best.head,
+              best.score, report->icl.ratio(), r->last.loss);
   const auto previous = analysis::best_head(*report, &analysis::HeadScores::previous_token);
   std::printf("best previous-token head %d.%d: %.3f\n", previous.layer, previous.head, previous.score);
   EXPECT_GE(best.score, 0.4);
   EXPECT_EQ(best.layer, 1) << "an induction head reads a previous-token head of an earlier layer";
   EXPECT_GE(previous.score, 0.4);
   EXPECT_LT(report->icl.ratio(), 0.5);
-  EXPECT_LT(secs, 120.0);
   fs::remove_all(dir);
 }
