@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "core/challenges.h"
 #include "core/pattern_summary.h"
 #include "core/sentence.h"
+#include "course/causal_mask.h"
 
 namespace headlab::server {
 namespace {
@@ -82,7 +82,7 @@ Result<ProgressQuery> decode_progress_query(const std::map<std::string, std::str
   if (learner == q.end())
     return make_error(ErrorCode::invalid_argument, "Missing parameter 'learner' (the browser's anonymous id).");
   auto lesson = q.find("lesson");
-  return ProgressQuery{learner->second, lesson == q.end() ? std::string(core::kCausalMaskLesson) : lesson->second};
+  return ProgressQuery{learner->second, lesson == q.end() ? std::string(course::kCausalMaskLesson) : lesson->second};
 }
 
 Result<HeadSplitRequest> decode_head_split_query(const std::map<std::string, std::string>& q) {
@@ -97,12 +97,13 @@ Result<HeadSplitRequest> decode_head_split_query(const std::map<std::string, std
   return HeadSplitRequest{*d_model, *h};
 }
 
-Result<TrainedHeadsCheckRequest> decode_trained_heads_check(std::string_view body) {
+Result<LessonCheckRequest> decode_lesson_check(std::string_view body) {
   auto j = parse_json_object(body, kExample);
   if (!j) return tl::unexpected(j.error());
-  TrainedHeadsCheckRequest r;
+  LessonCheckRequest req;
+  course::Answer& r = req.answer;
   HEADLAB_TRY(only_fields(*j, {"learner", "challenge", "answer"}));
-  HEADLAB_TRY(read_field(*j, "learner", r.learner, true));
+  HEADLAB_TRY(read_field(*j, "learner", req.learner, true));
   HEADLAB_TRY(read_field(*j, "challenge", r.challenge, true));
   auto it = j->find("answer");
   if (it == j->end() || !it->is_object())
@@ -116,7 +117,7 @@ Result<TrainedHeadsCheckRequest> decode_trained_heads_check(std::string_view bod
     if (*out < -1 || *out > 100000)
       return make_error(ErrorCode::invalid_argument, std::string("Answer field '") + name + "' is out of range.");
   }
-  return r;
+  return req;
 }
 
 Result<Feedback> decode_feedback(std::string_view body) {

@@ -20,7 +20,8 @@ Result<ProgressQuery> decode_progress_reset_request(std::string_view body);
 Result<ProgressQuery> decode_progress_query(const std::map<std::string, std::string>& query);
 Result<HeadSplitRequest> decode_head_split_query(const std::map<std::string, std::string>& query);
 
-Result<TrainedHeadsCheckRequest> decode_trained_heads_check(std::string_view body);
+// POST /api/lessons/<id>/check
+Result<LessonCheckRequest> decode_lesson_check(std::string_view body);
 Result<Feedback> decode_feedback(std::string_view body);
 
 std::string encode_lessons(const std::vector<LessonSummary>& lessons);

@@ -2,6 +2,7 @@
 // request, calls a handler, and encodes the Result (an Error becomes the JSON envelope).
 #include "server/routes.h"
 
+#include "course/course.h"
 #include "server/errors.h"
 #include "server/handlers/course_handlers.h"
 #include "server/handlers/lesson_handlers.h"
@@ -67,7 +68,7 @@ HttpResponse cached_model_answer(ServerContext& ctx, const HttpRequest& r, Decod
 }  // namespace
 
 std::vector<Route> make_routes(ServerContext& ctx) {
-  return {
+  std::vector<Route> routes = {
       {"GET", "/api/health", [](const HttpRequest&) { return ok_json(encode_health()); }},
       {"GET", "/api/heads", [](const HttpRequest&) { return ok_json(encode_heads()); }},
       {"POST", "/api/weights",
@@ -100,14 +101,6 @@ std::vector<Route> make_routes(ServerContext& ctx) {
          auto it = r.query.find("learner");
          auto lessons = handle_lessons(ctx.store, it == r.query.end() ? std::string() : it->second);
          return lessons ? ok_json(encode_lessons(*lessons)) : error_response(lessons.error());
-       }},
-      {"POST", "/api/lessons/trained-heads/check",
-       [&ctx](const HttpRequest& r) {
-         return answer(decode_trained_heads_check(r.body),
-                       with_store(ctx, [&ctx](ProgressStore& store, const TrainedHeadsCheckRequest& q) {
-                         return handle_trained_heads_check(store, ctx.model, q);
-                       }),
-                       encode_check_verdict);
        }},
       {"POST", "/api/feedback",
        [&ctx](const HttpRequest& r) {
@@ -151,6 +144,19 @@ std::vector<Route> make_routes(ServerContext& ctx) {
          return log ? ok_json(encode_training_log(*log)) : error_response(log.error());
        }},
   };
+  // POST /api/lessons/<id>/check for every lesson whose challenges are answers
+  // (course/lesson.h): a new lesson brings its route with it.
+  for (const course::Lesson& l : course::course_lessons()) {
+    if (!l.check_answer) continue;
+    routes.push_back({"POST", "/api/lessons/" + l.id + "/check", [&ctx, id = l.id](const HttpRequest& r) {
+                        return answer(decode_lesson_check(r.body),
+                                      with_store(ctx, [&ctx, &id](ProgressStore& store, const LessonCheckRequest& q) {
+                                        return handle_lesson_check(store, ctx.model, id, q);
+                                      }),
+                                      encode_check_verdict);
+                      }});
+  }
+  return routes;
 }
 
 }  // namespace headlab::server

@@ -1,6 +1,7 @@
 // The course around the lessons: table of contents, lesson 2's checked answers, feedback.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -32,6 +33,9 @@ std::string model_dir() {
   }();
   return dir;
 }
+
+// A score in the scan report: a number, or {"score": ..., "chance": ...}.
+double score_of(const json& v) { return v.is_object() ? v["score"].get<double>() : v.get<double>(); }
 
 json check(const std::string& challenge, json answer) {
   return {{"learner", kLearner}, {"challenge", challenge}, {"answer", std::move(answer)}};
@@ -73,6 +77,35 @@ TEST(CourseApi, PatternQuizIsCheckedWrongThenRightAndRecorded) {
   EXPECT_EQ(right.body["progress"]["completed_count"], 1);
   auto progress = s.get(std::string("/api/progress?learner=") + kLearner + "&lesson=trained-heads");
   EXPECT_EQ(progress.body["challenges"][0]["done"], true);
+}
+
+TEST(CourseApi, PatternQuizExplainsWithTheModelsBestHeadForTheChosenPattern) {
+  TestServer s(temp_path("c.db"), model_dir());
+  auto scan = s.get("/api/model/scan");
+  ASSERT_EQ(scan.status, 200) << scan.raw;
+  double best = -1;
+  std::string best_name;
+  for (const auto& h : scan.body["heads"]) {
+    if (score_of(h["scores"]["previous_token"]) > best) {
+      best = score_of(h["scores"]["previous_token"]);
+      best_name = std::to_string(h["layer"].get<int>()) + "." + std::to_string(h["head"].get<int>());
+    }
+  }
+  char score[16];
+  std::snprintf(score, sizeof score, "%.2f", best);
+  auto right = s.post("/api/lessons/trained-heads/check", check("pattern-quiz", {{"choice", "below-diagonal"}}));
+  ASSERT_EQ(right.status, 200) << right.raw;
+  EXPECT_NE(right.raw.find("head " + best_name + " does it best (previous-token score " + score + ")"), std::string::npos)
+      << right.raw;
+  auto wrong = s.post("/api/lessons/trained-heads/check", check("pattern-quiz", {{"choice", "first-column"}}));
+  EXPECT_EQ(wrong.body["correct"], false);
+  EXPECT_NE(wrong.raw.find("first-token score"), std::string::npos) << wrong.raw;
+}
+
+TEST(CourseApi, OnlyLessonsWithAnsweredChallengesHaveACheckRoute) {
+  TestServer s(temp_path("c.db"));
+  EXPECT_EQ(s.post("/api/lessons/causal-mask/check", check("future-favourite", {{"choice", "x"}})).status, 404);
+  EXPECT_EQ(s.post("/api/lessons/word-order/check", check("x", {{"choice", "x"}})).status, 404);
 }
 
 TEST(CourseApi, ChecksRejectBadAnswers) {
@@ -122,6 +155,11 @@ TEST(CourseApi, AblationMattersAcceptsTheHeadWhoseRemovalHurtsMost) {
                   check("ablation-matters", {{"layer", best_layer}, {"head", best_head}, {"text", text}}));
   ASSERT_EQ(r.status, 200) << r.raw;
   EXPECT_EQ(r.body["correct"], best > 0) << r.raw;
+  const std::string why = r.body["explanation"];
+  EXPECT_NE(why.find("Removing head " + std::to_string(best_layer) + "." + std::to_string(best_head)), std::string::npos) << why;
+  if (best > 0) {
+    EXPECT_NE(why.find("% of that; half is needed"), std::string::npos) << why;
+  }
 }
 
 TEST(CourseApi, FeedbackIsStoredAndCanBeListed) {

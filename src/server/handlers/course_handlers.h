@@ -1,11 +1,13 @@
 // server/handlers/course_handlers.h — the course around the lessons: the table of contents
-// with a learner's progress, lesson 2's answer checks, and feedback.
+// with a learner's progress, the lessons' answer checks (src/course/ decides; this records
+// what it decided), and feedback.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "course/evidence.h"
 #include "server/api_types.h"
 #include "server/feedback_store.h"
 #include "server/model_service.h"
@@ -25,12 +27,9 @@ struct LessonSummary {
 // learner may be empty (no progress then). store may be null (counts stay 0).
 Result<std::vector<LessonSummary>> handle_lessons(ProgressStore* store, const std::string& learner);
 
-struct TrainedHeadsCheckRequest {
+struct LessonCheckRequest {
   std::string learner;
-  std::string challenge;
-  std::string choice;       // pattern-quiz
-  int layer = -1, head = -1;  // find-induction, find-sink, ablation-matters
-  std::string text;         // ablation-matters
+  course::Answer answer;  // its challenge, and the fields that challenge reads
 };
 
 struct CheckVerdict {
@@ -39,10 +38,12 @@ struct CheckVerdict {
   ProgressView progress;
 };
 
-// Errors: invalid_argument (unknown challenge, missing or out-of-range answer fields),
-// unavailable (no model loaded, or the model is busy), the store's io_error.
-Result<CheckVerdict> handle_trained_heads_check(ProgressStore& store, ModelService* model,
-                                                const TrainedHeadsCheckRequest& request);
+// Checks an answer to a challenge of `lesson` (one with a course::AnswerCheck) against the
+// model (null when none is loaded), and records it when it is met.
+// Errors: invalid_argument (unknown learner, lesson or challenge, missing or out-of-range
+// answer fields), unavailable (no model loaded, or the model is busy), the store's io_error.
+Result<CheckVerdict> handle_lesson_check(ProgressStore& store, ModelService* model, const std::string& lesson,
+                                         const LessonCheckRequest& request);
 
 // Errors: invalid_argument (bad lesson, empty or over-long message/contact),
 // rate_limited (more than 5 notes from one client in 10 minutes), io_error.

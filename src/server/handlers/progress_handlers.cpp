@@ -1,10 +1,10 @@
-// server/handlers/progress_handlers.cpp — detectors from core/challenges, rows in the store.
+// server/handlers/progress_handlers.cpp — lesson 1's detectors from course/causal_mask, rows in the store.
 #include "server/handlers/progress_handlers.h"
 
 #include <algorithm>
 
-#include "core/challenges.h"
-#include "core/lessons.h"
+#include "course/causal_mask.h"
+#include "course/course.h"
 #include "server/handlers/lesson_handlers.h"
 
 namespace headlab::server {
@@ -19,9 +19,9 @@ Status validate(const ProgressQuery& q) {
     return make_error(ErrorCode::invalid_argument,
                       "The learner id must be 8 to 64 characters of letters, digits, '-' or '_' (the page makes "
                       "one for you; clear this site's storage to get a new one).");
-  if (!core::find_lesson(q.lesson))
+  if (!course::find_lesson(q.lesson))
     return make_error(ErrorCode::invalid_argument, "Unknown lesson '" + q.lesson.substr(0, 64) +
-                                                       "'. Lessons: " + core::lesson_ids_list() + ".");
+                                                       "'. Lessons: " + course::lesson_ids_list() + ".");
   return {};
 }
 
@@ -35,7 +35,7 @@ Result<ProgressView> view_of(ProgressStore& store, const ProgressQuery& q) {
   ProgressView v;
   v.lesson = q.lesson;
   v.learner = q.learner;
-  for (const core::LessonChallenge& c : core::find_lesson(q.lesson)->challenges)
+  for (const course::Challenge& c : course::find_lesson(q.lesson)->challenges)
     v.challenges.push_back({c.id, c.text, std::find(done->begin(), done->end(), c.id) != done->end()});
   return v;
 }
@@ -48,8 +48,8 @@ Result<ProgressView> handle_progress_get(ProgressStore& store, const ProgressQue
 Result<ProgressView> handle_progress_check(ProgressStore& store, const ProgressCheckRequest& request) {
   ProgressQuery q{request.learner, request.lesson};
   if (auto s = validate(q); !s) return tl::unexpected(s.error());
-  if (q.lesson != core::kCausalMaskLesson)
-    return make_error(ErrorCode::invalid_argument, "This route checks the challenges of '" + std::string(core::kCausalMaskLesson) +
+  if (q.lesson != course::kCausalMaskLesson)
+    return make_error(ErrorCode::invalid_argument, "This route checks the challenges of '" + std::string(course::kCausalMaskLesson) +
                                                        "'; answers for '" + q.lesson + "' go to /api/lessons/" + q.lesson + "/check.");
   auto pattern = handle_weights(WeightsRequest{request.sentence, request.head, request.mask});
   if (!pattern) return tl::unexpected(pattern.error());
@@ -58,9 +58,7 @@ Result<ProgressView> handle_progress_check(ProgressStore& store, const ProgressC
                       "query " + std::to_string(request.query) + " is out of range: the sentence has " +
                           std::to_string(pattern->size()) + " tokens (0 to " + std::to_string(pattern->size() - 1) +
                           ").");
-  std::vector<std::string> met;
-  for (core::ChallengeId id : core::challenges_met({*pattern, static_cast<int>(request.query)}))
-    met.push_back(core::challenge_info(id).name);
+  std::vector<std::string> met = course::causal_mask_challenges_met({*pattern, static_cast<int>(request.query)});
   auto fresh = store.record(q.learner, q.lesson, met);
   if (!fresh) return tl::unexpected(fresh.error());
   auto v = view_of(store, q);

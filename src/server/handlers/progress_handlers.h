@@ -1,4 +1,4 @@
-// server/handlers/progress_handlers.h — challenge progress: run the core's detectors on
+// server/handlers/progress_handlers.h — challenge progress: run lesson 1's detectors on
 // what the learner has on screen and keep what they completed in the ProgressStore.
 #pragma once
 

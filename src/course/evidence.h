@@ -1,0 +1,35 @@
+// course/evidence.h — what the learner sends to an answer check, and the model as the
+// checks see it. The course does not run models: the server implements LessonModel with
+// its ModelService, a test with numbers of its own.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/scanner.h"
+#include "util/result.h"
+
+namespace headlab::course {
+
+// One answer, as POST /api/lessons/<id>/check sends it in "answer"; a challenge reads
+// the fields it needs and says which one is missing.
+struct Answer {
+  std::string challenge;        // the challenge's id
+  std::string choice;           // a multiple-choice answer
+  int layer = -1, head = -1;    // a head of the model (-1: not given)
+  std::string text;             // the text the learner tried it on
+};
+
+class LessonModel {
+ public:
+  virtual ~LessonModel() = default;
+  virtual int n_layer() const = 0;
+  virtual int n_head() const = 0;
+  // The head scanner's report on this model (analysis/scanner.h).
+  virtual Result<analysis::ScanReport> scan_report() = 0;
+  // Loss on `text` with each head zero-ablated, minus the loss without: (n_layer * n_head),
+  // layer-major. Errors: the text is empty or too long for the model, the model is busy.
+  virtual Result<std::vector<float>> head_ablation_deltas(const std::string& text) = 0;
+};
+
+}  // namespace headlab::course
