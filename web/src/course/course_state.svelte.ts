@@ -1,18 +1,26 @@
-// course_state.svelte.ts — the course as the server lists it (GET /api/lessons), with
-// this learner's progress. Until the server answers, the lessons built into the page
-// stand in, without progress.
+// course_state.svelte.ts — the course as the server lists it (GET /api/lessons): order,
+// titles, announced lessons, and this learner's progress. Until the server answers (or
+// if it cannot), the lesson folders stand in, as "Lesson N" without progress.
 import { api, ApiError } from '../lib/api';
 import { learner_id } from '../lib/learner';
 import type { CourseLesson } from '../lib/types';
-import { lessons as built_in } from '../lessons';
+import { lesson_pages } from '../lessons';
 
 class CourseState {
   lessons = $state<CourseLesson[]>(
-    built_in.map((l) => ({ id: l.slug, number: l.number, title: l.title, total: 0, completed_count: 0, coming: false })),
+    lesson_pages.map((l) => ({ id: l.slug, number: l.number, title: `Lesson ${l.number}`, total: 0, completed_count: 0, coming: false })),
   );
   from_server = $state(false);
   error = $state<string | null>(null);
   private seq = 0;
+
+  /** The lessons a learner can open: listed, not coming, and with a page in this build. */
+  readonly open = $derived(this.lessons.filter((l) => !l.coming && lesson_pages.some((p) => p.slug === l.id)));
+
+  /** The course's title of a lesson; "" when the course does not list it. */
+  title_of(slug: string): string {
+    return this.lessons.find((l) => l.id === slug)?.title ?? '';
+  }
 
   async load(): Promise<void> {
     const my = ++this.seq;

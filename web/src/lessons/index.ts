@@ -1,22 +1,26 @@
-// lessons/index.ts — the course in teaching order. A lesson is a numbered folder with
-// one Lesson.svelte; adding a lesson means adding a folder and a line here. Lessons the
-// server announces as coming have no folder and no link.
+// lessons/index.ts — slug -> page. A lesson's page is a folder NN-slug/ holding one
+// Lesson.svelte (NN its number, slug the id the server gives it); this file finds the
+// folders itself, so adding a lesson adds no line here. Titles, order and "coming"
+// lessons come from the server (GET /api/lessons, src/course/), never from here.
 import type { Component } from 'svelte';
-import CausalMaskLesson from './01-causal-mask/Lesson.svelte';
-import TrainedHeadsLesson from './02-trained-heads/Lesson.svelte';
 
-export interface LessonEntry {
+export interface LessonPage {
   slug: string; // in the URL: #/lessons/<slug>; the API's lesson id
-  number: number;
-  title: string;
+  number: number; // from the folder name; the server's number is the one shown
   component: Component;
 }
 
-export const lessons: LessonEntry[] = [
-  { slug: 'causal-mask', number: 1, title: 'Attention heads and the causal mask', component: CausalMaskLesson },
-  { slug: 'trained-heads', number: 2, title: 'What trained heads learn', component: TrainedHeadsLesson },
-];
+const folders = import.meta.glob<{ default: Component }>('./*/Lesson.svelte', { eager: true });
 
-export function find_lesson(slug: string | null): LessonEntry {
-  return lessons.find((l) => l.slug === slug) ?? lessons[0];
+export const lesson_pages: LessonPage[] = Object.entries(folders)
+  .map(([file, module]) => {
+    const m = /^\.\/(\d+)-([a-z0-9-]+)\/Lesson\.svelte$/.exec(file);
+    if (!m) throw new Error(`${file}: a lesson folder is named NN-slug, like 03-word-order`);
+    return { slug: m[2], number: Number(m[1]), component: module.default };
+  })
+  .sort((a, b) => a.number - b.number);
+
+/** The page of this lesson; the first lesson's for an unknown or empty slug. */
+export function find_lesson_page(slug: string | null): LessonPage {
+  return lesson_pages.find((l) => l.slug === slug) ?? lesson_pages[0];
 }
