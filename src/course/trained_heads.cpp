@@ -74,7 +74,7 @@ const std::vector<std::string>& pattern_quiz_choices() {
 
 Verdict check_pattern_quiz(const PatternQuizEvidence& e) {
   const QuizChoice* c = find_choice(e.choice);
-  if (!c) return {false, "'" + e.choice.substr(0, 64) + "' is not one of the choices."};
+  if (!c) return {false, "The choice " + e.choice.substr(0, 64) + " is not one of the pictures."};
   Verdict v;
   v.met = *c->meaning == '\0';
   v.explanation = v.met ? "Right: row i puts its weight on column i - 1, so the bright cells form a stripe one step "

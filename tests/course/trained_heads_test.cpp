@@ -66,6 +66,7 @@ Answer choice(std::string c) {
 TEST(PatternQuizCheck, AcceptsOnlyBelowDiagonal) {
   for (const std::string& c : pattern_quiz_choices())
     EXPECT_EQ(check_pattern_quiz({c, nullptr}).met, c == "below-diagonal") << c;
+  EXPECT_FALSE(check_pattern_quiz({"stripes", nullptr}).met);
 }
 
 TEST(PatternQuizCheck, WrongChoiceExplainsWhatItsPictureMeans) {
