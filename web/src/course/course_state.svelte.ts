@@ -17,9 +17,12 @@ class CourseState {
   /** The lessons a learner can open: listed, not coming, and with a page in this build. */
   readonly open = $derived(this.lessons.filter((l) => !l.coming && lesson_pages.some((p) => p.slug === l.id)));
 
-  /** The course's title of a lesson; "" when the course does not list it. */
-  title_of(slug: string): string {
-    return this.lessons.find((l) => l.id === slug)?.title ?? '';
+  /** The course's number and title of a lesson with a page (see lessons/index.ts). */
+  entry_of(slug: string): { number: number; title: string } {
+    const listed = this.lessons.find((l) => l.id === slug);
+    if (listed) return listed;
+    const number = lesson_pages.find((p) => p.slug === slug)?.number ?? 0;
+    return { number, title: `Lesson ${number}` };
   }
 
   async load(): Promise<void> {

@@ -4,13 +4,19 @@
 // lessons come from the server (GET /api/lessons, src/course/), never from here.
 import type { Component } from 'svelte';
 
+/** What every Lesson.svelte is given: its number and title as the course lists them. */
+export interface LessonProps {
+  number: number;
+  title: string;
+}
+
 export interface LessonPage {
   slug: string; // in the URL: #/lessons/<slug>; the API's lesson id
   number: number; // from the folder name; the server's number is the one shown
-  component: Component;
+  component: Component<LessonProps>;
 }
 
-const folders = import.meta.glob<{ default: Component }>('./*/Lesson.svelte', { eager: true });
+const folders = import.meta.glob<{ default: Component<LessonProps> }>('./*/Lesson.svelte', { eager: true });
 
 export const lesson_pages: LessonPage[] = Object.entries(folders)
   .map(([file, module]) => {

@@ -1,8 +1,6 @@
 // text.ts — the lesson's prose, in teaching order. Numbers never live here: every
 // figure on the page comes from the server.
 export const lesson_text = {
-  eyebrow: 'Lesson 1',
-  title: 'Attention heads and the causal mask',
   lede:
     'An attention head lets each token collect information from the other tokens. Here five small heads, ' +
     'built by hand, read the same sentence, each by its own rule, while the causal mask decides which tokens ' +

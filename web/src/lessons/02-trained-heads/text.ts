@@ -7,8 +7,6 @@ export const INDUCTION_TEXT = 'Mr Hobbs painted the green door of the old mill';
 export const SINK_SENTENCE = 'the committee will report to the house before the end of the year';
 
 export const lesson_text = {
-  eyebrow: 'Lesson 2',
-  title: 'What trained heads learn',
   lede:
     'In the first lesson every head followed a rule someone wrote down. Here the heads were trained: a small ' +
     'transformer learnt them from text, and nobody told it what to look for. Every pattern below comes from ' +
