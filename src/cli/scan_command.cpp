@@ -87,7 +87,7 @@ void add_scan_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--model", opts->model, "Model directory (config.json, model.safetensors, vocab.json, merges.txt)");
   cmd->add_flag("--constructed", opts->constructed, "Scan the five rule-built heads of lesson 1 instead");
   cmd->add_option("--text-file", opts->text_file, "Held-out natural text (default: <model>/heldout.txt)");
-  cmd->add_option("--format", opts->format, "table, json or csv")
+  cmd->add_option("--format", opts->format, "table, json (the report of GET /api/model/scan, docs/api.md) or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
   cmd->add_option("--out", opts->out, "Write to a file instead of the screen");
