@@ -1,13 +1,9 @@
 // analysis/scanner.cpp — probes, the per-head scores of a model or of the constructed
-// heads, labels, and the report's JSON / CSV / table forms.
+// heads, and their labels. Values only: the CLI and the server's codec format them.
 #include "analysis/scanner.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "core/attention_pattern.h"
 #include "core/constructed_heads.h"
@@ -395,107 +391,6 @@ BestHead best_head(const ScanReport& r, Scored HeadScores::*member) {
   for (const HeadReport& h : r.heads)
     if ((h.scores.*member).score > best.score) best = {(h.scores.*member).score, h.layer, h.head};
   return best;
-}
-
-std::string scan_report_json(const ScanReport& r, const std::string& model_name) {
-  nlohmann::ordered_json j;
-  j["model"] = model_name;
-  j["probes"] = {{"natural_tokens", r.natural_tokens}, {"repeat_length", r.repeat_length}};
-  if (r.has_icl)
-    j["in_context_learning"] = {{"loss_first_copy", r.icl.loss_first_copy},
-                                {"loss_second_copy", r.icl.loss_second_copy},
-                                {"ratio", r.icl.ratio()}};
-  nlohmann::ordered_json heads = nlohmann::ordered_json::array();
-  for (const HeadReport& h : r.heads) {
-    nlohmann::ordered_json hj;
-    hj["layer"] = h.layer;
-    hj["head"] = h.head;
-    hj["name"] = h.name;
-    nlohmann::ordered_json scores = nlohmann::ordered_json::object(), chance = nlohmann::ordered_json::object();
-    for (const ScoreField& f : score_fields()) {
-      if (f.needs_weights && !h.scores.has_weights) {
-        scores[f.name] = nullptr;
-        chance[f.name] = nullptr;
-        continue;
-      }
-      scores[f.name] = (h.scores.*f.member).score;
-      chance[f.name] = (h.scores.*f.member).chance;
-    }
-    hj["scores"] = scores;
-    hj["chance"] = chance;
-    nlohmann::ordered_json labels = nlohmann::ordered_json::array();
-    for (const Label& l : h.labels)
-      labels.push_back({{"label", l.name}, {"score", l.score}, {"threshold", l.threshold}, {"margin", l.margin()}});
-    hj["labels"] = labels;
-    heads.push_back(hj);
-  }
-  j["heads"] = heads;
-  return j.dump(2) + "\n";
-}
-
-std::string scan_report_csv(const ScanReport& r) {
-  std::ostringstream s;
-  s << "layer,head,name";
-  for (const ScoreField& f : score_fields()) s << ',' << f.name << ',' << f.name << "_chance";
-  s << ",labels\n";
-  char buf[64];
-  for (const HeadReport& h : r.heads) {
-    s << h.layer << ',' << h.head << ',' << h.name;
-    for (const ScoreField& f : score_fields()) {
-      if (f.needs_weights && !h.scores.has_weights) {
-        s << ",,";
-        continue;
-      }
-      std::snprintf(buf, sizeof buf, ",%.4f,%.4f", (h.scores.*f.member).score, (h.scores.*f.member).chance);
-      s << buf;
-    }
-    s << ',';
-    for (std::size_t i = 0; i < h.labels.size(); ++i) s << (i ? ";" : "") << h.labels[i].name;
-    s << '\n';
-  }
-  return s.str();
-}
-
-std::string scan_report_table(const ScanReport& r) {
-  std::ostringstream s;
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%-12s %6s %6s %6s %6s %6s %6s %6s %6s %6s  %s\n", "head", "prev", "cur", "first",
-                "1st-vw", "dup", "induct", "prefix", "copy", "entropy", "labels (margin)");
-  s << buf;
-  auto cell = [&](const Scored& x, bool ok) {
-    if (!ok) return std::string("     -");
-    char c[16];
-    std::snprintf(c, sizeof c, "%6.2f", x.score);
-    return std::string(c);
-  };
-  for (const HeadReport& h : r.heads) {
-    const HeadScores& x = h.scores;
-    s << (h.name + std::string(std::max<int>(0, 12 - static_cast<int>(h.name.size())), ' ')) << ' ';
-    s << cell(x.previous_token, true) << ' ' << cell(x.current_token, true) << ' ' << cell(x.first_token, true) << ' '
-      << cell(x.first_token_value_weighted, x.has_weights) << ' ' << cell(x.duplicate_token, true) << ' '
-      << cell(x.induction, true) << ' ' << cell(x.prefix_matching, true) << ' ' << cell(x.copying, x.has_weights)
-      << ' ' << cell(x.entropy, true) << "  ";
-    if (h.labels.empty()) s << "(none)";
-    for (std::size_t i = 0; i < h.labels.size(); ++i) {
-      std::snprintf(buf, sizeof buf, "%s%s (+%.2f)", i ? ", " : "", h.labels[i].name.c_str(), h.labels[i].margin());
-      s << buf;
-    }
-    s << '\n';
-  }
-  if (!r.heads.empty()) {
-    const HeadScores& x = r.heads.front().scores;
-    std::snprintf(buf, sizeof buf, "%-12s %6.2f %6.2f %6.2f %6s %6.2f %6.2f %6.2f %6s %6.2f\n", "chance",
-                  x.previous_token.chance, x.current_token.chance, x.first_token.chance, "", x.duplicate_token.chance,
-                  x.induction.chance, x.prefix_matching.chance, "0", 1.0);
-    s << buf;
-  }
-  if (r.has_icl) {
-    std::snprintf(buf, sizeof buf,
-                  "in-context learning: loss %.3f on the first copy, %.3f on the second (ratio %.3f)\n",
-                  r.icl.loss_first_copy, r.icl.loss_second_copy, r.icl.ratio());
-    s << buf;
-  }
-  return s.str();
 }
 
 }  // namespace headlab::analysis

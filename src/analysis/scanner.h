@@ -8,9 +8,11 @@
 //   three copies      BOS + R' random tokens three times: prefix matching
 //   weights           the OV circuit's copying score (eigenvalues, Elhage et al. 2021)
 //
-//   ScanProbes probes = scan_probes_from_text(natural_ids, is_punct_by_id, config, options);
-//   Result<ScanReport> r = scan_model(params, probes);
+//   Result<ScanProbes> probes = scan_probes_build(natural_ids, is_punct_by_id, V, bos, n_ctx, options);
+//   Result<ScanReport> r = scan_model(params, *probes);
 //   for (const HeadReport& h : r->heads) ... h.scores.induction.score ...
+// From text, use analysis/scan_text.h (tokenizer, punctuation table and probes in one call).
+// The report is values; its JSON is the server's codec's, its table and CSV the CLI's.
 #pragma once
 
 #include <cstdint>
@@ -103,12 +105,6 @@ ScanReport scan_constructed_heads(const std::vector<std::string>& natural_words,
 
 // Labels of a head from its scores (thresholds in scanner.cpp), largest margin first.
 std::vector<Label> label_head(const HeadScores& s);
-
-// The report as JSON text (see docs in the CLI's help) and as CSV (one row per head).
-std::string scan_report_json(const ScanReport& r, const std::string& model_name);
-std::string scan_report_csv(const ScanReport& r);
-// A ranked table for people.
-std::string scan_report_table(const ScanReport& r);
 
 // The best score of one measure over all heads, and the head that has it.
 struct BestHead {

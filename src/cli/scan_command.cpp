@@ -1,18 +1,19 @@
-// cli/scan_command.cpp — `headlab scan`: scores every head of a model (or the five
-// constructed heads) with the scanner's measures and prints a ranked table, JSON or CSV.
+// cli/scan_command.cpp — `headlab scan`: reads the options and the files, calls the one
+// scan pipeline (analysis/scan_text.h), and prints the report as a ranked table, CSV
+// (cli/scan_format.h) or the JSON of GET /api/model/scan (server's codec).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 
-#include "analysis/scanner.h"
+#include "analysis/scan_text.h"
 #include "cli/commands.h"
+#include "cli/scan_format.h"
 #include "core/sentence.h"
+#include "model/bpe_tokenizer.h"
 #include "model/checkpoint.h"
-#include "train/bpe_trainer.h"
-#include "train/data.h"
+#include "server/model_codec.h"
 
 namespace headlab::cli {
 namespace {
@@ -26,32 +27,10 @@ struct ScanCliOptions {
   analysis::ScanOptions scan;
 };
 
-// Words and punctuation marks as separate tokens, for the constructed heads' probes.
-std::vector<std::string> split_words(const std::string& text) {
-  std::vector<std::string> words;
-  std::string cur;
-  auto flush = [&] {
-    if (!cur.empty()) words.push_back(cur), cur.clear();
-  };
-  for (char ch : text) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (std::isspace(c)) {
-      flush();
-    } else if (c < 0x80 && std::ispunct(c) && ch != '\'') {
-      flush();
-      words.emplace_back(1, ch);
-    } else {
-      cur += ch;
-    }
-  }
-  flush();
-  return words;
-}
-
 int emit(const ScanCliOptions& o, const analysis::ScanReport& r, const std::string& name) {
-  std::string text = o.format == "json" ? analysis::scan_report_json(r, name)
-                     : o.format == "csv" ? analysis::scan_report_csv(r)
-                                         : analysis::scan_report_table(r);
+  const std::string text = o.format == "json"  ? server::encode_scan_report(r, name)
+                           : o.format == "csv" ? scan_report_csv(r)
+                                               : scan_report_table(r);
   if (o.out.empty()) {
     std::cout << text;
     return 0;
@@ -63,43 +42,29 @@ int emit(const ScanCliOptions& o, const analysis::ScanReport& r, const std::stri
   return 0;
 }
 
+// Usage errors (a bad value the user gave, text too short for a window) exit 2.
+int fail(const Error& e) { return print_error(e.message, e.code == ErrorCode::invalid_argument ? 2 : 1); }
+
 int run_scan(const ScanCliOptions& o) {
-  namespace fs = std::filesystem;
   if (o.constructed == !o.model.empty())
     return print_error("give either --model DIR or --constructed", 2);
-  std::string text_path = o.text_file;
-  if (text_path.empty() && !o.model.empty() && fs::exists(fs::path(o.model) / "heldout.txt"))
-    text_path = (fs::path(o.model) / "heldout.txt").string();
-  if (text_path.empty())
+  if (o.text_file.empty() && o.constructed)
     return print_error("no natural text to scan on: give --text-file F (held-out text the model never saw)", 2);
-  auto text = train::read_text_file(text_path);
-  if (!text) return print_error(text.error().message);
-  if (!core::is_valid_utf8(*text)) return print_error(text_path + " is not valid UTF-8 text");
-
-  if (o.constructed) {
-    analysis::ScanReport r = analysis::scan_constructed_heads(split_words(*text), o.scan);
-    return emit(o, r, "constructed heads");
+  auto text = o.text_file.empty() ? analysis::heldout_text_read(o.model) : analysis::scan_text_file_read(o.text_file);
+  if (!text) {
+    if (text.error().code != ErrorCode::not_found || !o.text_file.empty()) return fail(text.error());
+    return print_error(text.error().message + " Or give --text-file F.", 2);
   }
+  if (!core::is_valid_utf8(*text))
+    return print_error((o.text_file.empty() ? analysis::heldout_path(o.model) : o.text_file) + " is not valid UTF-8 text");
+
+  if (o.constructed) return emit(o, analysis::scan_text_constructed(*text, o.scan), "constructed heads");
   auto params = model::checkpoint_load(o.model);
   if (!params) return print_error(params.error().message);
-  auto vocab = train::bpe_load(o.model);
-  if (!vocab) return print_error(vocab.error().message);
-  const auto& c = params->config;
-  if (static_cast<int>(vocab->tokens.size()) != c.vocab_size)
-    return print_error("the tokenizer in " + o.model + " has " + std::to_string(vocab->tokens.size()) +
-                       " tokens but the config says vocab_size " + std::to_string(c.vocab_size));
-  train::BpeEncoder encoder(*vocab);
-  std::vector<int> ids = encoder.encode(*text);
-  std::vector<bool> is_punct(c.vocab_size, false);
-  for (int id = 0; id < c.vocab_size; ++id) {
-    std::string_view s = vocab->tokens[id];
-    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-    is_punct[id] = id != c.bos_token_id && !s.empty() && core::is_punctuation(s);
-  }
-  auto probes = analysis::scan_probes_build(ids, is_punct, c.vocab_size, c.bos_token_id, c.n_ctx, o.scan);
-  if (!probes) return print_error(probes.error().message, 2);
-  auto report = analysis::scan_model(*params, *probes);
-  if (!report) return print_error(report.error().message);
+  auto tokenizer = model::BpeTokenizer::load(o.model);
+  if (!tokenizer) return print_error(tokenizer.error().message);
+  auto report = analysis::scan_text(*params, *tokenizer, *text, o.scan);
+  if (!report) return fail(report.error());
   return emit(o, *report, o.model);
 }
 
@@ -122,7 +87,7 @@ void add_scan_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--model", opts->model, "Model directory (config.json, model.safetensors, vocab.json, merges.txt)");
   cmd->add_flag("--constructed", opts->constructed, "Scan the five rule-built heads of lesson 1 instead");
   cmd->add_option("--text-file", opts->text_file, "Held-out natural text (default: <model>/heldout.txt)");
-  cmd->add_option("--format", opts->format, "table, json or csv")
+  cmd->add_option("--format", opts->format, "table, json (the report of GET /api/model/scan, docs/api.md) or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
   cmd->add_option("--out", opts->out, "Write to a file instead of the screen");

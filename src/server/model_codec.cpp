@@ -253,4 +253,43 @@ std::string encode_training_log(const TrainingLog& log) {
   return dump({{"columns", log.columns}, {"rows", rows}});
 }
 
+// Keys in the order docs/api.md shows them (ordered_json); each score beside its chance in
+// two maps; a score a constructed head does not have (no weights) is null in both.
+std::string encode_scan_report(const analysis::ScanReport& r, const std::string& model_name) {
+  using ordered = nlohmann::ordered_json;
+  ordered j;
+  j["model"] = model_name;
+  j["probes"] = {{"natural_tokens", r.natural_tokens}, {"repeat_length", r.repeat_length}};
+  if (r.has_icl)
+    j["in_context_learning"] = {{"loss_first_copy", r.icl.loss_first_copy},
+                                {"loss_second_copy", r.icl.loss_second_copy},
+                                {"ratio", r.icl.ratio()}};
+  ordered heads = ordered::array();
+  for (const analysis::HeadReport& h : r.heads) {
+    ordered hj;
+    hj["layer"] = h.layer;
+    hj["head"] = h.head;
+    hj["name"] = h.name;
+    ordered scores = ordered::object(), chance = ordered::object();
+    for (const analysis::ScoreField& f : analysis::score_fields()) {
+      if (f.needs_weights && !h.scores.has_weights) {
+        scores[f.name] = nullptr;
+        chance[f.name] = nullptr;
+        continue;
+      }
+      scores[f.name] = (h.scores.*f.member).score;
+      chance[f.name] = (h.scores.*f.member).chance;
+    }
+    hj["scores"] = std::move(scores);
+    hj["chance"] = std::move(chance);
+    ordered labels = ordered::array();
+    for (const analysis::Label& l : h.labels)
+      labels.push_back({{"label", l.name}, {"score", l.score}, {"threshold", l.threshold}, {"margin", l.margin()}});
+    hj["labels"] = std::move(labels);
+    heads.push_back(std::move(hj));
+  }
+  j["heads"] = std::move(heads);
+  return j.dump(2, ' ', false, ordered::error_handler_t::replace) + "\n";
+}
+
 }  // namespace headlab::server

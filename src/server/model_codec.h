@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "analysis/scanner.h"
 #include "server/model_types.h"
 #include "util/result.h"
 
@@ -19,5 +20,8 @@ std::string encode_model_info(const ModelInfo& info);
 std::string encode_model_run(const ModelRunResult& r);
 std::string encode_model_intervene(const ModelInterveneResult& r);
 std::string encode_training_log(const TrainingLog& log);
+// GET /api/model/scan and `headlab scan --format json`: the shape of docs/api.md, indented
+// by two spaces, floats unrounded (the CLI and the API give the same numbers).
+std::string encode_scan_report(const analysis::ScanReport& r, const std::string& model_name);
 
 }  // namespace headlab::server

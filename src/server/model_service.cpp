@@ -7,8 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "analysis/scanner.h"
-#include "core/sentence.h"
+#include "analysis/scan_text.h"
 #include "model/checkpoint.h"
 #include "model/forward.h"
 #include "server/model_views.h"
@@ -17,20 +16,6 @@ namespace headlab::server {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// True for tokens that are one punctuation mark, with or without a leading space.
-bool token_is_punctuation(const std::string& bytes) {
-  std::string_view t = bytes;
-  while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
-  return core::is_punctuation(t);
-}
 
 Status check_head(const model::ModelConfig& c, int layer, int head, bool any_head_ok) {
   if (layer < 0 || layer >= c.n_layer)
@@ -221,31 +206,14 @@ Result<ModelInterveneResult> ModelService::intervene(const ModelInterveneRequest
   return result;
 }
 
-Result<std::string> ModelService::scan_json() {
-  auto r = scan_report();
-  if (!r) return tl::unexpected(r.error());
-  std::lock_guard<std::mutex> lock(scan_mutex_);
-  return *scan_json_;
-}
-
 Result<analysis::ScanReport> ModelService::scan_report() {
   std::lock_guard<std::mutex> lock(scan_mutex_);
   if (scan_) return *scan_;
-  fs::path heldout = fs::path(options_.dir) / "heldout.txt";
-  if (!fs::exists(heldout))
-    return make_error(ErrorCode::not_found, "The model folder has no heldout.txt, the held-out text the scanner reads. Add "
-                                            "one (plain English, a few thousand words) to " + options_.dir + ".");
-  auto ids = tokenizer_->encode_ids(read_file(heldout));
-  if (!ids) return tl::unexpected(ids.error());
-  const model::ModelConfig& c = params_.config;
-  std::vector<bool> is_punct(c.vocab_size, false);
-  for (int v = 0; v < c.vocab_size; ++v) is_punct[v] = token_is_punctuation(tokenizer_->token_bytes(v));
-  auto probes = analysis::scan_probes_build(*ids, is_punct, c.vocab_size, c.bos_token_id, c.n_ctx, analysis::ScanOptions{});
-  if (!probes) return tl::unexpected(probes.error());
+  auto text = analysis::heldout_text_read(options_.dir);
+  if (!text) return tl::unexpected(text.error());
   // A long job: it runs outside the request pool's time limit, once.
-  auto report = analysis::scan_model(params_, *probes);
+  auto report = analysis::scan_text(params_, *tokenizer_, *text, analysis::ScanOptions{});
   if (!report) return tl::unexpected(report.error());
-  scan_json_ = analysis::scan_report_json(*report, info_.name);
   scan_ = std::move(*report);
   return *scan_;
 }

@@ -34,8 +34,8 @@ class ModelService {
   const ModelInfo& info() const { return info_; }
   Result<ModelRunResult> run(const ModelRunRequest& request);
   Result<ModelInterveneResult> intervene(const ModelInterveneRequest& request);
-  // The scanner's report as JSON text (computed on first use, then kept).
-  Result<std::string> scan_json();
+  // The scanner's report on the folder's heldout.txt (analysis::scan_text; computed on
+  // first use, then kept). Errors: not_found without heldout.txt; those of scan_text.
   Result<analysis::ScanReport> scan_report();
   // Loss on `text` (BOS first) with each head zero-ablated, minus the loss without:
   // (n_layer * n_head), layer-major.
@@ -53,7 +53,6 @@ class ModelService {
   std::optional<model::BpeTokenizer> tokenizer_;
   std::unique_ptr<InferencePool> pool_;
   std::mutex scan_mutex_;
-  std::optional<std::string> scan_json_;
   std::optional<analysis::ScanReport> scan_;
 };
 

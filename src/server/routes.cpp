@@ -133,8 +133,8 @@ std::vector<Route> make_routes(ServerContext& ctx) {
        [&ctx](const HttpRequest&) {
          auto m = need_model(ctx);
          if (!m) return error_response(m.error());
-         auto json = (*m)->scan_json();
-         return json ? ok_json(std::move(*json)) : error_response(json.error());
+         auto report = (*m)->scan_report();
+         return report ? ok_json(encode_scan_report(*report, (*m)->info().name)) : error_response(report.error());
        }},
       {"GET", "/api/model/training-log",
        [&ctx](const HttpRequest&) {

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/scanner.h"
+#include "analysis/scan_text.h"
 #include "core/sentence.h"
 #include "model/checkpoint.h"
 #include "model/config.h"
@@ -72,12 +72,6 @@ Result<std::vector<int>> tokenize_documents(const std::vector<std::string>& path
   if (bytes == 0)
     return make_error(ErrorCode::invalid_argument, std::string(what) + " is empty: no text to train or evaluate on");
   return tokens;
-}
-
-bool is_punctuation_token(const std::string& bytes) {
-  std::string_view s = bytes;
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  return !s.empty() && core::is_punctuation(s);
 }
 
 std::vector<std::size_t> decayed_tensors() {
@@ -247,8 +241,7 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
     if (!tokens) return tl::unexpected(tokens.error());
     s.heldout_tokens = std::move(*tokens);
   }
-  s.is_punct_by_id.assign(V, false);
-  for (int id = 0; id < V; ++id) s.is_punct_by_id[id] = id != bos && is_punctuation_token(vocab->tokens[id]);
+  s.is_punct_by_id = analysis::punctuation_table(vocab->tokens, V, bos);
 
   const std::size_t n = model::parameters_count(*config);
   s.m.assign(n, 0.0f);
@@ -428,9 +421,7 @@ Result<TrainSummary> train_run(TrainSession& s, const ProgressCallback& progress
       Rng r(5);
       for (int i = 0; i < so.window_length; ++i) text.push_back(r.below(V - 1));
     }
-    auto probes = analysis::scan_probes_build(text, s.is_punct_by_id, V, bos, m.config.n_ctx, so);
-    if (!probes) return tl::unexpected(probes.error());
-    auto report = analysis::scan_model(m.params, *probes);
+    auto report = analysis::scan_ids(m.params, text, s.is_punct_by_id, so);
     if (!report) return tl::unexpected(report.error());
     rec.induction = analysis::best_head(*report, &analysis::HeadScores::induction).score;
     rec.previous_token = analysis::best_head(*report, &analysis::HeadScores::previous_token).score;

@@ -3,7 +3,6 @@
 #include <string>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 using namespace headlab;
 using namespace headlab::analysis;
@@ -135,18 +134,4 @@ TEST(LabelHead, InductionNeedsAPositiveCopyingScore) {
   EXPECT_TRUE(label_head(s).empty());
   s.copying = {0.6, 0};
   EXPECT_EQ(label_head(s).front().name, "induction");
-}
-
-TEST(ScanReportJson, HasScoresChanceAndLabelsPerHead) {
-  ScanReport r = scan_constructed_heads(words(), ScanOptions{});
-  auto j = nlohmann::json::parse(scan_report_json(r, "constructed"));
-  ASSERT_EQ(j["heads"].size(), 5u);
-  const auto& h = j["heads"][0];
-  for (const char* key : {"layer", "head", "scores", "chance", "labels"}) EXPECT_TRUE(h.contains(key)) << key;
-  for (const char* key : {"previous_token", "first_token", "induction", "duplicate_token", "prefix_matching",
-                          "copying", "entropy", "first_token_value_weighted"})
-    EXPECT_TRUE(h["scores"].contains(key)) << key;
-  EXPECT_TRUE(h["scores"]["copying"].is_null());  // constructed heads have no weights
-  std::string csv = scan_report_csv(r);
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 6);
 }

@@ -1,6 +1,6 @@
 // model_api.mjs — what the model pages should show, computed by the tests from the
-// server's own answers (never from numbers typed in): the scanner's report read in either
-// of its spellings, the heads a page picks from it, and the same small sums the pages do.
+// server's own answers (never from numbers typed in): the scanner's report as the server's
+// codec writes it, the heads a page picks from it, and the same small sums the pages do.
 import assert from 'node:assert/strict';
 import { api_get, api_post } from './harness.mjs';
 
@@ -12,9 +12,9 @@ export async function scan_report(server) {
     heads: r.body.heads.map((h) => ({
       layer: h.layer,
       head: h.head,
-      name: `${h.layer}.${h.head}`,
-      scores: Object.fromEntries(Object.entries(h.scores).map(([k, v]) => [k, v !== null && typeof v === 'object' ? v.score : v])),
-      labels: h.labels.map((l) => ({ name: l.name ?? l.label, margin: l.margin ?? l.score - l.threshold })),
+      name: h.name,
+      scores: h.scores,
+      labels: h.labels.map((l) => ({ name: l.label, margin: l.margin })),
     })),
   };
 }

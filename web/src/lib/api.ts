@@ -93,7 +93,7 @@ export const api = {
 
   intervene: (req: ModelInterveneRequest) => request<ModelInterveneResponse>('POST', '/api/model/intervene', req),
 
-  scan: async () => normalise_scan(await request<unknown>('GET', '/api/model/scan')),
+  scan: async () => scan_from_wire(await request<WireScan>('GET', '/api/model/scan')),
 
   trainingLog: () => request<TrainingLog>('GET', '/api/model/training-log'),
 
@@ -106,39 +106,29 @@ export const api = {
   feedback: (req: FeedbackRequest) => request<FeedbackResponse>('POST', '/api/feedback', req),
 };
 
-// The scanner's report comes in two spellings: docs/api.md's (scores as {score, chance},
-// labels with "name", "icl") and the scanner's own JSON (scores and chance as two maps,
-// labels with "label", "in_context_learning"). Both become one ScanReport here.
-type RawScan = {
-  model?: string;
-  heads?: {
+// GET /api/model/scan as the server's codec writes it (docs/api.md): scores and chance
+// levels as two maps, null where a head has no such score; labels as {label, score,
+// threshold, margin}. The pages take each score beside its chance, so they are paired here.
+type WireScan = {
+  model: string;
+  heads: {
     layer: number;
     head: number;
-    name?: string;
-    scores?: Record<string, number | null | { score: number | null; chance?: number | null }>;
-    chance?: Record<string, number | null>;
-    labels?: { name?: string; label?: string; score: number; threshold: number; margin?: number }[];
+    name: string;
+    scores: Record<string, number | null>;
+    chance: Record<string, number | null>;
+    labels: { label: string; score: number; threshold: number; margin: number }[];
   }[];
-  icl?: ScanReport['icl'];
   in_context_learning?: ScanReport['icl'];
 };
 
-function normalise_scan(raw: unknown): ScanReport {
-  const r = raw as RawScan;
-  if (!r || !Array.isArray(r.heads)) throw new ApiError(200, 'bad_response', 'The head scanner sent a report without heads.');
-  const heads: ScannedHead[] = r.heads.map((h) => {
+function scan_from_wire(raw: WireScan): ScanReport {
+  if (!raw || !Array.isArray(raw.heads)) throw new ApiError(200, 'bad_response', 'The head scanner sent a report without heads.');
+  const heads: ScannedHead[] = raw.heads.map((h) => {
     const scores: Record<string, HeadScore> = {};
-    for (const [name, v] of Object.entries(h.scores ?? {})) {
-      if (v !== null && typeof v === 'object') scores[name] = { score: v.score ?? null, chance: v.chance ?? null };
-      else scores[name] = { score: v ?? null, chance: h.chance?.[name] ?? null };
-    }
-    const labels = (h.labels ?? []).map((l) => ({
-      name: l.name ?? l.label ?? '?',
-      score: l.score,
-      threshold: l.threshold,
-      margin: l.margin ?? l.score - l.threshold,
-    }));
-    return { layer: h.layer, head: h.head, name: h.name ?? `${h.layer}.${h.head}`, scores, labels };
+    for (const [name, score] of Object.entries(h.scores)) scores[name] = { score, chance: h.chance[name] ?? null };
+    const labels = h.labels.map((l) => ({ name: l.label, score: l.score, threshold: l.threshold, margin: l.margin }));
+    return { layer: h.layer, head: h.head, name: h.name, scores, labels };
   });
-  return { model: r.model ?? '', heads, icl: r.icl ?? r.in_context_learning ?? null };
+  return { model: raw.model, heads, icl: raw.in_context_learning ?? null };
 }

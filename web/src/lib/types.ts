@@ -249,7 +249,7 @@ export interface ScannedHead extends HeadRef {
   labels: HeadLabel[]; // largest margin first
 }
 
-/** GET /api/model/scan, normalised by api.ts */
+/** GET /api/model/scan, each score paired with its chance by api.ts */
 export interface ScanReport {
   model: string;
   heads: ScannedHead[];

@@ -1,0 +1,106 @@
+// analysis/scan_text.cpp — tokenize, the punctuation table, probes, scan_model: the scan
+// pipeline every caller shares.
+#include "analysis/scan_text.h"
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/sentence.h"
+
+namespace headlab::analysis {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool token_is_punctuation(std::string_view bytes) {
+  while (!bytes.empty() && bytes.front() == ' ') bytes.remove_prefix(1);
+  return core::is_punctuation(bytes);
+}
+
+}  // namespace
+
+std::vector<bool> punctuation_table(const model::BpeTokenizer& tokenizer, int V, int bos) {
+  std::vector<bool> table(V, false);
+  for (int id = 0; id < V; ++id) table[id] = id != bos && token_is_punctuation(tokenizer.token_bytes(id));
+  return table;
+}
+
+std::vector<bool> punctuation_table(const std::vector<std::string>& token_bytes, int V, int bos) {
+  std::vector<bool> table(V, false);
+  for (int id = 0; id < V && id < static_cast<int>(token_bytes.size()); ++id)
+    table[id] = id != bos && token_is_punctuation(token_bytes[id]);
+  return table;
+}
+
+Result<ScanReport> scan_ids(const model::Parameters& params, const std::vector<int>& natural_ids,
+                            const std::vector<bool>& is_punct_by_id, const ScanOptions& options) {
+  const model::ModelConfig& c = params.config;
+  auto probes = scan_probes_build(natural_ids, is_punct_by_id, c.vocab_size, c.bos_token_id, c.n_ctx, options);
+  if (!probes) return tl::unexpected(probes.error());
+  return scan_model(params, *probes);
+}
+
+Result<ScanReport> scan_text(const model::Parameters& params, const model::BpeTokenizer& tokenizer,
+                             std::string_view text, const ScanOptions& options) {
+  const model::ModelConfig& c = params.config;
+  if (tokenizer.vocab_size() > c.vocab_size)
+    return make_error(ErrorCode::corrupt, "the tokenizer has " + std::to_string(tokenizer.vocab_size()) +
+                                              " tokens but the model's vocabulary (config vocab_size) has " +
+                                              std::to_string(c.vocab_size));
+  auto ids = tokenizer.encode_ids(text);
+  if (!ids) return make_error(ids.error().code, "the held-out text: " + ids.error().message);
+  return scan_ids(params, *ids, punctuation_table(tokenizer, c.vocab_size, c.bos_token_id), options);
+}
+
+std::vector<std::string> scan_words(std::string_view text) {
+  std::vector<std::string> words;
+  std::string cur;
+  auto flush = [&] {
+    if (!cur.empty()) words.push_back(cur), cur.clear();
+  };
+  for (char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (std::isspace(c)) {
+      flush();
+    } else if (c < 0x80 && std::ispunct(c) && ch != '\'') {
+      flush();
+      words.emplace_back(1, ch);
+    } else {
+      cur += ch;
+    }
+  }
+  flush();
+  return words;
+}
+
+ScanReport scan_text_constructed(std::string_view text, const ScanOptions& options) {
+  return scan_constructed_heads(scan_words(text), options);
+}
+
+std::string heldout_path(const std::string& model_dir) { return (fs::path(model_dir) / "heldout.txt").string(); }
+
+Result<std::string> scan_text_file_read(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return make_error(ErrorCode::not_found, "cannot find the text file " + path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(ErrorCode::io_error, "cannot open " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad()) return make_error(ErrorCode::io_error, "cannot read " + path);
+  return s.str();
+}
+
+Result<std::string> heldout_text_read(const std::string& model_dir) {
+  const std::string path = heldout_path(model_dir);
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    return make_error(ErrorCode::not_found,
+                      "The model folder " + model_dir +
+                          " has no heldout.txt, the held-out text the scanner reads. Add one (plain English, a few "
+                          "thousand words the model never trained on).");
+  return scan_text_file_read(path);
+}
+
+}  // namespace headlab::analysis
