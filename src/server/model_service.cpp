@@ -113,10 +113,11 @@ Result<ModelRunResult> ModelService::run(const ModelRunRequest& req) {
                                                "). Ask for fewer heads with \"heads\", a smaller \"window\", or a shorter text.");
   rq.views = {req.want_pattern, req.want_value_weighted, req.want_scores, req.rollout};
   rq.top_k = req.top_k;
-  rq.keep = [&window](const float* packed) { return window_cells(packed, window); };
+  rq.keep = [window](const float* packed) { return window_cells(packed, window); };
   analysis::RunInput input{std::move(*tokens), truncated};
   const std::vector<int> ids = input.ids();
-  auto report = pool_->run<analysis::RunReport>([&](model::Workspace& ws) {
+  // By value: a job that outlives a timed-out request must not read this frame.
+  auto report = pool_->run<analysis::RunReport>([this, rq, ids](model::Workspace& ws) {
     return analysis::run_model(params_, &*tokenizer_, ids, rq, ws);
   });
   if (!report) return tl::unexpected(report.error());
