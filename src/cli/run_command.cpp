@@ -9,7 +9,6 @@
 // "heads" holds every head unless --layer / --head choose.
 #include <CLI/CLI.hpp>
 
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -48,7 +47,7 @@ struct RunOptions {
   std::string save_svg;
 };
 
-// Output longer than this goes to --out, not the screen.
+// Output longer than this goes to --out or a redirection, not to a terminal.
 constexpr std::size_t kMaxScreenBytes = 64 * 1024;
 
 std::string token_label(const model::BpeTokenizer* tok, int id) {
