@@ -55,7 +55,7 @@ Result<RunInput> run_input_from_ids(const model::BpeTokenizer* tokenizer, const 
 }
 
 NextTokenOutcome next_token_outcome(std::span<const float> logits, std::span<const int> ids, int V, int top_k,
-                                    const model::BpeTokenizer* tokenizer) {
+                                    const model::BpeTokenizer* tokenizer, int top_next_from) {
   NextTokenOutcome o;
   const int T = static_cast<int>(ids.size());
   o.token_loss = model::next_token_losses(logits, ids, V);
@@ -64,6 +64,10 @@ NextTokenOutcome next_token_outcome(std::span<const float> logits, std::span<con
   o.loss = o.token_loss.empty() ? 0.0f : static_cast<float>(sum / o.token_loss.size());
   for (int t = 0; t < T; ++t) {
     std::vector<Prediction> preds;
+    if (t < top_next_from) {
+      o.top_next.push_back(std::move(preds));
+      continue;
+    }
     for (const model::TokenChance& p : model::top_next(logits.data() + std::size_t(t) * V, V, top_k))
       preds.push_back({p.id, tokenizer ? tokenizer->token_bytes(p.id) : "", p.logit, p.prob});
     o.top_next.push_back(std::move(preds));
@@ -103,7 +107,7 @@ Result<RunReport> run_model(const model::Parameters& params, const model::BpeTok
     r.heads.push_back(std::move(v));
   }
   if (rq.views.rollout) r.rollout = keep(attention_rollout(out.record).data());
-  r.outcome = next_token_outcome(out.logits, ids, out.V, rq.top_k, tokenizer);
+  r.outcome = next_token_outcome(out.logits, ids, out.V, rq.top_k, tokenizer, rq.top_next_from);
   if (rq.logits) r.logits = std::move(out.logits);
   return r;
 }

@@ -71,9 +71,10 @@ struct NextTokenOutcome {
   std::vector<float> token_loss;                  // (T-1) loss of ids[t+1] at position t
   std::vector<std::vector<Prediction>> top_next;  // (T, top_k): top_next[t] predicts the token after t
 };
-// logits: (T, V) with T = ids.size(). tokenizer may be null.
+// logits: (T, V) with T = ids.size(). tokenizer may be null. Positions before
+// top_next_from get an empty list (a caller that shows only the last saves T-1 passes).
 NextTokenOutcome next_token_outcome(std::span<const float> logits, std::span<const int> ids, int V, int top_k,
-                                    const model::BpeTokenizer* tokenizer);
+                                    const model::BpeTokenizer* tokenizer, int top_next_from = 0);
 
 struct RunViews {
   bool pattern = true;
@@ -86,6 +87,7 @@ struct RunRequest {
   std::vector<HeadRef> heads;  // whose views to keep; checked with model::check_layer_head
   RunViews views;
   int top_k = 5;               // 0..1000
+  int top_next_from = 0;       // positions before this get no predictions (see next_token_outcome)
   bool logits = false;         // keep the logits (T, V)
   // Cuts each (T*(T+1)/2) view as it is made (the server keeps a window of it); empty:
   // keep the whole packed causal half.

@@ -184,6 +184,7 @@ int run_run(const RunOptions& o) {
       for (int h = 0; h < c.n_head; h++)
         if ((o.layer < 0 || o.layer == l) && (o.head < 0 || o.head == h)) rq.heads.push_back({l, h});
   rq.top_k = o.top;
+  if (o.format == "table") rq.top_next_from = static_cast<int>(in->tokens.size()) - 1;  // the table shows the last
   rq.logits = o.logits;
   model::Workspace ws;
   const std::vector<int> ids = in->ids();

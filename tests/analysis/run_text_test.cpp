@@ -138,6 +138,21 @@ TEST(RunModel, CutsEachViewWithTheCallersKeep) {
   EXPECT_EQ(r->outcome.top_next[0][0].text, "");  // no tokenizer: no texts
 }
 
+TEST(RunModel, PredictsOnlyFromTheFirstPositionAsked) {
+  const BuiltIn& m = built_in();
+  const std::vector<int> ids = {4095, 5, 6, 7};
+  RunRequest rq;
+  rq.top_k = 2;
+  rq.top_next_from = 3;
+  model::Workspace ws;
+  auto r = run_model(m.params, &m.tokenizer, ids, rq, ws);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->outcome.top_next.size(), 4u);
+  EXPECT_TRUE(r->outcome.top_next[2].empty());
+  EXPECT_EQ(r->outcome.top_next[3].size(), 2u);
+  EXPECT_EQ(r->outcome.token_loss.size(), 3u);  // the losses stay for every position
+}
+
 TEST(RunModel, RefusesAHeadTheModelDoesNotHave) {
   const BuiltIn& m = built_in();
   RunRequest rq;

@@ -48,6 +48,20 @@ TEST(TopK, ReturnsLargestFirst) {
   EXPECT_EQ(top_k(row, 5, 9).size(), 5u);
 }
 
+TEST(TopK, AgreesWithAFullSortOnARowWithManyTies) {
+  // values on a coarse grid, so many tie: the smaller index goes first
+  std::vector<float> row(5000);
+  unsigned state = 12345;
+  for (float& v : row) v = float((state = state * 1103515245u + 12345u) >> 16 & 63) / 8.0f;
+  std::vector<int> all(row.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  std::stable_sort(all.begin(), all.end(), [&](int a, int b) { return row[a] > row[b]; });
+  for (int k : {0, 1, 5, 50, 300}) {
+    std::vector<int> want(all.begin(), all.begin() + k);
+    EXPECT_EQ(top_k(row.data(), static_cast<int>(row.size()), k), want) << "k = " << k;
+  }
+}
+
 TEST(TopNext, GivesSoftmaxProbabilitiesMostLikelyFirst) {
   const float row[3] = {0.0f, 2.0f, 1.0f};
   const double z = 1.0 + std::exp(2.0) + std::exp(1.0);
