@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "util/check.h"
 
@@ -42,19 +43,13 @@ double mean_next_token_loss(std::span<const float> logits, std::span<const int> 
 
 std::vector<int> top_k(const float* row, int n, int k) {
   k = std::max(0, std::min(k, n));
-  // One pass keeping the k best in order: a row of 50,257 logits is read once and no index
-  // array is sorted. Ties go to the smaller index, which comes first in the pass.
-  auto better = [row](int a, int b) { return row[a] > row[b] || (row[a] == row[b] && a < b); };
-  std::vector<int> best;
-  best.reserve(k + 1);
-  for (int i = 0; i < n && k > 0; ++i) {
-    if (static_cast<int>(best.size()) == k) {
-      if (!better(i, best.back())) continue;
-      best.pop_back();
-    }
-    best.insert(std::upper_bound(best.begin(), best.end(), i, better), i);
-  }
-  return best;
+  std::vector<int> idx(n);
+  std::iota(idx.begin(), idx.end(), 0);
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int a, int b) {
+    return row[a] > row[b] || (row[a] == row[b] && a < b);
+  });
+  idx.resize(k);
+  return idx;
 }
 
 std::vector<TokenChance> top_next(const float* row, int V, int k) {
