@@ -247,12 +247,12 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", opts->format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
-  cmd->add_option("--out", opts->out, "Write the output to this file instead of the screen");
+  cmd->add_option("--out", opts->out, "Write the output to this file (a terminal takes at most 64 KB; a pipe or a redirection any length)");
   cmd->add_flag("--logits", opts->logits, "With --format json: add \"logits\": [position][vocab]");
   cmd->add_option("--top", opts->top, "How many next-token predictions to list")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  cmd->add_flag("--truncate", opts->truncate, "Keep the last n_ctx tokens of a longer input");
+  cmd->add_flag("--truncate", opts->truncate, "Keep BOS and the last tokens of a longer input, n_ctx in all");
   cmd->add_option("--save-svg", opts->save_svg, "Also save the chosen head's grid (--layer, --head) as an SVG picture");
   cmd->callback([opts, &exit_code] { exit_code = run_run(*opts); });
 }
