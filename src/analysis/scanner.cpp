@@ -1,6 +1,7 @@
 // analysis/scanner.cpp — probes, the per-head scores of a model or of the constructed
 // heads, and their labels. Values only: the CLI and the server's codec format them.
 #include "analysis/scanner.h"
+#include "analysis/head_views.h"
 
 #include <algorithm>
 #include <cmath>
@@ -169,7 +170,7 @@ Result<ScanProbes> scan_probes_build(const std::vector<int>& natural_ids, const 
 
 Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes& probes) {
   const model::ModelConfig& c = params.config;
-  const int L = c.n_layer, NH = c.n_head, C = c.n_embd, HS = c.head_size(), V = c.vocab_size;
+  const int L = c.n_layer, NH = c.n_head, C = c.n_embd, V = c.vocab_size;
   std::vector<HeadAccumulators> acc(std::size_t(L) * NH);
   model::Workspace ws;
   model::ForwardOutput out;
@@ -183,7 +184,6 @@ Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes&
     opt.record.qkv = true;
     if (Status s = model::forward(params, ids, opt, out, ws); !s) return tl::unexpected(s.error());
     const int T = static_cast<int>(ids.size());
-    std::vector<double> fnorm(T);
     for (int l = 0; l < L; ++l)
       for (int h = 0; h < NH; ++h) {
         std::vector<float> full = out.record.pattern_full(l, h);
@@ -191,17 +191,7 @@ Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes&
         HeadAccumulators& a = acc[std::size_t(l) * NH + h];
         score_natural(a, p, probes.natural_is_punct[w]);
         // |f(x_k)| = |Wo_h v_k| for every key
-        const float* Wo = params.t.attprojw + std::size_t(l) * C * C;
-        for (int k = 0; k < T; ++k) {
-          const float* v = out.record.qkv.data() + (std::size_t(l) * T + k) * 3 * C + 2 * C + h * HS;
-          double sq = 0.0;
-          for (int r = 0; r < C; ++r) {
-            double f = 0.0;
-            for (int i = 0; i < HS; ++i) f += double(Wo[std::size_t(r) * C + h * HS + i]) * v[i];
-            sq += f * f;
-          }
-          fnorm[k] = std::sqrt(sq);
-        }
+        const std::vector<double> fnorm = value_norms(params, out.record, l, h);
         Scored vw;
         int n = 0;
         for (int q = 1; q < T; ++q) {
@@ -240,11 +230,7 @@ Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes&
     // loss predicting tokens 2..R (positions q = 1..R-1) and the same tokens in the copy
     for (int q = 1; q + 1 < T; ++q) {
       if (q == probes.R) continue;  // the copy's first token cannot be predicted
-      const float* logit = out.logits.data() + std::size_t(q) * V;
-      float maxv = *std::max_element(logit, logit + V);
-      double sum = 0.0;
-      for (int v = 0; v < V; ++v) sum += std::exp(double(logit[v]) - maxv);
-      const double loss = std::log(sum) - (double(logit[ids[q + 1]]) - maxv);
+      const double loss = model::token_loss(out.logits.data() + std::size_t(q) * V, V, ids[q + 1]);
       if (q < probes.R) first_sum += loss, ++first_n;
       else second_sum += loss, ++second_n;
     }

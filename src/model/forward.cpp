@@ -8,6 +8,8 @@
 #include <numeric>
 
 #include "model/blas.h"
+#include "model/head_range.h"
+#include "model/next_token.h"
 #include "model/thread_pool.h"
 #include "model/ops/attention.h"
 #include "model/ops/embedding.h"
@@ -45,29 +47,13 @@ std::vector<float> ActivationRecord::pattern_full(int layer, int head) const {
   return full;
 }
 
-std::vector<int> top_k(const float* row, int n, int k) {
-  k = std::max(0, std::min(k, n));
-  std::vector<int> idx(n);
-  std::iota(idx.begin(), idx.end(), 0);
-  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int a, int b) {
-    return row[a] > row[b] || (row[a] == row[b] && a < b);
-  });
-  idx.resize(k);
-  return idx;
-}
-
 namespace {
 
 Status validate_interventions(const Interventions& iv, const ModelConfig& c, int T) {
   auto bad = [](const std::string& m) { return make_error(ErrorCode::invalid_argument, m); };
   auto where = [&](int layer, int head, bool head_may_be_all) -> std::string {
-    if (layer < 0 || layer >= c.n_layer)
-      return "layer " + std::to_string(layer) + " does not exist (the model has layers 0.." +
-             std::to_string(c.n_layer - 1) + ")";
-    if (!(head_may_be_all && head == -1) && (head < 0 || head >= c.n_head))
-      return "head " + std::to_string(head) + " does not exist (the model has heads 0.." +
-             std::to_string(c.n_head - 1) + ")";
-    return {};
+    Status s = check_layer_head(c, layer, head, head_may_be_all);
+    return s ? std::string() : s.error().message;
   };
   for (const HeadAblation& a : iv.ablate)
     if (std::string w = where(a.layer, a.head, false); !w.empty()) return bad("ablate: " + w);
@@ -275,17 +261,8 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
   layernorm_forward(b.ln, nullptr, nullptr, x, w.lnfw, w.lnfb, T, C, c.layer_norm_eps);
   out.logits.resize(std::size_t(T) * V);
   linear(out.logits.data(), b.ln, parameters_unembedding(w, c), pk ? pk->unembedding : nullptr, nullptr, C, V);
-  if (options.loss && T >= 2) {
-    double total = 0.0;
-    for (int t = 0; t + 1 < T; t++) {
-      const float* row = out.logits.data() + std::size_t(t) * V;
-      float maxv = *std::max_element(row, row + V);
-      double sum = 0.0;
-      for (int v = 0; v < V; v++) sum += std::exp(double(row[v] - maxv));
-      total += -(double(row[ids[t + 1]] - maxv) - std::log(sum));
-    }
-    out.loss = static_cast<float>(total / (T - 1));
-  }
+  if (options.loss && T >= 2)
+    out.loss = static_cast<float>(mean_next_token_loss(out.logits, ids, V));
   if (!options.logits) out.logits.clear();
   return {};
 }

@@ -24,6 +24,7 @@
 #include <span>
 #include <vector>
 
+#include "model/next_token.h"  // top_k and the next-token losses of the logits
 #include "model/parameters.h"
 #include "util/result.h"
 
@@ -127,8 +128,5 @@ struct Workspace {
 // truncated to the last n_ctx).
 Status forward(const Parameters& params, std::span<const int> ids, const ForwardOptions& options,
                ForwardOutput& out, Workspace& workspace);
-
-// The indices of the k largest values of a row, largest first.
-std::vector<int> top_k(const float* row, int n, int k);
 
 }  // namespace headlab::model

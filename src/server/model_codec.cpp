@@ -102,7 +102,10 @@ json encode_outcome(const Outcome& o) {
   for (const auto& preds : o.top_next) {
     json row = json::array();
     for (const auto& p : preds)
-      row.push_back({{"id", p.id}, {"text", p.text}, {"prob", std::round(double(p.prob) * 1e5) / 1e5}});
+      row.push_back({{"id", p.id},
+                     {"text", p.text},
+                     {"prob", std::round(double(p.prob) * 1e5) / 1e5},
+                     {"logit", std::round(double(p.logit) * 1e5) / 1e5}});
     top.push_back(std::move(row));
   }
   json losses = rounded(o.token_loss);
@@ -234,6 +237,13 @@ std::string encode_model_run(const ModelRunResult& r) {
   if (r.sends.rollout) out["rollout"] = window_rows(r.rollout, w);
   if (r.window)
     out["window"] = {{"queries", {w.queries.begin, w.queries.end}}, {"keys", {w.keys.begin, w.keys.end}}};
+  if (!r.logits.empty()) {
+    // (T, V), unrounded: a reader may recompute the probabilities from them
+    json logits = json::array();
+    for (int t = 0; t < T; ++t)
+      logits.push_back(std::vector<float>(r.logits.begin() + std::size_t(t) * r.V, r.logits.begin() + std::size_t(t + 1) * r.V));
+    out["logits"] = std::move(logits);
+  }
   return dump(out);
 }
 

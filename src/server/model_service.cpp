@@ -7,25 +7,17 @@
 #include <fstream>
 #include <sstream>
 
+#include "analysis/run_text.h"
 #include "analysis/scan_text.h"
 #include "model/checkpoint.h"
 #include "model/forward.h"
+#include "model/head_range.h"
 #include "server/model_views.h"
 
 namespace headlab::server {
 namespace fs = std::filesystem;
 
 namespace {
-
-Status check_head(const model::ModelConfig& c, int layer, int head, bool any_head_ok) {
-  if (layer < 0 || layer >= c.n_layer)
-    return make_error(ErrorCode::invalid_argument, "Layer " + std::to_string(layer) + " does not exist: the model has layers 0 to " +
-                                                       std::to_string(c.n_layer - 1) + ".");
-  if ((head < 0 && !(any_head_ok && head == -1)) || head >= c.n_head)
-    return make_error(ErrorCode::invalid_argument, "Head " + std::to_string(head) + " does not exist: each layer has heads 0 to " +
-                                                       std::to_string(c.n_head - 1) + (any_head_ok ? " (or -1 for all)." : "."));
-  return {};
-}
 
 // Both ranges of a window end within the text; the codec has checked 0 <= begin <= end.
 Status check_window(const TokenWindow& w, int T) {
@@ -65,58 +57,31 @@ Result<std::unique_ptr<ModelService>> ModelService::load(const ModelServiceOptio
 
 Result<std::vector<model::Token>> ModelService::tokenize(const std::string& text, bool bos, bool truncate,
                                                          bool& truncated) const {
-  if (text.empty()) return make_error(ErrorCode::invalid_argument, "The text is empty. Type something for the model to read.");
-  auto toks = tokenizer_->encode(text);
-  if (!toks) return tl::unexpected(toks.error());
-  std::vector<model::Token> out;
-  if (bos) out.push_back({info_.bos_id, info_.bos_text, 0, 0});
-  const int limit = info_.max_tokens;
-  const int total = static_cast<int>(toks->size()) + (bos ? 1 : 0);
-  truncated = false;
-  if (total > limit) {
-    if (!truncate)
-      return make_error(ErrorCode::too_long, "The text is " + std::to_string(total) + " tokens long; this server takes at most " +
-                                                 std::to_string(limit) + ". Shorten it, or send \"truncate\": true to keep the last " +
-                                                 std::to_string(limit) + ".");
-    toks->erase(toks->begin(), toks->end() - (limit - (bos ? 1 : 0)));
-    truncated = true;
-  }
-  out.insert(out.end(), toks->begin(), toks->end());
-  return out;
-}
-
-Outcome ModelService::outcome_of(const model::ForwardOutput& out, const std::vector<int>& ids, int top_k) const {
-  Outcome o;
-  const int V = out.V;
-  o.token_loss = next_token_losses(out.logits, ids, V);
-  double sum = 0.0;
-  for (float l : o.token_loss) sum += l;
-  o.loss = o.token_loss.empty() ? 0.0f : static_cast<float>(sum / o.token_loss.size());
-  for (int t = 0; t < out.T; ++t) {
-    const float* row = out.logits.data() + std::size_t(t) * V;
-    float max = *std::max_element(row, row + V);
-    double z = 0.0;
-    for (int v = 0; v < V; ++v) z += std::exp(double(row[v]) - max);
-    std::vector<Prediction> preds;
-    for (int id : model::top_k(row, V, top_k))
-      preds.push_back({id, tokenizer_->token_bytes(id), static_cast<float>(std::exp(double(row[id]) - max) / z)});
-    o.top_next.push_back(std::move(preds));
-  }
-  return o;
+  analysis::RunInputOptions o;
+  o.bos = bos;
+  o.max_tokens = info_.max_tokens;
+  o.truncate = truncate;
+  o.limit_name = "this server's limit";
+  o.truncate_hint = "send \"truncate\": true";
+  auto in = analysis::run_input_from_text(*tokenizer_, params_.config, text, o);
+  if (!in) return tl::unexpected(in.error());
+  truncated = in->truncated;
+  return std::move(in->tokens);
 }
 
 Result<ModelRunResult> ModelService::run(const ModelRunRequest& req) {
   const model::ModelConfig& c = params_.config;
   if (req.top_k < 0 || req.top_k > 50)
     return make_error(ErrorCode::invalid_argument, "top_k must be between 0 and 50.");
-  std::vector<HeadRef> heads = req.heads;
+  analysis::RunRequest rq;
+  rq.heads = req.heads;
   if (req.all_heads)
     for (int l = 0; l < c.n_layer; ++l)
-      for (int h = 0; h < c.n_head; ++h) heads.push_back({l, h});
-  for (const HeadRef& h : heads)
-    if (auto s = check_head(c, h.layer, h.head, false); !s) return tl::unexpected(s.error());
-  ModelRunResult result;
-  auto tokens = tokenize(req.text, req.bos, req.truncate, result.truncated);
+      for (int h = 0; h < c.n_head; ++h) rq.heads.push_back({l, h});
+  for (const HeadRef& h : rq.heads)
+    if (auto s = model::check_layer_head(c, h.layer, h.head); !s) return tl::unexpected(s.error());
+  bool truncated = false;
+  auto tokens = tokenize(req.text, req.bos, req.truncate, truncated);
   if (!tokens) return tl::unexpected(tokens.error());
   const int T = static_cast<int>(tokens->size());
   if (req.window)
@@ -124,44 +89,24 @@ Result<ModelRunResult> ModelService::run(const ModelRunRequest& req) {
   const TokenWindow window = req.window.value_or(TokenWindow{{0, T}, {0, T}});
   // Only the cells sent count: a window over a long text carries every head.
   const int views = int(req.want_pattern) + int(req.want_value_weighted) + int(req.want_scores);
-  const std::size_t cells = heads.size() * views * window_cell_count(window);
+  const std::size_t cells = rq.heads.size() * views * window_cell_count(window);
   if (cells > options_.max_pattern_cells)
-    return make_error(ErrorCode::too_long, std::to_string(heads.size()) + " heads over " +
+    return make_error(ErrorCode::too_long, std::to_string(rq.heads.size()) + " heads over " +
                                                (req.window ? "the window" : std::to_string(T) + " tokens") + " are " +
                                                std::to_string(cells) + " values, more than one answer carries (" +
                                                std::to_string(options_.max_pattern_cells) +
                                                "). Ask for fewer heads with \"heads\", a smaller \"window\", or a shorter text.");
-  std::vector<int> ids;
-  for (const auto& t : *tokens) ids.push_back(t.id);
-  result.tokens = std::move(*tokens);
-  result.n_layer = c.n_layer;
-  result.n_head = c.n_head;
-  result.window = req.window;
-  result.sends = {req.want_pattern, req.want_value_weighted, req.want_scores, req.rollout};
-
-  auto done = pool_->run<bool>([&](model::Workspace& ws) -> Result<bool> {
-    model::ForwardOptions opt;
-    opt.record.pattern = req.want_pattern || req.want_value_weighted || req.rollout || !heads.empty();
-    opt.record.scores = req.want_scores;
-    opt.record.qkv = req.want_value_weighted;
-    model::ForwardOutput out;
-    if (auto s = model::forward(params_, ids, opt, out, ws); !s) return tl::unexpected(s.error());
-    const std::size_t P = model::ActivationRecord::packed_size(T);
-    for (const HeadRef& h : heads) {
-      HeadView v{h.layer, h.head, {}, {}, {}};
-      const std::size_t at = (std::size_t(h.layer) * c.n_head + h.head) * P;
-      if (req.want_pattern) v.pattern = window_cells(out.record.pattern.data() + at, window);
-      if (req.want_scores) v.scores = window_cells(out.record.scores.data() + at, window);
-      if (req.want_value_weighted)
-        v.value_weighted = window_cells(value_weighted_pattern(params_, out.record, h.layer, h.head).data(), window);
-      result.heads.push_back(std::move(v));
-    }
-    if (req.rollout) result.rollout = window_cells(attention_rollout(out.record).data(), window);
-    result.outcome = outcome_of(out, ids, req.top_k);
-    return true;
+  rq.views = {req.want_pattern, req.want_value_weighted, req.want_scores, req.rollout};
+  rq.top_k = req.top_k;
+  rq.keep = [window](const float* packed) { return window_cells(packed, window); };
+  analysis::RunInput input{std::move(*tokens), truncated};
+  const std::vector<int> ids = input.ids();
+  // By value: a job that outlives a timed-out request must not read this frame.
+  auto report = pool_->run<analysis::RunReport>([this, rq, ids](model::Workspace& ws) {
+    return analysis::run_model(params_, &*tokenizer_, ids, rq, ws);
   });
-  if (!done) return tl::unexpected(done.error());
-  return result;
+  if (!report) return tl::unexpected(report.error());
+  return model_run_result(std::move(input), std::move(*report), c, rq.views, req.window);
 }
 
 Result<ModelInterveneResult> ModelService::intervene(const ModelInterveneRequest& req) {
@@ -174,18 +119,18 @@ Result<ModelInterveneResult> ModelService::intervene(const ModelInterveneRequest
   const int T = static_cast<int>(tokens->size());
   model::Interventions iv;
   for (const auto& a : req.interventions.ablate) {
-    if (auto s = check_head(c, a.layer, a.head, false); !s) return tl::unexpected(s.error());
+    if (auto s = model::check_layer_head(c, a.layer, a.head); !s) return tl::unexpected(s.error());
     iv.ablate.push_back({a.layer, a.head, a.mean ? model::Ablation::mean : model::Ablation::zero});
   }
   for (const auto& b : req.interventions.block) {
-    if (auto s = check_head(c, b.layer, b.head, true); !s) return tl::unexpected(s.error());
+    if (auto s = model::check_layer_head(c, b.layer, b.head, /*every_head_ok=*/true); !s) return tl::unexpected(s.error());
     if (b.key < 0 || b.key >= T)
       return make_error(ErrorCode::invalid_argument, "Key " + std::to_string(b.key) + " is outside the text (positions 0 to " +
                                                          std::to_string(T - 1) + ").");
     iv.block.push_back({b.layer, b.head, b.key});
   }
   for (const auto& r : req.interventions.replace) {
-    if (auto s = check_head(c, r.layer, r.head, false); !s) return tl::unexpected(s.error());
+    if (auto s = model::check_layer_head(c, r.layer, r.head); !s) return tl::unexpected(s.error());
     iv.replace.push_back({r.layer, r.head, model::PatternReplacementKind::uniform, {}});
   }
   std::vector<int> ids;
@@ -196,10 +141,10 @@ Result<ModelInterveneResult> ModelService::intervene(const ModelInterveneRequest
     model::ForwardOptions opt;
     model::ForwardOutput out;
     if (auto s = model::forward(params_, ids, opt, out, ws); !s) return tl::unexpected(s.error());
-    result.baseline = outcome_of(out, ids, req.top_k);
+    result.baseline = analysis::next_token_outcome(out.logits, ids, out.V, req.top_k, &*tokenizer_);
     opt.interventions = iv;
     if (auto s = model::forward(params_, ids, opt, out, ws); !s) return tl::unexpected(s.error());
-    result.intervened = outcome_of(out, ids, req.top_k);
+    result.intervened = analysis::next_token_outcome(out.logits, ids, out.V, req.top_k, &*tokenizer_);
     return true;
   });
   if (!done) return tl::unexpected(done.error());

@@ -45,7 +45,6 @@ class ModelService {
  private:
   ModelService() = default;
   Result<std::vector<model::Token>> tokenize(const std::string& text, bool bos, bool truncate, bool& truncated) const;
-  Outcome outcome_of(const model::ForwardOutput& out, const std::vector<int>& ids, int top_k) const;
 
   ModelServiceOptions options_;
   ModelInfo info_;

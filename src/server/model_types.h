@@ -6,15 +6,13 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/run_text.h"
 #include "model/bpe_tokenizer.h"
 #include "model/config.h"
 
 namespace headlab::server {
 
-struct HeadRef {
-  int layer = 0;
-  int head = 0;
-};
+using HeadRef = analysis::HeadRef;
 
 // A half-open range of token positions [begin, end), counted after BOS is added.
 struct TokenRange {
@@ -59,38 +57,26 @@ struct ModelInterveneRequest {
   int top_k = 5;
 };
 
-struct Prediction {
-  int id = 0;
-  std::string text;
-  float prob = 0.0f;
-};
+using Prediction = analysis::Prediction;  // id, text, logit, prob
 
 // Each view holds the cells of the answer's window, row by row (window_cells in
-// model_views.h); without a window, the packed causal half (T*(T+1)/2).
-struct HeadView {
-  int layer = 0, head = 0;
-  std::vector<float> pattern;          // window cells; empty when not asked (see Sends)
-  std::vector<float> value_weighted;   // window cells; empty when not asked
-  std::vector<float> scores;           // window cells; empty when not asked
-};
+// model_views.h); without a window, the packed causal half (T*(T+1)/2). A view not asked
+// for is empty (see sends).
+using HeadView = analysis::HeadViews;  // layer, head, pattern, value_weighted, scores
 
-struct Outcome {
-  float loss = 0.0f;                          // mean of token_loss
-  std::vector<float> token_loss;              // (T-1)
-  std::vector<std::vector<Prediction>> top_next;  // (T, top_k)
-};
+using Outcome = analysis::NextTokenOutcome;  // loss, token_loss (T-1), top_next (T, top_k)
 
 struct ModelRunResult {
   std::vector<model::Token> tokens;
   int n_layer = 0, n_head = 0;
-  struct Sends {
-    bool pattern = false, value_weighted = false, scores = false, rollout = false;
-  } sends;  // the views asked for: a window's cells may be none, and the view is still sent
+  analysis::RunViews sends;  // the views asked for: a window's cells may be none, and the view is still sent
   std::vector<HeadView> heads;
   std::vector<float> rollout;  // window cells; empty when not asked
   Outcome outcome;
   bool truncated = false;
   std::optional<TokenWindow> window;  // the window asked for, echoed; none: the whole view
+  int V = 0;
+  std::vector<float> logits;          // (T, V) when asked (headlab run --logits); else empty
 };
 
 struct ModelInterveneResult {

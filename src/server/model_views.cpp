@@ -1,72 +1,12 @@
-// server/model_views.cpp — value-weighted patterns, rollout, windows, per-token loss.
+// server/model_views.cpp — windows over packed causal halves, and the answer of a run.
 #include "server/model_views.h"
 
 #include <algorithm>
-#include <cmath>
 
+#include "model/forward.h"
 #include "util/check.h"
 
 namespace headlab::server {
-
-std::vector<float> value_weighted_pattern(const model::Parameters& params, const model::ActivationRecord& r,
-                                          int layer, int head) {
-  const int T = r.T, C = r.C, HS = C / r.NH;
-  HEADLAB_CHECK(!r.qkv.empty() && !r.pattern.empty());
-  const float* qkv = r.qkv.data() + std::size_t(layer) * T * 3 * C;   // (T, 3C)
-  const float* W = params.t.attprojw + std::size_t(layer) * C * C;      // (C, C) out x in
-  // |f(x_k)| for every key k: f = W[:, h*HS:(h+1)*HS] @ v_k^h  (C)
-  std::vector<float> norm(T);
-  for (int k = 0; k < T; ++k) {
-    const float* v = qkv + std::size_t(k) * 3 * C + 2 * C + head * HS;  // (HS)
-    double sum_sq = 0.0;
-    for (int c = 0; c < C; ++c) {
-      const float* w = W + std::size_t(c) * C + head * HS;
-      double f = 0.0;
-      for (int i = 0; i < HS; ++i) f += double(w[i]) * v[i];
-      sum_sq += f * f;
-    }
-    norm[k] = static_cast<float>(std::sqrt(sum_sq));
-  }
-  std::vector<float> out(model::ActivationRecord::packed_size(T));
-  for (int q = 0; q < T; ++q) {
-    const float* p = r.pattern_row(layer, head, q);
-    float* o = out.data() + model::ActivationRecord::packed_offset(q);
-    double total = 0.0;
-    for (int k = 0; k <= q; ++k) total += o[k] = p[k] * norm[k];
-    for (int k = 0; k <= q; ++k) o[k] = total > 0 ? static_cast<float>(o[k] / total) : 0.0f;
-  }
-  return out;
-}
-
-std::vector<float> attention_rollout(const model::ActivationRecord& r) {
-  const int T = r.T;
-  // Dense (T, T) lower-triangular products; T is at most n_ctx.
-  std::vector<double> R(std::size_t(T) * T, 0.0), A(std::size_t(T) * T), next(std::size_t(T) * T);
-  for (int i = 0; i < T; ++i) R[std::size_t(i) * T + i] = 1.0;
-  for (int l = 0; l < r.L; ++l) {
-    std::fill(A.begin(), A.end(), 0.0);
-    for (int q = 0; q < T; ++q) {
-      for (int h = 0; h < r.NH; ++h) {
-        const float* p = r.pattern_row(l, h, q);
-        for (int k = 0; k <= q; ++k) A[std::size_t(q) * T + k] += 0.5 * p[k] / r.NH;
-      }
-      A[std::size_t(q) * T + q] += 0.5;
-    }
-    // next = A @ R (both lower triangular)
-    for (int q = 0; q < T; ++q)
-      for (int k = 0; k <= q; ++k) {
-        double s = 0.0;
-        for (int m = k; m <= q; ++m) s += A[std::size_t(q) * T + m] * R[std::size_t(m) * T + k];
-        next[std::size_t(q) * T + k] = s;
-      }
-    std::swap(R, next);
-  }
-  std::vector<float> out(model::ActivationRecord::packed_size(T));
-  for (int q = 0; q < T; ++q)
-    for (int k = 0; k <= q; ++k)
-      out[model::ActivationRecord::packed_offset(q) + k] = static_cast<float>(R[std::size_t(q) * T + k]);
-  return out;
-}
 
 int window_row_size(const TokenWindow& w, int query) {
   return std::max(0, std::min(w.keys.end, query + 1) - w.keys.begin);
@@ -90,17 +30,21 @@ std::vector<float> window_cells(const float* packed, const TokenWindow& w) {
   return out;
 }
 
-std::vector<float> next_token_losses(const std::vector<float>& logits, const std::vector<int>& ids, int V) {
-  const int T = static_cast<int>(ids.size());
-  std::vector<float> out;
-  for (int t = 0; t + 1 < T; ++t) {
-    const float* row = logits.data() + std::size_t(t) * V;
-    float max = *std::max_element(row, row + V);
-    double sum = 0.0;
-    for (int v = 0; v < V; ++v) sum += std::exp(double(row[v]) - max);
-    out.push_back(static_cast<float>(std::log(sum) + max - row[ids[t + 1]]));
-  }
-  return out;
+ModelRunResult model_run_result(analysis::RunInput input, analysis::RunReport report, const model::ModelConfig& c,
+                                const analysis::RunViews& sends, const std::optional<TokenWindow>& window) {
+  ModelRunResult r;
+  r.tokens = std::move(input.tokens);
+  r.truncated = input.truncated;
+  r.n_layer = c.n_layer;
+  r.n_head = c.n_head;
+  r.sends = sends;
+  r.heads = std::move(report.heads);
+  r.rollout = std::move(report.rollout);
+  r.outcome = std::move(report.outcome);
+  r.window = window;
+  r.V = report.V;
+  r.logits = std::move(report.logits);
+  return r;
 }
 
 }  // namespace headlab::server

@@ -1,27 +1,14 @@
-// server/model_views.h — what the pages draw from one forward's record, beyond the raw
-// pattern. All (T, T) results are packed causal halves: row q holds keys 0..q.
-//   value-weighted (Kobayashi et al. 2020): w[q][k] = p[q][k] * |f(x_k)|, f(x_k) = W_O^h v_k^h,
-//     rows renormalised to sum to 1, so a head that parks on a key whose value is small
-//     shows little weight there.
-//   rollout (Abnar & Zuidema 2020): A_l = 0.5 * mean_h P_l + 0.5 * I, R = A_L ... A_1.
-// An answer carries only a window of each view: window_cells cuts it out of a packed half.
+// server/model_views.h — the server's windows over (T, T) views. A view is a packed causal
+// half (row q holds keys 0..q, analysis/head_views.h makes them); an answer carries only a
+// window of each view, and window_cells cuts it out; model_run_result shapes the answer.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
-#include "model/forward.h"
-#include "model/parameters.h"
 #include "server/model_types.h"
 
 namespace headlab::server {
-
-// Needs record.pattern and record.qkv. (T*(T+1)/2)
-std::vector<float> value_weighted_pattern(const model::Parameters& params, const model::ActivationRecord& record,
-                                          int layer, int head);
-
-// Needs record.pattern. (T*(T+1)/2)
-std::vector<float> attention_rollout(const model::ActivationRecord& record);
 
 // Keys row q holds in window w: w.keys.begin..min(w.keys.end, q+1)-1, none when the
 // key range starts after q.
@@ -32,7 +19,9 @@ std::size_t window_cell_count(const TokenWindow& w);
 // w.queries.end <= T. Returns (window_cell_count(w)); the whole window returns packed.
 std::vector<float> window_cells(const float* packed, const TokenWindow& w);
 
-// Loss of the actual next token at each position (T-1 values), from logits (T, V).
-std::vector<float> next_token_losses(const std::vector<float>& logits, const std::vector<int>& ids, int V);
+// The answer of a run (analysis::run_model, whose views `window` has cut already): what
+// encode_model_run writes, for POST /api/model/run and `headlab run --format json` alike.
+ModelRunResult model_run_result(analysis::RunInput input, analysis::RunReport report, const model::ModelConfig& config,
+                                const analysis::RunViews& sends, const std::optional<TokenWindow>& window);
 
 }  // namespace headlab::server

@@ -108,32 +108,75 @@ TEST(TokenizeCommand, MissingTokenizerIsAClearError) {
   EXPECT_NE(r.out.find("headlab: error: /nonexistent: no tokenizer"), std::string::npos) << r.out;
 }
 
-TEST(RunCommand, JsonFollowsTheContract) {
+TEST(RunCommand, JsonIsTheApisAnswerWithBosFirst) {
   const std::string file = std::string(HEADLAB_BINARY_DIR) + "/tmp_cli_contract.json";
-  const std::string args = "run --model " + model_dir() + " --text 'The cat sat' --bos --format json --logits --top 3";
-  // 4 x 50257 logits are too long for the screen: the command asks for --out
-  auto screen = run_headlab(args);
-  EXPECT_EQ(screen.exit_code, 2);
-  EXPECT_NE(screen.out.find("too long for the screen: pass --out FILE"), std::string::npos) << screen.out;
-  auto r = run_headlab(args + " --out " + file);
+  auto r = run_headlab("run --model " + model_dir() + " --text 'The cat sat' --format json --logits --top 3 --out " + file);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::ifstream in(file);
   auto j = nlohmann::json::parse(in);
   ASSERT_EQ(j["tokens"].size(), 4u);
-  EXPECT_EQ(j["tokens"][0]["id"], 50256);
+  EXPECT_EQ(j["tokens"][0]["id"], 50256);  // BOS first by default
   EXPECT_EQ(j["tokens"][1]["text"], "The");
-  ASSERT_EQ(j["pattern"].size(), 2u);        // layers
-  ASSERT_EQ(j["pattern"][0].size(), 2u);     // heads
-  ASSERT_EQ(j["pattern"][0][0].size(), 4u);  // queries
-  ASSERT_EQ(j["pattern"][1][1][3].size(), 4u);
-  EXPECT_EQ(j["pattern"][0][0][0][1], 0.0);  // masked
+  EXPECT_EQ(j["n_layer"], 2);
+  EXPECT_EQ(j["n_head"], 2);
+  ASSERT_EQ(j["heads"].size(), 4u);  // every head, layer-major
+  EXPECT_EQ(j["heads"][3]["layer"], 1);
+  EXPECT_EQ(j["heads"][3]["head"], 1);
+  const auto& rows = j["heads"][2]["pattern"];
+  ASSERT_EQ(rows.size(), 4u);        // queries
+  ASSERT_EQ(rows[3].size(), 4u);     // keys 0..3 (the causal half)
   double row = 0;
-  for (double v : j["pattern"][1][0][2]) row += v;
-  EXPECT_NEAR(row, 1.0, 1e-5);
-  EXPECT_EQ(j["top_next"].size(), 3u);
-  EXPECT_GE(j["top_next"][0]["prob"].get<double>(), j["top_next"][1]["prob"].get<double>());
+  for (double v : rows[2]) row += v;
+  EXPECT_NEAR(row, 1.0, 1e-4);
+  ASSERT_EQ(j["top_next"].size(), 4u);  // one list per position
+  ASSERT_EQ(j["top_next"][3].size(), 3u);
+  EXPECT_GE(j["top_next"][3][0]["prob"].get<double>(), j["top_next"][3][1]["prob"].get<double>());
+  ASSERT_EQ(j["token_loss"].size(), 4u);
+  EXPECT_TRUE(j["token_loss"][3].is_null());
   ASSERT_EQ(j["logits"].size(), 4u);
   EXPECT_EQ(j["logits"][0].size(), 50257u);
+}
+
+TEST(RunCommand, NoBosLeavesTheBosTokenOut) {
+  auto r = run_headlab("run --model " + model_dir() + " --text 'The cat sat' --no-bos --format json --layer 0 --head 0");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["tokens"].size(), 3u);
+  EXPECT_EQ(j["tokens"][0]["text"], "The");
+}
+
+TEST(RunCommand, HelpStatesTheBosRule) {
+  auto r = run_headlab("run --help");
+  EXPECT_NE(r.out.find("--no-bos"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("put first unless you pass --no-bos"), std::string::npos) << r.out;
+}
+
+// Standard output to a file: the whole answer, however long (the limit guards a terminal only).
+TEST(RunCommand, LongJsonRedirectedToAFileIsWrittenInFull) {
+  const std::string file = std::string(HEADLAB_BINARY_DIR) + "/tmp_cli_redirect_" + std::to_string(::getpid()) + ".json";
+  const std::string cmd = std::string(HEADLAB_BINARY_DIR) + "/headlab run --model " + model_dir() +
+                          " --text 'The cat sat' --format json --logits > " + file;
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream in(file);
+  auto j = nlohmann::json::parse(in);  // 4 x 50257 logits: far more than a screen
+  EXPECT_EQ(j["logits"].size(), 4u);
+  std::remove(file.c_str());
+}
+
+// On a terminal (script(1) gives the command one) the same output is refused with the way out.
+TEST(RunCommand, LongOutputOnATerminalAsksForOut) {
+  if (std::system("command -v script > /dev/null 2>&1") != 0) GTEST_SKIP() << "script(1) is not installed";
+  const std::string cmd = "script -qec \"" + std::string(HEADLAB_BINARY_DIR) + "/headlab run --model " + model_dir() +
+                          " --text 'The cat sat' --format json --logits\" /dev/null 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  CommandResult r{0, {}};
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  EXPECT_NE(r.exit_code, 0) << r.out.substr(0, 300);
+  EXPECT_NE(r.out.find("too long for the screen: pass --out FILE"), std::string::npos) << r.out.substr(0, 300);
 }
 
 TEST(RunCommand, OneHeadAsATable) {
@@ -159,9 +202,11 @@ TEST(RunCommand, SaveSvgDrawsTheChosenHeadsWeightsWithTheFutureHatched) {
   auto j = run_headlab("run --model " + model_dir() + " --ids '464 3797 3332' --layer 1 --head 0 --format json");
   ASSERT_EQ(j.exit_code, 0);
   auto doc = nlohmann::json::parse(j.out);
-  char want[64];
-  std::snprintf(want, sizeof want, "key 1: %f", doc["pattern"][0][0][2][1].get<double>());
-  EXPECT_NE(svg.str().find(want), std::string::npos) << want;
+  // the JSON rounds to 5 decimals, the picture's tooltip prints 6
+  const std::string tip = "query 2, key 1: ";
+  const std::size_t at = svg.str().find(tip);
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_NEAR(std::stod(svg.str().substr(at + tip.size(), 10)), doc["heads"][0]["pattern"][2][1].get<double>(), 1e-5);
   // one head only
   auto all = run_headlab("run --model " + model_dir() + " --ids '464' --save-svg " + file);
   EXPECT_EQ(all.exit_code, 2);
@@ -173,7 +218,7 @@ TEST(RunCommand, LongInputIsRefusedWithTheOfferToTruncate) {
   for (int i = 0; i < 40; i++) text += " word";
   auto r = run_headlab("run --model " + model_dir() + " --text '" + text + "'");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("longer than the model's n_ctx = 32; pass --truncate"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("more than the model's n_ctx (32); pass --truncate"), std::string::npos) << r.out;
   auto t = run_headlab("run --model " + model_dir() + " --text '" + text + "' --truncate --format json --out " +
                        std::string(HEADLAB_BINARY_DIR) + "/tmp_cli_run.json");
   EXPECT_EQ(t.exit_code, 0) << t.out;

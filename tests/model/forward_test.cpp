@@ -254,9 +254,3 @@ TEST(Forward, CustomPatternEqualToUniformGivesTheSameLogits) {
   ASSERT_TRUE(forward(p, ids, b, ob, ws));
   EXPECT_EQ(oa.logits, ob.logits);
 }
-
-TEST(TopK, ReturnsLargestFirst) {
-  float row[5] = {0.1f, 3.0f, -1.0f, 3.0f, 2.0f};
-  EXPECT_EQ(top_k(row, 5, 3), (std::vector<int>{1, 3, 4}));
-  EXPECT_EQ(top_k(row, 5, 9).size(), 5u);
-}

@@ -46,6 +46,16 @@ test('every head of the model is drawn as a small multiple, layer by layer', asy
   await screenshot(page, '70-explorer');
 });
 
+test('the token strip shows the BOS token first, marked and explained', async () => {
+  const answer = await run(server, { text: TEXT, heads: [[0, 0]], views: ['pattern'] });
+  assert.equal(answer.tokens[0].id, model.bos_token.id, 'the API puts BOS first by default');
+  const first = tokens().getByRole('button').first();
+  await eventually(async () => assert.match(await first.textContent(), /^⟨start⟩BOS0$/));
+  assert.equal(await first.getAttribute('title'), 'BOS: the start token the model reads first (bos_token_id)');
+  assert.equal(await tokens().locator('.token-strip__bos').count(), 1);
+  assert.match(await page.getByTestId('explorer-bos-note').textContent(), /BOS token/);
+});
+
 test('the heads finder ranks heads by a score; picking one opens it with the scanner’s scores', async () => {
   await page.getByRole('combobox', { name: 'Rank every head by' }).selectOption('induction');
   const ranked = page.getByRole('list', { name: 'Heads ranked by induction' }).getByRole('button');

@@ -71,6 +71,11 @@ export class ExplorerState {
   private want_from: number | null = null; // where the window is going while it loads
 
   tokens = $derived(this.run ? this.run.tokens.map((t) => token_label(t, this.model?.bos_token.id ?? null)) : []);
+  /** Where the BOS token sits (the server puts it first: "bos": true), or null without one. */
+  bos_position = $derived.by(() => {
+    const first = this.run?.tokens[0];
+    return first && this.model && first.id === this.model.bos_token.id && first.begin === first.end ? 0 : null;
+  });
   T = $derived(this.tokens.length);
   to = $derived(Math.min(this.T, this.from + WINDOW));
   /** The row every view highlights: the locked one, else the hovered one, else the last. */

@@ -179,7 +179,8 @@ export interface HeadPatterns extends HeadRef {
 export interface Prediction {
   id: number;
   text: string;
-  prob: number;
+  prob: number; // softmax over the vocabulary
+  logit: number; // the raw score
 }
 
 /** POST /api/model/run */
