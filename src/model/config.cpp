@@ -23,6 +23,14 @@ std::string config_untrainable_keys(const ModelConfig& c) {
   return keys;
 }
 
+Status config_check_tokenizer(const ModelConfig& c, int tokenizer_size, const std::string& where) {
+  if (tokenizer_size <= c.vocab_size) return {};
+  return make_error(ErrorCode::invalid_argument,
+                    where + ": the tokenizer has " + std::to_string(tokenizer_size) + " tokens but config.json's vocab_size is " +
+                        std::to_string(c.vocab_size) + ": ids " + std::to_string(c.vocab_size) + " and above would have no "
+                        "embedding (is the tokenizer this model's?)");
+}
+
 ModelConfig config_gpt2_small() {
   ModelConfig c;
   c.n_layer = 12;

@@ -43,6 +43,11 @@ struct ModelConfig {
   float attention_scale(int layer) const;
 };
 
+// ok when a tokenizer of `tokenizer_size` tokens fits the model: every id it can produce
+// has a row in wte (tokenizer_size <= vocab_size; a larger vocab_size, padded as many
+// GPT-2 ports are, is fine). Errors: invalid_argument saying both sizes, `where` first.
+Status config_check_tokenizer(const ModelConfig& config, int tokenizer_size, const std::string& where);
+
 // The names of the config's settings a training run cannot honour (its backward scales
 // the scores by 1/sqrt(HS) only), comma-separated; empty when the config trains as it runs.
 std::string config_untrainable_keys(const ModelConfig& config);

@@ -65,6 +65,8 @@ Result<std::unique_ptr<ModelService>> ModelService::load(const ModelServiceOptio
   if (!params) return tl::unexpected(params.error());
   auto tok = model::BpeTokenizer::load(options.dir);
   if (!tok) return tl::unexpected(tok.error());
+  if (Status fits = model::config_check_tokenizer(params->config, tok->vocab_size(), options.dir); !fits)
+    return tl::unexpected(fits.error());
   s->params_ = std::move(*params);
   s->tokenizer_ = std::move(*tok);
   const model::ModelConfig& c = s->params_.config;

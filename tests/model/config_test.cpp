@@ -119,3 +119,16 @@ TEST(ModelConfig, RefusesKeysThatChangeTheForwardByName) {
                 .has_value(),
             true);
 }
+
+TEST(ModelConfig, ATokenizerLargerThanVocabSizeIsReportedAsAMismatch) {
+  auto c = config_parse(small_json(""), "config.json");  // vocab_size 40
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(config_check_tokenizer(*c, 40, "m"));
+  EXPECT_TRUE(config_check_tokenizer(*c, 32, "m")) << "a padded vocab_size is fine";
+  auto r = config_check_tokenizer(*c, 41, "models/x");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(r.error().message.find("models/x: the tokenizer has 41 tokens but config.json's vocab_size is 40"),
+            std::string::npos)
+      << r.error().message;
+}
