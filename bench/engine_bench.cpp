@@ -34,13 +34,15 @@ long peak_rss_kb() {
 int usage() {
   std::fprintf(stderr,
                "usage: headlab_engine_bench --make-model DIR [--seed N]\n"
-               "       headlab_engine_bench --model DIR --tokens T [--repeats N]\n");
+               "       headlab_engine_bench --model DIR --tokens T [--repeats N]\n"
+               "       headlab_engine_bench --blas     (the OpenBLAS kernels it would use)\n");
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  blas_use_cpu_kernels(argv);  // OpenBLAS's kernels by the CPU's features, as `headlab` chooses them
   std::string make_dir, model_dir;
   int tokens = 0, repeats = 5;
   unsigned seed = 1;
@@ -52,7 +54,10 @@ int main(int argc, char** argv) {
     else if (a == "--tokens") tokens = std::atoi(next().c_str());
     else if (a == "--repeats") repeats = std::atoi(next().c_str());
     else if (a == "--seed") seed = static_cast<unsigned>(std::atoi(next().c_str()));
-    else return usage();
+    else if (a == "--blas") {  // the kernels in use: run_engine_bench.sh gives PyTorch the same
+      std::printf("%s\n%s\n", blas_core_name(), blas_kernels_description().c_str());
+      return 0;
+    } else return usage();
   }
   if (!make_dir.empty()) {
     Parameters p = parameters_allocate(config_gpt2_small());

@@ -16,12 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "model/blas.h"
 #include "model/ops/matmul.h"
 #include "model/ops/matmul_packed.h"
 
 using namespace headlab::model;
 
 int main(int argc, char** argv) {
+  blas_use_cpu_kernels(argv);  // OpenBLAS's kernels by the CPU's features, as `headlab` chooses them
   int rows = 64, repeats = 9;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--rows") == 0) rows = std::atoi(argv[i + 1]);
@@ -78,7 +80,7 @@ int main(int argc, char** argv) {
   std::sort(t_packed.begin(), t_packed.end());
   const double s = t_sgemm[t_sgemm.size() / 2], p = t_packed[t_packed.size() / 2];
   std::printf("rows=%d unpacked_ms=%.1f packed_ms=%.1f ratio=%.2f unpacked_gflops=%.0f packed_gflops=%.0f "
-              "max_abs_diff_unembedding=%.2g\n",
-              rows, s, p, p / s, flop / s / 1e6, flop / p / 1e6, max_diff);
+              "max_abs_diff_unembedding=%.2g blas=%s\n",
+              rows, s, p, p / s, flop / s / 1e6, flop / p / 1e6, max_diff, blas_core_name());
   return 0;
 }

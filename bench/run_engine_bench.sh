@@ -38,6 +38,11 @@ else
 fi
 
 field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+# The kernels headlab chooses (by the CPU's features, or the user's OPENBLAS_CORETYPE);
+# PyTorch gets the same through OPENBLAS_CORETYPE: Debian's PyTorch uses the same OpenBLAS.
+BLAS_CORE=$("$BUILD/bench/headlab_engine_bench" --blas | sed -n 1p)
+echo "headlab: $("$BUILD/bench/headlab_engine_bench" --blas | sed -n 2p)"
+echo "PyTorch: OPENBLAS_CORETYPE=$BLAS_CORE"
 
 printf '%7s  %12s  %12s  %7s  %12s  %12s  %s\n' tokens headlab_ms pytorch_ms ratio headlab_MB pytorch_MB same_argmax
 min() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || (b != "nan" && b + 0 < a + 0)) print b; else print a }'; }
@@ -48,7 +53,7 @@ for T in 16 64 256 1024; do
     H=$(OPENBLAS_NUM_THREADS=2 "$BUILD/bench/headlab_engine_bench" --model "$MODEL" --tokens $T --repeats $REPEATS)
     hm=$(min "$hm" "$(field "$H" median_ms)")
     if [ "$TORCH" = yes ]; then
-      P=$(OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=2 MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1 \
+      P=$(OPENBLAS_CORETYPE=$BLAS_CORE OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=2 MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1 \
           LD_PRELOAD=$JEMALLOC /usr/bin/python3 "$ROOT/bench/torch_engine_bench.py" --model "$MODEL" --tokens $T --repeats $REPEATS)
       pm=$(min "$pm" "$(field "$P" median_ms)")
     else
@@ -61,4 +66,4 @@ for T in 16 64 256 1024; do
   same=$([ "$(field "$H" argmax_last)" = "$(field "$P" argmax_last)" ] && echo yes || echo NO)
   printf '%7s  %12s  %12s  %7s  %12s  %12s  %s\n' $T "$hm" "$pm" "$ratio" "$(field "$H" peak_rss_mb)" "$(field "$P" peak_rss_mb)" "$same"
 done
-echo "(OpenBLAS kernels: $(field "$H" blas); OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}; load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "(OpenBLAS kernels: headlab $(field "$H" blas), PyTorch $(field "$P" blas); OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} in the caller's environment; load average: $(cut -d' ' -f1-3 /proc/loadavg))"

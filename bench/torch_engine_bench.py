@@ -77,6 +77,18 @@ def peak_rss_mb():
     return -1
 
 
+def blas_core():
+    """The kernels of the OpenBLAS this process loaded (Debian's PyTorch links the same
+    libopenblas.so.0 as headlab), or "unknown"."""
+    try:
+        import ctypes
+        lib = ctypes.CDLL("libopenblas.so.0")
+        lib.openblas_get_corename.restype = ctypes.c_char_p
+        return lib.openblas_get_corename().decode()
+    except (OSError, AttributeError):
+        return "unknown"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True)
@@ -101,7 +113,7 @@ def main():
     times.sort()
     last = logits[-1]
     print(f"tokens={T} median_ms={times[len(times) // 2]:.1f} min_ms={times[0]:.1f} peak_rss_mb={peak_rss_mb():.0f} "
-          f"argmax_last={int(last.argmax())} logit_sum_last={float(last.double().sum()):.4f}")
+          f"argmax_last={int(last.argmax())} logit_sum_last={float(last.double().sum()):.4f} blas={blas_core()}")
 
 
 if __name__ == "__main__":

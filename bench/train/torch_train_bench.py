@@ -2,7 +2,7 @@
 """bench/train/torch_train_bench.py — PyTorch training throughput of the same models as
 headlab_train_bench (forward + backward + clipped AdamW, median step), the peer it is
 compared with. Model code: tools/reference/train/train_step_reference.py.
-    torch_train_bench.py attn|mlp|builtin [steps]   -> prints "<name> <tokens/s>"
+    torch_train_bench.py attn|mlp|builtin [steps]   -> prints "<name> <tokens/s> blas=<OpenBLAS kernels>"
 """
 import os
 import sys
@@ -12,6 +12,18 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "reference", "train"))
 import train_step_reference as ref  # noqa: E402
+
+
+def blas_core():
+    """The kernels of the OpenBLAS this process loaded (Debian's PyTorch links the same
+    libopenblas.so.0 as headlab), or "unknown"."""
+    try:
+        import ctypes
+        lib = ctypes.CDLL("libopenblas.so.0")
+        lib.openblas_get_corename.restype = ctypes.c_char_p
+        return lib.openblas_get_corename().decode()
+    except (OSError, AttributeError):
+        return "unknown"
 
 
 def main():
@@ -46,7 +58,7 @@ def main():
         step()
         times.append(time.perf_counter() - t0)
     times.sort()
-    print(f"{which} {B * T / times[len(times) // 2]:.0f}")
+    print(f"{which} {B * T / times[len(times) // 2]:.0f} blas={blas_core()}")
 
 
 if __name__ == "__main__":

@@ -1,21 +1,102 @@
 // bench/train/train_bench.cpp — training throughput (tokens/s of forward + backward +
 // clipped AdamW) for the shapes; bench/train/run_train_bench.sh prints it next to
 // PyTorch training the same model on the same machine in the same run.
-//   headlab_train_bench [attn|mlp|builtin] [steps]
+//   headlab_train_bench [attn|mlp|builtin] [steps]   -> "<name> <tokens/s> blas=<kernels>"
+//   headlab_train_bench induction                   -> the wall time of TrainInduction's recipe
+//   headlab_train_bench blas                        -> the OpenBLAS kernels it uses
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
+#include <unistd.h>
+
+#include "model/blas.h"
 #include "model/config.h"
+#include "train/bpe_trainer.h"
 #include "train/gpt_train.h"
 #include "train/rng.h"
 #include "train/trainer.h"
 
 using namespace headlab;
 
+namespace {
+
+// The recipe of tests/train/train_induction_test.cpp (the unit test has no clock: its
+// time is this benchmark's): 1,000 steps of a 2-layer, 4-head, C = 128, T = 64
+// attention-only model at batch 32 on the induction curriculum, evaluations included.
+int time_induction_recipe() {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("headlab_train_bench_induction_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "tok");
+  train::BpeTrainOptions bo;
+  bo.vocab_size = 257;
+  auto vocab = train::bpe_train({"ab"}, bo);
+  if (!vocab || !train::bpe_save(*vocab, (dir / "tok").string())) {
+    std::fprintf(stderr, "cannot write the byte-level tokenizer in %s\n", dir.c_str());
+    return 1;
+  }
+  model::ModelConfig c;
+  c.n_layer = 2;
+  c.n_head = 4;
+  c.n_embd = 128;
+  c.n_ctx = 64;
+  c.tied = false;
+  c.vocab_size = 257;
+  c.mlp = false;
+  c.bos_token_id = c.eos_token_id = 256;
+  if (!model::config_save(c, (dir / "config.json").string())) return 1;
+  train::TrainOptions o;
+  o.config_path = (dir / "config.json").string();
+  o.tokenizer_dir = (dir / "tok").string();
+  o.out_dir = (dir / "out").string();
+  o.steps = 1000;
+  o.batch = 32;
+  o.lr = 1e-3f;
+  o.warmup = 50;
+  o.decay = train::LrDecay::constant;
+  o.weight_decay = 0.0f;
+  o.init_std = 0.0f;
+  o.mix.markov = 0.5;
+  o.mix.repeated_random = 1.0 - o.mix.markov;
+  o.mix.min_span = 8;
+  o.mix.max_span = c.n_ctx / 2;
+  o.log_every = 50;
+  o.eval_every = 250;
+  o.checkpoint_every = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto s = train::train_prepare(o);
+  if (!s) {
+    std::fprintf(stderr, "%s\n", s.error().message.c_str());
+    return 1;
+  }
+  double induction = 0, previous = 0;
+  auto r = train::train_run(*s, [&](const train::TrainProgress& p) {
+    if (p.record && p.record->evaluated) induction = p.record->induction, previous = p.record->previous_token;
+  });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fs::remove_all(dir);
+  if (!r) {
+    std::fprintf(stderr, "%s\n", r.error().message.c_str());
+    return 1;
+  }
+  std::printf("induction_recipe seconds=%.1f last_loss=%.3f best_induction=%.2f best_previous_token=%.2f blas=%s\n",
+              seconds, r->last.loss, induction, previous, model::blas_core_name());
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  model::blas_use_cpu_kernels(argv);  // OpenBLAS's kernels by the CPU's features, as `headlab` chooses them
   const std::string which = argc > 1 ? argv[1] : "attn";
+  if (which == "blas") {
+    std::printf("%s\n%s\n", model::blas_core_name(), model::blas_kernels_description().c_str());
+    return 0;
+  }
+  if (which == "induction") return time_induction_recipe();
   const int steps = argc > 2 ? std::atoi(argv[2]) : 10;
   model::ModelConfig c;
   int B = 16, T = 256;
@@ -63,6 +144,6 @@ int main(int argc, char** argv) {
   }
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];
-  std::printf("%s %.0f\n", which.c_str(), B * T / median);  // config tokens/s (median step)
+  std::printf("%s %.0f blas=%s\n", which.c_str(), B * T / median, model::blas_core_name());  // tokens/s (median step)
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "model/blas.h"
 
 namespace headlab::cli {
 
@@ -18,13 +19,17 @@ int print_error(const std::string& message, int code) {
 
 int main(int argc, char** argv) {
   using namespace headlab::cli;
+  // OpenBLAS's kernels by the CPU's features: may re-execute headlab once with
+  // OPENBLAS_CORETYPE set (model/blas.h), so it comes before anything else.
+  headlab::model::blas_use_cpu_kernels(argv);
   CLI::App app{
       "headlab: see, test and predict where the attention heads of a transformer look.\n"
       "Start with `headlab heads` (the five rule-built heads of the first lesson) or\n"
       "`headlab serve` (the lessons in the browser and the JSON API)."};
   app.name("headlab");
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("headlab 0.1.0"));
+  // the version and the matrix-product kernels this run uses
+  app.set_version_flag("--version", "headlab 0.1.0\n" + headlab::model::blas_kernels_description());
 
   int exit_code = 0;
   add_heads_command(app, exit_code);

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "model/blas.h"
 #include "server/progress_store.h"
 #include "server/server.h"
 
@@ -64,6 +65,7 @@ int run_serve(const ServeOptions& o) {
   if (auto s = (*srv)->bind(); !s) return print_error(s.error().message);
 
   std::printf("headlab: serving on http://%s:%d/\n", o.host.c_str(), (*srv)->port());
+  std::printf("headlab: matrix products on %s\n", model::blas_kernels_description().c_str());
   if (o.host == "127.0.0.1" || o.host == "localhost" || o.host == "::1")
     std::printf("headlab: only this machine can connect (bound to %s); use --host 0.0.0.0 to share it with a class\n",
                 o.host.c_str());

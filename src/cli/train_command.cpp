@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "model/blas.h"
 #include "train/trainer.h"
 #include "train/train_plot.h"
 
@@ -73,6 +74,7 @@ int run_train(TrainCliOptions& o) {
                  c.n_layer, c.n_head, c.n_embd, c.mlp ? "with MLP" : "attention-only", c.vocab_size, session->model.B,
                  session->model.T, session->corpus_tokens.size(), session->heldout_tokens.size(),
                  session->step > 0 ? (", resuming at step " + std::to_string(session->step)).c_str() : "");
+    std::fprintf(stderr, "matrix products on %s\n", model::blas_kernels_description().c_str());
   }
   std::signal(SIGINT, on_sigint);
   auto progress = [&](const train::TrainProgress& p) {

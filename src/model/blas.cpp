@@ -1,9 +1,35 @@
-// model/blas.cpp — OpenBLAS's sgemm behind one function (see blas.h).
+// model/blas.cpp — OpenBLAS's sgemm behind one function, and its kernels chosen by the
+// CPU's features (see blas.h).
 #include "model/blas.h"
 
 #include <cblas.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 namespace headlab::model {
+
+namespace {
+
+// Set in the environment of the re-executed program, so that it never re-executes again.
+constexpr const char* kReexecGuard = "HEADLAB_BLAS_REEXEC";
+
+// OpenBLAS's x86-64 cores, lowest first, as OPENBLAS_CORETYPE spells them.
+constexpr const char* kCores[] = {"Prescott", "Core2", "Nehalem", "Sandybridge", "Haswell", "SkylakeX", "Cooperlake"};
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+}  // namespace
 
 void blas_sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                 const float* B, int ldb, float beta, float* C, int ldc) {
@@ -15,5 +41,83 @@ void blas_sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, co
 
 const char* blas_core_name() { return openblas_get_corename(); }
 
+CpuFeatures cpu_features() {
+  CpuFeatures f;
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+  f.sse3 = c & (1u << 0);
+  f.ssse3 = c & (1u << 9);
+  f.sse4_2 = c & (1u << 20);
+  const bool fma = c & (1u << 12), osxsave = c & (1u << 27), avx = c & (1u << 28);
+  // XCR0: which register states the OS saves (bits 1-2: SSE/AVX; 5-7: AVX-512)
+  unsigned long long xcr0 = 0;
+  if (osxsave) {
+    unsigned lo = 0, hi = 0;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    xcr0 = (static_cast<unsigned long long>(hi) << 32) | lo;
+  }
+  const bool os_avx = (xcr0 & 0x6) == 0x6, os_avx512 = (xcr0 & 0xe6) == 0xe6;
+  f.avx = avx && os_avx;
+  f.fma = fma && os_avx;
+  if (__get_cpuid_max(0, nullptr) >= 7) {
+    __cpuid_count(7, 0, a, b, c, d);
+    f.avx2 = os_avx && (b & (1u << 5));
+    f.avx512f = os_avx512 && (b & (1u << 16));
+    f.avx512dq = os_avx512 && (b & (1u << 17));
+    f.avx512cd = os_avx512 && (b & (1u << 28));
+    f.avx512bw = os_avx512 && (b & (1u << 30));
+    f.avx512vl = os_avx512 && (b & (1u << 31));
+    __cpuid_count(7, 1, a, b, c, d);
+    f.avx512_bf16 = os_avx512 && (a & (1u << 5));
+  }
+#endif
+  return f;
+}
+
+const char* blas_core_for(const CpuFeatures& f) {
+  const bool skylakex = f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512cd && f.avx2 && f.fma;
+  if (skylakex && f.avx512_bf16) return "Cooperlake";
+  if (skylakex) return "SkylakeX";
+  if (f.avx2 && f.fma) return "Haswell";
+  if (f.avx) return "Sandybridge";
+  if (f.sse4_2) return "Nehalem";
+  if (f.ssse3) return "Core2";
+  return "Prescott";
+}
+
+int blas_core_rank(const std::string& core) {
+  const std::string name = lower(core);
+  for (int i = 0; i < int(std::size(kCores)); i++)
+    if (name == lower(kCores[i])) return i;
+  if (name == "penryn" || name == "dunnington") return 1;  // Core2 with SSE4.1
+  if (name == "zen") return 4;                              // OpenBLAS runs Haswell kernels on Zen
+  return -1;
+}
+
+void blas_use_cpu_kernels(char** argv) {
+  if (std::getenv("OPENBLAS_CORETYPE") || std::getenv(kReexecGuard)) return;
+  const char* want = blas_core_for(cpu_features());
+  const int have = blas_core_rank(blas_core_name());
+  if (have < 0 || have >= blas_core_rank(want)) return;  // an unknown name is the library's business
+  setenv("OPENBLAS_CORETYPE", want, 1);
+  setenv(kReexecGuard, "1", 1);
+  execv("/proc/self/exe", argv);
+  // exec failed: carry on with the library's kernels, and say so in the description
+  unsetenv("OPENBLAS_CORETYPE");
+}
+
+std::string blas_kernels_description() {
+  std::string config = openblas_get_config();  // "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY ..."
+  std::string version = config.substr(0, config.find(' ', std::strlen("OpenBLAS ")));
+  std::string line = version + " " + blas_core_name() + " kernels";
+  const char* env = std::getenv("OPENBLAS_CORETYPE");
+  if (env && std::getenv(kReexecGuard)) return line + " (chosen from the CPU's features)";
+  if (env) return line + " (OPENBLAS_CORETYPE=" + env + " set by the user)";
+  const char* want = blas_core_for(cpu_features());
+  if (blas_core_rank(blas_core_name()) >= 0 && blas_core_rank(blas_core_name()) < blas_core_rank(want))
+    return line + " (OpenBLAS's own choice; the CPU allows " + want + ")";
+  return line + " (OpenBLAS's own choice)";
+}
 
 }  // namespace headlab::model

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/unicode.h"
+#include "util/file.h"
 
 namespace headlab::model {
 
@@ -52,15 +53,6 @@ std::string token_to_bytes(const std::string& token) {
     i += len;
   }
   return out;
-}
-
-Result<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::not_found, path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return make_error(ErrorCode::io_error, path + ": read failed");
-  return ss.str();
 }
 
 }  // namespace
@@ -232,14 +224,14 @@ Result<BpeTokenizer> BpeTokenizer::load(const std::string& dir) {
   std::error_code ec;
   const fs::path d(dir);
   if (fs::exists(d / "vocab.json", ec) && fs::exists(d / "merges.txt", ec)) {
-    auto vocab = read_file((d / "vocab.json").string());
+    auto vocab = file_read((d / "vocab.json").string());
     if (!vocab) return tl::unexpected(vocab.error());
-    auto merges = read_file((d / "merges.txt").string());
+    auto merges = file_read((d / "merges.txt").string());
     if (!merges) return tl::unexpected(merges.error());
     return from_vocab_merges(*vocab, *merges, dir + "/{vocab.json,merges.txt}");
   }
   if (fs::exists(d / "tokenizer.json", ec)) {
-    auto text = read_file((d / "tokenizer.json").string());
+    auto text = file_read((d / "tokenizer.json").string());
     if (!text) return tl::unexpected(text.error());
     return from_tokenizer_json(*text, (d / "tokenizer.json").string());
   }

@@ -83,9 +83,22 @@ Result<Parameters> checkpoint_from_safetensors(const ModelConfig& config, const 
                                                      ? " (an attention-only model needs \"headlab_mlp\": false in config.json)"
                                                      : ""));
     used.insert(t->name);
-    if (t->shape != slot.file_shape)
+    if (t->shape != slot.file_shape) {
+      // Say which setting disagrees when the other dimensions agree: the rows of wte and
+      // lm_head are the vocabulary, the rows of wpe the positions.
+      std::string which;
+      if (t->shape.size() == 2 && t->shape[1] == slot.file_shape[1]) {
+        const std::string rows = std::to_string(t->shape[0]);
+        if (slot.name == "wte.weight" || slot.name == "lm_head.weight")
+          which = ": config.json's vocab_size is " + std::to_string(config.vocab_size) + " but the weights hold " +
+                  rows + " tokens";
+        else if (slot.name == "wpe.weight")
+          which = ": config.json's n_positions is " + std::to_string(config.n_ctx) + " but the weights hold " + rows +
+                  " positions";
+      }
       return make_error(ErrorCode::corrupt, file.path + ": tensor \"" + t->name + "\" has shape " + shape_string(t->shape) +
-                                                ", config.json implies " + shape_string(slot.file_shape));
+                                                ", config.json implies " + shape_string(slot.file_shape) + which);
+    }
     const std::int64_t n = t->numel();
     float* dest = slot.dest;
     if (slot.transpose) {

@@ -1,12 +1,35 @@
 // model/config.cpp — ModelConfig from and to Hugging Face's config.json.
 #include "model/config.h"
 
-#include <fstream>
-#include <sstream>
+#include <cmath>
 
 #include <nlohmann/json.hpp>
 
+#include "util/file.h"
+
 namespace headlab::model {
+
+float ModelConfig::attention_scale(int layer) const {
+  float scale = scale_attn_weights ? 1.0f / std::sqrt(static_cast<float>(head_size())) : 1.0f;
+  if (scale_attn_by_inverse_layer_idx) scale /= static_cast<float>(layer + 1);
+  return scale;
+}
+
+std::string config_untrainable_keys(const ModelConfig& c) {
+  std::string keys;
+  auto add = [&](const char* key) { keys += (keys.empty() ? "" : ", ") + std::string(key); };
+  if (!c.scale_attn_weights) add("scale_attn_weights: false");
+  if (c.scale_attn_by_inverse_layer_idx) add("scale_attn_by_inverse_layer_idx: true");
+  return keys;
+}
+
+Status config_check_tokenizer(const ModelConfig& c, int tokenizer_size, const std::string& where) {
+  if (tokenizer_size <= c.vocab_size) return {};
+  return make_error(ErrorCode::invalid_argument,
+                    where + ": the tokenizer has " + std::to_string(tokenizer_size) + " tokens but config.json's vocab_size is " +
+                        std::to_string(c.vocab_size) + ": ids " + std::to_string(c.vocab_size) + " and above would have no "
+                        "embedding (is the tokenizer this model's?)");
+}
 
 ModelConfig config_gpt2_small() {
   ModelConfig c;
@@ -63,11 +86,22 @@ Result<ModelConfig> config_parse(const std::string& json_text, const std::string
                         what + ": model_type \"" + j["model_type"].get<std::string>() +
                             "\" is not supported (only gpt2)");
     if (j.contains("activation_function")) {
+      // gelu_new, gelu_pytorch_tanh and gelu_fast are the same tanh approximation
       std::string act = j["activation_function"].get<std::string>();
-      if (act != "gelu_new" && act != "gelu_pytorch_tanh")
+      if (act != "gelu_new" && act != "gelu_pytorch_tanh" && act != "gelu_fast")
         return make_error(ErrorCode::unsupported,
-                          what + ": activation_function \"" + act + "\" is not supported (only gelu_new)");
+                          what + ": activation_function \"" + act +
+                              "\" is not supported (only the tanh GELU: gelu_new, gelu_pytorch_tanh, gelu_fast)");
     }
+    // Keys that change the forward in ways headlab does not implement: refused by name.
+    auto is_true = [&](const char* key) { return j.contains(key) && j[key].is_boolean() && j[key].get<bool>(); };
+    for (const char* key : {"add_cross_attention", "is_encoder_decoder"})
+      if (is_true(key))
+        return make_error(ErrorCode::unsupported,
+                          what + ": \"" + key + "\": true is not supported (headlab runs decoder-only GPT-2)");
+    if (j.contains("pruned_heads") && !j["pruned_heads"].is_null() && !j["pruned_heads"].empty())
+      return make_error(ErrorCode::unsupported,
+                        what + ": \"pruned_heads\" is not supported (every layer must keep all n_head heads)");
     // Whole numbers only, and only ones an int holds: a float like 3e106 must not reach get<int>.
     std::string bad_key;
     auto get_int = [&](const char* key, int& field) {
@@ -85,6 +119,25 @@ Result<ModelConfig> config_parse(const std::string& json_text, const std::string
     get_int("n_embd", c.n_embd);
     get_int("n_ctx", c.n_ctx);
     get_int("n_positions", c.n_ctx);  // HF's name wins when both are present
+    // GPT2Config.attribute_map: the generic names Hugging Face also writes. Read as the
+    // GPT-2 key they stand for; both present and different is a contradiction.
+    struct Alias {
+      const char* alias;
+      const char* gpt2_key;
+      int* field;
+    };
+    for (const Alias& a : {Alias{"hidden_size", "n_embd", &c.n_embd}, Alias{"num_attention_heads", "n_head", &c.n_head},
+                           Alias{"num_hidden_layers", "n_layer", &c.n_layer},
+                           Alias{"max_position_embeddings", "n_positions", &c.n_ctx}}) {
+      if (!j.contains(a.alias) || j[a.alias].is_null()) continue;
+      const int before = *a.field;
+      get_int(a.alias, *a.field);
+      if (!bad_key.empty()) break;
+      if (j.contains(a.gpt2_key) && !j[a.gpt2_key].is_null() && *a.field != before)
+        return make_error(ErrorCode::corrupt, what + ": \"" + a.alias + "\" (" + std::to_string(*a.field) +
+                                                  ") and \"" + a.gpt2_key + "\" (" + std::to_string(before) +
+                                                  ") name the same setting and disagree");
+    }
     get_int("vocab_size", c.vocab_size);
     get_int("bos_token_id", c.bos_token_id);
     get_int("eos_token_id", c.eos_token_id);
@@ -100,6 +153,10 @@ Result<ModelConfig> config_parse(const std::string& json_text, const std::string
     }
     if (j.contains("tie_word_embeddings")) c.tied = j["tie_word_embeddings"].get<bool>();
     if (j.contains("headlab_mlp")) c.mlp = j["headlab_mlp"].get<bool>();
+    if (j.contains("scale_attn_weights")) c.scale_attn_weights = j["scale_attn_weights"].get<bool>();
+    if (j.contains("scale_attn_by_inverse_layer_idx"))
+      c.scale_attn_by_inverse_layer_idx = j["scale_attn_by_inverse_layer_idx"].get<bool>();
+    if (j.contains("reorder_and_upcast_attn")) c.reorder_and_upcast_attn = j["reorder_and_upcast_attn"].get<bool>();
     if (n_inner != 4 * c.n_embd)
       return make_error(ErrorCode::unsupported, what + ": n_inner other than 4 * n_embd is not supported");
   } catch (const nlohmann::json::exception& e) {
@@ -111,12 +168,11 @@ Result<ModelConfig> config_parse(const std::string& json_text, const std::string
 }
 
 Result<ModelConfig> config_load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::not_found, path + ": cannot open (missing config.json?)");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return make_error(ErrorCode::io_error, path + ": read failed");
-  return config_parse(ss.str(), path);
+  Result<std::string> text = file_read(path);
+  if (!text && text.error().code == ErrorCode::not_found)
+    return make_error(ErrorCode::not_found, path + ": cannot open (missing config.json?)");
+  if (!text) return tl::unexpected(text.error());
+  return config_parse(*text, path);
 }
 
 std::string config_to_json(const ModelConfig& c) {
@@ -134,6 +190,9 @@ std::string config_to_json(const ModelConfig& c) {
   j["bos_token_id"] = c.bos_token_id;
   j["eos_token_id"] = c.eos_token_id;
   j["tie_word_embeddings"] = c.tied;
+  j["scale_attn_weights"] = c.scale_attn_weights;
+  j["scale_attn_by_inverse_layer_idx"] = c.scale_attn_by_inverse_layer_idx;
+  j["reorder_and_upcast_attn"] = c.reorder_and_upcast_attn;
   j["n_inner"] = nullptr;
   j["resid_pdrop"] = 0.0;
   j["embd_pdrop"] = 0.0;
@@ -145,12 +204,7 @@ std::string config_to_json(const ModelConfig& c) {
 }
 
 Status config_save(const ModelConfig& config, const std::string& path) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return make_error(ErrorCode::io_error, path + ": cannot open for writing");
-  out << config_to_json(config);
-  out.close();
-  if (!out) return make_error(ErrorCode::io_error, path + ": write failed");
-  return {};
+  return file_write(path, config_to_json(config));
 }
 
 }  // namespace headlab::model

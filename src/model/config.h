@@ -27,9 +27,30 @@ struct ModelConfig {
   float layer_norm_eps = 1e-5f;
   int bos_token_id = 50256;    // GPT-2's <|endoftext|> doubles as BOS and EOS
   int eos_token_id = 50256;
+  // How the attention scores are scaled (GPT2Config's switches of the same names):
+  //   scores = q.k * attention_scale(layer),
+  //   attention_scale(l) = (scale_attn_weights ? 1/sqrt(HS) : 1) * (scale_attn_by_inverse_layer_idx ? 1/(l+1) : 1)
+  bool scale_attn_weights = true;
+  bool scale_attn_by_inverse_layer_idx = false;
+  // Hugging Face computes the scores in float32 with the scale applied inside the product
+  // (baddbmm's alpha) instead of dividing a half-precision product afterwards. headlab's
+  // engine always does that (sgemm with alpha = the scale, all float32), so the switch is
+  // kept for the round trip and changes nothing in headlab's numbers.
+  bool reorder_and_upcast_attn = false;
 
   int head_size() const { return n_head > 0 ? n_embd / n_head : 0; }
+  // The factor the scores q.k of layer `layer` are multiplied by (see above).
+  float attention_scale(int layer) const;
 };
+
+// ok when a tokenizer of `tokenizer_size` tokens fits the model: every id it can produce
+// has a row in wte (tokenizer_size <= vocab_size; a larger vocab_size, padded as many
+// GPT-2 ports are, is fine). Errors: invalid_argument saying both sizes, `where` first.
+Status config_check_tokenizer(const ModelConfig& config, int tokenizer_size, const std::string& where);
+
+// The names of the config's settings a training run cannot honour (its backward scales
+// the scores by 1/sqrt(HS) only), comma-separated; empty when the config trains as it runs.
+std::string config_untrainable_keys(const ModelConfig& config);
 
 // The GPT-2 small shape (124M): L=12, NH=12, C=768, maxT=1024, V=50257.
 ModelConfig config_gpt2_small();
@@ -38,11 +59,18 @@ ModelConfig config_gpt2_small();
 // n_embd not divisible by n_head, token ids outside the vocabulary, eps <= 0).
 Status config_validate(const ModelConfig& config);
 
-// Parses config.json text. Accepts HF GPT-2 keys (n_layer, n_head, n_embd, n_positions
-// or n_ctx, vocab_size, layer_norm_epsilon, bos/eos_token_id, tie_word_embeddings) and
-// headlab's own (headlab_mlp). `what` names the source in error messages.
-// Errors: corrupt (not JSON, wrong types), unsupported (model_type not gpt2,
-// activation other than gelu_new), invalid_argument (config_validate).
+// Parses config.json text. Honours HF GPT-2 keys (n_layer, n_head, n_embd, n_positions
+// or n_ctx, vocab_size, layer_norm_epsilon, bos/eos_token_id, tie_word_embeddings,
+// scale_attn_weights, scale_attn_by_inverse_layer_idx, reorder_and_upcast_attn), GPT2Config's
+// attribute_map aliases (hidden_size, num_attention_heads, num_hidden_layers,
+// max_position_embeddings), and headlab's own (headlab_mlp). Keys that would change the
+// forward in a way headlab does not implement are refused by name; keys that do not change
+// an inference forward (dropouts, initializer_range, use_cache, summary_*) are ignored.
+// `what` names the source in error messages.
+// Errors: corrupt (not JSON, wrong types, an alias that disagrees with GPT-2's own key),
+// unsupported (model_type not gpt2, activation other than gelu_new, n_inner other than
+// 4 * n_embd, add_cross_attention, is_encoder_decoder, pruned_heads), invalid_argument
+// (config_validate).
 Result<ModelConfig> config_parse(const std::string& json_text, const std::string& what);
 Result<ModelConfig> config_load(const std::string& path);  // + not_found, io_error
 

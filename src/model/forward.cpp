@@ -212,7 +212,7 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     if (layer_blocks) hooks.block_key = block_ptrs.data();
     if (rq.pattern) hooks.pattern_out = rec.pattern.data() + std::size_t(l) * NH * packed;
     if (rq.scores) hooks.scores_out = rec.scores.data() + std::size_t(l) * NH * packed;
-    attention_forward_causal(b.z, b.qkv, T, C, NH, hooks, b.scratch);
+    attention_forward_causal(b.z, b.qkv, T, C, NH, c.attention_scale(l), hooks, b.scratch);
 
     for (const HeadAblation& a : options.interventions.ablate) {
       if (a.layer != l) continue;

@@ -33,7 +33,7 @@ namespace headlab::model {
 // What the record keeps. Each is empty unless asked for.
 struct RecordRequest {
   bool pattern = false;   // softmax(masked scores), causal half
-  bool scores = false;    // q.k/sqrt(HS) before the mask, causal half (the masked half is
+  bool scores = false;    // q.k * attention_scale(l) (q.k/sqrt(HS) for GPT-2) before the mask, causal half (the masked half is
                           // never computed, so it cannot be recorded)
   bool qkv = false;       // q, k, v of every layer
   bool z = false;         // each head's output before W_O, heads side by side

@@ -40,11 +40,11 @@ std::size_t parameters_count(const ModelConfig& c) {
 }
 
 std::string_view parameters_name(int index) {
-  static constexpr std::string_view names[kNumParameterTensors] = {
+  static constexpr std::string_view kNames[kNumParameterTensors] = {
       "wte",  "wpe",  "ln1w",    "ln1b",    "qkvw", "qkvb", "attprojw", "attprojb", "ln2w",
       "ln2b", "fcw",  "fcb",     "fcprojw", "fcprojb", "lnfw", "lnfb", "lm_head", "unused"};
   HEADLAB_CHECK(index >= 0 && index < kNumParameterTensors);
-  return names[index];
+  return kNames[index];
 }
 
 ParameterTensors parameters_point(float* memory, const ModelConfig& c) {

@@ -13,6 +13,8 @@
 #include "model/forward.h"
 #include "model/head_range.h"
 #include "server/model_views.h"
+#include "train/train_log.h"
+#include "util/file.h"
 
 namespace headlab::server {
 namespace fs = std::filesystem;
@@ -40,6 +42,8 @@ Result<std::unique_ptr<ModelService>> ModelService::load(const ModelServiceOptio
   if (!params) return tl::unexpected(params.error());
   auto tok = model::BpeTokenizer::load(options.dir);
   if (!tok) return tl::unexpected(tok.error());
+  if (Status fits = model::config_check_tokenizer(params->config, tok->vocab_size(), options.dir); !fits)
+    return tl::unexpected(fits.error());
   s->params_ = std::move(*params);
   s->tokenizer_ = std::move(*tok);
   const model::ModelConfig& c = s->params_.config;
@@ -193,29 +197,11 @@ Result<TrainingLog> ModelService::training_log() const {
   // `headlab train` writes train_log.csv; training_log.csv is accepted too.
   fs::path p = fs::path(options_.dir) / "train_log.csv";
   if (!fs::exists(p)) p = fs::path(options_.dir) / "training_log.csv";
-  std::ifstream in(p);
-  if (!in) return make_error(ErrorCode::not_found, "This model has no training log (" + p.string() + ").");
-  TrainingLog log;
-  std::string line;
-  if (!std::getline(in, line)) return make_error(ErrorCode::corrupt, p.string() + " is empty.");
-  std::stringstream header(line);
-  for (std::string col; std::getline(header, col, ',');) log.columns.push_back(col);
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    // Split on every comma, so an empty last cell is still a cell (null in JSON).
-    std::vector<double> row;
-    std::size_t start = 0;
-    for (;;) {
-      std::size_t comma = line.find(',', start);
-      std::string cell = line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      row.push_back(cell.empty() || cell == "\r" ? NAN : std::strtod(cell.c_str(), nullptr));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-    row.resize(log.columns.size(), NAN);
-    log.rows.push_back(std::move(row));
-  }
-  return log;
+  auto text = file_read(p.string());
+  if (!text) return make_error(ErrorCode::not_found, "This model has no training log (" + p.string() + ").");
+  auto table = train::train_log_table_parse(*text, p.string());
+  if (!table) return tl::unexpected(table.error());
+  return TrainingLog{std::move(table->columns), std::move(table->rows)};
 }
 
 }  // namespace headlab::server

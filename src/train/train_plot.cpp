@@ -1,10 +1,12 @@
-// train/train_plot.cpp — SVG line charts of a training log, written by hand (no library).
+// train/train_plot.cpp — SVG line charts of a training log (read through train/train_log.h),
+// written by hand (no library).
 #include "train/train_plot.h"
+
+#include "train/train_log.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <sstream>
 #include <vector>
 
@@ -15,15 +17,6 @@ struct Series {
   std::string name, colour;
   std::vector<std::pair<double, double>> points;  // (step, value)
 };
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::istringstream ss(line);
-  while (std::getline(ss, cell, ',')) out.push_back(cell);
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
 
 // One panel: axes, ticks, a polyline per series, a legend.
 void panel(std::ostringstream& svg, const std::vector<Series>& series, double x0, double y0, double w, double h,
@@ -67,36 +60,25 @@ void panel(std::ostringstream& svg, const std::vector<Series>& series, double x0
 }  // namespace
 
 Result<std::string> train_log_svg(const std::string& csv_text, const std::string& what) {
-  std::istringstream in(csv_text);
-  std::string line;
-  if (!std::getline(in, line)) return make_error(ErrorCode::corrupt, what + " is empty");
-  const std::vector<std::string> header = split_csv_line(line);
-  std::map<std::string, int> col;
-  for (int i = 0; i < static_cast<int>(header.size()); ++i) col[header[i]] = i;
-  if (!col.count("step") || !col.count("loss"))
-    return make_error(ErrorCode::corrupt, what + " is not a training log: it has no step and loss columns");
+  auto table = train_log_table_parse(csv_text, what);
+  if (!table) return tl::unexpected(table.error());
+  auto records = train_log_records(*table, what);
+  if (!records) return tl::unexpected(records.error());
   Series loss{"training loss", "#1f77b4", {}}, eval{"held-out loss", "#ff7f0e", {}};
   Series induction{"best induction", "#d62728", {}}, previous{"best previous-token", "#2ca02c", {}},
       first{"best first-token", "#9467bd", {}};
-  auto get = [&](const std::vector<std::string>& cells, const char* name, double& out) {
-    auto it = col.find(name);
-    if (it == col.end() || it->second >= static_cast<int>(cells.size()) || cells[it->second].empty()) return false;
-    char* end = nullptr;
-    out = std::strtod(cells[it->second].c_str(), &end);
-    return end != cells[it->second].c_str() && std::isfinite(out);
+  auto add = [](Series& s, double step, double v) {
+    if (std::isfinite(v)) s.points.push_back({step, v});
   };
   double max_step = 0;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    auto cells = split_csv_line(line);
-    double step, v;
-    if (!get(cells, "step", step)) continue;
-    max_step = std::max(max_step, step);
-    if (get(cells, "loss", v)) loss.points.push_back({step, v});
-    if (get(cells, "eval_loss", v)) eval.points.push_back({step, v});
-    if (get(cells, "induction", v)) induction.points.push_back({step, v});
-    if (get(cells, "previous_token", v)) previous.points.push_back({step, v});
-    if (get(cells, "first_token", v)) first.points.push_back({step, v});
+  for (const TrainLogRecord& r : *records) {
+    max_step = std::max(max_step, double(r.step));
+    add(loss, r.step, r.loss);
+    if (!r.evaluated) continue;
+    add(eval, r.step, r.eval_loss);
+    add(induction, r.step, r.induction);
+    add(previous, r.step, r.previous_token);
+    add(first, r.step, r.first_token);
   }
   if (loss.points.empty()) return make_error(ErrorCode::corrupt, what + " has no rows");
   std::ostringstream svg;

@@ -21,6 +21,7 @@
 #include "model/thread_pool.h"
 #include "train/bpe_trainer.h"
 #include "train/parallel.h"
+#include "util/file.h"
 
 namespace headlab::train {
 namespace fs = std::filesystem;
@@ -291,29 +292,13 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
   s.step = static_cast<int>(step);
   s.rng.state = rng_state;
   // the log rows so far
-  std::ifstream lj(o.out_dir + "/train_log.json");
-  if (lj) {
-    auto j = nlohmann::json::parse(lj, nullptr, false);
-    if (j.is_object() && j.contains("log"))
-      for (const auto& r : j["log"]) {
-        TrainLogRecord rec;
-        rec.step = r.value("step", 0);
-        if (rec.step > s.step) break;
-        rec.loss = r.value("loss", 0.0);
-        rec.lr = r.value("lr", 0.0);
-        rec.grad_norm = r.value("grad_norm", 0.0);
-        rec.tokens_per_s = r.value("tokens_per_s", 0.0);
-        rec.elapsed_s = r.value("elapsed_s", 0.0);
-        rec.evaluated = r.contains("eval_loss");
-        if (rec.evaluated) {
-          rec.eval_loss = r["eval_loss"].is_number() ? r["eval_loss"].get<double>() : std::nan("");
-          rec.induction = r.value("induction", 0.0);
-          rec.previous_token = r.value("previous_token", 0.0);
-          rec.first_token = r.value("first_token", 0.0);
-          rec.icl_ratio = r.value("icl_ratio", 0.0);
-        }
-        s.log.push_back(rec);
-      }
+  if (auto text = file_read(o.out_dir + "/train_log.json")) {
+    // a log that does not parse starts again empty, as before train_log.h
+    auto rows = train_log_json_read(*text, o.out_dir + "/train_log.json");
+    for (const TrainLogRecord& rec : rows ? *rows : std::vector<TrainLogRecord>{}) {
+      if (rec.step > s.step) break;
+      s.log.push_back(rec);
+    }
   }
   return s;
 }
@@ -344,48 +329,11 @@ Status train_save_checkpoint(const TrainSession& s) {
   return write_file_atomic(dir + "/train_log.json", train_log_json(s));
 }
 
-std::string train_log_csv(const std::vector<TrainLogRecord>& log) {
-  std::string out = "step,loss,lr,grad_norm,tokens_per_s,elapsed_s,eval_loss,induction,previous_token,first_token,icl_ratio\n";
-  char buf[320];
-  for (const TrainLogRecord& r : log) {
-    std::snprintf(buf, sizeof buf, "%d,%.5f,%.6g,%.4f,%.0f,%.1f", r.step, r.loss, r.lr, r.grad_norm, r.tokens_per_s,
-                  r.elapsed_s);
-    out += buf;
-    if (r.evaluated) {
-      std::snprintf(buf, sizeof buf, ",%.5f,%.4f,%.4f,%.4f,%.4f", r.eval_loss, r.induction, r.previous_token,
-                    r.first_token, r.icl_ratio);
-      out += buf;
-    } else {
-      out += ",,,,,";
-    }
-    out += '\n';
-  }
-  return out;
-}
-
 std::string train_log_json(const TrainSession& s) {
   nlohmann::ordered_json j;
   j["options"] = options_json(s.options);
   j["config"] = nlohmann::json::parse(model::config_to_json(s.model.config), nullptr, false);
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const TrainLogRecord& r : s.log) {
-    nlohmann::ordered_json row;
-    row["step"] = r.step;
-    row["loss"] = r.loss;
-    row["lr"] = r.lr;
-    row["grad_norm"] = r.grad_norm;
-    row["tokens_per_s"] = r.tokens_per_s;
-    row["elapsed_s"] = r.elapsed_s;
-    if (r.evaluated) {
-      row["eval_loss"] = std::isfinite(r.eval_loss) ? nlohmann::ordered_json(r.eval_loss) : nlohmann::ordered_json();
-      row["induction"] = r.induction;
-      row["previous_token"] = r.previous_token;
-      row["first_token"] = r.first_token;
-      row["icl_ratio"] = r.icl_ratio;
-    }
-    rows.push_back(row);
-  }
-  j["log"] = rows;
+  j["log"] = nlohmann::ordered_json::parse(train_log_json_rows(s.log));
   return j.dump(1) + "\n";
 }
 

@@ -28,6 +28,7 @@
 #include "train/gpt_train.h"
 #include "train/lr_schedule.h"
 #include "train/rng.h"
+#include "train/train_log.h"
 #include "util/result.h"
 
 namespace headlab::train {
@@ -62,22 +63,6 @@ struct TrainOptions {
   int checkpoint_every = 500;            // 0: only at the end
   bool resume = false;
   std::size_t max_memory_bytes = std::size_t(16) << 30;
-};
-
-// One row of the training log.
-struct TrainLogRecord {
-  int step = 0;                // steps done
-  double loss = 0.0;           // mean training loss over the steps since the last row
-  double lr = 0.0;
-  double grad_norm = 0.0;      // before clipping, last step
-  double tokens_per_s = 0.0;
-  double elapsed_s = 0.0;
-  bool evaluated = false;      // the fields below are set
-  double eval_loss = 0.0;      // held-out text (NaN without held-out text)
-  double induction = 0.0;      // best head's scores (scanner)
-  double previous_token = 0.0;
-  double first_token = 0.0;
-  double icl_ratio = 0.0;      // loss on the second copy / the first
 };
 
 struct TrainSession {
@@ -133,8 +118,8 @@ void train_request_stop();
 // Writes the checkpoint (model, tokenizer, optimiser state, logs) of the session.
 Status train_save_checkpoint(const TrainSession& session);
 
-// The log as CSV text and as JSON text (with the options, for the record).
-std::string train_log_csv(const std::vector<TrainLogRecord>& log);
+// The log as JSON text, with the options and the config, for the record (the CSV:
+// train_log_csv in train/train_log.h).
 std::string train_log_json(const TrainSession& session);
 
 }  // namespace headlab::train

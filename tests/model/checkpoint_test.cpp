@@ -152,6 +152,8 @@ TEST(Checkpoint, RejectsAWrongShape) {
   EXPECT_NE(r.error().message.find("\"transformer.wte.weight\" has shape (11, 8), config.json implies (12, 8)"),
             std::string::npos)
       << r.error().message;
+  EXPECT_NE(r.error().message.find("config.json's vocab_size is 12 but the weights hold 11 tokens"), std::string::npos)
+      << r.error().message;
 }
 
 TEST(Checkpoint, RejectsNaNWeights) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/bpe_tokenizer.h"
+#include "model/blas.h"
 #include "model/checkpoint.h"
 
 using namespace headlab::model;
@@ -237,4 +238,27 @@ TEST(RunCommand, BadArgumentsAreUsageErrors) {
   auto m = run_headlab("run --model /nonexistent --ids 1");
   EXPECT_EQ(m.exit_code, 1);
   EXPECT_NE(m.out.find("/nonexistent: not a directory"), std::string::npos) << m.out;
+}
+
+// `headlab --version` names the OpenBLAS kernels in use: with OPENBLAS_CORETYPE unset,
+// headlab chooses them from the CPU's features (re-executing itself when OpenBLAS chose
+// less); a user's OPENBLAS_CORETYPE is left as it is.
+TEST(HeadlabBinary, VersionNamesTheKernelsTheCpuAllowsOrTheUsersChoice) {
+  const std::string want = std::string(blas_core_for(cpu_features())) + " kernels";
+  // this test's environment may hold both variables (its own start sets them): clear them
+  const std::string bin = std::string(HEADLAB_BINARY_DIR) + "/headlab";
+  FILE* p = popen(("env -u OPENBLAS_CORETYPE -u HEADLAB_BLAS_REEXEC " + bin + " --version 2>&1").c_str(), "r");
+  std::string out;
+  char buf[512];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  EXPECT_EQ(pclose(p), 0);
+  std::printf("%s", out.c_str());
+  EXPECT_NE(out.find("headlab 0.1.0"), std::string::npos) << out;
+  EXPECT_NE(out.find(want), std::string::npos) << out;
+  p = popen(("env -u HEADLAB_BLAS_REEXEC OPENBLAS_CORETYPE=Haswell " + bin + " --version 2>&1").c_str(), "r");
+  out.clear();
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  EXPECT_EQ(pclose(p), 0);
+  EXPECT_NE(out.find("Haswell kernels (OPENBLAS_CORETYPE=Haswell set by the user)"), std::string::npos) << out;
 }

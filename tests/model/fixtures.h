@@ -2,14 +2,14 @@
 // as the engine tests read them.
 #pragma once
 
-#include <fstream>
-#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "model/checkpoint.h"
+#include "util/file.h"
 
 namespace headlab::testing {
 
@@ -18,10 +18,9 @@ inline std::string fixture_dir(const std::string& name) {
 }
 
 inline nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return nlohmann::json::parse(ss.str());
+  auto text = file_read(path);
+  if (!text) throw std::runtime_error(text.error().message);
+  return nlohmann::json::parse(*text);
 }
 
 // The fixture's weights from one of its files (model.safetensors, model.f16.safetensors, ...).

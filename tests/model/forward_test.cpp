@@ -254,3 +254,42 @@ TEST(Forward, CustomPatternEqualToUniformGivesTheSameLogits) {
   ASSERT_TRUE(forward(p, ids, b, ob, ws));
   EXPECT_EQ(oa.logits, ob.logits);
 }
+
+// config.json's attention switches against the NumPy reference
+// (tools/reference/make_config_switch_fixtures.py): one model, each setting.
+TEST(Forward, HonoursTheAttentionSwitchesOfConfigJsonLikeTheReference) {
+  const std::string dir = fixture_dir("config_switches");
+  auto expected = read_json_file(dir + "/expected.json");
+  auto base = read_json_file(dir + "/config.json");
+  auto st = safetensors_read(dir + "/model.safetensors");
+  ASSERT_TRUE(st) << st.error().message;
+  std::vector<int> ids = fixture_ids(expected);
+  for (const auto& [name, ref] : expected["variants"].items()) {
+    nlohmann::json j = base;
+    j.update(ref["config"]);
+    auto config = config_parse(j.dump(), name);
+    ASSERT_TRUE(config) << config.error().message;
+    auto p = checkpoint_from_safetensors(*config, *st);
+    ASSERT_TRUE(p) << p.error().message;
+    ForwardOptions opt;
+    opt.record.pattern = true;
+    opt.record.scores = true;
+    ForwardOutput out;
+    Workspace ws;
+    ASSERT_TRUE(forward(*p, ids, opt, out, ws)) << name;
+    double dpattern = 0, dscores = 0;
+    for (int l = 0; l < out.record.L; l++)
+      for (int h = 0; h < out.record.NH; h++)
+        for (int t = 0; t < out.T; t++)
+          for (int k = 0; k <= t; k++) {
+            dpattern = std::max(dpattern, std::fabs(out.record.pattern_at(l, h, t, k) - ref["pattern"][l][h][t][k].get<double>()));
+            dscores = std::max(dscores, std::fabs(out.record.scores_row(l, h, t)[k] - ref["scores"][l][h][t][k].get<double>()));
+          }
+    const double dlogits = max_logit_diff(out, ref["logits"]);
+    std::printf("config_switches %s: max abs diff logits %.3g pattern %.3g scores %.3g\n", name.c_str(), dlogits,
+                dpattern, dscores);
+    EXPECT_LT(dlogits, 1e-4) << name;
+    EXPECT_LT(dpattern, 1e-5) << name;
+    EXPECT_LT(dscores, 1e-4) << name;
+  }
+}

@@ -119,3 +119,22 @@ TEST(TrainModelCreate, RefusesContextLongerThanNCtx) {
   ASSERT_FALSE(m);
   EXPECT_EQ(m.error().code, ErrorCode::invalid_argument);
 }
+
+// The backward scales the scores by 1/sqrt(HS) only: a config.json that asks otherwise is
+// refused by the name of its switch rather than trained as something else.
+TEST(TrainModelCreate, RefusesAttentionScalesItsBackwardDoesNotHonourByName) {
+  auto c = tiny_config(false, true);
+  c.scale_attn_by_inverse_layer_idx = true;
+  auto m = train_model_create(c, 1, 4);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, ErrorCode::unsupported);
+  EXPECT_NE(m.error().message.find("scale_attn_by_inverse_layer_idx: true"), std::string::npos) << m.error().message;
+  c = tiny_config(false, true);
+  c.scale_attn_weights = false;
+  m = train_model_create(c, 1, 4);
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message.find("scale_attn_weights: false"), std::string::npos) << m.error().message;
+  c = tiny_config(false, true);
+  c.reorder_and_upcast_attn = true;  // what the trainer does anyway
+  EXPECT_TRUE(train_model_create(c, 1, 4));
+}

@@ -199,11 +199,10 @@ long long attention_causal_scratch_size(int T) { return attention_block_scratch_
 namespace {
 
 // One head of attention_forward_causal; `s` holds attention_block_scratch_size(T) floats.
-void causal_head_forward(float* out, const float* inp, int T, int C, int NH, int h, const AttentionHeadHooks& hooks,
-                         float* s) {
+void causal_head_forward(float* out, const float* inp, int T, int C, int NH, int h, float scale,
+                         const AttentionHeadHooks& hooks, float* s) {
   const int C3 = C * 3;
   const int hs = C / NH;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   const float* q = inp + h * hs;          // (T, HS), row stride 3C
   const float* k = inp + C + h * hs;      // (T, HS), row stride 3C
   const float* v = inp + 2 * C + h * hs;  // (T, HS), row stride 3C
@@ -216,7 +215,7 @@ void causal_head_forward(float* out, const float* inp, int T, int C, int NH, int
     const int t1 = std::min(T, t0 + kQueryBlock);
     const int rows = t1 - t0;
     const int keys = t1;  // queries t0..t1-1 see keys 0..t1-1 at most
-    // 1. scores = q k^T / sqrt(HS), for the block's queries against keys < t1 only;
+    // 1. scores = q k^T * scale (1/sqrt(HS) for GPT-2), for the block's queries against keys < t1 only;
     //    s is (rows, keys), row stride `keys`
     blas_sgemm(false, true, rows, keys, hs, scale, q + std::size_t(t0) * C3, C3, k, C3, 0.0f, s, keys);
     for (int r = 0; r < rows; r++) {
@@ -249,14 +248,14 @@ void causal_head_forward(float* out, const float* inp, int T, int C, int NH, int
 
 }  // namespace
 
-void attention_forward_causal(float* out, const float* inp, int T, int C, int NH, const AttentionHeadHooks& hooks,
-                              float* scratch) {
+void attention_forward_causal(float* out, const float* inp, int T, int C, int NH, float scale,
+                              const AttentionHeadHooks& hooks, float* scratch) {
   // the heads split over the pool, one contiguous run of heads and one scratch per thread
   const int parts = std::min(thread_pool_size(), NH);
   const std::size_t per_part = attention_block_scratch_size(T);
   thread_pool_run(parts, [&](int part) {
     for (int h = NH * part / parts; h < NH * (part + 1) / parts; h++)
-      causal_head_forward(out, inp, T, C, NH, h, hooks, scratch + part * per_part);
+      causal_head_forward(out, inp, T, C, NH, h, scale, hooks, scratch + part * per_part);
   });
 }
 

@@ -13,7 +13,9 @@
 // kernels are tested against: they keep the full (B, NH, T, T) scores and pattern;
 // entries above the diagonal are 0.
 // attention_forward_causal is the inference kernel: it computes only the causal half,
-// by blocks of queries through sgemm, and hands each head's pattern to the caller.
+// by blocks of queries through sgemm, and hands each head's pattern to the caller. It
+// takes the scale of the scores (ModelConfig::attention_scale: 1/sqrt(HS) for GPT-2, and
+// other factors when config.json's scale_attn_* switches say so); the others use 1/sqrt(HS).
 #pragma once
 
 namespace headlab::model {
@@ -62,10 +64,12 @@ struct AttentionHeadHooks {
 };
 
 // Inference attention for one sequence (B = 1): out = z (T, C), the heads split over the
-// pool. `scratch` holds attention_causal_scratch_size(T) floats. Matches attention_forward to float rounding.
+// pool; scores = q.k * scale, computed in float32 with the scale inside the product.
+// `scratch` holds attention_causal_scratch_size(T) floats. Matches attention_forward to
+// float rounding when scale = 1/sqrt(HS).
 void attention_forward_causal(float* out,        // (T, C)
                               const float* inp,  // (T, 3*C)
-                              int T, int C, int NH,
+                              int T, int C, int NH, float scale,
                               const AttentionHeadHooks& hooks,
                               float* scratch);
 long long attention_causal_scratch_size(int T);  // one block's scratch per pool thread

@@ -64,7 +64,7 @@ TEST(AttentionForwardCausal, MatchesTheTrainingKernel) {
   AttentionHeadHooks hooks;
   hooks.scores_out = scores.data();
   hooks.pattern_out = pattern.data();
-  attention_forward_causal(fast.data(), inp.data(), T, C, NH, hooks, scratch.data());
+  attention_forward_causal(fast.data(), inp.data(), T, C, NH, 1.0f / std::sqrt(float(C / NH)), hooks, scratch.data());
   float max_out = 0, max_p = 0, max_s = 0;
   for (int i = 0; i < T * C; i++) max_out = std::max(max_out, std::fabs(out[i] - fast[i]));
   for (int h = 0; h < NH; h++)
@@ -92,7 +92,7 @@ TEST(AttentionForwardCausal, BlockedKeyGetsNoAttention) {
   AttentionHeadHooks hooks;
   hooks.block_key = blocks;
   hooks.pattern_out = pattern.data();
-  attention_forward_causal(out.data(), inp.data(), T, C, NH, hooks, scratch.data());
+  attention_forward_causal(out.data(), inp.data(), T, C, NH, 1.0f / std::sqrt(float(C / NH)), hooks, scratch.data());
   for (int t = 2; t < T; t++) {
     EXPECT_EQ(pattern[std::size_t(t) * (t + 1) / 2 + 2], 0.0f) << "query " << t;
     EXPECT_GT(pattern[packed + std::size_t(t) * (t + 1) / 2 + 2], 0.0f) << "head 1 untouched, query " << t;
@@ -109,7 +109,7 @@ TEST(AttentionForwardCausal, ReplacedPatternIsUsedAsGiven) {
   std::vector<float> out(T * C), scratch(attention_causal_scratch_size(T));
   AttentionHeadHooks hooks;
   hooks.replace_pattern = replace;
-  attention_forward_causal(out.data(), inp.data(), T, C, NH, hooks, scratch.data());
+  attention_forward_causal(out.data(), inp.data(), T, C, NH, 1.0f / std::sqrt(float(C / NH)), hooks, scratch.data());
   // last query: the mean of all values
   for (int i = 0; i < C; i++) {
     float mean = 0;
