@@ -139,19 +139,25 @@ Result<ModelInterveneResult> ModelService::intervene(const ModelInterveneRequest
   }
   std::vector<int> ids;
   for (const auto& t : *tokens) ids.push_back(t.id);
-  ModelInterveneResult result;
-  result.tokens = std::move(*tokens);
-  auto done = pool_->run<bool>([&](model::Workspace& ws) -> Result<bool> {
+  // By value, as in run: a job that outlives a timed-out request must not read this frame.
+  const int top_k = req.top_k;
+  using Outcomes = std::pair<analysis::NextTokenOutcome, analysis::NextTokenOutcome>;
+  auto outcomes = pool_->run<Outcomes>([this, ids, iv, top_k](model::Workspace& ws) -> Result<Outcomes> {
     model::ForwardOptions opt;
     model::ForwardOutput out;
     if (auto s = model::forward(params_, ids, opt, out, ws); !s) return tl::unexpected(s.error());
-    result.baseline = analysis::next_token_outcome(out.logits, ids, out.V, req.top_k, &*tokenizer_);
+    Outcomes o;
+    o.first = analysis::next_token_outcome(out.logits, ids, out.V, top_k, &*tokenizer_);
     opt.interventions = iv;
     if (auto s = model::forward(params_, ids, opt, out, ws); !s) return tl::unexpected(s.error());
-    result.intervened = analysis::next_token_outcome(out.logits, ids, out.V, req.top_k, &*tokenizer_);
-    return true;
+    o.second = analysis::next_token_outcome(out.logits, ids, out.V, top_k, &*tokenizer_);
+    return o;
   });
-  if (!done) return tl::unexpected(done.error());
+  if (!outcomes) return tl::unexpected(outcomes.error());
+  ModelInterveneResult result;
+  result.tokens = std::move(*tokens);
+  result.baseline = std::move(outcomes->first);
+  result.intervened = std::move(outcomes->second);
   return result;
 }
 
@@ -175,7 +181,8 @@ Result<std::vector<float>> ModelService::head_ablation_deltas(const std::string&
   std::vector<int> ids;
   for (const auto& t : *tokens) ids.push_back(t.id);
   const model::ModelConfig& c = params_.config;
-  return pool_->run<std::vector<float>>([&](model::Workspace& ws) -> Result<std::vector<float>> {
+  // By value: a job that outlives a timed-out request must not read this frame.
+  return pool_->run<std::vector<float>>([this, ids, c](model::Workspace& ws) -> Result<std::vector<float>> {
     model::ForwardOptions opt;
     opt.logits = false;
     opt.loss = true;
