@@ -11,7 +11,7 @@
 #include "cli/commands.h"
 #include "core/sentence.h"
 #include "model/checkpoint.h"
-#include "train/bpe_trainer.h"
+#include "model/bpe_tokenizer.h"
 #include "train/data.h"
 
 namespace headlab::cli {
@@ -82,17 +82,19 @@ int run_scan(const ScanCliOptions& o) {
   }
   auto params = model::checkpoint_load(o.model);
   if (!params) return print_error(params.error().message);
-  auto vocab = train::bpe_load(o.model);
-  if (!vocab) return print_error(vocab.error().message);
+  auto tokenizer = model::BpeTokenizer::load(o.model);
+  if (!tokenizer) return print_error(tokenizer.error().message);
   const auto& c = params->config;
-  if (static_cast<int>(vocab->tokens.size()) != c.vocab_size)
-    return print_error("the tokenizer in " + o.model + " has " + std::to_string(vocab->tokens.size()) +
+  if (tokenizer->vocab_size() != c.vocab_size)
+    return print_error("the tokenizer in " + o.model + " has " + std::to_string(tokenizer->vocab_size()) +
                        " tokens but the config says vocab_size " + std::to_string(c.vocab_size));
-  train::BpeEncoder encoder(*vocab);
-  std::vector<int> ids = encoder.encode(*text);
+  auto encoded = tokenizer->encode_ids(*text);
+  if (!encoded) return print_error(text_path + ": " + encoded.error().message);
+  const std::vector<int>& ids = *encoded;
   std::vector<bool> is_punct(c.vocab_size, false);
   for (int id = 0; id < c.vocab_size; ++id) {
-    std::string_view s = vocab->tokens[id];
+    const std::string bytes = tokenizer->token_bytes(id);
+    std::string_view s = bytes;
     while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
     is_punct[id] = id != c.bos_token_id && !s.empty() && core::is_punctuation(s);
   }
