@@ -66,10 +66,10 @@ class PieceCache {
 
   // Appends the cached ids of piece to ids; false when the piece is not cached.
   bool find(std::string_view piece, std::vector<int>& ids) {
-    const std::size_t h = std::hash<std::string_view>{}(piece);
-    Shard& shard = shards_[h % kShards];
+    const Probe probe{piece, std::hash<std::string_view>{}(piece)};
+    Shard& shard = shards_[probe.hash % kShards];
     std::lock_guard<std::mutex> lock(shard.mutex);
-    auto it = shard.map.find(piece);
+    auto it = shard.map.find(probe);
     if (it == shard.map.end()) return false;
     ids.insert(ids.end(), it->second.begin(), it->second.end());
     return true;
@@ -77,8 +77,8 @@ class PieceCache {
 
   void insert(std::string_view piece, std::span<const int> piece_ids) {
     if (piece.size() > kMaxPieceBytes) return;
-    const std::size_t h = std::hash<std::string_view>{}(piece);
-    Shard& shard = shards_[h % kShards];
+    const std::size_t hash = std::hash<std::string_view>{}(piece);
+    Shard& shard = shards_[hash % kShards];
     // the key, the ids and the hash table's node and bucket, roughly
     const std::size_t cost = piece.size() + piece_ids.size() * sizeof(int) + 96;
     std::lock_guard<std::mutex> lock(shard.mutex);
@@ -86,19 +86,35 @@ class PieceCache {
       shard.map.clear();
       shard.bytes = 0;
     }
-    if (shard.map.emplace(std::string(piece), std::vector<int>(piece_ids.begin(), piece_ids.end())).second)
+    if (shard.map.emplace(Key{std::string(piece), hash}, std::vector<int>(piece_ids.begin(), piece_ids.end())).second)
       shard.bytes += cost;
   }
 
  private:
   static constexpr std::size_t kShards = 16;
+  // Keys carry their hash, so a lookup hashes the piece once (for the shard and the table).
+  struct Key {
+    std::string text;
+    std::size_t hash;
+  };
+  struct Probe {
+    std::string_view text;
+    std::size_t hash;
+  };
   struct Hash {
     using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    std::size_t operator()(const Key& k) const { return k.hash; }
+    std::size_t operator()(const Probe& p) const { return p.hash; }
+  };
+  struct Equal {
+    using is_transparent = void;
+    bool operator()(const Key& a, const Key& b) const { return a.text == b.text; }
+    bool operator()(const Probe& a, const Key& b) const { return a.text == b.text; }
+    bool operator()(const Key& a, const Probe& b) const { return a.text == b.text; }
   };
   struct Shard {
     std::mutex mutex;
-    std::unordered_map<std::string, std::vector<int>, Hash, std::equal_to<>> map;
+    std::unordered_map<Key, std::vector<int>, Hash, Equal> map;
     std::size_t bytes = 0;
   };
   std::array<Shard, kShards> shards_;
@@ -112,25 +128,40 @@ BpeTokenizer::~BpeTokenizer() = default;
 std::vector<std::pair<int, int>> BpeTokenizer::split_pieces(std::string_view text) {
   // The pattern, alternatives tried in order at each position:
   //   's|'t|'re|'ve|'m|'ll|'d | ?\p{L}+ | ?\p{N}+ | ?[^\s\p{L}\p{N}]+ | \s+(?!\S) | \s+
-  enum Class { kLetter, kNumber, kSpace, kOther };
+  enum Class : std::uint8_t { kLetter, kNumber, kSpace, kOther };
+  // ASCII, most of any text, from a table; the rest through the Unicode ranges
+  static const std::array<Class, 128> kAscii = [] {
+    std::array<Class, 128> t{};
+    for (std::uint32_t c = 0; c < 128; c++)
+      t[c] = is_letter(c) ? kLetter : is_number(c) ? kNumber : is_whitespace(c) ? kSpace : kOther;
+    return t;
+  }();
   std::vector<std::uint32_t> cps;
-  std::vector<int> offs;  // byte offset of each code point, plus the end
+  std::vector<Class> classes;  // of each code point, computed once
+  std::vector<int> offs;       // byte offset of each code point, plus the end
+  cps.reserve(text.size());
+  classes.reserve(text.size());
+  offs.reserve(text.size() + 1);
   for (std::size_t i = 0; i < text.size();) {
-    int len;
-    std::int32_t cp = utf8_decode(text, i, &len);
-    cps.push_back(cp < 0 ? 0xfffd : static_cast<std::uint32_t>(cp));
+    int len = 1;
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    std::uint32_t cp = c;
+    Class k;
+    if (c < 0x80) {
+      k = kAscii[c];
+    } else {
+      std::int32_t d = utf8_decode(text, i, &len);
+      cp = d < 0 ? 0xfffd : static_cast<std::uint32_t>(d);
+      k = is_letter(cp) ? kLetter : is_number(cp) ? kNumber : is_whitespace(cp) ? kSpace : kOther;
+    }
+    cps.push_back(cp);
+    classes.push_back(k);
     offs.push_back(static_cast<int>(i));
     i += len;
   }
   offs.push_back(static_cast<int>(text.size()));
   const int n = static_cast<int>(cps.size());
-  auto cls = [&](int i) {
-    std::uint32_t c = cps[i];
-    if (is_letter(c)) return kLetter;
-    if (is_number(c)) return kNumber;
-    if (is_whitespace(c)) return kSpace;
-    return kOther;
-  };
+  auto cls = [&](int i) { return classes[i]; };
   std::vector<std::pair<int, int>> pieces;
   int i = 0;
   while (i < n) {
