@@ -118,8 +118,9 @@ int run_train(TrainCliOptions& o) {
   }
   if (!o.quiet)
     std::fprintf(stderr, "done: %d steps, last loss %.3f -> %s (config.json, model.safetensors, vocab.json, merges.txt, "
-                 "train_log.csv, train_log.json)\n",
-                 summary->steps_done, summary->last.loss, o.train.out_dir.c_str());
+                 "%strain_log.csv, train_log.json)\n",
+                 summary->steps_done, summary->last.loss, o.train.out_dir.c_str(),
+                 session->heldout_text.empty() ? "" : "heldout.txt, ");
   return 0;
 }
 

@@ -13,6 +13,7 @@
 
 #include "model/byte_alphabet.h"
 #include "model/unicode.h"
+#include "util/check.h"
 
 namespace headlab::model {
 
@@ -121,6 +122,19 @@ class PieceCache {
 };
 
 BpeTokenizer::BpeTokenizer() : cache_(std::make_unique<PieceCache>()) {}
+BpeTokenizer::BpeTokenizer(const BpeTokenizer& other)
+    : token_to_id_(other.token_to_id_),
+      id_to_token_(other.id_to_token_),
+      id_to_bytes_(other.id_to_bytes_),
+      byte_to_id_(other.byte_to_id_),
+      merge_of_(other.merge_of_),
+      merges_(other.merges_),
+      endoftext_id_(other.endoftext_id_),
+      cache_(std::make_unique<PieceCache>()) {}
+BpeTokenizer& BpeTokenizer::operator=(const BpeTokenizer& other) {
+  if (this != &other) *this = BpeTokenizer(other);
+  return *this;
+}
 BpeTokenizer::BpeTokenizer(BpeTokenizer&&) noexcept = default;
 BpeTokenizer& BpeTokenizer::operator=(BpeTokenizer&&) noexcept = default;
 BpeTokenizer::~BpeTokenizer() = default;
@@ -365,6 +379,8 @@ void BpeTokenizer::bpe_piece(std::string_view piece, std::vector<int>& ids) cons
 
 Status BpeTokenizer::encode_into(std::string_view text, EncodeOptions options, std::vector<int>& ids,
                                  std::vector<int>* ends) const {
+  // a default-constructed or moved-from tokenizer has no tables: only load/from_* make one
+  HEADLAB_CHECK(byte_to_id_.size() == 256 && cache_ != nullptr);
   if (long long bad = utf8_find_invalid(text); bad >= 0)
     return make_error(ErrorCode::invalid_argument, "the text is not valid UTF-8 (byte " + std::to_string(bad) + ")");
   if (text.size() > std::size_t(std::numeric_limits<int>::max() / 2))

@@ -61,7 +61,12 @@ class BpeTokenizer {
                                           std::vector<std::pair<std::string, std::string>> merges,
                                           const std::string& what);
 
+  // Empty: no vocabulary until assigned one of the above (encoding with it is a
+  // programmer error, caught by a check).
   BpeTokenizer();
+  // A copy has the same tables and a cache of its own (empty).
+  BpeTokenizer(const BpeTokenizer& other);
+  BpeTokenizer& operator=(const BpeTokenizer& other);
   BpeTokenizer(BpeTokenizer&&) noexcept;
   BpeTokenizer& operator=(BpeTokenizer&&) noexcept;
   ~BpeTokenizer();

@@ -172,6 +172,17 @@ TEST(BpeTokenizer, StaysRightPastTheCachesBound) {
   EXPECT_EQ(joined, *all);
 }
 
+TEST(BpeTokenizer, ACopyEncodesTheSame) {
+  const BpeTokenizer& tok = gpt2();
+  BpeTokenizer copy = tok;
+  BpeTokenizer assigned;
+  assigned = copy;
+  const std::string text = "A copy has its own cache: it's the same 123 tokens.";
+  EXPECT_EQ(*copy.encode_ids(text), *tok.encode_ids(text));
+  EXPECT_EQ(*assigned.encode_ids(text), *tok.encode_ids(text));
+  EXPECT_EQ(copy.vocab_size(), tok.vocab_size());
+}
+
 TEST(BpeTokenizer, DecodeInvertsEncode) {
   const BpeTokenizer& tok = gpt2();
   const std::string text = "Round trip: naïve 日本語 👍🏽\n\tcode();";
