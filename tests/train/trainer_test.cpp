@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "model/bpe_tokenizer.h"
 #include "model/checkpoint.h"
@@ -193,6 +194,35 @@ TEST(TrainPrepare, RefusesATokenizerThatIsNotTheModels) {
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().code, ErrorCode::invalid_argument);
   EXPECT_NE(s.error().message.find("vocab_size"), std::string::npos);
+}
+
+TEST(TrainPrepare, RefusesATokenizerDirectoryWithoutGpt2sTwoFiles) {
+  Fixture f("nomerges");
+  fs::remove(f.dir / "tok" / "merges.txt");
+  auto s = train_prepare(f.options());
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ErrorCode::not_found);
+  EXPECT_NE(s.error().message.find("merges.txt"), std::string::npos) << s.error().message;
+}
+
+TEST(TrainPrepare, RefusesATokenizerWithoutEndOfText) {
+  Fixture f("noeot");
+  // the 256 bytes alone, and a config of that size
+  nlohmann::json vocab;
+  {
+    std::ifstream in(f.dir / "tok" / "vocab.json");
+    vocab = nlohmann::json::parse(in);
+  }
+  vocab.erase("<|endoftext|>");
+  std::ofstream(f.dir / "tok" / "vocab.json") << vocab.dump();
+  model::ModelConfig c = *model::config_load((f.dir / "config.json").string());
+  c.vocab_size = 256;
+  c.bos_token_id = c.eos_token_id = 255;
+  ASSERT_TRUE(model::config_save(c, (f.dir / "config.json").string()));
+  auto s = train_prepare(f.options());
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(s.error().message.find("has no <|endoftext|> token"), std::string::npos) << s.error().message;
 }
 
 TEST(TrainPrepare, RefusesResumeWithoutACheckpoint) {
