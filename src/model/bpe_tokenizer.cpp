@@ -19,8 +19,6 @@ namespace headlab::model {
 
 namespace {
 
-constexpr std::string_view kEndOfText = "<|endoftext|>";
-
 // The raw bytes a vocabulary string stands for; characters outside the byte alphabet (only
 // in hand-made vocabularies) stand for their own UTF-8.
 std::string token_to_bytes(const std::string& token) {

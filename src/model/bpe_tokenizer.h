@@ -29,6 +29,9 @@
 
 namespace headlab::model {
 
+// GPT-2's special token: BOS and EOS, the last id of its vocabulary (50256).
+inline constexpr std::string_view kEndOfText = "<|endoftext|>";
+
 // One token of an encoded text: the work shown, so a page can draw tokens under the text.
 struct Token {
   int id = 0;

@@ -152,7 +152,7 @@ Result<BpeVocabulary> bpe_train(const std::vector<std::string>& texts, const Bpe
   }
 
   // 3. <|endoftext|> last
-  vocab.tokens.emplace_back(kEndOfText);
+  vocab.tokens.emplace_back(model::kEndOfText);
   return vocab;
 }
 
@@ -166,7 +166,7 @@ Result<model::BpeTokenizer> bpe_tokenizer(const BpeVocabulary& vocab) {
   std::unordered_map<std::string, int> ids;
   const int eot = vocab.end_of_text_id();
   for (int id = 0; id < static_cast<int>(vocab.tokens.size()); ++id)
-    ids.emplace(id == eot ? std::string(kEndOfText) : spell(vocab.tokens[id]), id);
+    ids.emplace(id == eot ? std::string(model::kEndOfText) : spell(vocab.tokens[id]), id);
   std::vector<std::pair<std::string, std::string>> merges;
   merges.reserve(vocab.merges.size());
   for (const auto& m : vocab.merges) merges.emplace_back(spell(vocab.tokens[m.left]), spell(vocab.tokens[m.right]));

@@ -23,8 +23,6 @@
 
 namespace headlab::train {
 
-inline constexpr std::string_view kEndOfText = "<|endoftext|>";
-
 struct BpeTrainOptions {
   int vocab_size = 4096;  // total, including the 256 bytes and <|endoftext|>
   int min_frequency = 2;  // stop early when the best pair is seen fewer times

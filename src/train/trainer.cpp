@@ -50,8 +50,6 @@ Result<std::vector<std::string>> list_text_files(const std::string& path, const 
   return files;
 }
 
-constexpr std::string_view kEndOfText = "<|endoftext|>";
-
 struct Documents {
   std::vector<int> tokens;  // BOS between documents
   std::string text;         // with keep_text: the documents joined by <|endoftext|>
@@ -78,7 +76,7 @@ Result<Documents> tokenize_documents(const std::vector<std::string>& paths, cons
       if (Status st = tokenizer.encode_append(*text, tokens, {.special = false}); !st)
         return make_error(st.error().code, std::string(what) + " file " + f + ": " + st.error().message);
       if (keep_text) {
-        if (!docs.text.empty()) docs.text += kEndOfText;
+        if (!docs.text.empty()) docs.text += model::kEndOfText;
         docs.text += *text;
       }
     }
