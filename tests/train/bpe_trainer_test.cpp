@@ -5,6 +5,8 @@
 // learned merges, written in the test, gives the ids the tokenizer must give.
 #include "train/bpe_trainer.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -64,7 +66,7 @@ std::vector<int> reference_encode(const BpeVocabulary& v, std::string_view text)
 // A scratch directory of this test's own, removed at the end.
 struct ScratchDir {
   fs::path path;
-  explicit ScratchDir(const std::string& name) : path(fs::temp_directory_path() / ("headlab_bpe_" + name)) {
+  explicit ScratchDir(const std::string& name) : path(fs::temp_directory_path() / ("headlab_bpe_" + name + "_" + std::to_string(getpid()))) {
     fs::remove_all(path);
   }
   ~ScratchDir() { fs::remove_all(path); }

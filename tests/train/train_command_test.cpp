@@ -25,7 +25,7 @@ namespace {
 // A byte-level tokenizer (257 tokens) and a tiny config in a scratch directory.
 struct Fixture {
   fs::path dir;
-  explicit Fixture(const std::string& name) : dir(fs::temp_directory_path() / ("headlab_train_cli_" + name)) {
+  explicit Fixture(const std::string& name) : dir(fs::temp_directory_path() / ("headlab_train_cli_" + name + "_" + std::to_string(getpid()))) {
     fs::remove_all(dir);
     fs::create_directories(dir);
     train::BpeTrainOptions bo;
@@ -131,6 +131,19 @@ TEST(TrainCommand, SigtermSavesACheckpointAsCtrlCDoes) {
   Child again(resume);
   EXPECT_EQ(again.wait(), 0) << again.output();
   EXPECT_NE(again.output().find("resuming at step"), std::string::npos) << again.output();
+}
+
+TEST(TrainCommand, CtrlCSavesACheckpointAndExits130) {
+  Fixture f("sigint");
+  Child child(f.args(1000000));
+  ASSERT_GT(child.pid(), 0);
+  ASSERT_TRUE(child.read_until("step 1/1000000")) << child.output();
+  ASSERT_EQ(kill(child.pid(), SIGINT), 0);
+  const int status = child.wait();
+  ASSERT_TRUE(WIFEXITED(status)) << child.output();
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_NE(child.output().find("interrupted (Ctrl-C) at step"), std::string::npos) << child.output();
+  EXPECT_TRUE(fs::exists(f.dir / "out" / "train_state.bin"));
 }
 
 TEST(TrainCommand, RefusesLearningRatesThatAreNotFinitePositiveNumbers) {

@@ -1,5 +1,7 @@
 #include "train/trainer.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -22,11 +24,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A scratch directory with a byte-level tokenizer (257 tokens), a tiny config, a corpus
+// A scratch directory of this process (engineers and ctest run tests at once) with a
+// byte-level tokenizer (257 tokens), a tiny config, a corpus
 // and held-out text.
 struct Fixture {
   fs::path dir;
-  explicit Fixture(const std::string& name) : dir(fs::temp_directory_path() / ("headlab_trainer_test_" + name)) {
+  explicit Fixture(const std::string& name) : dir(fs::temp_directory_path() / ("headlab_trainer_test_" + name + "_" + std::to_string(getpid()))) {
     fs::remove_all(dir);
     fs::create_directories(dir / "tok");
     fs::create_directories(dir / "corpus");
