@@ -1,6 +1,7 @@
 // fuzz/model/tokenizer_fuzzer.cpp — libFuzzer target: any bytes as text for GPT-2's tokenizer.
-// Invalid UTF-8 must be an error; valid text must encode into tokens whose byte spans tile
-// the input and whose bytes decode back to it exactly.
+// Invalid UTF-8 must be an error; valid text must encode, with "<|endoftext|>" read either
+// way (special token or plain text), into tokens whose byte spans tile the input and whose
+// bytes decode back to it exactly.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -35,16 +36,13 @@ const headlab::model::BpeTokenizer& tokenizer() {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string text(reinterpret_cast<const char*>(data), size);
-  auto toks = tokenizer().encode(text);
-  const bool valid = headlab::model::utf8_find_invalid(text) < 0;
-  if (valid != toks.has_value()) std::abort();
-  if (!toks) return 0;
+namespace {
+
+// Aborts unless toks tile text and decode back to it.
+void check_tiles(const std::string& text, const std::vector<headlab::model::Token>& toks) {
   int pos = 0;
-  std::string joined;
   std::vector<int> ids;
-  for (const auto& t : *toks) {
+  for (const auto& t : toks) {
     if (t.begin != pos || t.end <= t.begin) std::abort();
     if (text.compare(t.begin, t.end - t.begin, t.text) != 0) std::abort();
     pos = t.end;
@@ -53,5 +51,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (pos != static_cast<int>(text.size())) std::abort();
   auto back = tokenizer().decode(ids);
   if (!back || *back != text) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  const bool valid = headlab::model::utf8_find_invalid(text) < 0;
+  for (bool special : {true, false}) {
+    auto toks = tokenizer().encode(text, {.special = special});
+    if (valid != toks.has_value()) std::abort();
+    if (toks) check_tiles(text, *toks);
+  }
   return 0;
 }

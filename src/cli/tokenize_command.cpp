@@ -1,5 +1,7 @@
 // cli/tokenize_command.cpp — `headlab tokenize`: a text through a model's byte-level BPE
 // tokenizer, showing each token's id, text and byte span (table), just the ids, or JSON.
+// "<|endoftext|>" in the text is the special token (--special, the default) or plain text
+// (--no-special); the output says which.
 #include <CLI/CLI.hpp>
 
 #include <fstream>
@@ -22,6 +24,7 @@ struct TokenizeOptions {
   std::string file;
   std::string format = "table";
   bool lines = false;
+  bool special = true;  // "<|endoftext|>" in the text is the special token
 };
 
 // A token's text for a terminal: control characters and partial UTF-8 made visible.
@@ -56,6 +59,7 @@ std::string visible(const std::string& bytes) {
 
 int run_tokenize(const TokenizeOptions& o) {
   if (!o.text.empty() && !o.file.empty()) return print_error("give --text or --file, not both", 2);
+  const model::EncodeOptions encode_options{.special = o.special};
   auto tok = model::BpeTokenizer::load(o.model);
   if (!tok) return print_error(tok.error().message);
   std::string input = o.text;
@@ -83,7 +87,7 @@ int run_tokenize(const TokenizeOptions& o) {
     }
     std::string out;
     for (std::string_view part : parts) {
-      auto ids = tok->encode_ids(part);
+      auto ids = tok->encode_ids(part, encode_options);
       if (!ids) return print_error(ids.error().message);
       for (std::size_t i = 0; i < ids->size(); i++) out += (i ? " " : "") + std::to_string((*ids)[i]);
       out += '\n';
@@ -92,18 +96,23 @@ int run_tokenize(const TokenizeOptions& o) {
     return 0;
   }
 
-  auto toks = tok->encode(input);
+  auto toks = tok->encode(input, encode_options);
   if (!toks) return print_error(toks.error().message);
+  // how "<|endoftext|>" in the text was read (a vocabulary without it has no special token)
+  const bool special = o.special && tok->endoftext_id() >= 0;
   if (o.format == "json") {
     nlohmann::json arr = nlohmann::json::array();
     for (const model::Token& t : *toks)
       arr.push_back({{"id", t.id}, {"text", t.text}, {"begin", t.begin}, {"end", t.end}});
-    nlohmann::json out = {{"tokens", arr}, {"count", toks->size()}};
+    nlohmann::json out = {{"tokens", arr}, {"count", toks->size()}, {"special", special}};
     // a token inside a multi-byte character is not valid UTF-8 alone: its text gets U+FFFD
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return 0;
   }
-  std::cout << toks->size() << " tokens (\xc2\xb7 marks a space; bytes are the token's span in the input)\n\n";
+  std::cout << toks->size() << " tokens (\xc2\xb7 marks a space; bytes are the token's span in the input; "
+            << (special ? "<|endoftext|> is the special token " + std::to_string(tok->endoftext_id())
+                        : std::string("<|endoftext|> is plain text"))
+            << ")\n\n";
   std::printf("%5s  %6s  %-13s  %s\n", "index", "id", "bytes", "text");
   for (std::size_t i = 0; i < toks->size(); i++) {
     const model::Token& t = (*toks)[i];
@@ -121,11 +130,15 @@ void add_tokenize_command(CLI::App& app, int& exit_code) {
       "tokenize",
       "Split a text into a model's tokens (GPT-2's byte-level BPE) and show the work:\n"
       "each token's id, its text and its byte span in the input.\n"
-      "A directory holding only vocab.json + merges.txt (or tokenizer.json) is enough.\n\n"
+      "A directory holding only vocab.json + merges.txt (or tokenizer.json) is enough.\n"
+      "\"<|endoftext|>\" in the text is read as the special token (one id, GPT-2's 50256) by\n"
+      "default; --no-special reads it as plain text (\"<|\", \"endoftext\", \"|>\"), as GPT-2's\n"
+      "encoder does with allowed_special off.\n\n"
       "Examples:\n"
       "  headlab tokenize --model models/gpt2 --text \"Hello world\"\n"
       "  headlab tokenize --model models/gpt2 --file notes.txt --format ids --lines\n"
-      "  echo \"it's 2026\" | headlab tokenize --model models/gpt2 --format json");
+      "  echo \"it's 2026\" | headlab tokenize --model models/gpt2 --format json\n"
+      "  headlab tokenize --model models/gpt2 --no-special --text \"a<|endoftext|>b\"");
   cmd->add_option("--model", opts->model, "Directory with vocab.json + merges.txt, or tokenizer.json")->required();
   cmd->add_option("--text", opts->text, "The text to tokenize (default: read standard input)");
   cmd->add_option("--file", opts->file, "Read the text from this file");
@@ -133,6 +146,8 @@ void add_tokenize_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"table", "ids", "json"}))
       ->capture_default_str();
   cmd->add_flag("--lines", opts->lines, "With --format ids: one output line per input line");
+  cmd->add_flag("--special,!--no-special", opts->special,
+                "<|endoftext|> in the text is the special token (--special, the default) or plain text (--no-special)");
   cmd->callback([opts, &exit_code] { exit_code = run_tokenize(*opts); });
 }
 

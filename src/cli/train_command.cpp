@@ -36,7 +36,13 @@ std::string format_duration(double s) {
   return buf;
 }
 
-void on_sigint(int) { train::train_request_stop(); }
+// Ctrl-C (SIGINT) and SIGTERM (what `kill`, systemd and container runtimes send) both ask
+// the loop to save a checkpoint and stop; the exit status then says which (128 + signal).
+volatile std::sig_atomic_t g_stop_signal = 0;
+void on_stop_signal(int sig) {
+  g_stop_signal = sig;
+  train::train_request_stop();
+}
 
 int run_plot(const TrainCliOptions& o) {
   std::ifstream f(o.plot);
@@ -76,7 +82,8 @@ int run_train(TrainCliOptions& o) {
                  session->step > 0 ? (", resuming at step " + std::to_string(session->step)).c_str() : "");
     std::fprintf(stderr, "matrix products on %s\n", model::blas_kernels_description().c_str());
   }
-  std::signal(SIGINT, on_sigint);
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
   auto progress = [&](const train::TrainProgress& p) {
     if (o.quiet) return;
     if (p.record && p.record->evaluated) {
@@ -101,17 +108,21 @@ int run_train(TrainCliOptions& o) {
   };
   auto summary = train::train_run(*session, progress);
   std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
   if (!summary) return print_error(summary.error().message);
   if (summary->interrupted) {
     if (tty && !o.quiet) std::fprintf(stderr, "\n");
-    std::fprintf(stderr, "interrupted at step %d: checkpoint saved in %s; continue with the same command and --resume\n",
-                 summary->steps_done, o.train.out_dir.c_str());
-    return 130;
+    const int sig = g_stop_signal != 0 ? static_cast<int>(g_stop_signal) : SIGINT;
+    std::fprintf(stderr,
+                 "interrupted (%s) at step %d: checkpoint saved in %s; continue with the same command and --resume\n",
+                 sig == SIGTERM ? "SIGTERM" : "Ctrl-C", summary->steps_done, o.train.out_dir.c_str());
+    return 128 + sig;
   }
   if (!o.quiet)
     std::fprintf(stderr, "done: %d steps, last loss %.3f -> %s (config.json, model.safetensors, vocab.json, merges.txt, "
-                 "train_log.csv, train_log.json)\n",
-                 summary->steps_done, summary->last.loss, o.train.out_dir.c_str());
+                 "%strain_log.csv, train_log.json)\n",
+                 summary->steps_done, summary->last.loss, o.train.out_dir.c_str(),
+                 session->heldout_text.empty() ? "" : "heldout.txt, ");
   return 0;
 }
 
@@ -123,8 +134,9 @@ void add_train_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "train",
       "Train a GPT-2-family model from scratch on text (and on repeated spans, so that\n"
-      "induction heads form). Shows a progress bar; Ctrl-C saves a checkpoint and stops;\n"
-      "--resume continues exactly. Writes a Hugging Face model directory plus train_log.csv\n"
+      "induction heads form). Shows a progress bar; Ctrl-C or SIGTERM saves a checkpoint and\n"
+      "stops; --resume continues exactly. Writes a Hugging Face model directory plus\n"
+      "heldout.txt (the --heldout text, which `headlab scan` and the server read), train_log.csv\n"
       "and train_log.json (loss, held-out loss, the best heads' scores).\n\n"
       "Examples:\n"
       "  headlab train --config models/headlab-tiny/train_config.json --tokenizer models/headlab-tiny \\\n"
@@ -133,12 +145,12 @@ void add_train_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--config", t.config_path, "config.json of the model to train");
   cmd->add_option("--tokenizer", t.tokenizer_dir, "Directory with vocab.json + merges.txt (headlab train-tokenizer)");
   cmd->add_option("--corpus", t.corpus, "Training text: files or directories of .txt (a file is a document)");
-  cmd->add_option("--heldout", t.heldout, "Evaluation text, never trained on");
+  cmd->add_option("--heldout", t.heldout, "Evaluation text, never trained on (copied to <out>/heldout.txt)");
   cmd->add_option("--out", t.out_dir, "Output model directory (checkpoints and logs)");
   cmd->add_option("--steps", t.steps, "Optimiser steps")->capture_default_str();
   cmd->add_option("--batch", t.batch, "Sequences per step")->capture_default_str();
   cmd->add_option("--context", t.context, "Tokens per sequence (0: the config's n_ctx)")->capture_default_str();
-  cmd->add_option("--lr", t.lr, "Peak learning rate")->capture_default_str();
+  cmd->add_option("--lr", t.lr, "Peak learning rate (a finite number > 0)")->capture_default_str();
   cmd->add_option("--warmup", t.warmup, "Linear warm-up steps")->capture_default_str();
   cmd->add_option("--decay", opts->decay, "After warm-up: cosine or constant")->capture_default_str();
   cmd->add_option("--min-lr-fraction", t.min_lr_fraction, "Cosine floor, as a fraction of --lr")->capture_default_str();

@@ -4,23 +4,33 @@
 //   2. map each piece's UTF-8 bytes to printable characters (bytes_to_unicode)
 //   3. merge adjacent symbols, lowest merge rank first, until no merge applies
 //   4. look each symbol up in the vocabulary
-// "<|endoftext|>" in the text is the special token (id 50256 in GPT-2), never split.
+// "<|endoftext|>" in the text is by default the special token (id 50256 in GPT-2), never
+// split; with EncodeOptions::special off it is plain text ("<|", "endoftext", "|>"), as
+// GPT-2's encode with allowed_special off (tiktoken's encode_ordinary).
 //
 //   Result<BpeTokenizer> tok = BpeTokenizer::load("models/gpt2");  // vocab.json + merges.txt
 //   Result<std::vector<Token>> toks = tok->encode("Hello world");
 //   // {id 15496 "Hello" bytes [0,5)}, {id 995 " world" bytes [5,11)}
+//
+// Thread-safe: every const method may be called from many threads at once (the server's
+// workers share one tokenizer); the per-piece cache inside locks for itself.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "util/result.h"
 
 namespace headlab::model {
+
+// GPT-2's special token: BOS and EOS, the last id of its vocabulary (50256).
+inline constexpr std::string_view kEndOfText = "<|endoftext|>";
 
 // One token of an encoded text: the work shown, so a page can draw tokens under the text.
 struct Token {
@@ -29,6 +39,14 @@ struct Token {
   int begin = 0;     // byte span [begin, end) of the token in the input
   int end = 0;
 };
+
+struct EncodeOptions {
+  // true: "<|endoftext|>" in the text is the special token (when the vocabulary has one);
+  // false: it is ordinary text and is split and merged like any other.
+  bool special = true;
+};
+
+class PieceCache;  // bpe_tokenizer.cpp
 
 class BpeTokenizer {
  public:
@@ -39,10 +57,29 @@ class BpeTokenizer {
   static Result<BpeTokenizer> from_vocab_merges(std::string_view vocab_json, std::string_view merges_txt,
                                                 const std::string& what);
   static Result<BpeTokenizer> from_tokenizer_json(std::string_view tokenizer_json, const std::string& what);
+  // From the tables themselves: vocab maps each token, spelled in GPT-2's byte alphabet
+  // (model/byte_alphabet.h), to its id; merges[r] is the pair of rank r. The same checks
+  // as the loaders (every byte is a token, every merge's result is in the vocabulary).
+  static Result<BpeTokenizer> from_tables(std::unordered_map<std::string, int> vocab,
+                                          std::vector<std::pair<std::string, std::string>> merges,
+                                          const std::string& what);
 
-  // Errors: invalid_argument for invalid UTF-8 (names the byte offset).
-  Result<std::vector<Token>> encode(std::string_view text) const;
-  Result<std::vector<int>> encode_ids(std::string_view text) const;
+  // Empty: no vocabulary until assigned one of the above (encoding with it is a
+  // programmer error, caught by a check).
+  BpeTokenizer();
+  // A copy has the same tables and a cache of its own (empty).
+  BpeTokenizer(const BpeTokenizer& other);
+  BpeTokenizer& operator=(const BpeTokenizer& other);
+  BpeTokenizer(BpeTokenizer&&) noexcept;
+  BpeTokenizer& operator=(BpeTokenizer&&) noexcept;
+  ~BpeTokenizer();
+
+  // Errors: invalid_argument for invalid UTF-8 (names the byte offset); too_long above 1 GB.
+  Result<std::vector<Token>> encode(std::string_view text, EncodeOptions options = {}) const;
+  Result<std::vector<int>> encode_ids(std::string_view text, EncodeOptions options = {}) const;
+  // Appends the ids of text to ids (a corpus, document after document); the same errors,
+  // and ids is left as it was on an error.
+  Status encode_append(std::string_view text, std::vector<int>& ids, EncodeOptions options = {}) const;
 
   // The bytes of the tokens joined (decode of an id outside the vocabulary: invalid_argument).
   Result<std::string> decode(std::span<const int> ids) const;
@@ -59,17 +96,24 @@ class BpeTokenizer {
   static std::vector<std::pair<int, int>> split_pieces(std::string_view text);
 
  private:
+  struct Merge {
+    int rank = 0;    // lower merges first
+    int result = 0;  // the id of the merged token
+  };
   std::unordered_map<std::string, int> token_to_id_;   // byte-level-unicode string -> id
   std::vector<std::string> id_to_token_;                // id -> byte-level-unicode string
   std::vector<std::string> id_to_bytes_;                // id -> raw bytes
-  std::unordered_map<std::string, int> merge_rank_;     // "a b" -> rank
+  std::vector<int> byte_to_id_;                         // (256) byte -> its single-byte token
+  std::unordered_map<std::uint64_t, Merge> merge_of_;   // (left id << 32 | right id) -> merge
   std::vector<std::pair<std::string, std::string>> merges_;
   int endoftext_id_ = -1;
+  std::unique_ptr<PieceCache> cache_;                   // piece bytes -> ids (bpe_tokenizer.cpp)
 
-  void bpe_piece(std::string_view piece, int piece_begin, std::vector<Token>& out) const;
-  static Result<BpeTokenizer> build(std::unordered_map<std::string, int> vocab,
-                                    std::vector<std::pair<std::string, std::string>> merges,
-                                    const std::string& what);
+  // Appends the ids of one pre-token (through the cache).
+  void bpe_piece(std::string_view piece, std::vector<int>& ids) const;
+  // The ids of text; with ends, each token's end byte too (the tokens tile the text).
+  Status encode_into(std::string_view text, EncodeOptions options, std::vector<int>& ids,
+                     std::vector<int>* ends) const;
 };
 
 }  // namespace headlab::model

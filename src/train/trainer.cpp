@@ -19,7 +19,7 @@
 #include "model/checkpoint.h"
 #include "model/config.h"
 #include "model/thread_pool.h"
-#include "train/bpe_trainer.h"
+#include "model/bpe_tokenizer.h"
 #include "train/parallel.h"
 #include "util/file.h"
 
@@ -51,10 +51,17 @@ Result<std::vector<std::string>> list_text_files(const std::string& path, const 
   return files;
 }
 
-// Tokenises each document; BOS goes between documents.
-Result<std::vector<int>> tokenize_documents(const std::vector<std::string>& paths, BpeEncoder& encoder, int bos,
-                                            const char* what) {
-  std::vector<int> tokens;
+struct Documents {
+  std::vector<int> tokens;  // BOS between documents
+  std::string text;         // with keep_text: the documents joined by <|endoftext|>
+};
+
+// Tokenises each document as plain text (an "<|endoftext|>" inside a file is text, as in
+// GPT-2's encode_ordinary: only the trainer puts BOS between documents).
+Result<Documents> tokenize_documents(const std::vector<std::string>& paths, const model::BpeTokenizer& tokenizer,
+                                     int bos, const char* what, bool keep_text) {
+  Documents docs;
+  std::vector<int>& tokens = docs.tokens;
   std::size_t bytes = 0;
   for (const std::string& arg : paths) {
     auto files = list_text_files(arg, what);
@@ -67,12 +74,17 @@ Result<std::vector<int>> tokenize_documents(const std::vector<std::string>& path
       bytes += text->size();
       if (text->empty()) continue;
       if (!tokens.empty()) tokens.push_back(bos);
-      encoder.encode_append(*text, tokens);
+      if (Status st = tokenizer.encode_append(*text, tokens, {.special = false}); !st)
+        return make_error(st.error().code, std::string(what) + " file " + f + ": " + st.error().message);
+      if (keep_text) {
+        if (!docs.text.empty()) docs.text += model::kEndOfText;
+        docs.text += *text;
+      }
     }
   }
   if (bytes == 0)
     return make_error(ErrorCode::invalid_argument, std::string(what) + " is empty: no text to train or evaluate on");
-  return tokens;
+  return docs;
 }
 
 std::vector<std::size_t> decayed_tensors() {
@@ -138,6 +150,27 @@ double eval_loss(TrainModel& m, const std::vector<int>& heldout, int bos) {
   return sum / rounds;
 }
 
+enum class Bound { inclusive, exclusive };
+
+// invalid_argument unless value is a finite number >= min (> min when exclusive) and <= max.
+Status require_number(double value, const char* name, double min, Bound bound = Bound::inclusive,
+                      double max = std::numeric_limits<double>::max()) {
+  char got[64];
+  std::snprintf(got, sizeof got, "%g", value);
+  if (!std::isfinite(value))
+    return make_error(ErrorCode::invalid_argument, std::string(name) + " must be a finite number, got " + got);
+  const bool low = bound == Bound::exclusive ? !(value > min) : !(value >= min);
+  if (low || value > max) {
+    char range[96];
+    if (max < std::numeric_limits<double>::max())
+      std::snprintf(range, sizeof range, "in [%g, %g]", min, max);
+    else
+      std::snprintf(range, sizeof range, bound == Bound::exclusive ? "> %g" : ">= %g", min);
+    return make_error(ErrorCode::invalid_argument, std::string(name) + " must be " + range + ", got " + got);
+  }
+  return {};
+}
+
 }  // namespace
 
 void train_request_stop() { g_stop_requested.store(true); }
@@ -183,11 +216,21 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
   if (o.steps < 1) return make_error(ErrorCode::invalid_argument, "--steps must be at least 1");
   if (o.batch < 1) return make_error(ErrorCode::invalid_argument, "--batch must be at least 1");
   if (o.out_dir.empty()) return make_error(ErrorCode::invalid_argument, "an output directory (--out) is required");
-  if (o.init_std < 0) return make_error(ErrorCode::invalid_argument, "--init-std must be >= 0");
-  if (o.sinusoid_positions < 0) return make_error(ErrorCode::invalid_argument, "--sinusoid-positions must be >= 0");
-  if (o.lr <= 0) return make_error(ErrorCode::invalid_argument, "--lr must be positive");
-  if (o.mix.copied_span < 0 || o.mix.repeated_random < 0 || o.mix.previous_token < 0 || o.mix.markov < 0 ||
-      o.mix.copied_span + o.mix.repeated_random + o.mix.previous_token + o.mix.markov > 1)
+  // NaN fails every comparison, so each number is checked as "finite and in range" (a
+  // check of "< 0" alone lets nan through, and then every weight becomes NaN)
+  if (Status st = require_number(o.lr, "--lr", 0.0, Bound::exclusive); !st) return tl::unexpected(st.error());
+  if (Status st = require_number(o.init_std, "--init-std", 0.0); !st) return tl::unexpected(st.error());
+  if (Status st = require_number(o.sinusoid_positions, "--sinusoid-positions", 0.0); !st)
+    return tl::unexpected(st.error());
+  if (Status st = require_number(o.min_lr_fraction, "--min-lr-fraction", 0.0, Bound::inclusive, 1.0); !st)
+    return tl::unexpected(st.error());
+  if (Status st = require_number(o.weight_decay, "--weight-decay", 0.0); !st) return tl::unexpected(st.error());
+  if (Status st = require_number(o.grad_clip, "--grad-clip", 0.0); !st) return tl::unexpected(st.error());
+  if (o.warmup < 0) return make_error(ErrorCode::invalid_argument, "--warmup must be >= 0");
+  for (auto [value, name] : {std::pair{o.mix.copied_span, "--copied-span"}, {o.mix.repeated_random, "--repeated-random"},
+                             {o.mix.previous_token, "--previous-token"}, {o.mix.markov, "--markov"}})
+    if (Status st = require_number(value, name, 0.0, Bound::inclusive, 1.0); !st) return tl::unexpected(st.error());
+  if (o.mix.copied_span + o.mix.repeated_random + o.mix.previous_token + o.mix.markov > 1)
     return make_error(ErrorCode::invalid_argument, "the data mix fractions must be >= 0 and sum to at most 1");
   if (o.mix.min_span < 1 || o.mix.max_span < o.mix.min_span)
     return make_error(ErrorCode::invalid_argument, "spans need 1 <= --min-span <= --max-span");
@@ -211,16 +254,22 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
   if (!config) return tl::unexpected(config.error());
   // 2. the tokenizer, which must be the model's
   const std::string tok_dir = o.resume ? o.out_dir : o.tokenizer_dir;
-  auto vocab = bpe_load(tok_dir);
-  if (!vocab) return tl::unexpected(vocab.error());
+  // (GPT-2's two files: the checkpoint copies them next to the weights)
+  for (const char* name : {"vocab.json", "merges.txt"})
+    if (std::error_code ec; !fs::exists(fs::path(tok_dir) / name, ec))
+      return make_error(ErrorCode::not_found, "no tokenizer file " + (fs::path(tok_dir) / name).string());
+  auto tokenizer = model::BpeTokenizer::load(tok_dir);
+  if (!tokenizer) return tl::unexpected(tokenizer.error());
   const int V = config->vocab_size;
-  if (static_cast<int>(vocab->tokens.size()) != V)
+  if (tokenizer->vocab_size() != V)
     return make_error(ErrorCode::invalid_argument,
                       "the config's vocab_size is " + std::to_string(V) + " but the tokenizer in " + tok_dir + " has " +
-                          std::to_string(vocab->tokens.size()) + " tokens");
-  if (config->bos_token_id != vocab->end_of_text_id())
+                          std::to_string(tokenizer->vocab_size()) + " tokens");
+  if (tokenizer->endoftext_id() < 0)
+    return make_error(ErrorCode::invalid_argument, "the tokenizer in " + tok_dir + " has no <|endoftext|> token");
+  if (config->bos_token_id != tokenizer->endoftext_id())
     return make_error(ErrorCode::invalid_argument, "the config's bos_token_id must be <|endoftext|>'s id " +
-                                                       std::to_string(vocab->end_of_text_id()));
+                                                       std::to_string(tokenizer->endoftext_id()));
   const int bos = config->bos_token_id;
   const int T = o.context > 0 ? o.context : config->n_ctx;
   // 3. memory, before reading a byte of corpus
@@ -228,21 +277,21 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
   if (!model) return tl::unexpected(model.error());
   s.model = std::move(*model);
   // 4. the text
-  BpeEncoder encoder(*vocab);
   if (needs_corpus || !o.corpus.empty()) {
-    auto tokens = tokenize_documents(o.corpus, encoder, bos, "the corpus");
-    if (!tokens) return tl::unexpected(tokens.error());
-    if (static_cast<int>(tokens->size()) < T)
-      return make_error(ErrorCode::invalid_argument, "the corpus has " + std::to_string(tokens->size()) +
+    auto docs = tokenize_documents(o.corpus, *tokenizer, bos, "the corpus", /*keep_text=*/false);
+    if (!docs) return tl::unexpected(docs.error());
+    if (static_cast<int>(docs->tokens.size()) < T)
+      return make_error(ErrorCode::invalid_argument, "the corpus has " + std::to_string(docs->tokens.size()) +
                                                          " tokens, fewer than one window of " + std::to_string(T));
-    s.corpus_tokens = std::move(*tokens);
+    s.corpus_tokens = std::move(docs->tokens);
   }
   if (!o.heldout.empty()) {
-    auto tokens = tokenize_documents(o.heldout, encoder, bos, "the held-out text");
-    if (!tokens) return tl::unexpected(tokens.error());
-    s.heldout_tokens = std::move(*tokens);
+    auto docs = tokenize_documents(o.heldout, *tokenizer, bos, "the held-out text", /*keep_text=*/true);
+    if (!docs) return tl::unexpected(docs.error());
+    s.heldout_tokens = std::move(docs->tokens);
+    s.heldout_text = std::move(docs->text);
   }
-  s.is_punct_by_id = analysis::punctuation_table(vocab->tokens, V, bos);
+  s.is_punct_by_id = analysis::punctuation_table(*tokenizer, V, bos);
 
   const std::size_t n = model::parameters_count(*config);
   s.m.assign(n, 0.0f);
@@ -315,6 +364,15 @@ Status train_save_checkpoint(const TrainSession& s) {
       fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
       if (ec) return make_error(ErrorCode::io_error, "cannot copy " + from.string() + " to " + dir + ": " + ec.message());
     }
+  }
+  // the held-out text, where `headlab scan` and the server look for the scanner's text
+  // (rewritten only when it differs in size: the same file on every checkpoint)
+  if (!s.heldout_text.empty()) {
+    const std::string path = dir + "/heldout.txt";
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    if (ec || size != s.heldout_text.size())
+      if (Status st = write_file_atomic(path, s.heldout_text); !st) return st;
   }
   std::string state(kStateMagic, 8);
   const std::int64_t step = s.step;

@@ -3,7 +3,7 @@
 //   -> for each step: fill a batch from the data mix, forward, backward, clip, AdamW
 //   -> every log_every steps a log row; every eval_every steps the held-out loss and the
 //      head scanner's best induction / previous-token / first-token scores; every
-//      checkpoint_every steps (and at the end, and on Ctrl-C) a checkpoint.
+//      checkpoint_every steps (and at the end, and on Ctrl-C or SIGTERM) a checkpoint.
 // Everything that can be refused (missing or empty corpus, a config whose vocabulary
 // does not match the tokenizer, a run that does not fit in memory) is refused by
 // train_prepare before the first step.
@@ -14,8 +14,11 @@
 //   Result<TrainSummary> r = train_run(*s, progress);
 //
 // The output directory is a Hugging Face GPT-2 model directory (config.json,
-// model.safetensors, vocab.json, merges.txt) plus train_state.bin (AdamW moments, step,
-// random state: what --resume needs), train_log.csv and train_log.json.
+// model.safetensors, vocab.json, merges.txt) plus heldout.txt (the held-out text, where
+// `headlab scan` and the server find the scanner's natural text), train_state.bin (AdamW
+// moments, step, random state: what --resume needs), train_log.csv and train_log.json.
+// Text is tokenised by the model's own tokenizer (model::BpeTokenizer), each document as
+// plain text (an "<|endoftext|>" inside a file is not the special token).
 #pragma once
 
 #include <cstdint>
@@ -71,6 +74,7 @@ struct TrainSession {
   std::vector<float> m, v;        // AdamW moments (parameters_count)
   std::vector<int> corpus_tokens;
   std::vector<int> heldout_tokens;
+  std::string heldout_text;       // the held-out files joined by <|endoftext|> (heldout.txt)
   std::vector<bool> is_punct_by_id;  // (V)
   int step = 0;                   // steps done (> 0 after --resume)
   Rng rng{1};
@@ -79,7 +83,8 @@ struct TrainSession {
 
 // Everything before the first step. Errors (each names the file or the option):
 // not_found / invalid_argument for a missing or empty corpus or held-out file, a missing
-// tokenizer or config; invalid_argument for a config whose vocab_size differs from the
+// tokenizer or config; invalid_argument for a number that is not finite or out of range
+// (--lr nan, --lr 0, --init-std -1, a mix fraction above 1); invalid_argument for a config whose vocab_size differs from the
 // tokenizer's or a corpus shorter than one window; too_long when the run needs more
 // memory than max_memory_bytes; corrupt / not_found for a bad --resume directory.
 Result<TrainSession> train_prepare(const TrainOptions& options);
@@ -96,7 +101,7 @@ using ProgressCallback = std::function<void(const TrainProgress&)>;
 
 struct TrainSummary {
   int steps_done = 0;
-  bool interrupted = false;  // stopped by train_request_stop (Ctrl-C); a checkpoint was saved
+  bool interrupted = false;  // stopped by train_request_stop (Ctrl-C, SIGTERM); a checkpoint was saved
   double final_loss = 0.0;
   TrainLogRecord last;
 };
@@ -112,7 +117,7 @@ double optimizer_step(TrainModel& m, std::vector<float>& mom, std::vector<float>
                       int step);
 
 // Asks a running train_run to save a checkpoint and stop after the current step
-// (async-signal-safe: the CLI's SIGINT handler calls it).
+// (async-signal-safe: the CLI's SIGINT and SIGTERM handler calls it).
 void train_request_stop();
 
 // Writes the checkpoint (model, tokenizer, optimiser state, logs) of the session.

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "model/fixtures.h"
 
@@ -99,6 +100,87 @@ TEST(BpeTokenizer, EndOfTextIsOneSpecialToken) {
   EXPECT_EQ((*toks)[1].begin, 1);
   EXPECT_EQ((*toks)[1].end, 14);
   EXPECT_EQ((*toks)[2].begin, 14);
+}
+
+// With special off, "<|endoftext|>" is text: the ids GPT-2's own encoder gives
+// (gpt-3-encoder's encode("a<|endoftext|>b"), which knows no special token).
+TEST(BpeTokenizer, EndOfTextIsPlainTextWithSpecialOff) {
+  const BpeTokenizer& tok = gpt2();
+  const std::vector<int> peer = {64, 27, 91, 437, 1659, 5239, 91, 29, 65};
+  auto ids = tok.encode_ids("a<|endoftext|>b", {.special = false});
+  ASSERT_TRUE(ids);
+  EXPECT_EQ(*ids, peer);
+  auto toks = tok.encode("a<|endoftext|>b", {.special = false});
+  ASSERT_TRUE(toks);
+  ASSERT_EQ(toks->size(), peer.size());
+  EXPECT_EQ((*toks)[1].text, "<");
+  EXPECT_EQ((*toks)[8].begin, 14);
+  // the default is the special token
+  EXPECT_EQ(*tok.encode_ids("a<|endoftext|>b"), (std::vector<int>{64, 50256, 65}));
+  EXPECT_EQ(*tok.encode_ids("a<|endoftext|>b", {.special = true}), (std::vector<int>{64, 50256, 65}));
+}
+
+TEST(BpeTokenizer, EncodeAppendAddsToWhatIsThere) {
+  const BpeTokenizer& tok = gpt2();
+  std::vector<int> ids = {7};
+  ASSERT_TRUE(tok.encode_append("Hello world", ids));
+  EXPECT_EQ(ids, (std::vector<int>{7, 15496, 995}));
+  auto bad = tok.encode_append("bad \xff", ids);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(ids, (std::vector<int>{7, 15496, 995}));  // unchanged on an error
+}
+
+// The per-piece cache is shared by the threads that encode at once (the server's workers):
+// each thread gets the ids a lone encode gives.
+TEST(BpeTokenizer, ThreadsEncodingAtOnceGetTheSameIds) {
+  const BpeTokenizer& tok = gpt2();
+  std::vector<std::string> texts;
+  for (int t = 0; t < 4; ++t) {
+    std::string text;
+    for (int i = 0; i < 3000; ++i) text += " word" + std::to_string((i * 7 + t) % 1500) + (i % 5 ? "," : ".\n");
+    texts.push_back(text);
+  }
+  std::vector<std::vector<int>> alone;
+  for (const auto& text : texts) alone.push_back(*tok.encode_ids(text));
+  std::vector<std::vector<int>> together(texts.size());
+  std::vector<std::thread> threads;
+  for (int round = 0; round < 3; ++round) {
+    threads.clear();
+    for (std::size_t t = 0; t < texts.size(); ++t)
+      threads.emplace_back([&, t] { together[t] = *tok.encode_ids(texts[t]); });
+    for (auto& th : threads) th.join();
+    for (std::size_t t = 0; t < texts.size(); ++t) EXPECT_EQ(together[t], alone[t]) << "thread " << t;
+  }
+}
+
+// More distinct pieces than the cache keeps (it empties a full shard and refills): the ids
+// stay right, before and after.
+TEST(BpeTokenizer, StaysRightPastTheCachesBound) {
+  const BpeTokenizer& tok = gpt2();
+  std::string text;
+  for (int i = 0; i < 200000; ++i) text += " x" + std::to_string(i * 7919 % 1000003);
+  auto all = tok.encode_ids(text);
+  ASSERT_TRUE(all);
+  // again (some pieces now cached, the others evicted), and then piece by piece
+  EXPECT_EQ(*tok.encode_ids(text), *all);
+  std::vector<int> joined;
+  for (auto [b, e] : BpeTokenizer::split_pieces(text)) {
+    auto ids = tok.encode_ids(std::string_view(text).substr(b, e - b));
+    joined.insert(joined.end(), ids->begin(), ids->end());
+  }
+  EXPECT_EQ(joined, *all);
+}
+
+TEST(BpeTokenizer, ACopyEncodesTheSame) {
+  const BpeTokenizer& tok = gpt2();
+  BpeTokenizer copy = tok;
+  BpeTokenizer assigned;
+  assigned = copy;
+  const std::string text = "A copy has its own cache: it's the same 123 tokens.";
+  EXPECT_EQ(*copy.encode_ids(text), *tok.encode_ids(text));
+  EXPECT_EQ(*assigned.encode_ids(text), *tok.encode_ids(text));
+  EXPECT_EQ(copy.vocab_size(), tok.vocab_size());
 }
 
 TEST(BpeTokenizer, DecodeInvertsEncode) {

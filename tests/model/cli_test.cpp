@@ -103,6 +103,35 @@ TEST(TokenizeCommand, TableNamesEveryToken) {
   EXPECT_NE(r.out.find("\xc2\xb7there"), std::string::npos) << r.out;
 }
 
+// "<|endoftext|>" in the text: one special token by default (and --special), the ids of
+// plain text with --no-special (GPT-2's own encoder's, gpt-3-encoder's encode); the table
+// and the JSON say which way it was read.
+TEST(TokenizeCommand, SpecialAndNoSpecialReadEndOfTextBothWays) {
+  const std::string text = " --text 'a<|endoftext|>b'";
+  auto deflt = run_headlab("tokenize --model " + model_dir() + text + " --format ids");
+  EXPECT_EQ(deflt.exit_code, 0) << deflt.out;
+  EXPECT_EQ(deflt.out, "64 50256 65\n");
+  auto special = run_headlab("tokenize --model " + model_dir() + text + " --format ids --special");
+  EXPECT_EQ(special.out, "64 50256 65\n");
+  auto plain = run_headlab("tokenize --model " + model_dir() + text + " --format ids --no-special");
+  EXPECT_EQ(plain.exit_code, 0) << plain.out;
+  EXPECT_EQ(plain.out, "64 27 91 437 1659 5239 91 29 65\n");
+
+  auto table = run_headlab("tokenize --model " + model_dir() + text);
+  EXPECT_NE(table.out.find("<|endoftext|> is the special token 50256"), std::string::npos) << table.out;
+  auto plain_table = run_headlab("tokenize --model " + model_dir() + text + " --no-special");
+  EXPECT_NE(plain_table.out.find("<|endoftext|> is plain text"), std::string::npos) << plain_table.out;
+  auto json = run_headlab("tokenize --model " + model_dir() + text + " --format json --no-special");
+  auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["special"], false);
+  EXPECT_EQ(j["count"], 9);
+  EXPECT_EQ(nlohmann::json::parse(run_headlab("tokenize --model " + model_dir() + text + " --format json").out)["special"],
+            true);
+  auto help = run_headlab("tokenize --help");
+  EXPECT_NE(help.out.find("--no-special"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("special token"), std::string::npos) << help.out;
+}
+
 TEST(TokenizeCommand, MissingTokenizerIsAClearError) {
   auto r = run_headlab("tokenize --model /nonexistent --text hi");
   EXPECT_EQ(r.exit_code, 1);

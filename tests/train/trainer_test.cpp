@@ -1,11 +1,18 @@
 #include "train/trainer.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
+#include <sstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include "model/bpe_tokenizer.h"
 #include "model/checkpoint.h"
 #include "model/config.h"
 #include "train/bpe_trainer.h"
@@ -17,11 +24,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A scratch directory with a byte-level tokenizer (257 tokens), a tiny config, a corpus
+// A scratch directory of this process (engineers and ctest run tests at once) with a
+// byte-level tokenizer (257 tokens), a tiny config, a corpus
 // and held-out text.
 struct Fixture {
   fs::path dir;
-  explicit Fixture(const std::string& name) : dir(fs::temp_directory_path() / ("headlab_trainer_test_" + name)) {
+  explicit Fixture(const std::string& name) : dir(fs::temp_directory_path() / ("headlab_trainer_test_" + name + "_" + std::to_string(getpid()))) {
     fs::remove_all(dir);
     fs::create_directories(dir / "tok");
     fs::create_directories(dir / "corpus");
@@ -138,6 +146,47 @@ TEST(TrainPrepare, RefusesARunThatDoesNotFitInMemory) {
   EXPECT_EQ(s.error().code, ErrorCode::too_long);
 }
 
+// NaN passes a "< 0" check (every comparison with it is false), and then every weight
+// becomes NaN: each number is refused unless finite and in range, naming the option.
+TEST(TrainPrepare, RefusesNonFiniteOrNonPositiveNumbers) {
+  Fixture f("numbers");
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  struct Case {
+    const char* option;
+    std::function<void(TrainOptions&)> set;
+  };
+  const std::vector<Case> cases = {
+      {"--lr", [&](TrainOptions& o) { o.lr = nan; }},
+      {"--lr", [&](TrainOptions& o) { o.lr = inf; }},
+      {"--lr", [&](TrainOptions& o) { o.lr = -inf; }},
+      {"--lr", [](TrainOptions& o) { o.lr = 0.0f; }},
+      {"--lr", [](TrainOptions& o) { o.lr = -1e-3f; }},
+      {"--init-std", [&](TrainOptions& o) { o.init_std = nan; }},
+      {"--sinusoid-positions", [&](TrainOptions& o) { o.sinusoid_positions = inf; }},
+      {"--min-lr-fraction", [&](TrainOptions& o) { o.min_lr_fraction = nan; }},
+      {"--min-lr-fraction", [](TrainOptions& o) { o.min_lr_fraction = 2.0f; }},
+      {"--weight-decay", [&](TrainOptions& o) { o.weight_decay = nan; }},
+      {"--grad-clip", [&](TrainOptions& o) { o.grad_clip = inf; }},
+      {"--grad-clip", [](TrainOptions& o) { o.grad_clip = -1.0f; }},
+      {"--copied-span", [&](TrainOptions& o) { o.mix.copied_span = nan; }},
+      {"--markov", [&](TrainOptions& o) { o.mix.markov = inf; }},
+      {"--warmup", [](TrainOptions& o) { o.warmup = -1; }},
+  };
+  for (const Case& c : cases) {
+    TrainOptions o = f.options();
+    c.set(o);
+    auto s = train_prepare(o);
+    ASSERT_FALSE(s) << c.option;
+    EXPECT_EQ(s.error().code, ErrorCode::invalid_argument) << c.option;
+    EXPECT_EQ(s.error().message.rfind(c.option, 0), 0u) << s.error().message;
+  }
+  TrainOptions o = f.options();
+  o.lr = nan;
+  EXPECT_EQ(train_prepare(o).error().message, "--lr must be a finite number, got nan");
+  o.lr = 0.0f;
+  EXPECT_EQ(train_prepare(o).error().message, "--lr must be > 0, got 0");
+}
+
 TEST(TrainPrepare, RefusesATokenizerThatIsNotTheModels) {
   Fixture f("vocab");
   model::ModelConfig c = *model::config_load((f.dir / "config.json").string());
@@ -148,6 +197,35 @@ TEST(TrainPrepare, RefusesATokenizerThatIsNotTheModels) {
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().code, ErrorCode::invalid_argument);
   EXPECT_NE(s.error().message.find("vocab_size"), std::string::npos);
+}
+
+TEST(TrainPrepare, RefusesATokenizerDirectoryWithoutGpt2sTwoFiles) {
+  Fixture f("nomerges");
+  fs::remove(f.dir / "tok" / "merges.txt");
+  auto s = train_prepare(f.options());
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ErrorCode::not_found);
+  EXPECT_NE(s.error().message.find("merges.txt"), std::string::npos) << s.error().message;
+}
+
+TEST(TrainPrepare, RefusesATokenizerWithoutEndOfText) {
+  Fixture f("noeot");
+  // the 256 bytes alone, and a config of that size
+  nlohmann::json vocab;
+  {
+    std::ifstream in(f.dir / "tok" / "vocab.json");
+    vocab = nlohmann::json::parse(in);
+  }
+  vocab.erase("<|endoftext|>");
+  std::ofstream(f.dir / "tok" / "vocab.json") << vocab.dump();
+  model::ModelConfig c = *model::config_load((f.dir / "config.json").string());
+  c.vocab_size = 256;
+  c.bos_token_id = c.eos_token_id = 255;
+  ASSERT_TRUE(model::config_save(c, (f.dir / "config.json").string()));
+  auto s = train_prepare(f.options());
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(s.error().message.find("has no <|endoftext|> token"), std::string::npos) << s.error().message;
 }
 
 TEST(TrainPrepare, RefusesResumeWithoutACheckpoint) {
@@ -176,8 +254,8 @@ TEST(TrainRun, LowersTheLossAndWritesACheckpointInHfLayout) {
   EXPECT_EQ(calls, 30);
   EXPECT_EQ(r->steps_done, 30);
   EXPECT_LT(s->log.back().loss, s->log.front().loss);
-  for (const char* name : {"config.json", "model.safetensors", "vocab.json", "merges.txt", "train_state.bin",
-                           "train_log.csv", "train_log.json"})
+  for (const char* name : {"config.json", "model.safetensors", "vocab.json", "merges.txt", "heldout.txt",
+                           "train_state.bin", "train_log.csv", "train_log.json"})
     EXPECT_TRUE(fs::exists(f.dir / "out" / name)) << name;
   auto loaded = model::checkpoint_load((f.dir / "out").string());
   ASSERT_TRUE(loaded) << loaded.error().message;
@@ -193,6 +271,42 @@ TEST(TrainRun, LowersTheLossAndWritesACheckpointInHfLayout) {
   auto svg = train_log_svg(train_log_csv(s->log), "log");
   ASSERT_TRUE(svg);
   EXPECT_NE(svg->find("<polyline"), std::string::npos);
+}
+
+// `headlab scan` and the server read <model>/heldout.txt: the trainer leaves its held-out
+// text there, the documents joined by <|endoftext|> (which the engine reads as the BOS the
+// trainer put between them).
+TEST(TrainRun, CopiesTheHeldOutTextIntoTheModelFolder) {
+  Fixture f("heldout");
+  f.write("heldout2.txt", "a second held-out document, just as long as the first one, or so.");
+  TrainOptions o = f.options();
+  o.steps = 2;
+  o.heldout = {(f.dir / "heldout.txt").string(), (f.dir / "heldout2.txt").string()};
+  auto s = train_prepare(o);
+  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_TRUE(train_run(*s, nullptr));
+  std::ifstream in(f.dir / "out" / "heldout.txt", std::ios::binary);
+  std::stringstream copied;
+  copied << in.rdbuf();
+  EXPECT_EQ(copied.str(),
+            "held-out text that is never trained on, long enough for a window or two of bytes."
+            "<|endoftext|>"
+            "a second held-out document, just as long as the first one, or so.");
+  auto tok = model::BpeTokenizer::load((f.dir / "out").string());
+  ASSERT_TRUE(tok);
+  EXPECT_EQ(*tok->encode_ids(copied.str()), s->heldout_tokens);
+}
+
+TEST(TrainRun, WritesNoHeldOutFileWithoutHeldOutText) {
+  Fixture f("noheldout");
+  TrainOptions o = f.options();
+  o.steps = 2;
+  o.heldout.clear();
+  auto s = train_prepare(o);
+  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_TRUE(train_run(*s, nullptr));
+  EXPECT_TRUE(fs::exists(f.dir / "out" / "model.safetensors"));
+  EXPECT_FALSE(fs::exists(f.dir / "out" / "heldout.txt"));
 }
 
 TEST(TrainRun, IsRepeatableFromTheSeed) {
