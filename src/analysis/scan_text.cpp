@@ -27,13 +27,6 @@ std::vector<bool> punctuation_table(const model::BpeTokenizer& tokenizer, int V,
   return table;
 }
 
-std::vector<bool> punctuation_table(const std::vector<std::string>& token_bytes, int V, int bos) {
-  std::vector<bool> table(V, false);
-  for (int id = 0; id < V && id < static_cast<int>(token_bytes.size()); ++id)
-    table[id] = id != bos && token_is_punctuation(token_bytes[id]);
-  return table;
-}
-
 Result<ScanReport> scan_ids(const model::Parameters& params, const std::vector<int>& natural_ids,
                             const std::vector<bool>& is_punct_by_id, const ScanOptions& options) {
   const model::ModelConfig& c = params.config;

@@ -24,7 +24,6 @@ namespace headlab::analysis {
 // punctuation mark (core::is_punctuation: "," " ." "?!" ...). BOS is never punctuation.
 // token_bytes(id) gives the bytes of id ("" for an id the tokenizer does not know).
 std::vector<bool> punctuation_table(const model::BpeTokenizer& tokenizer, int V, int bos);
-std::vector<bool> punctuation_table(const std::vector<std::string>& token_bytes, int V, int bos);
 
 // The scan of natural text that is already ids (no BOS; the trainer has them):
 // the probes of scan_probes_build, then scan_model.

@@ -85,10 +85,6 @@ TEST(PunctuationTable, MarksPunctuationWithOrWithoutALeadingSpaceButNotWordsOrBo
   EXPECT_FALSE(table[id_of("the")]);
   EXPECT_FALSE(table[id_of(" the")]);
   EXPECT_FALSE(table[bos]);
-  // the same table from the tokens' bytes (what the trainer has)
-  std::vector<std::string> bytes;
-  for (int id = 0; id < V; ++id) bytes.push_back(tok.token_bytes(id));
-  EXPECT_EQ(punctuation_table(bytes, V, bos), table);
 }
 
 TEST(ScanText, GivesTheSameReportAsTokenizingAndScanningTheIdsByHand) {
