@@ -26,7 +26,7 @@ std::string escape_for_terminal(const std::string& text) {
       out += "\\\\";
     } else if (b < 0x20 || b == 0x7F) {
       std::snprintf(buf, sizeof buf, "\\x%02x", b);
-      out += b == '\n' ? "\\n" : b == '\t' ? "\\t" : buf;
+      out += b == '\n' ? "\\n" : b == '\t' ? "\\t" : b == '\r' ? "\\r" : buf;
     } else if (b == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
                static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
       std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(text[i + 1]));  // C1 controls (CSI ...)

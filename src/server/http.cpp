@@ -182,13 +182,15 @@ HttpResponse Server::Impl::dispatch(const HttpRequest& r, const Exchange& ex) co
         InferencePool::ClientScope as(r.remote_addr);
         HttpResponse out = route.handler(r);
         // Compress here, on the thread of the request that made the answer.
-        if (out.body.size() >= options.gzip_min_bytes && accepts_encoding(ex.accept_encoding, "gzip")) {
-          if (auto z = gzip_fast(out.body)) {
-            out.body = std::move(*z);
-            out.headers.push_back({"Content-Encoding", "gzip"});
+        if (out.body.size() >= options.gzip_min_bytes) {
+          out.headers.push_back({"Vary", "Accept-Encoding"});
+          if (accepts_encoding(ex.accept_encoding, "gzip")) {
+            if (auto z = gzip_fast(out.body)) {
+              out.body = std::move(*z);
+              out.headers.push_back({"Content-Encoding", "gzip"});
+            }
           }
         }
-        if (out.body.size() >= options.gzip_min_bytes) out.headers.push_back({"Vary", "Accept-Encoding"});
         return out;
       } catch (const std::exception& e) {
         // A bug, not the caller's fault: answer in the envelope and keep serving.

@@ -85,7 +85,7 @@ ByteRange parse_single_range(std::string_view header, std::size_t size) {
   auto first = parse_size(a);
   if (!first) return none;
   std::optional<std::size_t> last = b.empty() ? std::optional<std::size_t>(size == 0 ? 0 : size - 1) : parse_size(b);
-  if (!last || *last < *first) return none;
+  if (!last || (!b.empty() && *last < *first)) return none;
   if (*first >= size) return {ByteRange::unsatisfiable};
   out.first = *first;
   out.last = std::min(*last, size - 1);
