@@ -153,6 +153,13 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--allow-origin", l.allow_origins,
                   "Another origin (http://host:port) whose pages may POST here; repeat for more")
       ->group(limits);
+  cmd->add_option("--progress-writes-per-minute", l.progress_writes_per_minute,
+                  "Progress writes one client address may make a minute (more: 429; 0: no limit)")
+      ->check(CLI::Range(0, 10000000))->capture_default_str()->group(limits);
+  cmd->add_option_function<std::int64_t>(
+         "--db-max-mb", [&l](std::int64_t mb) { l.db_max_bytes = mb << 20; },
+         "The database's cap in MB; progress writes past it answer 507 (default 512)")
+      ->check(CLI::Range(1, 1 << 20))->group(limits);
   cmd->add_option("--threads", l.threads, "Event-loop threads of the HTTP layer")
       ->check(CLI::Range(1, 64))->capture_default_str()->group(limits);
   cmd->callback([opts, &exit_code] { exit_code = run_serve(*opts); });

@@ -3,9 +3,11 @@
 
 #include "server/sqlite_db.h"
 
+#include <algorithm>
+
 namespace headlab::server {
 
-Result<std::unique_ptr<FeedbackStore>> FeedbackStore::open(const std::string& path) {
+Result<std::unique_ptr<FeedbackStore>> FeedbackStore::open(const std::string& path, std::int64_t max_bytes) {
   auto opened = sqlite_open_durable(path, "feedback database");
   if (!opened) return tl::unexpected(opened.error());
   sqlite3* db = *opened;
@@ -20,6 +22,10 @@ Result<std::unique_ptr<FeedbackStore>> FeedbackStore::open(const std::string& pa
     sqlite3_free(err);
     sqlite3_close(db);
     return make_error(ErrorCode::io_error, "The database " + path + " cannot hold feedback: " + msg + ".");
+  }
+  if (max_bytes > 0) {
+    std::string sql = "PRAGMA max_page_count=" + std::to_string(std::max<std::int64_t>(1, max_bytes / 4096)) + ";";
+    sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
   }
   return std::unique_ptr<FeedbackStore>(new FeedbackStore(db, path));
 }
@@ -64,8 +70,11 @@ Result<std::int64_t> FeedbackStore::add(const Feedback& f) {
   bind(1, f.lesson);
   bind(2, f.message);
   bind(3, f.contact);
-  if (sqlite3_step(st.stmt) != SQLITE_DONE)
+  if (sqlite3_step(st.stmt) != SQLITE_DONE) {
+    if (sqlite3_errcode(db_) == SQLITE_FULL)
+      return make_error(ErrorCode::storage_full, "The database " + path_ + " is full, so feedback cannot be saved now.");
     return make_error(ErrorCode::io_error, "Could not save feedback in " + path_ + ": " + sqlite3_errmsg(db_) + ".");
+  }
   return static_cast<std::int64_t>(sqlite3_last_insert_rowid(db_));
 }
 

@@ -31,7 +31,8 @@ bool is_only_white_space(std::string_view text);
 
 class FeedbackStore {
  public:
-  static Result<std::unique_ptr<FeedbackStore>> open(const std::string& path);
+  // max_bytes > 0: the file's cap, as ProgressStore::open (the cap is per connection in SQLite).
+  static Result<std::unique_ptr<FeedbackStore>> open(const std::string& path, std::int64_t max_bytes = 0);
   ~FeedbackStore();
   FeedbackStore(const FeedbackStore&) = delete;
   FeedbackStore& operator=(const FeedbackStore&) = delete;

@@ -100,6 +100,7 @@ struct Server::Impl {
   std::unique_ptr<ResponseCache> cache;
   std::unique_ptr<FeedbackStore> feedback;
   std::unique_ptr<RateLimiter> feedback_limiter;
+  std::unique_ptr<RateLimiter> progress_limiter;  // null: no limit
   ServerContext context;
   std::vector<Route> routes;
   std::unique_ptr<HttpWorkQueue> work;
@@ -178,6 +179,15 @@ HttpResponse Server::Impl::dispatch(const HttpRequest& r, const Exchange& ex) co
   for (const Route& route : routes) {
     if (route.path != r.path) continue;
     if (route.method == method) {
+      if (method == "POST" && progress_limiter && r.path.rfind("/api/progress/", 0) == 0 &&
+          !progress_limiter->allow(r.remote_addr)) {
+        HttpResponse e = error_response(429, "rate_limited",
+                                        "Too many progress writes from this address (at most " +
+                                            std::to_string(options.progress_writes_per_minute) +
+                                            " a minute); wait a moment.");
+        e.headers.push_back({"Retry-After", "10"});
+        return e;
+      }
       try {
         InferencePool::ClientScope as(r.remote_addr);
         HttpResponse out = route.handler(r);
@@ -459,11 +469,12 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
   m.options = options;
   // A store that cannot be opened does not stop the lessons: progress routes then answer
   // 503 with the reason, and `headlab serve` warns at start-up.
-  auto store = ProgressStore::open(options.db_path.empty() ? default_database_path() : options.db_path);
+  auto store = ProgressStore::open(options.db_path.empty() ? default_database_path() : options.db_path,
+                                   options.db_max_bytes);
   if (store) {
     m.store = std::move(*store);
     m.context.store = m.store.get();
-    auto feedback = FeedbackStore::open(m.store->path());
+    auto feedback = FeedbackStore::open(m.store->path(), options.db_max_bytes);
     if (feedback) {
       m.feedback = std::move(*feedback);
       m.context.feedback = m.feedback.get();
@@ -472,6 +483,8 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
     m.context.store_error = store.error().message;
   }
   m.feedback_limiter = std::make_unique<RateLimiter>(5, std::chrono::minutes(10));
+  if (options.progress_writes_per_minute > 0)
+    m.progress_limiter = std::make_unique<RateLimiter>(options.progress_writes_per_minute, std::chrono::minutes(1));
   m.context.feedback_limiter = m.feedback_limiter.get();
   m.cache = std::make_unique<ResponseCache>(options.cache_bytes);
   m.context.cache = m.cache.get();

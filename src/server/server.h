@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,9 @@ struct ServerOptions {
   std::vector<std::string> allow_origins;     // other origins ("http://host:port") allowed to POST
   double drain_s = 5;                 // on stop: how long requests in flight may take to finish
   std::size_t gzip_min_bytes = 1024;  // API answers at least this long are gzipped (level 1)
+  std::int64_t db_max_bytes = 512ll << 20;  // the database's cap; progress writes past it: 507
+  int progress_writes_per_minute = 3000;    // per client address (a class behind one NAT shares
+                                            // it); more: 429. 0: no limit
 };
 
 class Server {

@@ -180,3 +180,35 @@ TEST(Http, ApiAnswersIgnoreRange) {
   EXPECT_EQ(raw_status(a), 200);
   EXPECT_EQ(header(a, "Content-Range"), "");
 }
+
+namespace {
+json completing_check(const std::string& learner) {
+  return {{"learner", learner}, {"lesson", "causal-mask"}, {"sentence", "the cat chased the dog . the cat chased the"},
+          {"head", "induction"}, {"mask", true}, {"query", 8}};
+}
+}  // namespace
+
+TEST(Http, ProgressWritesPastTheRateOfOneAddressGet429) {
+  TestServer s(temp_path("h.db"), "", 8, [](headlab::server::ServerOptions& o) { o.progress_writes_per_minute = 3; });
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(s.post("/api/progress/check", completing_check("learner-rate-" + std::to_string(i))).status, 200);
+  auto r = s.post("/api/progress/check", completing_check("learner-rate-9"));
+  EXPECT_EQ(r.status, 429) << r.raw;
+  EXPECT_EQ(r.body["error"]["code"], "rate_limited");
+  EXPECT_EQ(s.post("/api/weights", kWeights).status, 200);  // the lessons go on
+  EXPECT_EQ(s.get("/api/progress?learner=learner-rate-0").status, 200);  // and reads
+}
+
+TEST(Http, AFullDatabaseAnswers507AndSaysWhy) {
+  TestServer s(temp_path("h.db"), "", 8, [](headlab::server::ServerOptions& o) { o.db_max_bytes = 4 * 4096; });
+  TestServer::Reply r;
+  int i = 0;
+  for (; i < 5000; ++i) {
+    r = s.post("/api/progress/check", completing_check("learner-" + std::to_string(i) + std::string(40, 'x')));
+    if (r.status != 200) break;
+  }
+  ASSERT_EQ(r.status, 507) << "after " << i << " writes: " << r.raw;
+  EXPECT_EQ(r.body["error"]["code"], "storage_full");
+  EXPECT_NE(r.body["error"]["message"].get<std::string>().find("--db-max-mb"), std::string::npos) << r.raw;
+  EXPECT_EQ(s.get("/api/progress?learner=learner-0" + std::string(40, 'x')).body["completed_count"], 1);
+}
