@@ -212,3 +212,34 @@ TEST(Http, AFullDatabaseAnswers507AndSaysWhy) {
   EXPECT_NE(r.body["error"]["message"].get<std::string>().find("--db-max-mb"), std::string::npos) << r.raw;
   EXPECT_EQ(s.get("/api/progress?learner=learner-0" + std::string(40, 'x')).body["completed_count"], 1);
 }
+
+TEST(Http, ConnectionsBeyondThePerAddressLimitAreClosedAtOnce) {
+  TestServer s(temp_path("h.db"), "", 8, [](headlab::server::ServerOptions& o) { o.max_connections_per_ip = 3; });
+  s.client().stop();  // the helper's own keep-alive connection would count
+  auto open_one = [&] {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(s.port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    return fd;
+  };
+  std::vector<int> held;
+  for (int i = 0; i < 3; ++i) held.push_back(open_one());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  int extra = open_one();
+  pollfd p{extra, POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 2000), 1) << "the fourth connection was neither closed nor answered";
+  char b;
+  EXPECT_LE(::recv(extra, &b, 1, 0), 0) << "closed without an answer";
+  ::close(extra);
+  // the three held connections still work
+  std::string request = "GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(::send(held[0], request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+  char buf[256];
+  ssize_t n = ::recv(held[0], buf, sizeof buf, 0);
+  EXPECT_GT(n, 12);
+  EXPECT_EQ(std::string(buf, 12), "HTTP/1.1 200");
+  for (int fd : held) ::close(fd);
+}
