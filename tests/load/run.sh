@@ -68,6 +68,7 @@ hostile_check() {  # hostile_check NAME: run one hostile client against the serv
   if $hostile "$1" "$port" "$pid"; then passed=$((passed + 1)); else failures=$((failures + 1)); echo "load test: $1 FAILED"; fi
   kill -0 $pid 2>/dev/null || { echo "load test: the server died"; exit 1; }
 }
+hostile_check assets
 hostile_check slowloris
 hostile_check header-flood
 hostile_check ranges
