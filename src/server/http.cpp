@@ -566,10 +566,14 @@ void Server::listen() {
 void Server::stop() {
   Impl& m = *impl_;
   {
-    std::lock_guard<std::mutex> lock(m.stop_mutex);
-    if (m.stopping || !m.daemon) {
+    std::unique_lock<std::mutex> lock(m.stop_mutex);
+    if (!m.daemon) {  // never bound, or stopped already
       m.stopped = true;
       m.stopped_changed.notify_all();
+      return;
+    }
+    if (m.stopping) {  // another thread is stopping it: wait for the end of its drain
+      m.stopped_changed.wait(lock, [&m] { return m.stopped; });
       return;
     }
     m.stopping = true;
