@@ -243,3 +243,28 @@ TEST(Http, ConnectionsBeyondThePerAddressLimitAreClosedAtOnce) {
   EXPECT_EQ(std::string(buf, 12), "HTTP/1.1 200");
   for (int fd : held) ::close(fd);
 }
+
+TEST(Http, ASilentKeepAliveConnectionIsClosedAfterTheIdleTimeout) {
+  TestServer s(temp_path("h.db"), "", 8, [](headlab::server::ServerOptions& o) {
+    o.idle_timeout_s = 1;
+    o.request_deadline_s = 30;
+  });
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(s.port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  std::string request = "GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+  char buf[1024];
+  ASSERT_GT(::recv(fd, buf, sizeof buf, 0), 0);  // the answer; the connection stays open
+  auto start = std::chrono::steady_clock::now();
+  pollfd p{fd, POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 5000), 1) << "still open after 5 s of silence";
+  EXPECT_EQ(::recv(fd, buf, sizeof buf, 0), 0);
+  auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GT(waited, std::chrono::milliseconds(500));
+  EXPECT_LT(waited, std::chrono::milliseconds(3000));
+  ::close(fd);
+}
