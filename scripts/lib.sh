@@ -10,7 +10,8 @@ say() { printf '\033[1mheadlab setup:\033[0m %s\n' "$*"; }
 # Debian packages needed to build and serve.
 SERVE_PACKAGES=(
   g++ cmake make pkg-config        # the C++20 toolchain
-  libcpp-httplib-dev               # HTTP server
+  libmicrohttpd-dev                # HTTP server (event-driven, with connection limits)
+  zlib1g-dev                       # gzip of large API answers
   nlohmann-json3-dev               # JSON codec
   libsqlite3-dev                   # embedded progress store
   libexpected-dev                  # tl::expected: errors as values
@@ -27,6 +28,7 @@ TEST_PACKAGES=(
   clang
   dict-devil
   wrk curl                         # the load test of the server
+  libcpp-httplib-dev               # the HTTP client of the server's tests
 )
 
 apt_install() {

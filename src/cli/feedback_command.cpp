@@ -14,6 +14,31 @@
 namespace headlab::cli {
 namespace {
 
+// What learners typed, made safe for a terminal: control characters (ESC, BEL, CR, the C1
+// range ...) become visible escapes like \x1b, so a note cannot clear the screen, move the
+// cursor or forge a line that looks like another entry. Printable UTF-8 stays as it is.
+std::string escape_for_terminal(const std::string& text) {
+  std::string out;
+  char buf[12];
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    auto b = static_cast<unsigned char>(text[i]);
+    if (b == '\\') {
+      out += "\\\\";
+    } else if (b < 0x20 || b == 0x7F) {
+      std::snprintf(buf, sizeof buf, "\\x%02x", b);
+      out += b == '\n' ? "\\n" : b == '\t' ? "\\t" : b == '\r' ? "\\r" : buf;
+    } else if (b == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(text[i + 1]));  // C1 controls (CSI ...)
+      out += buf;
+      ++i;
+    } else {
+      out += static_cast<char>(b);
+    }
+  }
+  return out;
+}
+
 struct FeedbackOptions {
   std::string db;
   std::string format = "table";
@@ -41,9 +66,9 @@ int run_feedback_list(const FeedbackOptions& o) {
     return 0;
   }
   for (const auto& f : *notes) {
-    std::cout << "#" << f.id << "  " << f.created_at << "  " << f.lesson;
-    if (!f.contact.empty()) std::cout << "  (" << f.contact << ")";
-    std::cout << "\n  " << f.message << "\n\n";
+    std::cout << "#" << f.id << "  " << escape_for_terminal(f.created_at) << "  " << escape_for_terminal(f.lesson);
+    if (!f.contact.empty()) std::cout << "  (" << escape_for_terminal(f.contact) << ")";
+    std::cout << "\n  " << escape_for_terminal(f.message) << "\n\n";
   }
   return 0;
 }

@@ -1,5 +1,6 @@
 // cli/serve_command.cpp — `headlab serve`: the lessons in the browser and the JSON API.
-// SIGINT / SIGTERM stop accepting, let in-flight requests finish and close the store.
+// SIGINT / SIGTERM stop accepting, let in-flight requests finish (at most 5 s), close every
+// connection and the store, and exit 0.
 #include <CLI/CLI.hpp>
 
 #include <csignal>
@@ -31,6 +32,7 @@ struct ServeOptions {
   std::string model;  // empty: the built-in model, when it is there
   bool no_model = false;
   int max_tokens = 256;
+  server::ServerOptions limits;  // the HTTP limits, each a named option
 };
 
 // Self-pipe: the handler (on whichever thread the kernel picks, OpenBLAS's included) only
@@ -51,7 +53,11 @@ int run_serve(const ServeOptions& o) {
   sigaction(SIGTERM, &sa, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  server::ServerOptions options{o.host, o.port, o.db, o.web};
+  server::ServerOptions options = o.limits;
+  options.host = o.host;
+  options.port = o.port;
+  options.db_path = o.db;
+  options.web_dir = o.web;
   options.max_tokens = o.max_tokens;
   if (!o.no_model) {
     if (!o.model.empty()) options.model_dir = o.model;
@@ -127,6 +133,37 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-tokens", opts->max_tokens, "Longest text a model request may send, in tokens")
       ->check(CLI::Range(2, 1 << 20))
       ->capture_default_str();
+  server::ServerOptions& l = opts->limits;
+  const std::string limits = "HTTP limits";
+  cmd->add_option("--max-connections", l.max_connections, "Open connections in all; more are refused")
+      ->check(CLI::Range(1, 1000000))->capture_default_str()->group(limits);
+  cmd->add_option("--max-connections-per-ip", l.max_connections_per_ip,
+                  "Open connections from one address (a class behind one NAT address shares it)")
+      ->check(CLI::Range(1, 1000000))->capture_default_str()->group(limits);
+  cmd->add_option("--request-deadline", l.request_deadline_s,
+                  "Seconds a request's headers and body may take to arrive, from the connection's start or its "
+                  "previous answer; sending slowly does not extend it")
+      ->check(CLI::Range(1, 3600))->capture_default_str()->group(limits);
+  cmd->add_option("--idle-timeout", l.idle_timeout_s, "Seconds a silent keep-alive connection stays open")
+      ->check(CLI::Range(1, 3600))->capture_default_str()->group(limits);
+  cmd->add_option("--max-header-bytes", l.max_header_bytes, "Largest request line and headers, in bytes (more: 431)")
+      ->check(CLI::Range(1024, 1 << 20))->capture_default_str()->group(limits);
+  cmd->add_option("--max-header-count", l.max_header_count, "Most header fields in a request (more: 431)")
+      ->check(CLI::Range(8, 10000))->capture_default_str()->group(limits);
+  cmd->add_option("--max-body-bytes", l.max_body_bytes, "Largest request body, in bytes (more: 413)")
+      ->check(CLI::Range(1024, 64 << 20))->capture_default_str()->group(limits);
+  cmd->add_option("--allow-origin", l.allow_origins,
+                  "Another origin (http://host:port) whose pages may POST here; repeat for more")
+      ->group(limits);
+  cmd->add_option("--progress-writes-per-minute", l.progress_writes_per_minute,
+                  "Progress writes one client address may make a minute (more: 429; 0: no limit)")
+      ->check(CLI::Range(0, 10000000))->capture_default_str()->group(limits);
+  cmd->add_option_function<std::int64_t>(
+         "--db-max-mb", [&l](std::int64_t mb) { l.db_max_bytes = mb << 20; },
+         "The database's cap in MB; progress writes past it answer 507 (default 512)")
+      ->check(CLI::Range(1, 1 << 20))->group(limits);
+  cmd->add_option("--threads", l.threads, "Event-loop threads of the HTTP layer")
+      ->check(CLI::Range(1, 64))->capture_default_str()->group(limits);
   cmd->callback([opts, &exit_code] { exit_code = run_serve(*opts); });
 }
 

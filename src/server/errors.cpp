@@ -13,6 +13,7 @@ int http_status(ErrorCode code) {
     case ErrorCode::unsupported: return 422;
     case ErrorCode::unavailable: return 503;
     case ErrorCode::rate_limited: return 429;
+    case ErrorCode::storage_full: return 507;
     case ErrorCode::io_error:
     case ErrorCode::corrupt:
     case ErrorCode::internal: return 500;

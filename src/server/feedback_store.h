@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/result.h"
@@ -25,14 +26,20 @@ struct Feedback {
   std::string created_at;  // set by the store, ISO 8601 UTC
 };
 
+// True when `text` (UTF-8) holds nothing but Unicode White_Space code points.
+bool is_only_white_space(std::string_view text);
+
 class FeedbackStore {
  public:
-  static Result<std::unique_ptr<FeedbackStore>> open(const std::string& path);
+  // max_bytes > 0: the file's cap, as ProgressStore::open (the cap is per connection in SQLite).
+  static Result<std::unique_ptr<FeedbackStore>> open(const std::string& path, std::int64_t max_bytes = 0);
   ~FeedbackStore();
   FeedbackStore(const FeedbackStore&) = delete;
   FeedbackStore& operator=(const FeedbackStore&) = delete;
 
-  // Errors: io_error naming the file (full disk, read-only).
+  // Errors: invalid_argument when a field holds a NUL or the message is only white space
+  // (Unicode White_Space: NBSP and ideographic spaces too); io_error naming the file (full
+  // disk, read-only).
   Result<std::int64_t> add(const Feedback& f);
   // Newest first.
   Result<std::vector<Feedback>> list(int limit = 1000);

@@ -20,6 +20,12 @@ std::string default_database_path() {
 }
 
 Error ProgressStore::sqlite_error(const std::string& doing) const {
+  if (sqlite3_errcode(db_) == SQLITE_FULL)
+    return Error{ErrorCode::storage_full,
+                 "The progress database " + path_ + " is full" +
+                     (max_bytes_ > 0 ? " (it may grow to " + std::to_string(max_bytes_ >> 20) + " MB; `headlab serve --db-max-mb` raises that)"
+                                     : " (the disk has no room left)") +
+                     ", so new progress cannot be saved. Progress already saved is kept and can be read."};
   return Error{ErrorCode::io_error, "Could not " + doing + " in the progress database " + path_ + ": " +
                                         sqlite3_errmsg(db_) + "."};
 }
@@ -47,6 +53,7 @@ Result<std::unique_ptr<ProgressStore>> ProgressStore::open(const std::string& pa
     if (auto s = store->exec(sql); !s)
       return make_error(ErrorCode::io_error, s.error().message + " Is it a headlab database? Choose another with --db PATH.");
   }
+  store->max_bytes_ = max_bytes;
   if (max_bytes > 0) {
     std::string sql = "PRAGMA max_page_count=" + std::to_string(std::max<std::int64_t>(1, max_bytes / 4096)) + ";";
     if (auto s = store->exec(sql.c_str()); !s) return tl::unexpected(s.error());

@@ -5,7 +5,8 @@
 //
 // One row per (learner, lesson, challenge) the learner completed. Writes are
 // transactions in WAL mode: a write that returned ok survives a crash or restart.
-// Thread-safe: one connection behind a mutex. Errors: io_error naming the file.
+// Thread-safe: one connection behind a mutex. Errors: io_error naming the file; storage_full
+// when the file reached its cap or the disk is full.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,8 @@ namespace headlab::server {
 class ProgressStore {
  public:
   // Opens (creating the file, its folder and the schema when missing). max_bytes > 0 caps
-  // the file's size: writes past it fail as on a full disk (io_error), reads go on.
+  // the file's size: writes past it fail with storage_full (HTTP 507, as on a full disk),
+  // reads go on.
   static Result<std::unique_ptr<ProgressStore>> open(const std::string& path, std::int64_t max_bytes = 0);
   ~ProgressStore();
   ProgressStore(const ProgressStore&) = delete;
@@ -48,6 +50,7 @@ class ProgressStore {
 
   sqlite3* db_;
   std::string path_;
+  std::int64_t max_bytes_ = 0;
   std::mutex mutex_;
 };
 

@@ -8,8 +8,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "util/result.h"
 
@@ -26,8 +28,23 @@ struct ServerOptions {
   int model_queue = 8;    // model requests waiting beyond the running one; more get 503
   int model_timeout_ms = 30000;
   std::size_t cache_bytes = 64u << 20;
-  int threads = 256;    // HTTP workers: a keep-alive connection holds one while open, so
-                        // there are more workers than a class has browser connections
+  // The HTTP layer (libmicrohttpd, event-driven: an open connection holds no thread).
+  int threads = 4;                    // event-loop threads; model requests wait off them
+  int max_connections = 4096;         // open connections in all; more are refused at accept
+  int max_connections_per_ip = 512;   // a school behind one NAT address shares this
+  int idle_timeout_s = 8;             // a keep-alive connection silent this long is closed
+  int request_deadline_s = 10;        // headers and body must arrive within this, counted from
+                                      // the connection's start or its previous answer; trickled
+                                      // bytes do not extend it
+  std::size_t max_header_bytes = 16 * 1024;  // request line and headers; more: 431
+  int max_header_count = 64;                  // header fields; more: 431
+  std::size_t max_body_bytes = 64 * 1024;     // more: 413
+  std::vector<std::string> allow_origins;     // other origins ("http://host:port") allowed to POST
+  double drain_s = 5;                 // on stop: how long requests in flight may take to finish
+  std::size_t gzip_min_bytes = 1024;  // API answers at least this long are gzipped (level 1)
+  std::int64_t db_max_bytes = 512ll << 20;  // the database's cap; progress writes past it: 507
+  int progress_writes_per_minute = 3000;    // per client address (a class behind one NAT shares
+                                            // it); more: 429. 0: no limit
 };
 
 class Server {
@@ -40,6 +57,9 @@ class Server {
   Status bind();
   // Serves until stop(); call after bind().
   void listen();
+  // Graceful: stops accepting, lets requests in flight finish for at most drain_s, answers
+  // the model requests still waiting 503, closes idle and half-sent connections. Blocks
+  // until done; listen() then returns.
   void stop();
   int port() const;
   bool web_app_found() const;
@@ -48,9 +68,10 @@ class Server {
   std::string model_name() const;          // empty when no model is loaded
   const std::string& model_error() const;  // why, when a model was asked for and failed
 
+  struct Impl;  // defined in http.cpp; public only so the library's C callbacks can name it
+
  private:
   Server();
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "server/errors.h"
+#include "server/http_rules.h"
 
 namespace headlab::server {
 namespace fs = std::filesystem;
@@ -30,7 +31,7 @@ std::string content_type_for(const fs::path& file) {
   return "application/octet-stream";
 }
 
-HttpResponse StaticFiles::serve(const std::string& path) const {
+HttpResponse StaticFiles::serve(const std::string& path, const std::string& accept_encoding) const {
   HttpResponse not_found;
   not_found.status = 404;
   not_found.content_type = "text/plain; charset=utf-8";
@@ -47,12 +48,26 @@ HttpResponse StaticFiles::serve(const std::string& path) const {
   auto [root_end, unused] = std::mismatch(root_.begin(), root_.end(), resolved.begin(), resolved.end());
   if (root_end != root_.end() || resolved == root_) return not_found;
   if (!fs::is_regular_file(resolved, ec)) return not_found;
-  std::ifstream in(resolved, std::ios::binary);
+  HttpResponse r;
+  r.content_type = content_type_for(resolved);
+  // A precompressed sibling the client takes, else the file itself.
+  fs::path chosen = resolved;
+  bool has_sibling = false;
+  for (const char* coding : {"br", "gzip"}) {
+    fs::path sibling = resolved;
+    sibling += std::string(".") + (std::string(coding) == "br" ? "br" : "gz");
+    if (!fs::is_regular_file(sibling, ec)) continue;
+    has_sibling = true;
+    if (chosen == resolved && accepts_encoding(accept_encoding, coding)) {
+      chosen = sibling;
+      r.headers.push_back({"Content-Encoding", coding});
+    }
+  }
+  if (has_sibling) r.headers.push_back({"Vary", "Accept-Encoding"});
+  std::ifstream in(chosen, std::ios::binary);
   if (!in) return not_found;
   std::ostringstream body;
   body << in.rdbuf();
-  HttpResponse r;
-  r.content_type = content_type_for(resolved);
   r.body = body.str();
   // Vite fingerprints everything under assets/: cache it; always revalidate the rest.
   bool fingerprinted = relative.rfind("assets/", 0) == 0;

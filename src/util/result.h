@@ -26,6 +26,7 @@ enum class ErrorCode {
   unsupported,       // valid but not handled (unknown dtype, architecture)
   unavailable,       // busy or shutting down; try again later
   rate_limited,      // too many requests from one client; try again later
+  storage_full,      // a store reached its size cap (or the disk is full); reads go on
   internal,          // a bug: should never reach a user
 };
 
@@ -57,6 +58,7 @@ inline std::string_view error_code_name(ErrorCode code) {
     case ErrorCode::unsupported: return "unsupported";
     case ErrorCode::unavailable: return "unavailable";
     case ErrorCode::rate_limited: return "rate_limited";
+    case ErrorCode::storage_full: return "storage_full";
     case ErrorCode::internal: return "internal";
   }
   return "internal";

@@ -3,6 +3,12 @@
 local sentence = "the cat chased the dog . the cat chased the"
 local heads = {"previous", "first", "same-word", "induction", "punctuation"}
 local counter = 0
+-- HEADLAB_LOAD_DELAY_MS: each connection waits this long between requests (a learner reading,
+-- not a benchmark); unset, the connections ask as fast as they can.
+local pause = tonumber(os.getenv("HEADLAB_LOAD_DELAY_MS") or "0")
+if pause > 0 then
+  function delay() return pause end
+end
 
 function setup(thread)
   counter = counter + 1

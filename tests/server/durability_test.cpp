@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -90,4 +94,43 @@ TEST(Durability, SigtermStopsGracefullyAndSaysSo) {
 TEST(Durability, StartUpSaysItIsBoundToLoopbackOnly) {
   ServeProcess server(temp_path("bind.db"));
   EXPECT_NE(server.output().find("only this machine can connect"), std::string::npos) << server.output();
+}
+
+TEST(Durability, SigtermWithTricklingClientsExitsWithinTheDrain) {
+  ServeProcess server(temp_path("trickle.db"));
+  ASSERT_GT(server.port(), 0);
+  // 20 connections that send a byte of their headers every 200 ms and never finish, and one
+  // idle keep-alive connection: none of them may hold the stop beyond the 5 s drain.
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> tricklers;
+  for (int i = 0; i < 20; ++i)
+    tricklers.emplace_back([&] {
+      int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_port = htons(static_cast<uint16_t>(server.port()));
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+        const std::string head = "GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+        for (std::size_t k = 0; !stop; ++k) {
+          char c = k < head.size() ? head[k] : 's';
+          if (::send(fd, &c, 1, MSG_NOSIGNAL) != 1) break;
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+      }
+      ::close(fd);
+    });
+  httplib::Client idle("127.0.0.1", server.port());
+  idle.set_keep_alive(true);
+  ASSERT_TRUE(idle.Get("/api/health"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto start = std::chrono::steady_clock::now();
+  int status = server.signal_and_wait(SIGTERM);
+  auto took = std::chrono::steady_clock::now() - start;
+  stop = true;
+  for (auto& t : tricklers) t.join();
+  EXPECT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_LT(took, std::chrono::milliseconds(6500)) << "the drain is 5 s";
+  EXPECT_NE(server.output().find("headlab: stopped"), std::string::npos) << server.output();
 }

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 using namespace headlab;
 using namespace headlab::server;
@@ -60,4 +63,53 @@ TEST(InferencePool, AJobWhoseRequestGaveUpIsNeverRun) {
   auto after = pool.run<int>([](model::Workspace&) -> Result<int> { return 3; });  // the worker moved on
   EXPECT_TRUE(after);
   EXPECT_FALSE(late_ran);
+}
+
+TEST(InferencePool, ClientsAreServedInTurnsAndAGreedyOneCannotFillTheQueue) {
+  InferencePool pool({4, 5000});
+  std::atomic<bool> release{false}, started{false};
+  std::mutex order_mutex;
+  std::vector<std::string> order;
+  std::thread busy([&] {
+    InferencePool::ClientScope as("greedy");
+    pool.run<int>([&](model::Workspace&) -> Result<int> {
+      started = true;
+      while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return 0;
+    });
+  });
+  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto job = [&](const std::string& who) {
+    return [&, who] {
+      InferencePool::ClientScope as(who);
+      auto r = pool.run<int>([&, who](model::Workspace&) -> Result<int> {
+        std::lock_guard<std::mutex> lock(order_mutex);
+        order.push_back(who);
+        return 1;
+      });
+      std::lock_guard<std::mutex> lock(order_mutex);
+      if (!r) order.push_back(who + " refused");
+    };
+  };
+  std::vector<std::thread> greedy;
+  for (int i = 0; i < 4; ++i) greedy.emplace_back(job("greedy"));  // fills the queue of 4
+  while (pool.queued() < 4) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::thread normal(job("normal"));  // takes the greedy client's newest place
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(order_mutex);
+      if (!order.empty()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  release = true;
+  busy.join();
+  normal.join();
+  for (auto& t : greedy) t.join();
+  ASSERT_EQ(order.size(), 5u);
+  EXPECT_EQ(order[0], "greedy refused");  // the one that made room
+  EXPECT_EQ(order[1], "greedy");          // the oldest waiting, as its turn came first
+  EXPECT_EQ(order[2], "normal");          // then the other client's turn, before greedy's rest
+  EXPECT_EQ(order[3], "greedy");
+  EXPECT_EQ(order[4], "greedy");
 }

@@ -88,7 +88,7 @@ TEST(ProgressStore, AFullDiskIsAnErrorThatNamesTheFileAndKeepsEarlierWrites) {
   for (; i < 10000 && r; ++i)
     r = (*store)->record("learner-" + std::to_string(i) + std::string(200, 'x'), "causal-mask", {"a", "b", "c"});
   ASSERT_FALSE(r) << "never filled up";
-  EXPECT_EQ(r.error().code, ErrorCode::io_error);
+  EXPECT_EQ(r.error().code, ErrorCode::storage_full);  // HTTP 507
   EXPECT_NE(r.error().message.find("full"), std::string::npos) << r.error().message;
   EXPECT_NE(r.error().message.find(path), std::string::npos);
   EXPECT_EQ((*(*store)->completed("learner-first", "causal-mask")).size(), 1u);

@@ -3,8 +3,14 @@
 #pragma once
 
 #include <httplib.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <random>
 #include <nlohmann/json.hpp>
@@ -30,14 +36,16 @@ inline std::string temp_path(const std::string& name) {
 
 class TestServer {
  public:
-  explicit TestServer(std::string db_path, std::string model_dir = "", int model_queue = 8)
+  explicit TestServer(std::string db_path, std::string model_dir = "", int model_queue = 8,
+                      const std::function<void(server::ServerOptions&)>& configure = {})
       : db_path_(std::move(db_path)) {
     server::ServerOptions options;
     options.port = 0;
     options.db_path = db_path_;
     options.model_dir = std::move(model_dir);
     options.model_queue = model_queue;
-    options.threads = 16;
+    options.threads = 4;
+    if (configure) configure(options);
     auto s = server::Server::create(options);
     if (!s) throw std::runtime_error(s.error().message);
     server_ = std::move(*s);
@@ -51,6 +59,7 @@ class TestServer {
     thread_.join();
   }
   httplib::Client& client() { return *client_; }
+  int port() const { return server_->port(); }
 
   struct Reply {
     int status = 0;
@@ -77,5 +86,47 @@ class TestServer {
   std::thread thread_;
   std::unique_ptr<httplib::Client> client_;
 };
+
+// Sends `bytes` as they are on a new loopback connection and returns everything the server
+// sent back until it closed the connection or `timeout` passed: for requests no HTTP client
+// library would send (duplicate headers, floods, trickles).
+inline std::string raw_exchange(int port, const std::string& bytes,
+                                std::chrono::milliseconds timeout = std::chrono::milliseconds(3000)) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return "";
+  }
+  std::size_t sent = 0;
+  while (sent < bytes.size()) {
+    ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;  // the server closed early, as it may after refusing
+    sent += static_cast<std::size_t>(n);
+  }
+  std::string out;
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  char buf[4096];
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()).count();
+    if (left <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left)) <= 0) break;
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+// The status code of the first answer in raw bytes ("HTTP/1.1 431 ..."), 0 when none.
+inline int raw_status(const std::string& answer) {
+  if (answer.rfind("HTTP/1.", 0) != 0 || answer.size() < 12) return 0;
+  return std::atoi(answer.c_str() + 9);
+}
 
 }  // namespace headlab::testing

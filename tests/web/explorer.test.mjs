@@ -147,7 +147,7 @@ test('a text longer than the window is drawn a window at a time', async () => {
 test('on a long text the explorer asks only for the window it draws, and asks again when the window moves', async () => {
   const long = Array.from({ length: 14 }, () => 'the mill by the river .').join(' ');
   // What the explorer fetched before windows: every head's whole pattern.
-  const full_raw = await (await fetch(server.url + '/api/model/run', { method: 'POST', body: JSON.stringify({ text: long, views: ['pattern'], top_k: 0 }) })).text();
+  const full_raw = await (await fetch(server.url + '/api/model/run', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ text: long, views: ['pattern'], top_k: 0 }) })).text();
   const full = { body: JSON.parse(full_raw) };
   const T = full.body.tokens.length;
   assert.ok(T > 60, `the text has ${T} tokens, more than the 48 drawn`);

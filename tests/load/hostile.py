@@ -1,0 +1,349 @@
+#!/usr/bin/python3
+"""tests/load/hostile.py — hostile and crowded clients against a running `headlab serve` on
+loopback, each bounded in time and asserting one figure. Standard library only.
+
+Usage: hostile.py TEST PORT [PID]   (PID: the server's, for its memory)
+Tests: assets, slowloris, class, header-flood, ranges, greedy. Prints "hostile: NAME: figures" and
+exits 1 when the figure misses its bound. (SIGTERM with tricklers: see run.sh, which starts a
+server of its own for it and uses `trickle`.)
+"""
+import http.client
+import json
+import random
+import selectors
+import socket
+import sys
+import threading
+import time
+
+HOST = "127.0.0.1"
+
+
+def p99(samples):
+    s = sorted(samples)
+    return s[min(len(s) - 1, int(len(s) * 0.99))] if s else float("inf")
+
+
+def connect(port, source=HOST):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind((source, 0))
+    sock.settimeout(10)
+    sock.connect((HOST, port))
+    return sock
+
+
+def timed_gets(port, path, seconds, out, stop=None):
+    """Sequential keep-alive GETs for `seconds`; appends latencies (ms) to out, returns failures."""
+    failures = 0
+    conn = http.client.HTTPConnection(HOST, port, timeout=10)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and not (stop and stop.is_set()):
+        start = time.monotonic()
+        try:
+            conn.request("GET", path)
+            r = conn.getresponse()
+            r.read()
+            if r.status != 200:
+                failures += 1
+            out.append((time.monotonic() - start) * 1000)
+        except (OSError, http.client.HTTPException):
+            failures += 1
+            conn.close()
+            conn = http.client.HTTPConnection(HOST, port, timeout=10)
+        time.sleep(0.01)
+    conn.close()
+    return failures
+
+
+def trickle(port, count, seconds, interval=1.0):
+    """`count` connections sending one header byte each per `interval`, never finishing."""
+    socks = []
+    for _ in range(count):
+        try:
+            socks.append(connect(port))
+        except OSError:
+            pass
+    head = b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"s" * 100000
+    end = time.monotonic() + seconds
+    i = 0
+    cut = 0
+    while time.monotonic() < end and socks:
+        alive = []
+        for s in socks:
+            try:
+                s.send(head[i:i + 1])
+                alive.append(s)
+            except OSError:
+                cut += 1
+                s.close()
+        socks = alive
+        i += 1
+        time.sleep(interval)
+    for s in socks:
+        s.close()
+    return cut
+
+
+def slowloris(port, _pid):
+    count, seconds = 400, 12
+    t = threading.Thread(target=trickle, args=(port, count, seconds))
+    t.start()
+    time.sleep(1.5)  # the tricklers are connected and trickling
+    lat = []
+    failures = timed_gets(port, "/api/health", seconds - 3, lat)
+    t.join()
+    figure = p99(lat)
+    print(f"hostile: slowloris: {count} connections trickling header bytes (1 byte/s); a normal client: "
+          f"{len(lat)} requests, {failures} failed, p99 {figure:.1f} ms (bound 100 ms)")
+    return failures == 0 and figure < 100
+
+
+def class_of_keepalive(port, _pid, idle=1000, active=0, seconds=14):
+    """`idle` keep-alive connections (one request each every 4 s, like a class's open tabs) held
+    for `seconds`, while `active` Python clients ask the lesson endpoints (run.sh uses wrk for
+    the active clients instead: 0 here)."""
+    sel = selectors.DefaultSelector()
+    request = f"GET /api/heads HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+    conns = []
+    for _ in range(idle):
+        s = connect(port)
+        s.setblocking(False)
+        conns.append({"sock": s, "next": time.monotonic() + random.uniform(0, 4), "buf": b"", "want": None})
+        sel.register(s, selectors.EVENT_READ, conns[-1])
+    idle_failures = [0]
+    idle_answers = [0]
+    stop = threading.Event()
+
+    def drive_idle():
+        while not stop.is_set():
+            now = time.monotonic()
+            for c in conns:
+                if c["sock"] is not None and c["want"] is None and now >= c["next"]:
+                    try:
+                        c["sock"].send(request)
+                        c["want"] = True
+                    except OSError:
+                        idle_failures[0] += 1
+                        c["sock"] = None
+            for key, _ in sel.select(timeout=0.05):
+                c = key.data
+                try:
+                    data = c["sock"].recv(65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    idle_failures[0] += 1
+                    sel.unregister(c["sock"])
+                    c["sock"].close()
+                    c["sock"] = None
+                    continue
+                c["buf"] += data
+                head_end = c["buf"].find(b"\r\n\r\n")
+                if head_end >= 0:
+                    head = c["buf"][:head_end].decode("latin-1")
+                    length = 0
+                    for line in head.split("\r\n"):
+                        if line.lower().startswith("content-length:"):
+                            length = int(line.split(":")[1])
+                    if len(c["buf"]) >= head_end + 4 + length:
+                        if not head.startswith("HTTP/1.1 200"):
+                            idle_failures[0] += 1
+                        idle_answers[0] += 1
+                        c["buf"] = c["buf"][head_end + 4 + length:]
+                        c["want"] = None
+                        c["next"] = time.monotonic() + 4
+
+    driver = threading.Thread(target=drive_idle)
+    driver.start()
+    time.sleep(1)
+    lat_lists = [[] for _ in range(active)]
+    fails = [0] * active
+
+    def active_client(i):
+        fails[i] = timed_gets(port, ["/api/heads", "/api/health", "/api/lessons", "/api/lessons/causal-mask/programs"][i % 4],
+                              seconds - 2, lat_lists[i])
+
+    threads = [threading.Thread(target=active_client, args=(i,)) for i in range(active)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if not threads:
+        time.sleep(seconds - 1)
+    stop.set()
+    driver.join()
+    lat = [x for xs in lat_lists for x in xs]
+    open_at_end = sum(1 for c in conns if c["sock"] is not None)
+    for c in conns:
+        if c["sock"] is not None:
+            c["sock"].close()
+    print(f"hostile: class: {idle} keep-alive connections held {seconds} s: {idle_answers[0]} answers, "
+          f"{idle_failures[0]} failed, {open_at_end} still open at the end")
+    if not threads:
+        return idle_failures[0] == 0 and open_at_end == idle
+    figure = p99(lat)
+    print(f"hostile: class: {active} active clients: {len(lat)} requests, {sum(fails)} failed, "
+          f"p99 {figure:.1f} ms (bound 50 ms)")
+    return sum(fails) == 0 and idle_failures[0] == 0 and figure < 50
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def header_flood(port, pid):
+    """20 connections each pushing 8 KB header lines, up to 30 MB each, for at most 10 s."""
+    before = rss_kb(pid)
+    line = b"X-Flood: " + b"f" * 8000 + b"\r\n"
+    sent = [0] * 20
+
+    def flood(i):
+        try:
+            s = connect(port)
+            s.send(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            end = time.monotonic() + 10
+            while sent[i] < (30 << 20) and time.monotonic() < end:
+                s.send(line)
+                sent[i] += len(line)
+        except OSError:
+            pass
+
+    threads = [threading.Thread(target=flood, args=(i,)) for i in range(20)]
+    start = time.monotonic()
+    for t in threads:
+        t.start()
+    peak = before
+    while any(t.is_alive() for t in threads):
+        peak = max(peak, rss_kb(pid))
+        time.sleep(0.05)
+    took = time.monotonic() - start
+    growth_mb = (peak - before) / 1024
+    lat = []
+    ok = timed_gets(port, "/api/health", 1, lat) == 0
+    print(f"hostile: header flood: 20 connections, {sum(sent) / 1e6:.1f} MB sent before the cut-off in {took:.1f} s; "
+          f"RSS growth {growth_mb:.1f} MB (bound 16 MB); server answers after: {ok}")
+    return growth_mb < 16 and ok
+
+
+def ranges(port, _pid):
+    """Many ranges on the JS bundle and on an API answer: answered once, never multiplied."""
+    conn = http.client.HTTPConnection(HOST, port, timeout=10)
+    conn.request("GET", "/")
+    index = conn.getresponse().read().decode()
+    js = index.split('src="')[1].split('"')[0] if 'src="' in index else "/"
+    many = "bytes=0-" + ",0-" * 2600
+    ok = True
+    for path in (js, "/api/heads"):
+        conn.request("GET", path)
+        r = conn.getresponse()
+        whole = len(r.read())
+        start = time.monotonic()
+        conn.request("GET", path, headers={"Range": many})
+        r = conn.getresponse()
+        got = len(r.read())
+        ms = (time.monotonic() - start) * 1000
+        amplification = got / max(1, whole)
+        print(f"hostile: ranges: {path}: 2,601 ranges -> HTTP {r.status}, {got} bytes for a {whole}-byte answer "
+              f"(x{amplification:.2f}, bound x1), {ms:.1f} ms")
+        ok = ok and r.status == 200 and got <= whole
+    conn.close()
+    return ok
+
+
+def greedy(port, _pid, seconds=15):
+    """A greedy client (24 connections from 127.0.0.2) against one normal client (127.0.0.1)
+    on the model queue: the normal client's requests are all served, in order."""
+    stop = threading.Event()
+    greedy_status = {}
+    lock = threading.Lock()
+
+    def model_post(conn, text):
+        body = json.dumps({"text": text})
+        conn.request("POST", "/api/model/run", body=body, headers={"Content-Type": "application/json"})
+        r = conn.getresponse()
+        r.read()
+        return r.status
+
+    class Source(http.client.HTTPConnection):
+        def connect(self):
+            self.sock = connect(port, "127.0.0.2")
+
+    def hog(i):
+        conn = Source(HOST, port, timeout=40)
+        n = 0
+        while not stop.is_set():
+            n += 1
+            try:
+                st = model_post(conn, f"greedy {i} {n} " + " ".join(random.choice("abcdefgh") for _ in range(40)))
+            except (OSError, http.client.HTTPException):
+                st = 0
+                conn.close()
+                conn = Source(HOST, port, timeout=40)
+            with lock:
+                greedy_status[st] = greedy_status.get(st, 0) + 1
+
+    hogs = [threading.Thread(target=hog, args=(i,)) for i in range(24)]
+    for t in hogs:
+        t.start()
+    time.sleep(2)
+    conn = http.client.HTTPConnection(HOST, port, timeout=40)
+    statuses, lat = [], []
+    end = time.monotonic() + seconds - 2
+    n = 0
+    while time.monotonic() < end:
+        n += 1
+        start = time.monotonic()
+        try:
+            statuses.append(model_post(conn, f"normal {n} the cat sat on the mat"))
+        except (OSError, http.client.HTTPException):
+            statuses.append(0)
+            conn = http.client.HTTPConnection(HOST, port, timeout=40)
+        lat.append((time.monotonic() - start) * 1000)
+    stop.set()
+    for t in hogs:
+        t.join()
+    served = statuses.count(200)
+    print(f"hostile: greedy: 24 greedy connections got {dict(sorted(greedy_status.items()))}; the normal client "
+          f"{served} of {len(statuses)} served (bound: all), p99 {p99(lat):.0f} ms")
+    return served == len(statuses) and served > 0
+
+
+def assets(port, _pid):
+    """The lesson page and every asset it names, Brotli-encoded, 20 times each: the slowest
+    first byte is under 20 ms (they are files compressed at build time, sent as they are)."""
+    import re
+    conn = http.client.HTTPConnection(HOST, port, timeout=10)
+    conn.request("GET", "/")
+    index = conn.getresponse().read().decode()
+    paths = ["/"] + sorted(set(re.findall(r'(?:src|href)="(/[^"]+)"', index)))
+    ok = True
+    for path in paths:
+        worst, encoding, size = 0.0, None, 0
+        for _ in range(20):
+            start = time.monotonic()
+            conn.request("GET", path, headers={"Accept-Encoding": "br, gzip"})
+            r = conn.getresponse()
+            worst = max(worst, (time.monotonic() - start) * 1000)
+            size = len(r.read())
+            encoding = r.getheader("Content-Encoding")
+        print(f"hostile: assets: {path}: {size} bytes ({encoding or 'identity'}), slowest first byte of 20 "
+              f"{worst:.1f} ms (bound 20 ms)")
+        ok = ok and worst < 20
+    conn.close()
+    return ok
+
+
+TESTS = {"assets": assets, "slowloris": slowloris, "class": class_of_keepalive, "header-flood": header_flood, "ranges": ranges,
+         "greedy": greedy}
+
+if __name__ == "__main__":
+    name, port = sys.argv[1], int(sys.argv[2])
+    pid = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    if name == "trickle":  # for run.sh's SIGTERM test: hold connections trickling until killed
+        trickle(port, 200, 60, 0.5)
+        sys.exit(0)
+    sys.exit(0 if TESTS[name](port, pid) else 1)
