@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "core/sentence.h"
+#include "model/config.h"
+#include "util/file.h"
 
 namespace headlab::analysis {
 namespace fs = std::filesystem;
@@ -38,10 +40,8 @@ Result<ScanReport> scan_ids(const model::Parameters& params, const std::vector<i
 Result<ScanReport> scan_text(const model::Parameters& params, const model::BpeTokenizer& tokenizer,
                              std::string_view text, const ScanOptions& options) {
   const model::ModelConfig& c = params.config;
-  if (tokenizer.vocab_size() > c.vocab_size)
-    return make_error(ErrorCode::corrupt, "the tokenizer has " + std::to_string(tokenizer.vocab_size()) +
-                                              " tokens but the model's vocabulary (config vocab_size) has " +
-                                              std::to_string(c.vocab_size));
+  if (Status fits = model::config_check_tokenizer(c, tokenizer.vocab_size(), "the scan"); !fits)
+    return tl::unexpected(fits.error());
   auto ids = tokenizer.encode_ids(text);
   if (!ids) return make_error(ids.error().code, "the held-out text: " + ids.error().message);
   return scan_ids(params, *ids, punctuation_table(tokenizer, c.vocab_size, c.bos_token_id), options);
@@ -74,17 +74,6 @@ ScanReport scan_text_constructed(std::string_view text, const ScanOptions& optio
 
 std::string heldout_path(const std::string& model_dir) { return (fs::path(model_dir) / "heldout.txt").string(); }
 
-Result<std::string> scan_text_file_read(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return make_error(ErrorCode::not_found, "cannot find the text file " + path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::io_error, "cannot open " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) return make_error(ErrorCode::io_error, "cannot read " + path);
-  return s.str();
-}
-
 Result<std::string> heldout_text_read(const std::string& model_dir) {
   const std::string path = heldout_path(model_dir);
   std::error_code ec;
@@ -93,7 +82,7 @@ Result<std::string> heldout_text_read(const std::string& model_dir) {
                       "The model folder " + model_dir +
                           " has no heldout.txt, the held-out text the scanner reads. Add one (plain English, a few "
                           "thousand words the model never trained on).");
-  return scan_text_file_read(path);
+  return file_read(path);
 }
 
 }  // namespace headlab::analysis

@@ -49,7 +49,5 @@ std::vector<std::string> scan_words(std::string_view text);
 std::string heldout_path(const std::string& model_dir);
 // Errors: not_found (the folder has no heldout.txt, with what to do about it), io_error.
 Result<std::string> heldout_text_read(const std::string& model_dir);
-// The same for any file (--text-file): not_found, io_error, each naming the file.
-Result<std::string> scan_text_file_read(const std::string& path);
 
 }  // namespace headlab::analysis

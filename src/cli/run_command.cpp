@@ -23,6 +23,7 @@
 #include "cli/pattern_svg.h"
 #include "model/bpe_tokenizer.h"
 #include "model/checkpoint.h"
+#include "model/config.h"
 #include "model/forward.h"
 #include "model/head_range.h"
 #include "model/unicode.h"
@@ -152,9 +153,9 @@ int run_run(const RunOptions& o) {
   } else if (!o.text.empty() || t.error().code != ErrorCode::not_found) {
     return print_error(t.error().message);
   }
-  if (tok && tok->vocab_size() > c.vocab_size)
-    return print_error(o.model + ": the tokenizer has " + std::to_string(tok->vocab_size()) +
-                       " tokens but config.json says vocab_size " + std::to_string(c.vocab_size));
+  if (tok)
+    if (Status fits = model::config_check_tokenizer(c, tok->vocab_size(), o.model); !fits)
+      return print_error(fits.error().message);
   if (o.layer >= 0)
     if (Status s = model::check_layer(c, o.layer); !s) return print_error(s.error().message, 2);
   if (o.head >= 0)

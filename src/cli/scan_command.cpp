@@ -14,6 +14,7 @@
 #include "model/bpe_tokenizer.h"
 #include "model/checkpoint.h"
 #include "server/model_codec.h"
+#include "util/file.h"
 
 namespace headlab::cli {
 namespace {
@@ -50,7 +51,7 @@ int run_scan(const ScanCliOptions& o) {
     return print_error("give either --model DIR or --constructed", 2);
   if (o.text_file.empty() && o.constructed)
     return print_error("no natural text to scan on: give --text-file F (held-out text the model never saw)", 2);
-  auto text = o.text_file.empty() ? analysis::heldout_text_read(o.model) : analysis::scan_text_file_read(o.text_file);
+  auto text = o.text_file.empty() ? analysis::heldout_text_read(o.model) : file_read(o.text_file);
   if (!text) {
     if (text.error().code != ErrorCode::not_found || !o.text_file.empty()) return fail(text.error());
     return print_error(text.error().message + " Or give --text-file F.", 2);

@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "model/bpe_tokenizer.h"
+#include "util/file.h"
 #include "model/unicode.h"
 
 namespace headlab::cli {
@@ -64,9 +65,9 @@ int run_tokenize(const TokenizeOptions& o) {
   if (!tok) return print_error(tok.error().message);
   std::string input = o.text;
   if (!o.file.empty()) {
-    std::ifstream in(o.file, std::ios::binary);
-    if (!in) return print_error(o.file + ": cannot open");
-    input.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    auto text = file_read(o.file);
+    if (!text) return print_error(text.error().message);
+    input = std::move(*text);
   } else if (o.text.empty()) {
     input.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   }

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "model/blas.h"
 #include "train/trainer.h"
+#include "util/file.h"
 #include "train/train_plot.h"
 
 namespace headlab::cli {
@@ -45,16 +46,12 @@ void on_stop_signal(int sig) {
 }
 
 int run_plot(const TrainCliOptions& o) {
-  std::ifstream f(o.plot);
-  if (!f) return print_error("cannot read the training log " + o.plot);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  auto svg = train::train_log_svg(ss.str(), o.plot);
+  auto log = file_read(o.plot);
+  if (!log) return print_error("cannot read the training log: " + log.error().message);
+  auto svg = train::train_log_svg(*log, o.plot);
   if (!svg) return print_error(svg.error().message);
   const std::string out = o.plot_out.empty() ? "train_log.svg" : o.plot_out;
-  std::ofstream w(out, std::ios::binary);
-  w << *svg;
-  if (!w) return print_error("cannot write " + out);
+  if (auto s = file_write(out, *svg); !s) return print_error(s.error().message);
   std::fprintf(stderr, "wrote %s\n", out.c_str());
   return 0;
 }

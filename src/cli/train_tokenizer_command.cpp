@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "core/sentence.h"
+#include "util/file.h"
 #include "train/bpe_trainer.h"
 #include "train/data.h"
 
@@ -38,7 +39,7 @@ int run_train_tokenizer(const TrainTokenizerOptions& o) {
       files.push_back(arg);
     }
     for (const std::string& f : files) {
-      auto text = train::read_text_file(f);
+      auto text = file_read(f);
       if (!text) return print_error(text.error().message);
       if (!core::is_valid_utf8(*text)) return print_error("the corpus file " + f + " is not valid UTF-8 text");
       bytes += text->size();

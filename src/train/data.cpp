@@ -142,18 +142,4 @@ void batch_fill(Batch& batch, const std::vector<int>& stream, const DataMix& mix
   }
 }
 
-Result<std::string> read_text_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec))
-    return make_error(ErrorCode::not_found, "no such file: " + path);
-  if (std::filesystem::is_directory(path, ec))
-    return make_error(ErrorCode::invalid_argument, path + " is a directory, not a text file");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return make_error(ErrorCode::io_error, "cannot open " + path);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  if (f.bad()) return make_error(ErrorCode::io_error, "cannot read " + path);
-  return ss.str();
-}
-
 }  // namespace headlab::train

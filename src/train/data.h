@@ -88,7 +88,5 @@ void window_markov(int* window, int T, int V, int bos, int min_states, int max_s
 // mix.repeated_random + mix.previous_token + mix.markov == 1.
 void batch_fill(Batch& batch, const std::vector<int>& stream, const DataMix& mix, int V, int bos, Rng& rng);
 
-// The whole file as bytes. Errors: not_found, invalid_argument (a directory), io_error.
-Result<std::string> read_text_file(const std::string& path);
 
 }  // namespace headlab::train

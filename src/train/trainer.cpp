@@ -67,7 +67,7 @@ Result<Documents> tokenize_documents(const std::vector<std::string>& paths, cons
     auto files = list_text_files(arg, what);
     if (!files) return tl::unexpected(files.error());
     for (const std::string& f : *files) {
-      auto text = read_text_file(f);
+      auto text = file_read(f);
       if (!text) return tl::unexpected(text.error());
       if (!core::is_valid_utf8(*text))
         return make_error(ErrorCode::invalid_argument, std::string(what) + " file " + f + " is not valid UTF-8 text");

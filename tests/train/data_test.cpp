@@ -64,15 +64,6 @@ TEST(WindowCopySpan, CopiesASpanLaterWithoutOverlap) {
   EXPECT_EQ(w[0], 1000);
 }
 
-TEST(ReadTextFile, ReportsMissingFileAndDirectory) {
-  auto missing = read_text_file("/nonexistent/headlab/corpus.txt");
-  ASSERT_FALSE(missing);
-  EXPECT_EQ(missing.error().code, ErrorCode::not_found);
-  auto dir = read_text_file("/tmp");
-  ASSERT_FALSE(dir);
-  EXPECT_EQ(dir.error().code, ErrorCode::invalid_argument);
-}
-
 TEST(WindowPreviousToken, EveryTokenFollowsFromTheOneTwoBackByOnePermutation) {
   const int V = 300, bos = 299, T = 40;
   // the successor is a permutation of the ids other than BOS
