@@ -14,7 +14,7 @@
 
 #include "model/blas.h"
 #include "model/config.h"
-#include "train/bpe_trainer.h"
+#include "testing/induction_recipe.h"
 #include "train/gpt_train.h"
 #include "train/rng.h"
 #include "train/trainer.h"
@@ -23,51 +23,21 @@ using namespace headlab;
 
 namespace {
 
-// The recipe of tests/train/train_induction_test.cpp (the unit test has no clock: its
-// time is this benchmark's): 1,000 steps of a 2-layer, 4-head, C = 128, T = 64
-// attention-only model at batch 32 on the induction curriculum, evaluations included.
+// The recipe of tests/train/train_induction_test.cpp, tests/testing/induction_recipe.h (the
+// unit test has no clock: its time is this benchmark's): 1,000 steps of a 2-layer, 4-head,
+// C = 128, T = 64 attention-only model at batch 32 on the induction curriculum, evaluations
+// included.
 int time_induction_recipe() {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("headlab_train_bench_induction_" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  fs::create_directories(dir / "tok");
-  train::BpeTrainOptions bo;
-  bo.vocab_size = 257;
-  auto vocab = train::bpe_train({"ab"}, bo);
-  if (!vocab || !train::bpe_save(*vocab, (dir / "tok").string())) {
-    std::fprintf(stderr, "cannot write the byte-level tokenizer in %s\n", dir.c_str());
+  auto o = testing::induction_recipe_write(dir);
+  if (!o) {
+    std::fprintf(stderr, "cannot write the recipe in %s: %s\n", dir.c_str(), o.error().message.c_str());
     return 1;
   }
-  model::ModelConfig c;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.n_embd = 128;
-  c.n_ctx = 64;
-  c.tied = false;
-  c.vocab_size = 257;
-  c.mlp = false;
-  c.bos_token_id = c.eos_token_id = 256;
-  if (!model::config_save(c, (dir / "config.json").string())) return 1;
-  train::TrainOptions o;
-  o.config_path = (dir / "config.json").string();
-  o.tokenizer_dir = (dir / "tok").string();
-  o.out_dir = (dir / "out").string();
-  o.steps = 1000;
-  o.batch = 32;
-  o.lr = 1e-3f;
-  o.warmup = 50;
-  o.decay = train::LrDecay::constant;
-  o.weight_decay = 0.0f;
-  o.init_std = 0.0f;
-  o.mix.markov = 0.5;
-  o.mix.repeated_random = 1.0 - o.mix.markov;
-  o.mix.min_span = 8;
-  o.mix.max_span = c.n_ctx / 2;
-  o.log_every = 50;
-  o.eval_every = 250;
-  o.checkpoint_every = 0;
   const auto t0 = std::chrono::steady_clock::now();
-  auto s = train::train_prepare(o);
+  auto s = train::train_prepare(*o);
   if (!s) {
     std::fprintf(stderr, "%s\n", s.error().message.c_str());
     return 1;

@@ -3,19 +3,14 @@
 // No clock here: how fast training runs is the training benchmark's claim
 // (bench/train/run_train_bench.sh); ctest's --timeout guards against a hang.
 //
-// The recipe: half the windows are random tokens with a span repeated, half are walks on
-// a Markov chain drawn per window (Edelman et al. 2024). Repeated spans alone let a model
-// learn in context through other, spread-out circuits; the Markov windows reward looking
-// at the previous token, and with both the textbook pair forms (models/README.md).
-// The recipe is stated here, in full; experiments with other recipes go through
-// `headlab train` (models/README.md).
+// The recipe, stated in full, is tests/testing/induction_recipe.h (the benchmark times the
+// same one); experiments with other recipes go through `headlab train` (models/README.md).
 #include <filesystem>
 
 #include <gtest/gtest.h>
 
 #include "analysis/scanner.h"
-#include "model/config.h"
-#include "train/bpe_trainer.h"
+#include "testing/induction_recipe.h"
 #include "train/trainer.h"
 
 using namespace headlab;
@@ -24,41 +19,10 @@ namespace fs = std::filesystem;
 TEST(TrainInduction, SmallModelGrowsAPreviousTokenHeadAndAnInductionHead) {
   const fs::path dir = fs::temp_directory_path() / "headlab_train_induction_test";
   fs::remove_all(dir);
-  fs::create_directories(dir / "tok");
-  // the byte-level tokenizer (256 bytes + <|endoftext|>): the data are random ids anyway
-  train::BpeTrainOptions bo;
-  bo.vocab_size = 257;
-  ASSERT_TRUE(train::bpe_save(*train::bpe_train({"ab"}, bo), (dir / "tok").string()));
-  model::ModelConfig c;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.n_embd = 128;
-  c.n_ctx = 64;
-  c.tied = false;
-  c.vocab_size = 257;
-  c.mlp = false;
-  c.bos_token_id = c.eos_token_id = 256;
-  ASSERT_TRUE(model::config_save(c, (dir / "config.json").string()));
-
-  train::TrainOptions o;
-  o.config_path = (dir / "config.json").string();
-  o.tokenizer_dir = (dir / "tok").string();
-  o.out_dir = (dir / "out").string();
-  o.steps = 1000;
-  o.batch = 32;
-  o.lr = 1e-3f;
-  o.warmup = 50;
-  o.decay = train::LrDecay::constant;
-  o.weight_decay = 0.0f;
-  o.init_std = 0.0f;  // GPT-2's 0.02
-  o.mix.markov = 0.5;
-  o.mix.repeated_random = 1.0 - o.mix.markov;
-  o.mix.min_span = 8;
-  o.mix.max_span = c.n_ctx / 2;
-  o.log_every = 50;
-  o.eval_every = 250;
-  o.checkpoint_every = 0;
-  auto s = train::train_prepare(o);
+  auto o = headlab::testing::induction_recipe_write(dir);
+  ASSERT_TRUE(o) << o.error().message;
+  const model::ModelConfig c = headlab::testing::induction_recipe_config();
+  auto s = train::train_prepare(*o);
   ASSERT_TRUE(s) << s.error().message;
   auto r = train::train_run(*s, [](const train::TrainProgress& p) {
     if (p.record && p.record->evaluated)
