@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { api_get, eventually, open_browser, screenshot, start_server, temp_dir, test_model, watch_console } from './harness.mjs';
+import { api_get, api_post, eventually, open_browser, screenshot, start_server, temp_dir, test_model, watch_console } from './harness.mjs';
 import { lesson_page } from './lesson_page.mjs';
 
 let server, browser, problems;
@@ -126,15 +126,35 @@ test('lesson 2: during a slow run the old figures are marked as stale and the pa
   await page.unroute('**/api/model/run');
 });
 
+test('lesson 2 splits the learner’s own text into the model’s tokens, with byte spans, and bytes instead of "�"', async () => {
+  const page = await open_lesson2();
+  const section = page.locator('section', { has: page.getByRole('heading', { level: 2, name: /pieces of words/ }) });
+  const text = 'a café 😀';
+  await section.getByRole('textbox', { name: 'Text to split into tokens' }).fill(text);
+  await section.getByRole('button', { name: 'Run', exact: true }).click();
+  const answer = (await api_post(server, '/api/model/run', { text, bos: false, heads: [], top_k: 0 })).body;
+  const list = section.getByRole('list', { name: 'The tokens of your text, in order' });
+  await eventually(async () => assert.equal(await list.locator('li').count(), answer.tokens.length));
+  const shown = await list.locator('li').allTextContents();
+  answer.tokens.forEach((t, i) => assert.ok(shown[i].includes(`bytes ${t.begin}–${t.end} · id ${t.id}`), shown[i]));
+  assert.ok(!shown.some((s) => s.includes('\uFFFD')), 'no replacement characters: ' + shown.join(' | '));
+  // the emoji is four bytes, F0 9F 98 80: each piece that holds only some of them shows its own
+  if (answer.tokens.some((t) => t.text.includes('\uFFFD'))) assert.ok(shown.some((s) => /part of “😀” \(F0 9F 98 80\)/.test(s)), shown.join(' | '));
+  const bytes = new TextEncoder().encode(text).length;
+  assert.match(await page.getByTestId('token-count').textContent(), new RegExp(`${[...text].length} characters, ${bytes} bytes in UTF-8, ${answer.tokens.length} tokens`));
+  await screenshot(page, '55-trained-heads-tokens');
+});
+
 test('lesson 1: with the mask off the caption no longer says each token sees only the tokens before it', async () => {
   const page = await fresh_page(server.url + '/');
   const lesson = lesson_page(page);
   await lesson.summary.looks_at.waitFor();
   assert.match(await page.getByTestId('mask-hint').textContent(), /only itself and the tokens before it/);
   await lesson.mask.click();
-  await eventually(async () => assert.equal(await lesson.mask.isChecked(), false));
+  // the switch flips at once; the caption follows the grid the server sends for the mask off
+  await eventually(async () => assert.match(await page.getByTestId('mask-hint').textContent(), /also sees the tokens after it/));
   assert.doesNotMatch(await page.getByTestId('mask-hint').textContent(), /only itself/);
-  assert.match(await page.getByTestId('mask-hint').textContent(), /also sees the tokens after it/);
+  assert.equal(await lesson.mask.isChecked(), false);
 });
 
 test('lesson 1: a sentence the server refuses costs one failing request, not one per head', async () => {

@@ -4,6 +4,7 @@ export const LESSON_ID = 'trained-heads';
 
 export const READING_SENTENCE = 'the cat sat on the mat';
 export const INDUCTION_TEXT = 'Mr Hobbs painted the green door of the old mill';
+export const TOKENS_TEXT = 'The committee met on Monday. Café ünïcödé 😀';
 export const SINK_SENTENCE = 'the committee will report to the house before the end of the year';
 
 export const lesson_text = {
@@ -57,6 +58,26 @@ export const lesson_text = {
       'Just below the diagonal. Row i puts its weight on column i − 1, the token before it: a previous-token ' +
       'head, like the one above. They are among the easiest heads to recognise, and they turn up in trained ' +
       'models of every size.',
+  },
+
+  tokens: {
+    title: 'Before the heads · The model reads pieces of words',
+    intro:
+      'In the first lesson every token was a whole word. A trained model reads tokens its tokenizer learnt ' +
+      'from text by byte-pair encoding: frequent words are one token, rarer ones are cut into pieces, and a ' +
+      'character the tokenizer rarely saw is cut into its bytes. A row or a column of every grid below is one ' +
+      'of these pieces. Type your own text to see how this model cuts it.',
+    text_label: 'Text to split into tokens',
+    list_label: 'The tokens of your text, in order',
+    count: (chars: number, bytes: number, tokens: number, words: number, split: number) =>
+      `${chars} characters, ${bytes} bytes in UTF-8, ${tokens} tokens. ` +
+      `${split} of its ${words} words ${split === 1 ? 'is' : 'are'} cut into more than one token.`,
+    span: (begin: number, end: number, id: number) => `bytes ${begin}–${end} · id ${id}`,
+    byte_piece: (ch: string, bytes: string) => `part of “${ch}” (${bytes})`,
+    note:
+      'A dashed box is a single byte of a character that takes two to four bytes in UTF-8: alone it spells no ' +
+      'character, so it is shown as its byte in hexadecimal. The spans count bytes, not characters. A dot (·) ' +
+      'is a space, which the tokenizer keeps at the start of the word that follows it.',
   },
 
   induction: {
