@@ -145,6 +145,23 @@ test('lesson 2 splits the learner’s own text into the model’s tokens, with b
   await screenshot(page, '55-trained-heads-tokens');
 });
 
+test('a grid wider than its box says how many columns lie beyond the edge, and the cue follows the scroll', async () => {
+  const page = await open_lesson2();
+  const figure = part(page, 3).locator('[data-figure]').first();
+  await figure.locator('table').waitFor({ timeout: 60_000 });
+  const scroller = figure.locator('.weights-grid__scroll');
+  const overflows = await scroller.evaluate((el) => el.scrollWidth > el.clientWidth + 1);
+  const cue = figure.getByTestId('grid-more');
+  if (!overflows) {
+    assert.equal(await cue.count(), 0, 'a grid that fits has no cue');
+    return;
+  }
+  await eventually(async () => assert.match(await cue.textContent(), /\d+ columns? more to the right →/));
+  await scroller.evaluate((el) => el.scrollTo({ left: el.scrollWidth }));
+  await eventually(async () => assert.match(await cue.textContent(), /← \d+ columns? to the left/));
+  assert.doesNotMatch(await cue.textContent(), /to the right/);
+});
+
 test('lesson 1: with the mask off the caption no longer says each token sees only the tokens before it', async () => {
   const page = await fresh_page(server.url + '/');
   const lesson = lesson_page(page);
