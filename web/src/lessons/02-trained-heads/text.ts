@@ -3,9 +3,11 @@
 export const LESSON_ID = 'trained-heads';
 
 export const READING_SENTENCE = 'the cat sat on the mat';
-export const INDUCTION_TEXT = 'Mr Hobbs painted the green door of the old mill';
+// Demo texts of words the built-in tokenizer keeps whole, so the lesson's points do not
+// drown in fragments (the tokens part shows how other words are cut).
+export const INDUCTION_TEXT = 'the old man sent his men to the mill by the river';
 export const TOKENS_TEXT = 'The committee met on Monday. Café ünïcödé 😀';
-export const SINK_SENTENCE = 'the committee will report to the house before the end of the year';
+export const SINK_SENTENCE = 'the man said that his men will report to the market before the end of the year';
 
 export const lesson_text = {
   running: 'Running the model on the new text… the figures below still show the previous one.',
