@@ -102,7 +102,15 @@ test('lesson 2 keeps its texts and heads in the address, and a reload shows them
   await part(page, 2).locator('[data-figure]').first().waitFor({ timeout: 60_000 });
   assert.equal(await part(page, 2).getByRole('textbox', { name: 'Your text' }).inputValue(), `${text} ${text}`);
   await eventually(async () => assert.equal(await part(page, 2).getByRole('button', { name: 'head 0.1', exact: true }).getAttribute('aria-pressed'), 'true'));
-  // Back to the lesson's own text and head: the address is clean again.
+  // Part 4's text lives there too.
+  const p4 = part(page, 4);
+  await p4.getByRole('textbox', { name: 'Text for this part' }).fill('the men came back');
+  await p4.getByRole('button', { name: 'Run', exact: true }).click();
+  await eventually(() => assert.equal(new URL(page.url()).searchParams.get('limits_text'), 'the men came back'));
+  await page.reload();
+  await part(page, 4).getByRole('textbox', { name: 'Text for this part' }).waitFor({ timeout: 60_000 });
+  assert.equal(await part(page, 4).getByRole('textbox', { name: 'Text for this part' }).inputValue(), 'the men came back');
+  // A fresh lesson: the address is clean.
   const plain = await open_lesson2();
   assert.doesNotMatch(plain.url(), /induction_text|sink_text/);
 });
