@@ -18,6 +18,15 @@ struct Answer {
   std::string choice;           // a multiple-choice answer
   int layer = -1, head = -1;    // a head of the model (-1: not given)
   std::string text;             // the text the learner tried it on
+  bool revealed = false;        // the learner saw the answer before checking: no credit
+};
+
+// One head run on the learner's text: its tokens (BOS first) and two of its views.
+struct HeadOnText {
+  int T = 0;
+  std::vector<int> ids;               // (T) token ids, BOS first
+  std::vector<float> pattern;         // (T, T) row-major, zeros above the diagonal
+  std::vector<float> value_weighted;  // (T, T) the same, Kobayashi et al. 2020
 };
 
 class LessonModel {
@@ -30,6 +39,8 @@ class LessonModel {
   // Loss on `text` with each head zero-ablated, minus the loss without: (n_layer * n_head),
   // layer-major. Errors: the text is empty or too long for the model, the model is busy.
   virtual Result<std::vector<float>> head_ablation_deltas(const std::string& text) = 0;
+  // One head on `text` with BOS prepended. Errors: those of head_ablation_deltas.
+  virtual Result<HeadOnText> head_on_text(const std::string& text, int layer, int head) = 0;
 };
 
 }  // namespace headlab::course

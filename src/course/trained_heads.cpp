@@ -17,10 +17,6 @@ std::string fixed(double v, int digits = 2) {
 
 std::string head_name(int layer, int head) { return std::to_string(layer) + "." + std::to_string(head); }
 
-bool has_label(const analysis::HeadReport& h, const std::string& name) {
-  return std::any_of(h.labels.begin(), h.labels.end(), [&](const analysis::Label& l) { return l.name == name; });
-}
-
 // Each choice of the quiz: the scanner's measure of how much a head draws that pattern,
 // and, for the wrong ones, what the picture means.
 struct QuizChoice {
@@ -33,12 +29,12 @@ struct QuizChoice {
 const std::vector<QuizChoice>& quiz_choices() {
   static const std::vector<QuizChoice> all = {
       {"diagonal", &analysis::HeadScores::current_token, "current-token score",
-       "a diagonal means each token looks at itself, not at the word before it."},
+       "A diagonal means each token looks at itself, not at the word before it."},
       {"first-column", &analysis::HeadScores::first_token, "first-token score",
-       "a bright first column means every token looks at the first token."},
+       "A bright first column means every token looks at the first token."},
       {"below-diagonal", &analysis::HeadScores::previous_token, "previous-token score", ""},
       {"uniform", &analysis::HeadScores::entropy, "entropy, 1 for an even spread",
-       "an even spread means the head does not prefer any earlier word."},
+       "An even spread means the head does not prefer any earlier word."},
   };
   return all;
 }
@@ -46,12 +42,6 @@ const std::vector<QuizChoice>& quiz_choices() {
 const QuizChoice* find_choice(const std::string& choice) {
   for (const QuizChoice& c : quiz_choices())
     if (c.choice == choice) return &c;
-  return nullptr;
-}
-
-const analysis::HeadReport* find_head(const analysis::ScanReport& r, int layer, int head) {
-  for (const auto& h : r.heads)
-    if (h.layer == layer && h.head == head) return &h;
   return nullptr;
 }
 
@@ -77,9 +67,10 @@ Verdict check_pattern_quiz(const PatternQuizEvidence& e) {
   if (!c) return {false, "The choice " + e.choice.substr(0, 64) + " is not one of the pictures."};
   Verdict v;
   v.met = *c->meaning == '\0';
-  v.explanation = v.met ? "Right: row i puts its weight on column i - 1, so the bright cells form a stripe one step "
+  // The page heads the verdict with "Right" or "Not right": the explanation only says why.
+  v.explanation = v.met ? "Row i puts its weight on column i - 1, so the bright cells form a stripe one step "
                           "below the diagonal. That is a previous-token head."
-                        : std::string("Not quite: ") + c->meaning;
+                        : std::string(c->meaning);
   if (e.scan) {
     const analysis::BestHead best = analysis::best_head(*e.scan, c->measure);
     if (best.layer >= 0)
@@ -90,23 +81,87 @@ Verdict check_pattern_quiz(const PatternQuizEvidence& e) {
   return v;
 }
 
-Verdict check_find_induction(const analysis::HeadReport& h) {
+namespace {
+constexpr double kInductionBar = 0.3;  // the scanner's bar for the induction label
+constexpr int kMinRepeated = 4;        // tokens in repeated spans an induction check needs
+}  // namespace
+
+Verdict check_find_induction(const InductionEvidence& e) {
+  const int T = static_cast<int>(e.ids.size());
+  // A query q is in a repeated span when the pair (ids[q-1], ids[q]) occurred before; its
+  // targets are the keys k <= q that followed an earlier copy of ids[q] (ids[k-1] == ids[q]).
+  int n = 0;
+  double mass = 0.0, chance = 0.0;
+  for (int q = 2; q < T; ++q) {
+    bool repeated = false;
+    for (int j = 2; j < q && !repeated; ++j) repeated = e.ids[j] == e.ids[q] && e.ids[j - 1] == e.ids[q - 1];
+    if (!repeated) continue;
+    double m = 0.0;
+    int targets = 0;
+    for (int k = 1; k <= q; ++k)
+      if (e.ids[k - 1] == e.ids[q]) m += e.pattern[std::size_t(q) * T + k], ++targets;
+    mass += m;
+    chance += double(targets) / (q + 1);
+    ++n;
+  }
+  const std::string name = head_name(e.layer, e.head);
   Verdict v;
-  v.met = has_label(h, "induction");
-  v.explanation = "Head " + head_name(h.layer, h.head) + " has induction score " + fixed(h.scores.induction.score) +
-                  " (chance " + fixed(h.scores.induction.chance) + ")" +
-                  (v.met ? ": on the second copy it looks at the token that followed the earlier copy."
-                         : ", too low to be an induction head. Look for the stripe that runs one step right of the "
-                           "earlier copy.");
+  if (n < kMinRepeated) {
+    v.explanation = "Your text (" + std::to_string(T - 1) + " tokens) repeats no span: " + std::to_string(n) +
+                    " of its tokens sit in a repeated span (a pair of tokens seen earlier in the same order), and an induction head needs at least " +
+                    std::to_string(kMinRepeated) + " to show what it does. Press \u201cRepeat it\u201d, then check head " +
+                    name + " again.";
+    return v;
+  }
+  mass /= n;
+  chance /= n;
+  v.met = mass >= kInductionBar;
+  v.explanation = "On your text, " + std::to_string(n) + " tokens sit in a repeated span. On them head " + name +
+                  " gives on average " + fixed(mass * 100, 0) +
+                  "% of its attention to the token that followed the earlier copy (a head that spreads evenly gives " +
+                  fixed(chance * 100, 0) + "%; the bar is " + fixed(kInductionBar * 100, 0) + "%)" +
+                  (v.met ? ": on the second copy it looks ahead in the first one, so it is an induction head."
+                         : ": too little. Look for the stripe that runs one step right of the earlier copy.");
   return v;
 }
 
-Verdict check_find_sink(const analysis::HeadReport& h) {
+const std::vector<std::string>& first_token_choices() {
+  static const std::vector<std::string> all = {"sink", "reads-first"};
+  return all;
+}
+
+FirstTokenShares first_token_shares(const FirstTokenEvidence& e) {
+  FirstTokenShares s;
+  if (e.T < 2) return s;
+  for (int q = 1; q < e.T; ++q) {
+    s.attention += e.pattern[std::size_t(q) * e.T];
+    s.value_weighted += e.value_weighted[std::size_t(q) * e.T];
+  }
+  s.attention /= e.T - 1;
+  s.value_weighted /= e.T - 1;
+  return s;
+}
+
+Verdict check_find_sink(const FirstTokenEvidence& e) {
+  const FirstTokenShares s = first_token_shares(e);
+  const std::string name = head_name(e.layer, e.head);
   Verdict v;
-  v.met = has_label(h, "sink") || has_label(h, "first_token");
-  v.explanation = "Head " + head_name(h.layer, h.head) + " puts " + fixed(h.scores.first_token.score * 100, 0) +
-                  "% of its attention on the first token" +
-                  (v.met ? "." : ". A head that parks there puts at least half of it there.");
+  v.explanation = "On your text, head " + name + " gives " + fixed(s.attention * 100, 0) +
+                  "% of its rows\u2019 attention to the first token, and " + fixed(s.value_weighted * 100, 0) +
+                  "% once the values are weighed in.";
+  if (s.attention < 0.5) {
+    v.explanation += " That is under half, so it does not park on the first token: pick a head whose first column is bright.";
+    return v;
+  }
+  const std::string kind = s.parks() ? "sink" : "reads-first";
+  v.met = e.choice == kind;
+  const std::string bar = fixed(s.attention * 50, 0) + "%";
+  v.explanation += s.parks() ? " The value-weighted share is under half of the attention share (under " + bar +
+                                   "): the weight parks there and fetches little. It is a sink."
+                             : " The value-weighted share keeps at least half of it (" + bar +
+                                   " or more): the head does fetch something from the first token. It reads the first "
+                                   "token; it is not a sink.";
+  if (!v.met) v.explanation += e.choice == "sink" ? " You said sink." : " You said it reads the first token.";
   return v;
 }
 
@@ -125,7 +180,8 @@ Verdict check_ablation_matters(const AblationEvidence& e) {
   return v;
 }
 
-Result<Verdict> check_trained_heads_answer(const Answer& a, LessonModel* model) {
+namespace {
+Result<Verdict> check_answer_on_evidence(const Answer& a, LessonModel* model) {
   const std::string& c = a.challenge;
   if (c == "pattern-quiz") {
     if (!find_choice(a.choice))
@@ -153,11 +209,27 @@ Result<Verdict> check_trained_heads_answer(const Answer& a, LessonModel* model) 
     if (!deltas) return tl::unexpected(deltas.error());
     return check_ablation_matters({a.layer, a.head, NH, std::move(*deltas)});
   }
-  auto scan = model->scan_report();
-  if (!scan) return tl::unexpected(scan.error());
-  const analysis::HeadReport* h = find_head(*scan, a.layer, a.head);
-  if (!h) return make_error(ErrorCode::internal, "The scanner has no report for head " + head_name(a.layer, a.head) + ".");
-  return c == "find-induction" ? check_find_induction(*h) : check_find_sink(*h);
+  if (a.text.empty()) return make_error(ErrorCode::invalid_argument, "Send the text you looked at the head on, in 'text'.");
+  if (c == "find-sink" && std::find(first_token_choices().begin(), first_token_choices().end(), a.choice) ==
+                              first_token_choices().end())
+    return make_error(ErrorCode::invalid_argument, "Say what the head is, in 'choice': sink or reads-first.");
+  auto run = model->head_on_text(a.text, a.layer, a.head);
+  if (!run) return tl::unexpected(run.error());
+  if (c == "find-induction") return check_find_induction({a.layer, a.head, std::move(run->ids), std::move(run->pattern)});
+  return check_find_sink({a.layer, a.head, a.choice, run->T, std::move(run->pattern), std::move(run->value_weighted)});
+}
+
+}  // namespace
+
+Result<Verdict> check_trained_heads_answer(const Answer& a, LessonModel* model) {
+  auto v = check_answer_on_evidence(a, model);
+  if (v && a.revealed) {
+    v->explanation += v->met ? " But the answer was shown before you checked, so this earns no credit. Hide it, "
+                               "reload the page and answer without it to tick the challenge."
+                             : " (The answer was shown before you checked.)";
+    v->met = false;
+  }
+  return v;
 }
 
 Lesson trained_heads_lesson() {
@@ -166,8 +238,8 @@ Lesson trained_heads_lesson() {
           "What trained heads learn",
           false,
           {{"pattern-quiz", "Pick the pattern a head draws when it copies the word right before it."},
-           {"find-induction", "On a repeated text, find a head of the model that completes the pattern."},
-           {"find-sink", "Find a head of the model that parks its attention on the first token."},
+           {"find-induction", "Repeat your text, then find a head that looks at the token after the earlier copy."},
+           {"find-sink", "On your text, find a head that puts at least half its attention on the first token, and say whether it is a sink or reads that token."},
            {"ablation-matters", "Find a head whose removal hurts the model's predictions on your repeated text the most."}},
           check_trained_heads_answer};
 }

@@ -109,7 +109,8 @@ Result<LessonCheckRequest> decode_lesson_check(std::string_view body) {
   if (it == j->end() || !it->is_object())
     return make_error(ErrorCode::invalid_argument, "Field 'answer' must be an object, like {\"choice\": \"uniform\"} or {\"layer\": 1, \"head\": 0}.");
   const json& a = *it;
-  HEADLAB_TRY(only_fields(a, {"choice", "layer", "head", "text"}, " in 'answer'"));
+  HEADLAB_TRY(only_fields(a, {"choice", "layer", "head", "text", "revealed"}, " in 'answer'"));
+  HEADLAB_TRY(read_field(a, "revealed", r.revealed, false));
   HEADLAB_TRY(read_field(a, "choice", r.choice, false));
   HEADLAB_TRY(read_field(a, "text", r.text, false));
   for (auto [name, out] : {std::pair{"layer", &r.layer}, std::pair{"head", &r.head}}) {

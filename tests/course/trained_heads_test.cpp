@@ -34,6 +34,8 @@ analysis::ScanReport fake_scan() {
   return r;
 }
 
+InductionEvidence repeated(bool induction);
+
 class FakeModel final : public LessonModel {
  public:
   int n_layer() const override { return 2; }
@@ -42,6 +44,12 @@ class FakeModel final : public LessonModel {
   Result<std::vector<float>> head_ablation_deltas(const std::string& text) override {
     last_text = text;
     return std::vector<float>{0.05f, 0.01f, 0.12f, 0.20f};
+  }
+  Result<HeadOnText> head_on_text(const std::string& text, int, int) override {
+    last_text = text;
+    InductionEvidence r = repeated(true);
+    HeadOnText out{11, r.ids, r.pattern, r.pattern};
+    return out;
   }
   std::string last_text;
 };
@@ -84,25 +92,87 @@ TEST(PatternQuizCheck, NamesTheModelsBestHeadForTheChosenPatternWithItsScore) {
   EXPECT_TRUE(contains(wrong.explanation, "1.0 (current-token score 0.44)")) << wrong.explanation;
 }
 
-TEST(FindInductionCheck, MetByAHeadTheScannerLabelsInductionWithItsScoreAndChance) {
-  const analysis::ScanReport scan = fake_scan();
-  Verdict yes = check_find_induction(scan.heads[3]);
-  EXPECT_TRUE(yes.met);
-  EXPECT_TRUE(contains(yes.explanation, "Head 1.1 has induction score 0.81 (chance 0.02)")) << yes.explanation;
-  Verdict no = check_find_induction(scan.heads[2]);
-  EXPECT_FALSE(no.met);
-  EXPECT_TRUE(contains(no.explanation, "induction score 0.07")) << no.explanation;
+namespace {
+
+// BOS + "a b c d e" + "a b c d e": a head that looks from each token of the second copy
+// at the token after its earlier copy (k = q - 4), or only at itself.
+InductionEvidence repeated(bool induction) {
+  InductionEvidence e{1, 1, {0, 11, 12, 13, 14, 15, 11, 12, 13, 14, 15}, {}};
+  const int T = 11;
+  e.pattern.assign(T * T, 0.0f);
+  for (int q = 0; q < T; ++q) e.pattern[q * T + (induction && q >= 7 ? q - 4 : q)] = 1.0f;
+  return e;
 }
 
-TEST(FindSinkCheck, MetBySinkOrFirstTokenLabelsWithTheShareOnTheFirstToken) {
-  const analysis::ScanReport scan = fake_scan();
-  Verdict sink = check_find_sink(scan.heads[1]);
-  EXPECT_TRUE(sink.met);
-  EXPECT_TRUE(contains(sink.explanation, "Head 0.1 puts 87% of its attention on the first token")) << sink.explanation;
-  EXPECT_TRUE(check_find_sink(head(0, 0, {"first_token"})).met);
-  Verdict no = check_find_sink(scan.heads[2]);
+}  // namespace
+
+TEST(FindInductionCheck, MetOnTheLearnersRepeatedTextWithTheShareAndTheBar) {
+  Verdict yes = check_find_induction(repeated(true));
+  EXPECT_TRUE(yes.met) << yes.explanation;
+  EXPECT_TRUE(contains(yes.explanation, "4 tokens sit in a repeated span")) << yes.explanation;
+  EXPECT_TRUE(contains(yes.explanation, "head 1.1 gives on average 100%")) << yes.explanation;
+  EXPECT_TRUE(contains(yes.explanation, "the bar is 30%")) << yes.explanation;
+  Verdict no = check_find_induction(repeated(false));
   EXPECT_FALSE(no.met);
-  EXPECT_TRUE(contains(no.explanation, "31%")) << no.explanation;
+  EXPECT_TRUE(contains(no.explanation, "gives on average 0%")) << no.explanation;
+}
+
+TEST(FindInductionCheck, NeverMetOnATextWithoutARepeatedSpan) {
+  InductionEvidence e{1, 1, {0, 11, 12, 13, 11, 14, 15}, {}};  // "a" twice, no pair twice
+  e.pattern.assign(7 * 7, 0.0f);
+  for (int q = 0; q < 7; ++q) e.pattern[q * 7 + (q == 4 ? 2 : q)] = 1.0f;  // even a perfect look-ahead
+  Verdict v = check_find_induction(e);
+  EXPECT_FALSE(v.met);
+  EXPECT_TRUE(contains(v.explanation, "repeats no span: 0 of its tokens")) << v.explanation;
+  EXPECT_TRUE(contains(v.explanation, "Repeat it")) << v.explanation;
+}
+
+namespace {
+
+// BOS + 4 tokens: every row gives `share` to the first token, and `vw_share` once the
+// values are weighed in; the rest goes to the diagonal.
+FirstTokenEvidence first_token(float share, float vw_share, std::string choice) {
+  FirstTokenEvidence e{0, 1, std::move(choice), 5, {}, {}};
+  e.pattern.assign(25, 0.0f);
+  e.value_weighted.assign(25, 0.0f);
+  e.pattern[0] = e.value_weighted[0] = 1.0f;
+  for (int q = 1; q < 5; ++q) {
+    e.pattern[q * 5] = share, e.pattern[q * 5 + q] = 1 - share;
+    e.value_weighted[q * 5] = vw_share, e.value_weighted[q * 5 + q] = 1 - vw_share;
+  }
+  return e;
+}
+
+}  // namespace
+
+TEST(FindSinkCheck, TellsASinkFromAHeadThatReadsTheFirstTokenByTheValueWeightedShare) {
+  Verdict sink = check_find_sink(first_token(0.8f, 0.1f, "sink"));
+  EXPECT_TRUE(sink.met) << sink.explanation;
+  EXPECT_TRUE(contains(sink.explanation, "head 0.1 gives 80% of its rows")) << sink.explanation;
+  EXPECT_TRUE(contains(sink.explanation, "and 10% once the values")) << sink.explanation;
+  EXPECT_TRUE(contains(sink.explanation, "under 40%")) << sink.explanation;
+  EXPECT_FALSE(check_find_sink(first_token(0.8f, 0.1f, "reads-first")).met);
+  Verdict reads = check_find_sink(first_token(0.8f, 0.6f, "reads-first"));
+  EXPECT_TRUE(reads.met) << reads.explanation;
+  EXPECT_TRUE(contains(reads.explanation, "not a sink")) << reads.explanation;
+  Verdict wrong = check_find_sink(first_token(0.8f, 0.6f, "sink"));
+  EXPECT_FALSE(wrong.met);
+  EXPECT_TRUE(contains(wrong.explanation, "You said sink")) << wrong.explanation;
+}
+
+TEST(FindSinkCheck, NotMetUnderHalfOnTheFirstTokenWhateverTheAnswer) {
+  for (const std::string& c : first_token_choices()) {
+    Verdict v = check_find_sink(first_token(0.3f, 0.05f, c));
+    EXPECT_FALSE(v.met);
+    EXPECT_TRUE(contains(v.explanation, "30%")) << v.explanation;
+  }
+}
+
+TEST(FindSinkCheck, SharesAreTheMeanOverRowsAfterTheFirst) {
+  FirstTokenShares s = first_token_shares(first_token(0.6f, 0.2f, "sink"));
+  EXPECT_NEAR(s.attention, 0.6, 1e-6);
+  EXPECT_NEAR(s.value_weighted, 0.2, 1e-6);
+  EXPECT_TRUE(s.parks());
 }
 
 TEST(AblationMattersCheck, MetFromHalfTheLargestLossIncrease) {
@@ -122,9 +192,10 @@ TEST(AblationMattersCheck, NoHeadMattersWhenNoAblationRaisesTheLoss) {
 
 TEST(TrainedHeadsAnswer, GathersTheEvidenceFromTheModel) {
   FakeModel m;
-  auto induction = check_trained_heads_answer(answer("find-induction", 1, 1), &m);
+  auto induction = check_trained_heads_answer(answer("find-induction", 1, 1, "a b c d e a b c d e"), &m);
   ASSERT_TRUE(induction) << induction.error().message;
   EXPECT_TRUE(induction->met);
+  EXPECT_EQ(m.last_text, "a b c d e a b c d e");
   auto ablation = check_trained_heads_answer(answer("ablation-matters", 1, 1, "a b a b"), &m);
   ASSERT_TRUE(ablation) << ablation.error().message;
   EXPECT_TRUE(ablation->met);
@@ -153,7 +224,18 @@ TEST(TrainedHeadsAnswer, RejectsBadAnswersWithAReason) {
   expect_error(answer("find-sink", 5, 0), &m, ErrorCode::invalid_argument, "layer 0 to 1, head 0 to 1");
   expect_error(answer("find-sink"), &m, ErrorCode::invalid_argument, "layer 0 to 1");
   expect_error(answer("ablation-matters", 0, 0), &m, ErrorCode::invalid_argument, "'text'");
+  expect_error(answer("find-induction", 0, 0), &m, ErrorCode::invalid_argument, "'text'");
+  expect_error(answer("find-sink", 0, 0, "the cat"), &m, ErrorCode::invalid_argument, "sink or reads-first");
   expect_error(answer("find-induction", 0, 0), nullptr, ErrorCode::unavailable, "--model");
+}
+
+TEST(TrainedHeadsAnswer, ARevealedAnswerIsExplainedButEarnsNoCredit) {
+  Answer a = choice("below-diagonal");
+  a.revealed = true;
+  auto v = check_trained_heads_answer(a, nullptr);
+  ASSERT_TRUE(v);
+  EXPECT_FALSE(v->met);
+  EXPECT_TRUE(contains(v->explanation, "no credit")) << v->explanation;
 }
 
 TEST(TrainedHeadsLesson, HasFourChallengesWithStableIdsAndAnAnswerCheck) {

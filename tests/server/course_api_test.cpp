@@ -124,18 +124,57 @@ TEST(CourseApi, ModelChallengesWithoutAModelSayWhy) {
   EXPECT_NE(r.raw.find("--model"), std::string::npos);
 }
 
-TEST(CourseApi, FindInductionAgreesWithTheScanner) {
+TEST(CourseApi, FindInductionIsNeverMetOnATextWithoutARepeatedSpan) {
   TestServer s(temp_path("c.db"), model_dir());
-  auto scan = s.get("/api/model/scan");
-  ASSERT_EQ(scan.status, 200) << scan.raw;
-  for (const auto& h : scan.body["heads"]) {
-    bool labelled = false;
-    for (const auto& l : h["labels"]) labelled |= l["label"] == "induction";
-    auto r = s.post("/api/lessons/trained-heads/check", check("find-induction", {{"layer", h["layer"]}, {"head", h["head"]}}));
-    ASSERT_EQ(r.status, 200) << r.raw;
-    EXPECT_EQ(r.body["correct"], labelled) << h.dump();
-    EXPECT_NE(r.body["explanation"].get<std::string>().find("induction score"), std::string::npos);
-  }
+  const std::string text = "Mr Hobbs painted the green door of the old mill";
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 2; ++h) {
+      auto r = s.post("/api/lessons/trained-heads/check", check("find-induction", {{"layer", l}, {"head", h}, {"text", text}}));
+      ASSERT_EQ(r.status, 200) << r.raw;
+      EXPECT_FALSE(r.body["correct"].get<bool>()) << r.raw;
+      EXPECT_NE(r.body["explanation"].get<std::string>().find("repeats no span"), std::string::npos) << r.raw;
+    }
+}
+
+TEST(CourseApi, FindInductionMeasuresTheHeadOnTheLearnersRepeatedText) {
+  TestServer s(temp_path("c.db"), model_dir());
+  const std::string once = "Mr Hobbs painted the green door of the old mill";
+  auto r = s.post("/api/lessons/trained-heads/check",
+                  check("find-induction", {{"layer", 1}, {"head", 0}, {"text", once + " " + once}}));
+  ASSERT_EQ(r.status, 200) << r.raw;
+  const std::string why = r.body["explanation"];
+  EXPECT_NE(why.find("tokens sit in a repeated span. On them head 1.0 gives on average"), std::string::npos) << why;
+  EXPECT_NE(why.find("the bar is 30%"), std::string::npos) << why;
+}
+
+// The sink check quotes the same first-token shares as the page computes from the run.
+TEST(CourseApi, FindSinkQuotesTheSharesOfTheRunOnTheLearnersText) {
+  TestServer s(temp_path("c.db"), model_dir());
+  const std::string text = "the committee will report to the house before the end of the year";
+  auto run = s.post("/api/model/run", json{{"text", text}, {"heads", {{1, 1}}}, {"views", {"pattern", "value_weighted"}}, {"top_k", 0}});
+  ASSERT_EQ(run.status, 200) << run.raw;
+  double raw = 0, weighted = 0;
+  const json& rows = run.body["heads"][0]["pattern"];
+  const json& vw = run.body["heads"][0]["value_weighted"];
+  for (std::size_t q = 1; q < rows.size(); ++q) raw += rows[q][0].get<double>(), weighted += vw[q][0].get<double>();
+  raw /= double(rows.size() - 1), weighted /= double(rows.size() - 1);
+  char expected[160];
+  std::snprintf(expected, sizeof expected, "head 1.1 gives %.0f%% of its rows\u2019 attention to the first token, and %.0f%% once",
+                raw * 100, weighted * 100);
+  auto r = s.post("/api/lessons/trained-heads/check",
+                  check("find-sink", {{"layer", 1}, {"head", 1}, {"text", text}, {"choice", "sink"}}));
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_NE(r.body["explanation"].get<std::string>().find(expected), std::string::npos) << r.raw << "\n" << expected;
+  EXPECT_EQ(s.post("/api/lessons/trained-heads/check", check("find-sink", {{"layer", 1}, {"head", 1}, {"text", text}})).status, 400);
+}
+
+TEST(CourseApi, ARevealedAnswerIsCheckedButNotRecorded) {
+  TestServer s(temp_path("c.db"));
+  auto r = s.post("/api/lessons/trained-heads/check", check("pattern-quiz", {{"choice", "below-diagonal"}, {"revealed", true}}));
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_FALSE(r.body["correct"].get<bool>());
+  EXPECT_NE(r.body["explanation"].get<std::string>().find("no credit"), std::string::npos) << r.raw;
+  EXPECT_EQ(r.body["progress"]["completed_count"], 0) << r.raw;
 }
 
 TEST(CourseApi, AblationMattersAcceptsTheHeadWhoseRemovalHurtsMost) {

@@ -164,8 +164,13 @@ test('progress survives a restart of the server', async () => {
   await screenshot(page, '06-after-restart');
 });
 
-test('"Start the challenges over" empties the progress', async () => {
+test('"Start the challenges over" asks first, keeps the progress on "Keep", and empties it on "Yes"', async () => {
   await page.getByRole('button', { name: 'Start the challenges over' }).click();
+  assert.match(await page.getByRole('alertdialog').textContent(), /clears the 3 challenges/);
+  await page.getByRole('button', { name: 'Keep my progress' }).click();
+  assert.equal(await lesson.challenges_count.textContent(), '3 of 3 complete');
+  await page.getByRole('button', { name: 'Start the challenges over' }).click();
+  await page.getByRole('button', { name: 'Yes, clear them' }).click();
   await eventually(async () => assert.equal(await lesson.challenges_count.textContent(), '0 of 3 complete'));
   await page.reload();
   await eventually(async () => assert.equal(await lesson.challenges_count.textContent(), '0 of 3 complete'));

@@ -63,3 +63,21 @@ export function second_copy_start(tokens) {
   for (let i = 1; i < half; ++i) if (tokens[1 + i].id !== tokens[1 + half + i].id) return null;
   return 1 + half;
 }
+
+/**
+ * What lesson 2's find-induction check measures (course/trained_heads.cpp), from a run:
+ * over queries whose pair (ids[q-1], ids[q]) occurred before, the mean weight on keys k
+ * that followed an earlier copy of ids[q] (ids[k-1] === ids[q], k <= q). ids: (T) with BOS.
+ */
+export function induction_share(ids, pattern) {
+  let n = 0;
+  let mass = 0;
+  for (let q = 2; q < ids.length; ++q) {
+    let repeated_pair = false;
+    for (let j = 2; j < q && !repeated_pair; ++j) repeated_pair = ids[j] === ids[q] && ids[j - 1] === ids[q - 1];
+    if (!repeated_pair) continue;
+    for (let k = 1; k <= q; ++k) if (ids[k - 1] === ids[q]) mass += pattern[q][k];
+    ++n;
+  }
+  return { n, mass: n ? mass / n : 0 };
+}

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { api_get, eventually, open_browser, screenshot, start_server, temp_dir, watch_console, test_model } from './harness.mjs';
-import { intervene, labelled, mean, pct, pick, repeated, run, scan_report, second_copy_start, signed } from './model_api.mjs';
+import { induction_share, intervene, labelled, mean, pct, pick, repeated, run, scan_report, second_copy_start, signed } from './model_api.mjs';
 
 const READING_SENTENCE = 'the cat sat on the mat';
 let server, browser, page, problems, model, scan;
@@ -105,10 +105,13 @@ test('Part 2: repeat a text, the loss falls on the second copy as the server mea
   const shown = await run(server, { text: repeated(text), heads: [[induction.layer, induction.head]], views: ['pattern'] });
   assert.deepEqual(await table_values(figure.getByRole('table')), expected_table(shown.heads[0].pattern));
   await p2.getByRole('button', { name: `Is this the induction head? (${induction.name})` }).click();
-  const has_induction = labelled(scan, 'induction').length > 0;
-  t.diagnostic(has_induction ? `induction head ${induction.name} is labelled: the right answer is checked` : 'no head is labelled induction: only a refused answer is checked');
-  await eventually(async () => assert.equal(await verdict(p2).getAttribute('data-correct'), String(has_induction)));
-  if (has_induction) await eventually(async () => assert.match(await challenge('find-induction').textContent(), /Done/));
+  // The server measures the head on this very text; the test measures it from the same run.
+  const share = induction_share(shown.tokens.map((t) => t.id), shown.heads[0].pattern);
+  t.diagnostic(`head ${induction.name} on the learner's text: ${share.n} repeated tokens, ${pct(share.mass)} on the token after the earlier copy`);
+  const met = share.n >= 4 && share.mass >= 0.3;
+  await eventually(async () => assert.equal(await verdict(p2).getAttribute('data-correct'), String(met)));
+  assert.match(await verdict(p2).textContent(), new RegExp(`${share.n} tokens sit in a repeated span\\. On them head ${induction.name.replace('.', '\\.')} gives on average ${pct(share.mass)}`));
+  if (met) await eventually(async () => assert.match(await challenge('find-induction').textContent(), /Done/));
   await screenshot(page, '51-trained-heads-part2');
 });
 
@@ -136,9 +139,9 @@ test('Part 3: a head’s first-token share, raw and value-weighted, and the two 
   const sinks = labelled(scan, 'sink');
   t.diagnostic(sinks.length ? `sink heads: ${sinks.map((h) => h.name).join(', ')}` : 'no head is labelled sink');
   const said = await page.getByTestId('sink-heads').textContent();
+  assert.match(said, /held-out text \(\d+ tokens\), not from yours/);
   assert.match(said, sinks.length ? new RegExp(sinks.map((h) => h.name.replace('.', '\\.')).join(', ')) : /labels no head/);
   for (const h of labelled(scan, 'first_token')) assert.ok(said.includes(h.name), `first-token head ${h.name} is named`);
-  // The server accepts a sink or a first-token head (both park weight on the first token).
   const first = labelled(scan, 'first_token');
   const head = sinks[0] ?? first[0] ?? pick(scan, 'first_token');
   await p3.getByRole('button', { name: `head ${head.name}`, exact: true }).click();
@@ -147,7 +150,10 @@ test('Part 3: a head’s first-token share, raw and value-weighted, and the two 
   const raw = mean(answer.heads[0].pattern.slice(1).map((r) => r[0]));
   const weighted = mean(answer.heads[0].value_weighted.slice(1).map((r) => r[0]));
   await eventually(async () =>
-    assert.match(await page.getByTestId('first-token-share').textContent(), new RegExp(`${pct(raw)} in the attention weights, ${pct(weighted)} once`)),
+    assert.match(
+      await page.getByTestId('first-token-share').textContent(),
+      new RegExp(`On “${text}”, head ${head.name.replace('.', '\\.')} gives the first token ${pct(raw)} of its rows’ weight in the attention weights, ${pct(weighted)} once`),
+    ),
   );
 
   await p3.getByRole('button', { name: `Compare the two interventions (head ${head.name})` }).click();
@@ -156,14 +162,32 @@ test('Part 3: a head’s first-token share, raw and value-weighted, and the two 
   const table = page.getByTestId('sink-losses');
   await table.waitFor();
   const cells = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent.trim())));
+  const dz = zeroed.intervened.loss - zeroed.baseline.loss;
+  const db_ = blocked.intervened.loss - blocked.baseline.loss;
   assert.deepEqual(cells, [
     [fmt(blocked.baseline.loss, 3), ''],
-    [fmt(zeroed.intervened.loss, 3), signed(zeroed.intervened.loss - zeroed.baseline.loss)],
-    [fmt(blocked.intervened.loss, 3), signed(blocked.intervened.loss - blocked.baseline.loss)],
+    [fmt(zeroed.intervened.loss, 3), signed(dz)],
+    [fmt(blocked.intervened.loss, 3), signed(db_)],
   ]);
+  // The sentence under the table reads the same two numbers and names the text.
+  const reading = await page.getByTestId('sink-reading').textContent();
+  assert.ok(reading.includes(`“${text}”`), reading);
+  const abs3 = (x) => Math.abs(x).toFixed(3);
+  assert.ok(reading.includes(abs3(dz)) && reading.includes(abs3(db_)), reading);
+  if (Math.abs(dz) >= 0.01 || Math.abs(db_) >= 0.01)
+    assert.match(reading, Math.abs(db_) > Math.abs(dz) ? /^.*Blocking the first token changes the loss more/ : /Zeroing the whole head changes the loss more/);
 
-  await p3.getByRole('button', { name: `Is this a sink head? (${head.name})` }).click();
-  await eventually(async () => assert.equal(await verdict(p3).getAttribute('data-correct'), String(sinks.length + first.length > 0)));
+  // The check quotes the same shares, and is right only with the right word for the head.
+  const kind = weighted < 0.5 * raw ? 'sink' : 'reads-first';
+  const check_button = p3.getByRole('button', { name: `Check my answer (${head.name})` });
+  assert.equal(await check_button.isDisabled(), true, 'no answer picked: nothing to check');
+  await p3.getByRole('radio', { name: kind === 'sink' ? /^a head that reads/ : /^a sink/ }).check();
+  await check_button.click();
+  await eventually(async () => assert.equal(await verdict(p3).getAttribute('data-correct'), 'false'));
+  assert.match(await verdict(p3).textContent(), new RegExp(`head ${head.name.replace('.', '\\.')} gives ${pct(raw)} of its rows’ attention to the first token, and ${pct(weighted)} once`));
+  await p3.getByRole('radio', { name: kind === 'sink' ? /^a sink/ : /^a head that reads/ }).check();
+  await check_button.click();
+  await eventually(async () => assert.equal(await verdict(p3).getAttribute('data-correct'), String(raw >= 0.5)));
   await screenshot(page, '52-trained-heads-part3');
 });
 

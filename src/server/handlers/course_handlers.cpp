@@ -26,6 +26,31 @@ class ServedModel final : public course::LessonModel {
   Result<std::vector<float>> head_ablation_deltas(const std::string& text) override {
     return m_.head_ablation_deltas(text);
   }
+  Result<course::HeadOnText> head_on_text(const std::string& text, int layer, int head) override {
+    ModelRunRequest req;
+    req.text = text;
+    req.all_heads = false;
+    req.heads = {{layer, head}};
+    req.want_value_weighted = true;
+    req.top_k = 0;
+    auto r = m_.run(req);
+    if (!r) return tl::unexpected(r.error());
+    course::HeadOnText out;
+    out.T = static_cast<int>(r->tokens.size());
+    for (const model::Token& t : r->tokens) out.ids.push_back(t.id);
+    // the run sends the packed causal half: row q holds keys 0..q
+    const std::size_t T = std::size_t(out.T);
+    out.pattern.assign(T * T, 0.0f);
+    out.value_weighted.assign(T * T, 0.0f);
+    const analysis::HeadViews& h = r->heads.at(0);
+    std::size_t at = 0;
+    for (std::size_t q = 0; q < T; ++q)
+      for (std::size_t k = 0; k <= q; ++k, ++at) {
+        out.pattern[q * T + k] = h.pattern.at(at);
+        out.value_weighted[q * T + k] = h.value_weighted.at(at);
+      }
+    return out;
+  }
 
  private:
   ModelService& m_;

@@ -6,7 +6,12 @@ import { api, ApiError } from '../lib/api';
 import { token_label } from '../lib/heads';
 import type { HeadRef, ModelInfo, ModelRunResponse, RaggedRows, ScanReport, TokenWindow } from '../lib/types';
 
-const message = (e: unknown) => (e instanceof ApiError ? e.message : 'Something went wrong: ' + String(e));
+// The API's advice for a text that is too long names a request field; a learner in the
+// explorer has a text box, not a request, so the advice is said in the page's terms.
+const message = (e: unknown) =>
+  e instanceof ApiError
+    ? e.message.replace(/;\s*send "truncate": true to keep the last (\d+), or shorten it\.?$/, ': shorten it to at most $1 tokens, the start token included.')
+    : 'Something went wrong: ' + String(e);
 const CELL_BUDGET = 400_000; // pattern values per request
 export const WINDOW = 48; // tokens drawn at once
 

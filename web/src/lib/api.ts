@@ -120,6 +120,7 @@ type WireScan = {
     labels: { label: string; score: number; threshold: number; margin: number }[];
   }[];
   in_context_learning?: ScanReport['icl'];
+  probes?: ScanReport['probes'];
 };
 
 function scan_from_wire(raw: WireScan): ScanReport {
@@ -130,5 +131,5 @@ function scan_from_wire(raw: WireScan): ScanReport {
     const labels = h.labels.map((l) => ({ name: l.label, score: l.score, threshold: l.threshold, margin: l.margin }));
     return { layer: h.layer, head: h.head, name: h.name, scores, labels };
   });
-  return { model: raw.model, heads, icl: raw.in_context_learning ?? null };
+  return { model: raw.model, heads, icl: raw.in_context_learning ?? null, probes: raw.probes };
 }

@@ -21,6 +21,39 @@ export function token_label(t: ModelToken, bos_id: number | null): string {
   return s.trim() === '' ? s.replace(/ /g, '·') : s.trim();
 }
 
+/**
+ * What one token covers of the text it came from: its bytes [begin, end), the text they
+ * spell, or, for a piece of a multi-byte character (which alone is no character at all),
+ * null. bytes: the whole text as UTF-8.
+ */
+export interface TokenPiece {
+  bytes: number[];
+  text: string | null;
+}
+export function token_piece(bytes: Uint8Array, t: ModelToken): TokenPiece {
+  const own = Array.from(bytes.slice(t.begin, t.end));
+  try {
+    return { bytes: own, text: new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array(own)) };
+  } catch {
+    return { bytes: own, text: null };
+  }
+}
+/** Bytes as the page shows them: "C3 BC". */
+export const hex_bytes = (bytes: number[]) => bytes.map((b) => b.toString(16).toUpperCase().padStart(2, '0')).join(' ');
+
+/**
+ * Labels of a run's tokens like token_label, but a token that holds only part of a
+ * character shows its bytes ("⟨C3⟩") instead of "�". text: what the run was sent.
+ */
+export function token_labels(tokens: ModelToken[], text: string, bos_id: number | null): string[] {
+  const bytes = new TextEncoder().encode(text);
+  return tokens.map((t) => {
+    if (t.begin === t.end || !t.text.includes('\uFFFD')) return token_label(t, bos_id);
+    const piece = token_piece(bytes, t);
+    return piece.text === null ? `⟨${hex_bytes(piece.bytes)}⟩` : token_label(t, bos_id);
+  });
+}
+
 /** The score of a head, or null when the scanner did not measure it. */
 export function head_score(h: ScannedHead, score: string): number | null {
   return h.scores[score]?.score ?? null;

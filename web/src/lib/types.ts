@@ -255,6 +255,7 @@ export interface ScanReport {
   model: string;
   heads: ScannedHead[];
   icl: { loss_first_copy: number; loss_second_copy: number; ratio: number } | null;
+  probes?: { natural_tokens: number; repeat_length: number }; // what the scanner ran on
 }
 
 /** GET /api/model/training-log: the CSV as columns and rows; empty cells are null. */
@@ -284,7 +285,10 @@ export type TrainedHeadsChallenge = 'pattern-quiz' | 'find-induction' | 'find-si
 export interface TrainedHeadsCheckRequest {
   learner: string;
   challenge: TrainedHeadsChallenge;
-  answer: { choice: string } | HeadRef | (HeadRef & { text: string });
+  // the quiz: a choice; find-induction and ablation-matters: a head and the learner's text;
+  // find-sink: a head, the text and "sink" or "reads-first". revealed: the answer was shown
+  // first, so a right answer is explained but earns no credit.
+  answer: ({ choice: string } | (HeadRef & { text: string }) | (HeadRef & { text: string; choice: string })) & { revealed?: boolean };
 }
 
 /** POST /api/lessons/trained-heads/check */

@@ -2,7 +2,7 @@
 // the head scanner's report, the learner's progress, and answering a challenge. Each
 // part keeps its own runs of the model in its own small state class.
 import { api, ApiError } from '../../lib/api';
-import { heads_labelled, top_head, token_label } from '../../lib/heads';
+import { heads_labelled, top_head, token_label, token_labels } from '../../lib/heads';
 import { learner_id } from '../../lib/learner';
 import type {
   ModelInfo,
@@ -60,6 +60,8 @@ export class TrainedHeadsLessonState {
   }
 
   label = (t: ModelToken) => token_label(t, this.model?.bos_token.id ?? null);
+  /** The labels of a run's tokens; pieces of a character show their bytes. text: what the run was sent. */
+  labels = (tokens: ModelToken[], text: string) => token_labels(tokens, text, this.model?.bos_token.id ?? null);
 
   private async load_progress(): Promise<void> {
     try {

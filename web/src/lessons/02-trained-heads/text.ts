@@ -3,10 +3,15 @@
 export const LESSON_ID = 'trained-heads';
 
 export const READING_SENTENCE = 'the cat sat on the mat';
-export const INDUCTION_TEXT = 'Mr Hobbs painted the green door of the old mill';
-export const SINK_SENTENCE = 'the committee will report to the house before the end of the year';
+// Demo texts of words the built-in tokenizer keeps whole, so the lesson's points do not
+// drown in fragments (the tokens part shows how other words are cut).
+export const INDUCTION_TEXT = 'the old man sent his men to the mill by the river';
+export const TOKENS_TEXT = 'The committee met on Monday. Café ünïcödé 😀';
+export const SINK_SENTENCE = 'the man said that his men will report to the market before the end of the year';
 
 export const lesson_text = {
+  running: 'Running the model on the new text… the figures below still show the previous one.',
+
   lede:
     'In the first lesson every head followed a rule someone wrote down. Here the heads were trained: a small ' +
     'transformer learnt them from text, and nobody told it what to look for. Every pattern below comes from ' +
@@ -57,6 +62,26 @@ export const lesson_text = {
       'models of every size.',
   },
 
+  tokens: {
+    title: 'Before the heads · The model reads pieces of words',
+    intro:
+      'In the first lesson every token was a whole word. A trained model reads tokens its tokenizer learnt ' +
+      'from text by byte-pair encoding: frequent words are one token, rarer ones are cut into pieces, and a ' +
+      'character the tokenizer rarely saw is cut into its bytes. A row or a column of every grid below is one ' +
+      'of these pieces. Type your own text to see how this model cuts it.',
+    text_label: 'Text to split into tokens',
+    list_label: 'The tokens of your text, in order',
+    count: (chars: number, bytes: number, tokens: number, words: number, split: number) =>
+      `${chars} characters, ${bytes} bytes in UTF-8, ${tokens} tokens. ` +
+      `${split} of its ${words} words ${split === 1 ? 'is' : 'are'} cut into more than one token.`,
+    span: (begin: number, end: number, id: number) => `bytes ${begin}–${end} · id ${id}`,
+    byte_piece: (ch: string, bytes: string) => `part of “${ch}” (${bytes})`,
+    note:
+      'A dashed box is a single byte of a character that takes two to four bytes in UTF-8: alone it spells no ' +
+      'character, so it is shown as its byte in hexadecimal. The spans count bytes, not characters. A dot (·) ' +
+      'is a space, which the tokenizer keeps at the start of the word that follows it.',
+  },
+
   induction: {
     title: 'Part 2 · Heads that continue a pattern',
     intro:
@@ -94,19 +119,30 @@ export const lesson_text = {
       'trained heads therefore keep their spare weight on the first token, where it does little harm. Such a ' +
       'head is called an attention sink (Xiao et al. 2023). The first token’s value vector is often small, ' +
       'so the weight parked on it carries almost nothing into the output.',
-    scanner_found: (names: string) => `The head scanner labels these heads as sinks: ${names}.`,
-    scanner_none: 'The head scanner labels no head of this model a sink.',
+    scanner_text: (tokens: number | null) =>
+      `First, what the head scanner says, from its own held-out text${tokens ? ` (${tokens} tokens)` : ''}, not from yours: `,
+    scanner_found: (names: string) => `it labels these heads as sinks: ${names}.`,
+    scanner_none: 'it labels no head of this model a sink.',
     scanner_first: (names: string) =>
       ` It labels these as first-token heads, which weigh the first token heavily but do take something from it: ${names}.`,
-    find: 'Which head is a sink? Pick a head to see its pattern, then check.',
-    check: 'Is this a sink head?',
+    own_text:
+      'Everything below is measured on the text in this box, and the check uses the same text. What tells a sink ' +
+      'from a head that reads the first token is the value-weighted share: a sink keeps less than half of its ' +
+      'first-token share once the values are weighed in, because what it fetches from there is small.',
+    find: 'Find a head that puts at least half of its attention on the first token, then say what it is.',
+    question: 'On this text, the head you picked is…',
+    answers: [
+      { id: 'sink', label: 'a sink: it parks weight on the first token and fetches little from it' },
+      { id: 'reads-first', label: 'a head that reads the first token: it does fetch something from it' },
+    ],
+    check: 'Check my answer',
     raw: (name: string) => `Head ${name}: attention weights`,
     weighted: (name: string) => `Head ${name}: value-weighted`,
     weighted_intro:
       'The value-weighted view scales each weight by how large the value it fetches is, then normalises each ' +
       'row again (Kobayashi et al. 2020). It shows how much each key actually contributes to the output.',
-    share: (raw: string, weighted: string) =>
-      `Share of the rows’ weight on the first token: ${raw} in the attention weights, ${weighted} once the values are taken into account.`,
+    share: (text: string, head: string, raw: string, weighted: string) =>
+      `On “${text}”, head ${head} gives the first token ${raw} of its rows’ weight in the attention weights, ${weighted} once the values are taken into account (rows after the first, averaged).`,
     compare: 'Compare the two interventions',
     compare_intro:
       'Two ways to test whether the parked weight matters. Zeroing the whole head’s output approximates “the ' +
@@ -115,6 +151,18 @@ export const lesson_text = {
     baseline: 'No intervention',
     ablated: 'Head output zeroed',
     blocked: 'Attention to the first token blocked',
+    compare_on: (text: string) => `Mean loss of the model’s next-token predictions on “${text}”.`,
+    compare_reading: (head: string, zeroed: number, blocked: number) => {
+      const d = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(3)}`;
+      const small = 0.01;
+      if (Math.abs(zeroed) < small && Math.abs(blocked) < small)
+        return `Both changes are under ${small} nats (${d(zeroed)} and ${d(blocked)}): on this text the model barely notices what head ${head} does with the first token.`;
+      if (Math.abs(blocked) > Math.abs(zeroed))
+        return `Blocking the first token changes the loss more than zeroing the whole head (${d(blocked)} against ${d(zeroed)} nats): ` +
+          `the weight head ${head} parks there matters, because spread over the other tokens it fetches things the model does not want.`;
+      return `Zeroing the whole head changes the loss more than blocking its first token (${d(zeroed)} against ${d(blocked)} nats): ` +
+        `what head ${head} fetches from the other tokens matters more than the weight it keeps on the first one.`;
+    },
   },
 
   limits: {
