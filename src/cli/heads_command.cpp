@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/whole_number.h"
 #include "cli/pattern_svg.h"
 #include "core/attention_pattern.h"
 #include "core/pattern_summary.h"
@@ -134,7 +135,7 @@ void add_heads_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_flag("--no-mask", opts->no_mask, "Turn the causal mask off: queries may look at later keys");
   cmd->add_option("--query", opts->query, "Also say where query N looks most (0 = first token)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number_from(0));
   cmd->add_option("--format", opts->format, "table (aligned), tsv, or json (full precision, null = masked)")
       ->check(CLI::IsMember({"table", "tsv", "json"}))
       ->capture_default_str();

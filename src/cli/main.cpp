@@ -3,7 +3,9 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <exception>
 #include <iostream>
+#include <new>
 
 #include "cli/commands.h"
 #include "model/blas.h"
@@ -82,6 +84,15 @@ int main(int argc, char** argv) {
     else
       what += ". Run the subcommand with --help for its options.";
     return print_error(what, 2);
+  } catch (const std::bad_alloc&) {
+    // The last resort: the loaders say how much memory a model needs (checkpoint.h);
+    // anything else that runs out still ends on the error path, not in an abort.
+    return print_error("out of memory (the input or the model is larger than this machine can hold)", 1);
+  } catch (const std::exception& e) {
+    // A throw nobody turned into an Error is a bug, but the user still gets a message.
+    return print_error(std::string("unexpected failure: ") + e.what() + " (please report it)", 1);
+  } catch (...) {
+    return print_error("unexpected failure (please report it)", 1);
   }
   return exit_code;
 }

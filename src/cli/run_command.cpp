@@ -20,6 +20,7 @@
 
 #include "analysis/run_text.h"
 #include "cli/commands.h"
+#include "cli/whole_number.h"
 #include "cli/pattern_svg.h"
 #include "model/bpe_tokenizer.h"
 #include "model/checkpoint.h"
@@ -243,8 +244,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--bos,!--no-bos", opts->bos,
                 "The model's BOS token (bos_token_id) goes first, as in the scanner, the server and the lessons "
                 "(the default); --no-bos leaves it out");
-  cmd->add_option("--layer", opts->layer, "Only this layer's heads")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--head", opts->head, "Only this head (in each chosen layer)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--layer", opts->layer, "Only this layer's heads")->check(whole_number_from(0));
+  cmd->add_option("--head", opts->head, "Only this head (in each chosen layer)")->check(whole_number_from(0));
   cmd->add_option("--format", opts->format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();

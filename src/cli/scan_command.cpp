@@ -9,6 +9,7 @@
 
 #include "analysis/scan_text.h"
 #include "cli/commands.h"
+#include "cli/whole_number.h"
 #include "cli/scan_format.h"
 #include "core/sentence.h"
 #include "model/bpe_tokenizer.h"
@@ -93,12 +94,13 @@ void add_scan_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--out", opts->out, "Write to a file instead of the screen");
   cmd->add_option("--windows", opts->scan.natural_windows, "Windows of natural text")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number_from(1))
       ->capture_default_str();
   cmd->add_option("--probes", opts->scan.random_probes, "Repeated random sequences")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number_from(1))
       ->capture_default_str();
   cmd->add_option("--window-length", opts->scan.window_length, "Tokens per probe, with BOS (0: min(n_ctx, 128))")
+      ->check(whole_number_from(0))
       ->capture_default_str();
   cmd->add_option("--seed", opts->scan.seed, "Random probes' seed")->capture_default_str();
   cmd->callback([opts, &exit_code] { exit_code = run_scan(*opts); });

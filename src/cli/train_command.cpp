@@ -8,10 +8,14 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <new>
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/whole_number.h"
 #include "model/blas.h"
+#include "model/config.h"
+#include "model/parameters.h"
 #include "train/trainer.h"
 #include "util/file.h"
 #include "train/train_plot.h"
@@ -56,7 +60,7 @@ int run_plot(const TrainCliOptions& o) {
   return 0;
 }
 
-int run_train(TrainCliOptions& o) {
+int run_train_or_throw(TrainCliOptions& o) {
   if (!o.plot.empty()) return run_plot(o);
   auto decay = train::lr_decay_from_name(o.decay);
   if (!decay) return print_error(decay.error().message, 2);
@@ -123,6 +127,30 @@ int run_train(TrainCliOptions& o) {
   return 0;
 }
 
+// Said when an allocation of the trainer fails: how much the config's weights need to train.
+std::string training_memory_message(const TrainCliOptions& o) {
+  const std::string config_path = o.train.resume ? o.train.out_dir + "/config.json" : o.train.config_path;
+  auto config = model::config_load(config_path);
+  if (!config) return "out of memory while preparing the training run";
+  // weights, their gradients and AdamW's two moments: four float32 copies, before activations
+  const double gb = 16.0 * double(model::parameters_count(*config)) / double(1ull << 30);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f GB", gb);
+  return "out of memory: training " + config_path + " needs about " + buf + " for its " +
+         std::to_string(model::parameters_count(*config)) +
+         " weights, their gradients and AdamW's moments alone (more for the activations); choose a smaller config";
+}
+
+int run_train(TrainCliOptions& o) {
+  try {
+    return run_train_or_throw(o);
+  } catch (const std::bad_alloc&) {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    return print_error(training_memory_message(o));
+  }
+}
+
 }  // namespace
 
 void add_train_command(CLI::App& app, int& exit_code) {
@@ -180,7 +208,7 @@ void add_train_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--min-span", t.mix.min_span, "Shortest copied span / repeat period")->capture_default_str();
   cmd->add_option("--max-span", t.mix.max_span, "Longest copied span / repeat period")->capture_default_str();
-  cmd->add_option("--log-every", t.log_every, "Steps between log rows")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--log-every", t.log_every, "Steps between log rows")->check(whole_number_from(1))->capture_default_str();
   cmd->add_option("--eval-every", t.eval_every, "Steps between held-out loss + head scores (0: only at the end)")
       ->capture_default_str();
   cmd->add_option("--checkpoint-every", t.checkpoint_every, "Steps between checkpoints (0: only at the end)")

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "cli/commands.h"
+#include "cli/whole_number.h"
 #include "core/sentence.h"
 #include "util/file.h"
 #include "train/bpe_trainer.h"
@@ -83,7 +84,7 @@ void add_train_tokenizer_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(257, 1 << 20))
       ->capture_default_str();
   cmd->add_option("--min-frequency", opts->min_frequency, "Stop when the best pair is seen fewer times")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number_from(1))
       ->capture_default_str();
   cmd->add_flag("--quiet", opts->quiet, "Print nothing but errors");
   cmd->callback([opts, &exit_code] { exit_code = run_train_tokenizer(*opts); });

@@ -9,6 +9,7 @@
 //   Status s = checkpoint_save("out/model", *p, Dtype::F32);   // loads back in transformers
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "model/parameters.h"
@@ -17,14 +18,21 @@
 
 namespace headlab::model {
 
-// Reads config.json and model.safetensors from `dir`.
+// Reads config.json and model.safetensors from `dir`. Every tensor's shape in the file's
+// header is checked against config.json before any weight is allocated, so a config that
+// lies about its sizes is refused by the tensor that disagrees, not by running out of memory.
 // Errors: not_found (missing directory or file), corrupt (bad safetensors, a tensor of the
-// wrong shape, a missing tensor, NaN or infinite weights), unsupported (dtype), and the
+// wrong shape, a missing tensor, NaN or infinite weights), unsupported (dtype; a model
+// larger than the memory this machine can allocate, saying how much it needs), and the
 // errors of config_load. Each message names the file and the tensor.
 Result<Parameters> checkpoint_load(const std::string& dir);
 
 // From an already-parsed config and file (the fuzzer and tests use this).
 Result<Parameters> checkpoint_from_safetensors(const ModelConfig& config, const SafetensorsFile& file);
+
+// About how many bytes a loaded model of this config holds: its weights as float32
+// (parameters_count * 4) and the matrices again, packed for short inputs (packed_weights.h).
+std::uint64_t checkpoint_memory_bytes(const ModelConfig& config);
 
 // Writes config.json and model.safetensors (names with the "transformer." prefix as
 // GPT2LMHeadModel saves them, Conv1D orientation, lm_head.weight when untied).

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <new>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -179,6 +181,8 @@ Result<SafetensorsFile> safetensors_parse(const unsigned char* bytes, std::size_
 namespace {
 
 Result<SafetensorsFile> read_file(const std::string& path, bool lazy) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return make_error(ErrorCode::io_error, path + ": cannot read: it is a directory");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return make_error(ErrorCode::not_found, path + ": cannot open (missing model.safetensors?)");
   const std::streamoff size = in.tellg();
@@ -201,7 +205,12 @@ Result<SafetensorsFile> read_file(const std::string& path, bool lazy) {
     file->lazy = true;
     return file;
   }
-  file->data.resize(data_size);
+  try {
+    file->data.resize(data_size);
+  } catch (const std::bad_alloc&) {
+    return make_error(ErrorCode::unsupported, path + ": cannot hold its " + std::to_string(data_size) +
+                                                  " bytes of tensors in memory");
+  }
   if (data_size > 0 && !in.read(reinterpret_cast<char*>(file->data.data()), static_cast<std::streamsize>(data_size)))
     return make_error(ErrorCode::io_error, path + ": read failed");
   return file;

@@ -175,8 +175,14 @@ Result<analysis::ScanReport> ModelService::scan_report() {
 
 Result<std::vector<float>> ModelService::head_ablation_deltas(const std::string& text) {
   bool truncated = false;
-  auto tokens = tokenize(text, /*bos=*/true, /*truncate=*/false, truncated);
+  auto tokens = tokenize(text, /*bos=*/true, /*truncate=*/true, truncated);
   if (!tokens) return tl::unexpected(tokens.error());
+  // The check measures the loss over the whole text and has no "truncate" field: a longer
+  // text is refused with the limit, not with the run routes' hint.
+  if (truncated)
+    return make_error(ErrorCode::too_long, "The text is longer than this server's limit of " +
+                                               std::to_string(info_.max_tokens) + " tokens (with BOS). This check "
+                                               "measures the loss over the whole text, so shorten it.");
   if (tokens->size() < 3) return make_error(ErrorCode::invalid_argument, "The text is too short to measure a loss; type a sentence.");
   std::vector<int> ids;
   for (const auto& t : *tokens) ids.push_back(t.id);

@@ -156,6 +156,63 @@ TEST(Checkpoint, RejectsAWrongShape) {
       << r.error().message;
 }
 
+// The shapes are checked against the file's header before anything is allocated: the
+// weights this config claims (about 2e14 bytes) could never be allocated, so reaching the
+// shape message proves the check came first.
+TEST(Checkpoint, RefusesALyingConfigByItsTensorBeforeAllocating) {
+  Parameters p = parameters_allocate(small_config());
+  const std::string d = tmp_dir("ckpt_lying_sizes");
+  ASSERT_TRUE(checkpoint_save(d, p));
+  auto file = safetensors_open(d + "/model.safetensors");
+  ASSERT_TRUE(file) << file.error().message;
+  ModelConfig c = small_config();
+  c.n_layer = 1024;
+  c.n_embd = 65536;
+  ASSERT_TRUE(config_validate(c));
+  auto r = checkpoint_from_safetensors(c, *file);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::corrupt);
+  EXPECT_NE(r.error().message.find("\"transformer.wte.weight\" has shape (11, 8), config.json implies (11, 65536): "
+                                   "config.json's n_embd is 65536 but the weights have 8 channels"),
+            std::string::npos)
+      << r.error().message;
+}
+
+TEST(Checkpoint, AMissingLayerSaysHowManyLayersTheFileHolds) {
+  Parameters p = parameters_allocate(small_config());
+  const std::string d = tmp_dir("ckpt_layers");
+  ASSERT_TRUE(checkpoint_save(d, p));
+  ModelConfig c = small_config();
+  c.n_layer = 1000;
+  ASSERT_TRUE(config_save(c, d + "/config.json"));
+  auto r = checkpoint_load(d);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("config.json's n_layer is 1000 but the weights hold 2 layers"), std::string::npos)
+      << r.error().message;
+}
+
+TEST(Checkpoint, AnIntegerTensorIsRefusedBeforeAllocating) {
+  const std::string d = tmp_dir("ckpt_int");
+  Parameters p = parameters_allocate(small_config());
+  ASSERT_TRUE(checkpoint_save(d, p));
+  auto file = safetensors_open(d + "/model.safetensors");
+  ASSERT_TRUE(file);
+  for (SafetensorsTensor& t : file->tensors)
+    if (t.name == "transformer.ln_f.bias") t.dtype = Dtype::I32;  // 4 bytes, as F32
+  auto r = checkpoint_from_safetensors(small_config(), *file);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::unsupported);
+  EXPECT_NE(r.error().message.find("\"transformer.ln_f.bias\" has dtype I32"), std::string::npos) << r.error().message;
+}
+
+// GPT-2 small: 124M weights as float32, and its matrices (85M with wte) packed again.
+TEST(Checkpoint, MemoryBytesCountTheWeightsAndTheirPackedCopy) {
+  const ModelConfig c = config_gpt2_small();
+  const std::uint64_t weights = 4 * std::uint64_t(parameters_count(c));
+  const std::uint64_t matrices = 4 * (12ull * 12 * 768 * 768 + 50257ull * 768);
+  EXPECT_EQ(checkpoint_memory_bytes(c), weights + matrices);
+}
+
 TEST(Checkpoint, RejectsNaNWeights) {
   Parameters p = parameters_allocate(small_config());
   p.t.qkvw[5] = std::numeric_limits<float>::quiet_NaN();

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 
@@ -46,6 +47,16 @@ TEST(SafetensorsReader, ReadsAValidFile) {
   EXPECT_EQ(r->find("b")->numel(), 1);  // a scalar
   EXPECT_EQ(r->metadata.at("format"), "pt");
   EXPECT_EQ(r->find("c"), nullptr);
+}
+
+TEST(SafetensorsReader, RefusesADirectoryByName) {
+  const std::string d = std::string(HEADLAB_BINARY_DIR) + "/tmp_safetensors_dir.safetensors";
+  std::filesystem::create_directories(d);
+  for (auto r : {safetensors_open(d), safetensors_read(d)}) {
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message, d + ": cannot read: it is a directory");
+  }
+  std::filesystem::remove_all(d);
 }
 
 TEST(SafetensorsReader, RejectsAFileShorterThanItsHeaderLength) {

@@ -201,6 +201,20 @@ TEST(CourseApi, AblationMattersAcceptsTheHeadWhoseRemovalHurtsMost) {
   }
 }
 
+// The check reads the whole text (no "truncate" field, unlike /api/model/run): its 413
+// says to shorten the text and names the limit.
+TEST(CourseApi, AblationCheckOfALongTextSaysToShortenIt) {
+  TestServer s(temp_path("c.db"), model_dir());
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += "the river rose and fell . ";
+  auto r = s.post("/api/lessons/trained-heads/check", check("ablation-matters", {{"layer", 0}, {"head", 0}, {"text", text}}));
+  EXPECT_EQ(r.status, 413) << r.raw;
+  const std::string message = r.body["error"]["message"];
+  EXPECT_EQ(message.find("truncate"), std::string::npos) << message;
+  EXPECT_NE(message.find("shorten it"), std::string::npos) << message;
+  EXPECT_NE(message.find("limit of 128 tokens"), std::string::npos) << message;
+}
+
 TEST(CourseApi, FeedbackIsStoredAndCanBeListed) {
   std::string db = temp_path("f.db");
   {

@@ -1,0 +1,40 @@
+// cli/whole_number.cpp — whole-number option checks (see whole_number.h).
+#include "cli/whole_number.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+
+namespace headlab::cli {
+namespace {
+
+// The value as a whole number, or false (not a number, a fraction, or beyond int64).
+bool parse_whole(const std::string& text, std::int64_t& out) {
+  if (text.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno == ERANGE || end == text.c_str() || *end != '\0') return false;
+  out = v;
+  return true;
+}
+
+CLI::Validator whole_number_check(std::int64_t min, std::int64_t max) {
+  const std::string bounds = "of " + std::to_string(min) + " or more";
+  return CLI::Validator(
+      [min, max, bounds](std::string& value) -> std::string {
+        std::int64_t v = 0;
+        if (!parse_whole(value, v)) return "must be a whole number " + bounds + ", got \"" + value + "\"";
+        if (v < min) return "must be a whole number " + bounds + ", got " + value;
+        if (v > max)
+          return "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", got " + value;
+        return {};
+      },
+      "INT >= " + std::to_string(min));
+}
+
+}  // namespace
+
+CLI::Validator whole_number_from(std::int64_t min, std::int64_t max) { return whole_number_check(min, max); }
+
+}  // namespace headlab::cli

@@ -1,0 +1,22 @@
+// cli/whole_number.h — the check of every whole-number option: a range said in words.
+//
+//   cmd->add_option("--query", o.query, "...")->check(whole_number_from(0));
+//   // headlab heads --query -1  ->  headlab: error: --query: must be a whole number of 0 or
+//   //                                more, got -1. Run the subcommand with --help ...
+//
+// CLI11's NonNegativeNumber and PositiveNumber print their upper bound, the largest double,
+// as a 309-digit number; these name the bounds a person would type.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include <CLI/CLI.hpp>
+
+namespace headlab::cli {
+
+// A whole number of `min` or more (and at most `max`, the option's type's largest value,
+// which the message names only when it is exceeded).
+CLI::Validator whole_number_from(std::int64_t min, std::int64_t max = std::numeric_limits<int>::max());
+
+}  // namespace headlab::cli

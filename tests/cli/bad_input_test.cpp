@@ -1,0 +1,279 @@
+// Every subcommand of `headlab`, fed a directory, an empty file and a lying file wherever it
+// reads one, ends on the one error path: "headlab: error: <message>" and exit 1 or 2, never
+// an abort (134), a bad_alloc or an uncaught throw. One table; each row runs the binary as a
+// child process. The lying models are models/headlab-tiny with a config.json that claims
+// other sizes; they run under `ulimit -v` so that allocating what they claim would fail.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct CommandResult {
+  int exit_code;  // -1: killed by a signal
+  std::string out;  // stdout and stderr
+};
+
+// Runs `headlab ARGS` under a virtual-memory cap of `limit_kb` (0: none) and a 60 s timeout.
+CommandResult run_headlab(const std::string& args, long limit_kb) {
+  std::string cmd = "timeout 60 " + std::string(HEADLAB_BINARY_DIR) + "/headlab " + args + " 2>&1";
+  if (limit_kb > 0) cmd = "ulimit -v " + std::to_string(limit_kb) + "; " + cmd;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+const fs::path kTiny = fs::path(HEADLAB_SOURCE_DIR) / "models/headlab-tiny";
+
+// models/headlab-tiny's config.json with `changes` applied.
+json tiny_config(const json& changes = json::object()) {
+  std::ifstream in(kTiny / "config.json");
+  json c = json::parse(in);
+  c.update(changes);
+  return c;
+}
+
+// models/headlab-tiny's files in `dir`, with `config` as its config.json.
+void write_model(const fs::path& dir, const json& config) {
+  fs::create_directories(dir);
+  for (const char* f : {"vocab.json", "merges.txt", "model.safetensors", "heldout.txt"})
+    fs::copy_file(kTiny / f, dir / f, fs::copy_options::overwrite_existing);
+  std::ofstream(dir / "config.json") << config.dump(2);
+}
+
+// An attention-only, tied model of L = 8, C = 4096 whose model.safetensors is a sparse file:
+// a true header and F16 zeros the disk never stores. Loading it needs about 4 GB.
+void write_big_model(const fs::path& dir) {
+  fs::create_directories(dir);
+  for (const char* f : {"vocab.json", "merges.txt", "heldout.txt"})
+    fs::copy_file(kTiny / f, dir / f, fs::copy_options::overwrite_existing);
+  json c = tiny_config();
+  const std::int64_t L = 8, C = 4096, V = c["vocab_size"], maxT = c["n_positions"];
+  c["n_layer"] = L;
+  c["n_embd"] = C;
+  c["tie_word_embeddings"] = true;
+  std::ofstream(dir / "config.json") << c.dump(2);
+  json header = json::object();
+  std::uint64_t at = 0;
+  auto add = [&](const std::string& name, std::vector<std::int64_t> shape) {
+    std::uint64_t n = 2;
+    for (auto d : shape) n *= std::uint64_t(d);
+    header[name] = {{"dtype", "F16"}, {"shape", shape}, {"data_offsets", {at, at + n}}};
+    at += n;
+  };
+  add("wte.weight", {V, C});
+  add("wpe.weight", {maxT, C});
+  for (int l = 0; l < L; l++) {
+    const std::string h = "h." + std::to_string(l) + ".";
+    add(h + "ln_1.weight", {C});
+    add(h + "ln_1.bias", {C});
+    add(h + "attn.c_attn.weight", {C, 3 * C});
+    add(h + "attn.c_attn.bias", {3 * C});
+    add(h + "attn.c_proj.weight", {C, C});
+    add(h + "attn.c_proj.bias", {C});
+  }
+  add("ln_f.weight", {C});
+  add("ln_f.bias", {C});
+  std::string text = header.dump();
+  while ((8 + text.size()) % 8 != 0) text += ' ';
+  const fs::path file = dir / "model.safetensors";
+  {
+    std::ofstream out(file, std::ios::binary);
+    for (int i = 0; i < 8; i++) out.put(static_cast<char>((std::uint64_t(text.size()) >> (8 * i)) & 0xff));
+    out << text;
+  }
+  fs::resize_file(file, 8 + text.size() + at);
+}
+
+// The fixtures, made once per test process in a folder of its own and removed at exit.
+struct Fixtures {
+  fs::path root = fs::path(HEADLAB_BINARY_DIR) / ("tmp_cli_bad_input_" + std::to_string(::getpid()));
+  Fixtures() {
+    fs::remove_all(root);
+    fs::create_directories(root / "dir");
+    std::ofstream(root / "empty");
+    std::ofstream(root / "lying") << "\x89PNG\r\n\x1a\n not text \xff\xfe, not JSON {";
+    write_model(root / "good", tiny_config());
+    fs::create_directories(root / "corpus");
+    fs::copy_file(kTiny / "heldout.txt", root / "corpus/a.txt");
+    json c = tiny_config();
+    write_model(root / "huge", tiny_config({{"n_layer", 1024}, {"n_embd", 65536}}));
+    write_model(root / "vocab-lie", tiny_config({{"vocab_size", 4194304}}));
+    write_model(root / "positions-lie", tiny_config({{"n_positions", 1048576}, {"n_ctx", 1048576}}));
+    write_model(root / "layers-lie", tiny_config({{"n_layer", 3}}));
+    write_model(root / "empty-config", c);
+    std::ofstream(root / "empty-config/config.json");
+    write_model(root / "empty-weights", c);
+    std::ofstream(root / "empty-weights/model.safetensors");
+    write_model(root / "lying-weights", c);
+    fs::copy_file(root / "lying", root / "lying-weights/model.safetensors", fs::copy_options::overwrite_existing);
+    write_model(root / "dir-weights", c);
+    fs::remove(root / "dir-weights/model.safetensors");
+    fs::create_directories(root / "dir-weights/model.safetensors");
+    write_model(root / "empty-vocab", c);
+    std::ofstream(root / "empty-vocab/vocab.json");
+    std::ofstream(root / "huge.json") << tiny_config({{"n_layer", 1024}, {"n_embd", 65536}}).dump();
+    write_big_model(root / "big");
+  }
+  ~Fixtures() {
+    std::error_code ec;
+    fs::remove_all(root, ec);
+  }
+};
+
+const Fixtures& fixtures() {
+  static Fixtures f;
+  return f;
+}
+
+struct Row {
+  std::string args;     // after `headlab`; {F} is the fixtures folder
+  int exit_code;        // 1 or 2
+  std::string message;  // a part of the error message
+  long limit_kb = 0;    // ulimit -v for the child; 0: none
+};
+
+// 2 GB: more than headlab needs to start and to load models/headlab-tiny, less than any
+// lying model below claims, and less than "big" needs.
+constexpr long kCap = 2L << 20;
+
+const std::string kServe = " --port 0 --db {F}/serve.db --web /nonexistent";
+const std::string kTrain = " --out {F}/train-out --steps 1 --quiet";
+
+const std::vector<Row> kRows = {
+    // heads reads no file; it writes --save-svg
+    {"heads --query -1", 2, "--query: must be a whole number of 0 or more, got -1"},
+    {"heads --query 99999999999", 2, "from 0 to 2147483647"},
+    {"heads --query 10", 2, "--query 10 is out of range"},
+    {"heads --save-svg {F}/dir", 1, "{F}/dir: cannot open for writing"},
+    // run --model
+    {"run --model {F}/dir --text hi", 1, "missing config.json"},
+    {"run --model {F}/empty --text hi", 1, "not a directory"},
+    {"run --model {F}/empty-config --text hi", 1, "config.json: not valid JSON"},
+    {"run --model {F}/empty-weights --text hi", 1, "less than the 8-byte header length"},
+    {"run --model {F}/lying-weights --text hi", 1, "model.safetensors: header length"},
+    {"run --model {F}/dir-weights --text hi", 1, "model.safetensors: cannot read: it is a directory"},
+    {"run --model {F}/empty-vocab --text hi", 1, "vocab.json"},
+    {"run --model {F}/huge --text hi", 1, "config.json's n_embd is 65536 but the weights have 128 channels", kCap},
+    {"run --model {F}/vocab-lie --text hi", 1, "config.json's vocab_size is 4194304 but the weights hold 4096 tokens", kCap},
+    {"run --model {F}/positions-lie --text hi", 1, "config.json's n_positions is 1048576 but the weights hold 128", kCap},
+    {"run --model {F}/layers-lie --text hi", 1, "config.json's n_layer is 3 but the weights hold 2 layers", kCap},
+    {"run --model {F}/big --text hi", 1, "GB of memory (554377216 weights as float32", kCap},
+    {"run --model {F}/good --text hi --out {F}/dir", 1, "cannot open for writing"},
+    {"run --model {F}/good --text hi --layer -1", 2, "--layer: must be a whole number of 0 or more"},
+    // scan --model, --text-file
+    {"scan --model {F}/good --text-file {F}/dir", 1, "cannot read: it is a directory"},
+    {"scan --model {F}/good --text-file {F}/empty", 2, "the natural text has 0 tokens"},
+    {"scan --model {F}/good --text-file {F}/lying", 1, "is not valid UTF-8 text"},
+    {"scan --model {F}/empty-weights", 1, "less than the 8-byte header length"},
+    {"scan --model {F}/huge", 1, "config.json's n_embd is 65536", kCap},
+    {"scan --model {F}/big", 1, "GB of memory (554377216 weights as float32", kCap},
+    {"scan --model {F}/good --windows 0", 2, "--windows: must be a whole number of 1 or more, got 0"},
+    // tokenize --model, --file (an empty file is an empty text: 0 tokens, not an error)
+    {"tokenize --model {F}/good --file {F}/dir", 1, "{F}/dir: cannot read: it is a directory"},
+    {"tokenize --model {F}/good --file {F}/lying", 1, "not valid UTF-8"},
+    {"tokenize --model {F}/dir --text hi", 1, "no tokenizer"},
+    {"tokenize --model {F}/empty --text hi", 1, "no tokenizer"},
+    {"tokenize --model {F}/empty-vocab --text hi", 1, "vocab.json"},
+    // train --config, --tokenizer, --corpus, --heldout, --out, --plot
+    {"train --config {F}/dir --tokenizer {F}/good --corpus {F}/corpus" + kTrain, 1, "cannot read: it is a directory"},
+    {"train --config {F}/empty --tokenizer {F}/good --corpus {F}/corpus" + kTrain, 1, "not valid JSON"},
+    {"train --config {F}/lying --tokenizer {F}/good --corpus {F}/corpus" + kTrain, 1, "not valid JSON"},
+    {"train --config {F}/huge.json --tokenizer {F}/good --corpus {F}/corpus" + kTrain, 1, "lower --batch, the context or the model size", kCap},
+    {"train --config {F}/good/config.json --tokenizer {F}/dir --corpus {F}/corpus" + kTrain, 1, "vocab.json"},
+    {"train --config {F}/good/config.json --tokenizer {F}/empty --corpus {F}/corpus" + kTrain, 1, "vocab.json"},
+    {"train --config {F}/good/config.json --tokenizer {F}/empty-vocab --corpus {F}/corpus" + kTrain, 1, "vocab.json"},
+    {"train --config {F}/good/config.json --tokenizer {F}/good --corpus {F}/dir" + kTrain, 2, "holds no .txt file"},
+    {"train --config {F}/good/config.json --tokenizer {F}/good --corpus {F}/empty" + kTrain, 2, "the corpus is empty"},
+    {"train --config {F}/good/config.json --tokenizer {F}/good --corpus {F}/lying" + kTrain, 2, "not valid UTF-8 text"},
+    {"train --config {F}/good/config.json --tokenizer {F}/good --corpus {F}/corpus --heldout {F}/dir" + kTrain, 2,
+     "holds no .txt file"},
+    {"train --config {F}/good/config.json --tokenizer {F}/good --corpus {F}/corpus --heldout {F}/empty" + kTrain, 2,
+     "the held-out text is empty"},
+    {"train --config {F}/good/config.json --tokenizer {F}/good --corpus {F}/corpus --heldout {F}/lying" + kTrain, 2,
+     "not valid UTF-8 text"},
+    {"train --config {F}/good/config.json --tokenizer {F}/good --corpus {F}/corpus --steps 1 --quiet --out {F}/empty", 1,
+     "cannot create the directory"},
+    {"train --config {F}/good/config.json --tokenizer {F}/good --corpus {F}/corpus --steps -1 --out {F}/train-out", 2,
+     "--steps must be at least 1"},
+    {"train --plot {F}/dir", 1, "cannot read: it is a directory"},
+    {"train --plot {F}/empty", 1, "is empty"},
+    {"train --plot {F}/lying", 1, "is not a training log"},
+    // train-tokenizer --corpus, --out
+    {"train-tokenizer --corpus {F}/dir --out {F}/tok-out", 1, "holds no .txt file"},
+    {"train-tokenizer --corpus {F}/empty --out {F}/tok-out", 1, "the corpus is empty"},
+    {"train-tokenizer --corpus {F}/lying --out {F}/tok-out", 1, "not valid UTF-8 text"},
+    {"train-tokenizer --corpus {F}/corpus --out {F}/empty --vocab-size 300", 1, "cannot create the directory"},
+    {"train-tokenizer --corpus {F}/corpus --out {F}/tok-out --min-frequency 0", 2, "must be a whole number of 1 or more"},
+    // serve --model (it refuses to start rather than serve without the model it was given)
+    {"serve --model {F}/dir" + kServe, 1, "missing config.json"},
+    {"serve --model {F}/empty" + kServe, 1, "not a directory"},
+    {"serve --model {F}/empty-config" + kServe, 1, "not valid JSON"},
+    {"serve --model {F}/lying-weights" + kServe, 1, "model.safetensors: header length"},
+    {"serve --model {F}/huge" + kServe, 1, "config.json's n_embd is 65536", kCap},
+    {"serve --model {F}/big" + kServe, 1, "GB of memory (554377216 weights as float32", kCap},
+    // feedback list --db (an empty file is an empty SQLite database)
+    {"feedback list --db {F}/dir", 1, "Cannot open the feedback database"},
+    {"feedback list --db {F}/lying", 1, "file is not a database"},
+    {"feedback list --db {F}/empty --limit 0", 2, "--limit"},
+};
+
+std::string expand(std::string s, const std::string& root) {
+  for (std::size_t at; (at = s.find("{F}")) != std::string::npos;) s.replace(at, 3, root);
+  return s;
+}
+
+}  // namespace
+
+TEST(CliBadInput, EveryRowEndsOnTheErrorPathWithExitOneOrTwo) {
+  const std::string root = fixtures().root.string();
+  for (const Row& row : kRows) {
+    const std::string args = expand(row.args, root);
+    SCOPED_TRACE("headlab " + args);
+    CommandResult r = run_headlab(args, row.limit_kb);
+    EXPECT_EQ(r.exit_code, row.exit_code) << r.out;
+    EXPECT_NE(r.out.find("headlab: error: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(expand(row.message, root)), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("terminate called"), std::string::npos) << r.out;
+  }
+}
+
+// Every subcommand `headlab --help` lists has rows above.
+TEST(CliBadInput, TheTableCoversEverySubcommand) {
+  CommandResult help = run_headlab("--help", 0);
+  ASSERT_EQ(help.exit_code, 0) << help.out;
+  const std::size_t list = help.out.find("Subcommands:");
+  ASSERT_NE(list, std::string::npos) << help.out;
+  std::vector<std::string> listed;
+  std::size_t at = help.out.find('\n', list);
+  while (at != std::string::npos && at + 1 < help.out.size()) {
+    const std::size_t end = help.out.find('\n', at + 1);
+    std::string line = help.out.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+    at = end;
+    const std::size_t first = line.find_first_not_of(' ');
+    if (first == std::string::npos || first == 0) continue;
+    listed.push_back(line.substr(first, line.find(' ', first) - first));
+  }
+  ASSERT_FALSE(listed.empty()) << help.out;
+  for (const std::string& sub : listed) {
+    bool covered = false;
+    for (const Row& row : kRows) covered |= row.args.compare(0, sub.size() + 1, sub + " ") == 0;
+    EXPECT_TRUE(covered) << "no row feeds `headlab " << sub << "` bad input";
+  }
+}
