@@ -1,4 +1,6 @@
-// model/checkpoint.h — a model directory in the Hugging Face GPT-2 layout:
+// model/checkpoint.h — a model directory in the Hugging Face layout of GPT-2, GPT-NeoX,
+// Llama, Mistral or Qwen2 (config.json's model_type picks the names; src/model/README.md
+// lists each family's). GPT-2's:
 //   config.json        the ModelConfig (model/config.h)
 //   model.safetensors  the weights: names "wte.weight", "h.0.attn.c_attn.weight", ...
 //                      with or without a "transformer." prefix; Conv1D matrices stored
@@ -17,7 +19,8 @@
 
 namespace headlab::model {
 
-// Reads config.json and model.safetensors from `dir`.
+// Reads config.json and model.safetensors (or model.safetensors.index.json and its shards)
+// from `dir`.
 // Errors: not_found (missing directory or file), corrupt (bad safetensors, a tensor of the
 // wrong shape, a missing tensor, NaN or infinite weights), unsupported (dtype), and the
 // errors of config_load. Each message names the file and the tensor.
@@ -25,6 +28,9 @@ Result<Parameters> checkpoint_load(const std::string& dir);
 
 // From an already-parsed config and file (the fuzzer and tests use this).
 Result<Parameters> checkpoint_from_safetensors(const ModelConfig& config, const SafetensorsFile& file);
+
+// The same from the shards of a sharded checkpoint (safetensors_open_index).
+Result<Parameters> checkpoint_from_shards(const ModelConfig& config, const std::vector<SafetensorsFile>& shards);
 
 // Writes config.json and model.safetensors (names with the "transformer." prefix as
 // GPT2LMHeadModel saves them, Conv1D orientation, lm_head.weight when untied).
