@@ -255,5 +255,32 @@ def main():
         print(f"{f['name']}: wrote {d}")
 
 
+def demo(out_dir, tokenizer_dir, model_type):
+    """A random-weight model of one family with the vocabulary of a headlab tokenizer, to try
+    the CLI, the scanner and the server on (not a fixture):
+      /usr/bin/python3 tools/reference/make_family_fixtures.py --demo /tmp/llama-demo models/headlab-tiny llama"""
+    import shutil
+    with open(os.path.join(tokenizer_dir, "config.json")) as f:
+        tok = json.load(f)
+    V = tok["vocab_size"]
+    base = next(f for f in FAMILIES if f["model_type"] == model_type)
+    fam = dict(base, name="demo", V=V, n_ctx=128)
+    g = torch.Generator().manual_seed(7)
+    w = make_weights(fam, g)
+    os.makedirs(out_dir, exist_ok=True)
+    cfg = config_json(fam)
+    cfg["bos_token_id"] = cfg["eos_token_id"] = tok.get("bos_token_id", V - 1)
+    with open(os.path.join(out_dir, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    write_safetensors(os.path.join(out_dir, "model.safetensors"), w, "BF16")
+    for name in ("vocab.json", "merges.txt", "tokenizer.json"):
+        if os.path.exists(os.path.join(tokenizer_dir, name)):
+            shutil.copy(os.path.join(tokenizer_dir, name), out_dir)
+    print(f"wrote a random {model_type} model (V = {V}, BF16) to {out_dir}")
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 5 and sys.argv[1] == "--demo":
+        demo(sys.argv[2], sys.argv[3], sys.argv[4])
+    else:
+        main()
