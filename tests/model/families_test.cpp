@@ -227,3 +227,101 @@ TEST(Families, SavingAModelOtherThanGpt2IsRefused) {
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().code, ErrorCode::unsupported);
 }
+
+namespace {
+
+// The llama fixture's tensors as float32, to write altered copies of.
+struct TensorCopy {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  std::vector<float> values;
+};
+
+std::vector<TensorCopy> llama_tensors() {
+  auto st = safetensors_read(fixture_dir("families/llama") + "/model.safetensors");
+  if (!st) throw std::runtime_error(st.error().message);
+  std::vector<TensorCopy> out;
+  for (const SafetensorsTensor& t : st->tensors) {
+    TensorCopy& c = out.emplace_back(TensorCopy{t.name, t.shape, std::vector<float>(std::size_t(t.numel()))});
+    if (!safetensors_to_f32(*st, t, c.values.data())) throw std::runtime_error("read " + t.name);
+  }
+  return out;
+}
+
+headlab::Result<Parameters> load_altered(const std::vector<TensorCopy>& tensors) {
+  const std::string path = (std::filesystem::temp_directory_path() / "headlab_llama_altered.safetensors").string();
+  std::vector<SafetensorsWriteTensor> w;
+  for (const TensorCopy& t : tensors) w.push_back({t.name, t.shape, t.values.data()});
+  if (!safetensors_write(path, w, Dtype::F32, {})) throw std::runtime_error("write " + path);
+  auto config = config_load(fixture_dir("families/llama") + "/config.json");
+  auto st = safetensors_read(path);
+  if (!config || !st) throw std::runtime_error("reload " + path);
+  return checkpoint_from_safetensors(*config, *st);
+}
+
+}  // namespace
+
+TEST(Families, LoaderRefusesAMissingAMisshapenOrAnUnexpectedTensorNamingIt) {
+  auto tensors = llama_tensors();
+  auto missing = tensors;
+  std::erase_if(missing, [](const TensorCopy& t) { return t.name == "model.layers.1.self_attn.k_proj.weight"; });
+  auto r = load_altered(missing);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::corrupt);
+  EXPECT_NE(r.error().message.find("missing tensor \"model.layers.1.self_attn.k_proj.weight\""), std::string::npos)
+      << r.error().message;
+
+  auto misshapen = tensors;  // k_proj with as many rows as q_proj: a config that forgot num_key_value_heads
+  for (TensorCopy& t : misshapen)
+    if (t.name == "model.layers.0.self_attn.k_proj.weight") t.shape = {64, 64}, t.values.resize(64 * 64);
+  r = load_altered(misshapen);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("\"model.layers.0.self_attn.k_proj.weight\" has shape (64, 64), config.json implies (32, 64)"),
+            std::string::npos)
+      << r.error().message;
+
+  auto extra = tensors;  // Llama has no q/k/v biases unless attention_bias says so
+  extra.push_back({"model.layers.0.self_attn.q_proj.bias", {64}, std::vector<float>(64, 0.0f)});
+  r = load_altered(extra);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("unexpected tensor \"model.layers.0.self_attn.q_proj.bias\""), std::string::npos)
+      << r.error().message;
+
+  auto nan = tensors;
+  for (TensorCopy& t : nan)
+    if (t.name == "model.norm.weight") t.values[3] = std::nanf("");
+  r = load_altered(nan);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("\"model.norm.weight\" holds a non-finite value"), std::string::npos) << r.error().message;
+}
+
+TEST(Families, ShardedIndexErrorsNameTheShardOrTheTensor) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "headlab_sharded_errors";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(fixture_dir("families/llama") + "/config.json", dir / "config.json");
+  auto write_index = [&](const nlohmann::json& j) { std::ofstream((dir / "model.safetensors.index.json").string()) << j.dump(); };
+
+  write_index({{"weight_map", {{"model.norm.weight", "model-00001-of-00002.safetensors"}}}});
+  auto r = checkpoint_load(dir.string());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::not_found);
+  EXPECT_NE(r.error().message.find("model-00001-of-00002.safetensors"), std::string::npos) << r.error().message;
+
+  write_index(nlohmann::json::array());
+  r = checkpoint_load(dir.string());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::corrupt);
+  EXPECT_NE(r.error().message.find("weight_map"), std::string::npos) << r.error().message;
+
+  // the same tensor in two shards
+  std::vector<float> w(64, 1.0f);
+  ASSERT_TRUE(safetensors_write((dir / "a.safetensors").string(), {{"model.norm.weight", {64}, w.data()}}, Dtype::F32, {}));
+  ASSERT_TRUE(safetensors_write((dir / "b.safetensors").string(), {{"model.norm.weight", {64}, w.data()}}, Dtype::F32, {}));
+  write_index({{"weight_map", {{"model.norm.weight", "a.safetensors"}, {"lm_head.weight", "b.safetensors"}}}});
+  r = checkpoint_load(dir.string());
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("held by both"), std::string::npos) << r.error().message;
+  fs::remove_all(dir);
+}
