@@ -10,17 +10,18 @@ namespace headlab::analysis {
 
 std::vector<double> value_norms(const model::Parameters& params, const model::ActivationRecord& r, int layer,
                                 int head) {
-  const int T = r.T, C = r.C, HS = C / r.NH;
+  // D = NH * HS is C for GPT-2; other families may differ (model/forward.h)
+  const int T = r.T, C = r.C, HS = r.HS > 0 ? r.HS : C / r.NH, D = r.NH * HS;
   HEADLAB_CHECK(!r.qkv.empty() && layer >= 0 && layer < r.L && head >= 0 && head < r.NH);
-  const float* qkv = r.qkv.data() + std::size_t(layer) * T * 3 * C;  // (T, 3C)
-  const float* W = params.t.attprojw + std::size_t(layer) * C * C;     // (C, C) out x in
+  const float* qkv = r.qkv.data() + std::size_t(layer) * T * 3 * D;  // (T, 3D)
+  const float* W = params.t.attprojw + std::size_t(layer) * C * D;     // (C, D) out x in
   // f = W[:, h*HS:(h+1)*HS] @ v_k^h  (C)
   std::vector<double> norm(T);
   for (int k = 0; k < T; ++k) {
-    const float* v = qkv + std::size_t(k) * 3 * C + 2 * C + head * HS;  // (HS)
+    const float* v = qkv + std::size_t(k) * 3 * D + 2 * D + head * HS;  // (HS)
     double sum_sq = 0.0;
     for (int c = 0; c < C; ++c) {
-      const float* w = W + std::size_t(c) * C + head * HS;
+      const float* w = W + std::size_t(c) * D + head * HS;
       double f = 0.0;
       for (int i = 0; i < HS; ++i) f += double(w[i]) * v[i];
       sum_sq += f * f;

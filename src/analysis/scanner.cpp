@@ -108,9 +108,11 @@ void rank(ScanReport& r) {
 // diag(ln1w) E^T (the LayerNorms' scales folded in, their centring and biases ignored).
 double copying_score(const model::Parameters& params, const std::vector<double>& G, int l, int h) {
   const model::ModelConfig& c = params.config;
-  const int C = c.n_embd, HS = c.head_size();
-  const float* Wv = params.t.qkvw + (std::size_t(l) * 3 * C + 2 * C + std::size_t(h) * HS) * C;  // (HS, C)
-  const float* Wo = params.t.attprojw + std::size_t(l) * C * C;  // (C, C), head h: columns h*HS..
+  // GPT-2: QKV = 3C, D = C; with GQA head h reads the v rows of KV head kv_head_of(h)
+  const int C = c.n_embd, HS = c.head_size(), D = c.q_width(), QKV = c.qkv_width();
+  const std::size_t v_row = std::size_t(D) + std::size_t(c.kv_heads()) * HS + std::size_t(c.kv_head_of(h)) * HS;
+  const float* Wv = params.t.qkvw + (std::size_t(l) * QKV + v_row) * C;  // (HS, C)
+  const float* Wo = params.t.attprojw + std::size_t(l) * C * D;  // (C, D), head h: columns h*HS..
   const float* ln1w = params.t.ln1w + l * C;
   // A = Wv_h diag(ln1w) G    (HS, C)
   std::vector<double> A(std::size_t(HS) * C, 0.0);
@@ -127,7 +129,7 @@ double copying_score(const model::Parameters& params, const std::vector<double>&
   for (int i = 0; i < HS; ++i)
     for (int j = 0; j < HS; ++j) {
       double s = 0.0;
-      for (int k = 0; k < C; ++k) s += A[std::size_t(i) * C + k] * Wo[std::size_t(k) * C + h * HS + j];
+      for (int k = 0; k < C; ++k) s += A[std::size_t(i) * C + k] * Wo[std::size_t(k) * D + h * HS + j];
       M[std::size_t(i) * HS + j] = s;
     }
   std::vector<double> re, im;

@@ -1,13 +1,16 @@
-// model/checkpoint.cpp — a model directory in the Hugging Face GPT-2 layout (see checkpoint.h).
+// model/checkpoint.cpp — a model directory in the Hugging Face layout of its family (see
+// checkpoint.h): GPT-2, GPT-NeoX (Pythia), Llama / Mistral / Qwen2. The shapes of every tensor
+// are checked against config.json from the file's header before any weight is allocated.
 #include "model/checkpoint.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <new>
-#include <string_view>
 #include <filesystem>
+#include <new>
 #include <set>
+#include <span>
+#include <string_view>
 
 #include "model/packed_weights.h"
 #include "util/check.h"
@@ -16,23 +19,110 @@ namespace headlab::model {
 
 namespace {
 
-// One checkpoint tensor: its HF name (without "transformer."), its shape in the file, and
-// where it goes. Conv1D weights are (in, out) in the file and (out, in) in headlab.
+// One checkpoint tensor: its HF name (GPT-2's without "transformer."), its shape in the file,
+// and where it goes (null when the slots only describe the shapes). Conv1D weights are
+// (in, out) in the file and (out, in) in headlab. GPT-NeoX fuses q, k and v head by head;
+// its rows are reordered into [q; k; v].
+enum class Layout { copy, transpose, neox_qkv };
 struct TensorSlot {
   std::string name;
   std::vector<std::int64_t> file_shape;
   float* dest;
   bool transpose;  // Conv1D: file (in, out) -> dest (out, in)
+  Layout layout = Layout::copy;
 };
 
-// With `t` null the slots carry only names and shapes (dest null): the shapes are checked
-// against the file before any weight is allocated.
+using P = ParameterTensors;
+
+// The address of `tensor` + offset in t, or null when t is null (shapes only).
+auto slot_dest(const ParameterTensors* t) {
+  return [t](float* ParameterTensors::*tensor, std::int64_t offset) -> float* { return t ? t->*tensor + offset : nullptr; };
+}
+
+// GPT-NeoX (Pythia), names under "gpt_neox." except the unembedding "embed_out".
+std::vector<TensorSlot> neox_slots(const ModelConfig& c, const ParameterTensors* t) {
+  const std::int64_t C = c.n_embd, V = c.vocab_size, QKV = c.qkv_width(), F = c.mlp_width();
+  auto at = slot_dest(t);
+  std::vector<TensorSlot> slots;
+  slots.push_back({"gpt_neox.embed_in.weight", {V, C}, at(&P::wte, 0), false});
+  for (int l = 0; l < c.n_layer; l++) {
+    const std::string h = "gpt_neox.layers." + std::to_string(l) + ".";
+    slots.push_back({h + "input_layernorm.weight", {C}, at(&P::ln1w, l * C), false});
+    slots.push_back({h + "input_layernorm.bias", {C}, at(&P::ln1b, l * C), false});
+    slots.push_back({h + "attention.query_key_value.weight", {QKV, C}, at(&P::qkvw, l * QKV * C), false, Layout::neox_qkv});
+    if (c.qkv_bias)
+      slots.push_back({h + "attention.query_key_value.bias", {QKV}, at(&P::qkvb, l * QKV), false, Layout::neox_qkv});
+    slots.push_back({h + "attention.dense.weight", {C, C}, at(&P::attprojw, l * C * C), false});
+    if (c.attn_out_bias) slots.push_back({h + "attention.dense.bias", {C}, at(&P::attprojb, l * C), false});
+    slots.push_back({h + "post_attention_layernorm.weight", {C}, at(&P::ln2w, l * C), false});
+    slots.push_back({h + "post_attention_layernorm.bias", {C}, at(&P::ln2b, l * C), false});
+    slots.push_back({h + "mlp.dense_h_to_4h.weight", {F, C}, at(&P::fcw, l * F * C), false});
+    slots.push_back({h + "mlp.dense_h_to_4h.bias", {F}, at(&P::fcb, l * F), false});
+    slots.push_back({h + "mlp.dense_4h_to_h.weight", {C, F}, at(&P::fcprojw, l * C * F), false});
+    slots.push_back({h + "mlp.dense_4h_to_h.bias", {C}, at(&P::fcprojb, l * C), false});
+  }
+  slots.push_back({"gpt_neox.final_layer_norm.weight", {C}, at(&P::lnfw, 0), false});
+  slots.push_back({"gpt_neox.final_layer_norm.bias", {C}, at(&P::lnfb, 0), false});
+  if (!c.tied) slots.push_back({"embed_out.weight", {V, C}, at(&P::lm_head, 0), false});
+  return slots;
+}
+
+// Llama, Mistral and Qwen2 (LlamaForCausalLM's names under "model."): q_proj, k_proj and
+// v_proj fill the rows of qkvw in turn, gate_proj and up_proj those of fcw.
+std::vector<TensorSlot> llama_slots(const ModelConfig& c, const ParameterTensors* t) {
+  const std::int64_t C = c.n_embd, V = c.vocab_size, QKV = c.qkv_width(), D = c.q_width(), F = c.mlp_width();
+  const std::int64_t KVD = std::int64_t(c.kv_heads()) * c.head_size();
+  auto at = slot_dest(t);
+  std::vector<TensorSlot> slots;
+  slots.push_back({"model.embed_tokens.weight", {V, C}, at(&P::wte, 0), false});
+  for (int l = 0; l < c.n_layer; l++) {
+    const std::string h = "model.layers." + std::to_string(l) + ".";
+    const std::int64_t qkvw = l * QKV * C;
+    slots.push_back({h + "input_layernorm.weight", {C}, at(&P::ln1w, l * C), false});
+    slots.push_back({h + "self_attn.q_proj.weight", {D, C}, at(&P::qkvw, qkvw), false});
+    slots.push_back({h + "self_attn.k_proj.weight", {KVD, C}, at(&P::qkvw, qkvw + D * C), false});
+    slots.push_back({h + "self_attn.v_proj.weight", {KVD, C}, at(&P::qkvw, qkvw + (D + KVD) * C), false});
+    if (c.qkv_bias) {
+      const std::int64_t qkvb = l * QKV;
+      slots.push_back({h + "self_attn.q_proj.bias", {D}, at(&P::qkvb, qkvb), false});
+      slots.push_back({h + "self_attn.k_proj.bias", {KVD}, at(&P::qkvb, qkvb + D), false});
+      slots.push_back({h + "self_attn.v_proj.bias", {KVD}, at(&P::qkvb, qkvb + D + KVD), false});
+    }
+    slots.push_back({h + "self_attn.o_proj.weight", {C, D}, at(&P::attprojw, l * C * D), false});
+    if (c.attn_out_bias) slots.push_back({h + "self_attn.o_proj.bias", {C}, at(&P::attprojb, l * C), false});
+    slots.push_back({h + "post_attention_layernorm.weight", {C}, at(&P::ln2w, l * C), false});
+    const std::int64_t fcw = l * 2 * F * C;
+    slots.push_back({h + "mlp.gate_proj.weight", {F, C}, at(&P::fcw, fcw), false});
+    slots.push_back({h + "mlp.up_proj.weight", {F, C}, at(&P::fcw, fcw + F * C), false});
+    slots.push_back({h + "mlp.down_proj.weight", {C, F}, at(&P::fcprojw, l * C * F), false});
+    if (c.mlp_bias) {
+      slots.push_back({h + "mlp.gate_proj.bias", {F}, at(&P::fcb, l * 2 * F), false});
+      slots.push_back({h + "mlp.up_proj.bias", {F}, at(&P::fcb, l * 2 * F + F), false});
+      slots.push_back({h + "mlp.down_proj.bias", {C}, at(&P::fcprojb, l * C), false});
+    }
+  }
+  slots.push_back({"model.norm.weight", {C}, at(&P::lnfw, 0), false});
+  if (!c.tied) slots.push_back({"lm_head.weight", {V, C}, at(&P::lm_head, 0), false});
+  return slots;
+}
+
+// The unembedding's name in the family's files (kept or ignored when tied).
+std::string unembedding_name(const ModelConfig& c) { return c.family == "gpt_neox" ? "embed_out.weight" : "lm_head.weight"; }
+
+// The prefix of a block's tensor names, before the layer number.
+std::string_view layer_prefix(const ModelConfig& c) {
+  if (c.family == "gpt_neox") return "gpt_neox.layers.";
+  if (!c.is_gpt2()) return "model.layers.";
+  return "h.";
+}
+
+// The slots of every tensor the config implies. With `t` null they carry only names and
+// shapes (dest null): the shapes are checked against the file before any weight is allocated.
 std::vector<TensorSlot> checkpoint_slots(const ModelConfig& c, const ParameterTensors* t) {
+  if (c.family == "gpt_neox") return neox_slots(c, t);
+  if (!c.is_gpt2()) return llama_slots(c, t);
   const std::int64_t C = c.n_embd, V = c.vocab_size, maxT = c.n_ctx;
-  auto at = [t](float* ParameterTensors::*tensor, std::int64_t offset) -> float* {
-    return t ? t->*tensor + offset : nullptr;
-  };
-  using P = ParameterTensors;
+  auto at = slot_dest(t);
   std::vector<TensorSlot> slots;
   slots.push_back({"wte.weight", {V, C}, at(&P::wte, 0), false});
   slots.push_back({"wpe.weight", {maxT, C}, at(&P::wpe, 0), false});
@@ -65,32 +155,57 @@ std::string shape_string(const std::vector<std::int64_t>& s) {
   return out + ")";
 }
 
-// Buffers some GPT-2 files carry that are not weights.
+// Buffers some checkpoints carry that are not weights.
 bool is_ignorable(const std::string& name) {
   auto ends_with = [&](const std::string& suffix) {
     return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  return ends_with(".attn.bias") || ends_with(".attn.masked_bias");
+  return ends_with(".attn.bias") || ends_with(".attn.masked_bias") || ends_with(".attention.bias") ||
+         ends_with(".attention.masked_bias") || ends_with(".rotary_emb.inv_freq");
 }
 
-// The tensor a slot reads, with or without the "transformer." prefix; null if absent.
-const SafetensorsTensor* find_slot_tensor(const SafetensorsFile& file, const std::string& name) {
-  const SafetensorsTensor* t = file.find(name);
-  return t ? t : file.find("transformer." + name);
+// GPT-NeoX's fused rows (NH, 3, HS) x width -> headlab's [q (NH, HS); k; v] x width.
+void neox_qkv_reorder(float* dest, const float* src, int NH, int HS, std::int64_t width) {
+  for (int h = 0; h < NH; h++)
+    for (int s = 0; s < 3; s++)
+      for (int i = 0; i < HS; i++) {
+        const float* from = src + ((std::int64_t(h) * 3 + s) * HS + i) * width;
+        float* to = dest + ((std::int64_t(s) * NH + h) * HS + i) * width;
+        std::copy(from, from + width, to);
+      }
 }
 
-// The number of blocks the file holds weights for: one more than the largest N of "h.N.".
-int file_layer_count(const SafetensorsFile& file) {
-  int layers = 0;
-  for (const SafetensorsTensor& t : file.tensors) {
-    std::string_view name = t.name;
-    if (name.substr(0, 12) == "transformer.") name.remove_prefix(12);
-    if (name.substr(0, 2) != "h.") continue;
-    int n = 0;
-    std::size_t i = 2;
-    for (; i < name.size() && i < 9 && name[i] >= '0' && name[i] <= '9'; i++) n = n * 10 + (name[i] - '0');
-    if (i > 2 && i < name.size() && name[i] == '.') layers = std::max(layers, n + 1);
+// The tensor a slot reads, in any of the files (one, or a sharded checkpoint's shards), with
+// or without GPT-2's "transformer." prefix; null if absent. *owner is the file that holds it.
+const SafetensorsTensor* find_slot_tensor(const ModelConfig& c, std::span<const SafetensorsFile> files,
+                                          const std::string& name, const SafetensorsFile** owner) {
+  for (const std::string& n : {name, c.is_gpt2() ? "transformer." + name : std::string()}) {
+    if (n.empty()) continue;
+    for (const SafetensorsFile& f : files)
+      if (const SafetensorsTensor* t = f.find(n)) {
+        *owner = &f;
+        return t;
+      }
   }
+  return nullptr;
+}
+
+// The number of blocks the files hold weights for: one more than the largest N of the
+// family's "<prefix>N.".
+int file_layer_count(const ModelConfig& c, std::span<const SafetensorsFile> files) {
+  const std::string_view prefix = layer_prefix(c);
+  int layers = 0;
+  for (const SafetensorsFile& f : files)
+    for (const SafetensorsTensor& t : f.tensors) {
+      std::string_view name = t.name;
+      if (c.is_gpt2() && name.substr(0, 12) == "transformer.") name.remove_prefix(12);
+      if (name.substr(0, prefix.size()) != prefix) continue;
+      name.remove_prefix(prefix.size());
+      int n = 0;
+      std::size_t i = 0;
+      for (; i < name.size() && i < 7 && name[i] >= '0' && name[i] <= '9'; i++) n = n * 10 + (name[i] - '0');
+      if (i > 0 && i < name.size() && name[i] == '.') layers = std::max(layers, n + 1);
+    }
   return layers;
 }
 
@@ -99,12 +214,14 @@ int file_layer_count(const SafetensorsFile& file) {
 std::string shape_disagreement(const ModelConfig& c, const TensorSlot& slot, const std::vector<std::int64_t>& shape) {
   const std::vector<std::int64_t>& want = slot.file_shape;
   if (shape.size() != want.size()) return {};
-  const bool embedding = slot.name == "wte.weight" || slot.name == "lm_head.weight" || slot.name == "wpe.weight";
-  // Rows of wte and lm_head are the vocabulary, the rows of wpe the positions; their
-  // columns, and the length of every vector (ln_*, biases of width C), are n_embd.
+  const bool vocab_rows = slot.name == "wte.weight" || slot.name == unembedding_name(c) ||
+                          slot.name == "gpt_neox.embed_in.weight" || slot.name == "model.embed_tokens.weight";
+  const bool embedding = vocab_rows || slot.name == "wpe.weight";
+  // Rows of the embedding and the unembedding are the vocabulary, the rows of wpe the
+  // positions; their columns, and the length of every vector of width C, are n_embd.
   if (embedding && shape.size() == 2 && shape[1] == want[1]) {
     const std::string rows = std::to_string(shape[0]);
-    if (slot.name == "wpe.weight")
+    if (!vocab_rows)
       return ": config.json's n_positions is " + std::to_string(c.n_ctx) + " but the weights hold " + rows + " positions";
     return ": config.json's vocab_size is " + std::to_string(c.vocab_size) + " but the weights hold " + rows + " tokens";
   }
@@ -115,44 +232,48 @@ std::string shape_disagreement(const ModelConfig& c, const TensorSlot& slot, con
   return {};
 }
 
-// Every tensor the config implies is in the file, of a floating dtype and of the config's
-// shape, and the file holds no tensor the config does not describe. Reads only the header,
+// Every tensor the config implies is in the files, of a floating dtype and of the config's
+// shape, and the files hold no tensor the config does not describe. Reads only the headers,
 // so a lying config.json is refused before its sizes are allocated.
-Status checkpoint_check_shapes(const ModelConfig& config, const SafetensorsFile& file) {
+Status checkpoint_check_shapes(const ModelConfig& config, std::span<const SafetensorsFile> files) {
+  const std::string& path = files.front().path;
   std::set<std::string> used;
   for (const TensorSlot& slot : checkpoint_slots(config, nullptr)) {
-    const SafetensorsTensor* t = find_slot_tensor(file, slot.name);
-    if (!t && slot.name == "lm_head.weight")
-      return make_error(ErrorCode::corrupt, file.path + ": missing tensor \"lm_head.weight\" (config.json says "
-                                                        "tie_word_embeddings is false)");
-    if (!t && slot.name.compare(0, 2, "h.") == 0 && file_layer_count(file) < config.n_layer)
-      return make_error(ErrorCode::corrupt, file.path + ": missing tensor \"" + slot.name + "\": config.json's n_layer is " +
+    const SafetensorsFile* owner = &files.front();
+    const SafetensorsTensor* t = find_slot_tensor(config, files, slot.name, &owner);
+    if (!t && slot.name == unembedding_name(config))
+      return make_error(ErrorCode::corrupt, path + ": missing tensor \"" + slot.name + "\" (config.json says "
+                                                   "tie_word_embeddings is false)");
+    const std::string_view prefix = layer_prefix(config);
+    if (!t && slot.name.compare(0, prefix.size(), prefix) == 0 && file_layer_count(config, files) < config.n_layer)
+      return make_error(ErrorCode::corrupt, path + ": missing tensor \"" + slot.name + "\": config.json's n_layer is " +
                                                 std::to_string(config.n_layer) + " but the weights hold " +
-                                                std::to_string(file_layer_count(file)) + " layers");
+                                                std::to_string(file_layer_count(config, files)) + " layers");
     if (!t)
-      return make_error(ErrorCode::corrupt, file.path + ": missing tensor \"" + slot.name + "\"" +
-                                                (slot.name.find("mlp") != std::string::npos || slot.name.find("ln_2") != std::string::npos
+      return make_error(ErrorCode::corrupt, path + ": missing tensor \"" + slot.name + "\"" +
+                                                (config.is_gpt2() && (slot.name.find("mlp") != std::string::npos ||
+                                                                      slot.name.find("ln_2") != std::string::npos)
                                                      ? " (an attention-only model needs \"headlab_mlp\": false in config.json)"
                                                      : ""));
     used.insert(t->name);
     if (t->shape != slot.file_shape)
-      return make_error(ErrorCode::corrupt, file.path + ": tensor \"" + t->name + "\" has shape " + shape_string(t->shape) +
+      return make_error(ErrorCode::corrupt, owner->path + ": tensor \"" + t->name + "\" has shape " + shape_string(t->shape) +
                                                 ", config.json implies " + shape_string(slot.file_shape) +
                                                 shape_disagreement(config, slot, t->shape));
     if (t->dtype != Dtype::F32 && t->dtype != Dtype::F16 && t->dtype != Dtype::BF16 && t->dtype != Dtype::F64)
-      return make_error(ErrorCode::unsupported, file.path + ": tensor \"" + t->name + "\" has dtype " +
+      return make_error(ErrorCode::unsupported, owner->path + ": tensor \"" + t->name + "\" has dtype " +
                                                     std::string(dtype_name(t->dtype)) + ", not a floating type");
   }
-  for (const SafetensorsTensor& t : file.tensors) {
-    if (used.count(t.name) || is_ignorable(t.name)) continue;
-    if (config.tied && (t.name == "lm_head.weight" || t.name == "transformer.lm_head.weight")) continue;
-    return make_error(ErrorCode::corrupt, file.path + ": unexpected tensor \"" + t.name +
-                                              "\" (config.json does not describe it: wrong n_layer, or MLP weights in an "
-                                              "attention-only model?)");
-  }
+  for (const SafetensorsFile& f : files)
+    for (const SafetensorsTensor& t : f.tensors) {
+      if (used.count(t.name) || is_ignorable(t.name)) continue;
+      if (config.tied && (t.name == unembedding_name(config) || t.name == "transformer.lm_head.weight")) continue;
+      return make_error(ErrorCode::corrupt, f.path + ": unexpected tensor \"" + t.name +
+                                                "\" (config.json does not describe it: wrong n_layer, biases the family "
+                                                "does not have, or MLP weights in an attention-only model?)");
+    }
   return {};
 }
-
 // "1.5 GB", "310 MB": a size for a message.
 std::string bytes_string(std::uint64_t bytes) {
   char buf[32];
@@ -170,51 +291,68 @@ Error out_of_memory(const ModelConfig& config, const std::string& what) {
                                            "kernel) and this machine could not allocate it"};
 }
 
-}  // namespace
-
-std::uint64_t checkpoint_memory_bytes(const ModelConfig& c) {
-  const std::uint64_t C = std::uint64_t(c.n_embd), L = std::uint64_t(c.n_layer), V = std::uint64_t(c.vocab_size);
-  const std::uint64_t matrices = L * (3 * C * C + C * C + (c.mlp ? 8 * C * C : 0)) + V * C;
-  return 4 * (std::uint64_t(parameters_count(c)) + matrices);
-}
-
-Result<Parameters> checkpoint_from_safetensors(const ModelConfig& config, const SafetensorsFile& file) {
+Result<Parameters> checkpoint_from_files(const ModelConfig& config, std::span<const SafetensorsFile> files) {
   if (Status s = config_validate(config); !s) return tl::unexpected(s.error());
-  if (Status s = checkpoint_check_shapes(config, file); !s) return tl::unexpected(s.error());
-  // The shapes are the file's now, so this is what the file holds; a machine without
+  if (Status s = checkpoint_check_shapes(config, files); !s) return tl::unexpected(s.error());
+  const std::string& path = files.front().path;
+  // The shapes are the files' now, so this is what the files hold; a machine without
   // that much memory gets a message saying how much, not an abort.
   Parameters p;
   try {
     p = parameters_allocate(config);
   } catch (const std::bad_alloc&) {
-    return tl::unexpected(out_of_memory(config, file.path));
+    return tl::unexpected(out_of_memory(config, path));
   }
   std::vector<float> tmp;
   for (const TensorSlot& slot : checkpoint_slots(config, &p.t)) {
-    const SafetensorsTensor* t = find_slot_tensor(file, slot.name);
+    const SafetensorsFile* owner = &files.front();
+    const SafetensorsTensor* t = find_slot_tensor(config, files, slot.name, &owner);
     HEADLAB_CHECK(t != nullptr);  // checkpoint_check_shapes found every slot
     const std::int64_t n = t->numel();
     float* dest = slot.dest;
-    if (slot.transpose) {
+    if (slot.transpose || slot.layout == Layout::neox_qkv) {
       try {
         tmp.resize(std::size_t(n));
       } catch (const std::bad_alloc&) {
-        return tl::unexpected(out_of_memory(config, file.path));
+        return tl::unexpected(out_of_memory(config, path));
       }
       dest = tmp.data();
     }
-    if (Status s = safetensors_to_f32(file, *t, dest); !s) return tl::unexpected(s.error());
+    if (Status s = safetensors_to_f32(*owner, *t, dest); !s) return tl::unexpected(s.error());
     for (std::int64_t i = 0; i < n; i++)
       if (!std::isfinite(dest[i]))
-        return make_error(ErrorCode::corrupt, file.path + ": tensor \"" + t->name + "\" holds a non-finite value (" +
+        return make_error(ErrorCode::corrupt, owner->path + ": tensor \"" + t->name + "\" holds a non-finite value (" +
                                                   std::to_string(dest[i]) + ") at flat index " + std::to_string(i));
     if (slot.transpose) {
       const std::int64_t in = slot.file_shape[0], out = slot.file_shape[1];
       for (std::int64_t i = 0; i < in; i++)
         for (std::int64_t o = 0; o < out; o++) slot.dest[o * in + i] = tmp[i * out + o];
     }
+    if (slot.layout == Layout::neox_qkv)
+      neox_qkv_reorder(slot.dest, tmp.data(), config.n_head, config.head_size(),
+                       slot.file_shape.size() == 2 ? slot.file_shape[1] : 1);
   }
   return p;
+}
+
+}  // namespace
+
+std::uint64_t checkpoint_memory_bytes(const ModelConfig& c) {
+  // the weights, and the matrices again in the packed layout (packed_weights.h)
+  const std::uint64_t C = std::uint64_t(c.n_embd), L = std::uint64_t(c.n_layer), V = std::uint64_t(c.vocab_size);
+  const std::uint64_t QKV = std::uint64_t(c.qkv_width()), D = std::uint64_t(c.q_width());
+  const std::uint64_t mlp = c.mlp ? std::uint64_t(c.fc_width()) * C + C * std::uint64_t(c.mlp_width()) : 0;
+  const std::uint64_t matrices = L * (QKV * C + C * D + mlp) + V * C;
+  return 4 * (std::uint64_t(parameters_count(c)) + matrices);
+}
+
+Result<Parameters> checkpoint_from_safetensors(const ModelConfig& config, const SafetensorsFile& file) {
+  return checkpoint_from_files(config, std::span<const SafetensorsFile>(&file, 1));
+}
+
+Result<Parameters> checkpoint_from_shards(const ModelConfig& config, const std::vector<SafetensorsFile>& shards) {
+  if (shards.empty()) return make_error(ErrorCode::corrupt, "a sharded checkpoint without shards");
+  return checkpoint_from_files(config, shards);
 }
 
 Result<Parameters> checkpoint_load(const std::string& dir) {
@@ -225,14 +363,23 @@ Result<Parameters> checkpoint_load(const std::string& dir) {
   if (!config) return tl::unexpected(config.error());
   // header only: each tensor is read into its place, so the file's bytes and the weights
   // are never both in memory
-  auto file = safetensors_open((fs::path(dir) / "model.safetensors").string());
-  if (!file) return tl::unexpected(file.error());
-  auto params = checkpoint_from_safetensors(*config, *file);
+  const fs::path single = fs::path(dir) / "model.safetensors";
+  const fs::path index = fs::path(dir) / "model.safetensors.index.json";
+  Result<Parameters> params = make_error(ErrorCode::internal, "unreachable");
+  if (!fs::exists(single, ec) && fs::exists(index, ec)) {
+    auto shards = safetensors_open_index(index.string());  // sharded: model-00001-of-0000N.safetensors, ...
+    if (!shards) return tl::unexpected(shards.error());
+    params = checkpoint_from_shards(*config, *shards);
+  } else {
+    auto file = safetensors_open(single.string());
+    if (!file) return tl::unexpected(file.error());
+    params = checkpoint_from_safetensors(*config, *file);
+  }
   if (!params) return params;
   try {
     parameters_pack(*params);  // for short inputs at inference (packed_weights.h)
   } catch (const std::bad_alloc&) {
-    return tl::unexpected(out_of_memory(*config, file->path));
+    return tl::unexpected(out_of_memory(*config, dir));
   }
   return params;
 }
@@ -242,6 +389,9 @@ Status checkpoint_save(const std::string& dir, const Parameters& params, Dtype d
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return make_error(ErrorCode::io_error, dir + ": cannot create the directory: " + ec.message());
+  if (!params.config.is_gpt2())
+    return make_error(ErrorCode::unsupported, dir + ": saving a " + params.config.family +
+                                                  " model is not implemented (headlab saves GPT-2 checkpoints only)");
   if (Status s = config_save(params.config, (fs::path(dir) / "config.json").string()); !s) return s;
   // The slots point into params; they are only read here.
   std::vector<TensorSlot> slots = checkpoint_slots(params.config, &params.t);

@@ -1,4 +1,6 @@
-// model/checkpoint.h — a model directory in the Hugging Face GPT-2 layout:
+// model/checkpoint.h — a model directory in the Hugging Face layout of GPT-2, GPT-NeoX,
+// Llama, Mistral or Qwen2 (config.json's model_type picks the names; src/model/README.md
+// lists each family's). GPT-2's:
 //   config.json        the ModelConfig (model/config.h)
 //   model.safetensors  the weights: names "wte.weight", "h.0.attn.c_attn.weight", ...
 //                      with or without a "transformer." prefix; Conv1D matrices stored
@@ -18,9 +20,10 @@
 
 namespace headlab::model {
 
-// Reads config.json and model.safetensors from `dir`. Every tensor's shape in the file's
-// header is checked against config.json before any weight is allocated, so a config that
-// lies about its sizes is refused by the tensor that disagrees, not by running out of memory.
+// Reads config.json and model.safetensors (or model.safetensors.index.json and its shards)
+// from `dir`. Every tensor's shape in the file's header is checked against config.json before
+// any weight is allocated, so a config that lies about its sizes is refused by the tensor that
+// disagrees, not by running out of memory.
 // Errors: not_found (missing directory or file), corrupt (bad safetensors, a tensor of the
 // wrong shape, a missing tensor, NaN or infinite weights), unsupported (dtype; a model
 // larger than the memory this machine can allocate, saying how much it needs), and the
@@ -33,6 +36,8 @@ Result<Parameters> checkpoint_from_safetensors(const ModelConfig& config, const 
 // About how many bytes a loaded model of this config holds: its weights as float32
 // (parameters_count * 4) and the matrices again, packed for short inputs (packed_weights.h).
 std::uint64_t checkpoint_memory_bytes(const ModelConfig& config);
+// The same from the shards of a sharded checkpoint (safetensors_open_index).
+Result<Parameters> checkpoint_from_shards(const ModelConfig& config, const std::vector<SafetensorsFile>& shards);
 
 // Writes config.json and model.safetensors (names with the "transformer." prefix as
 // GPT2LMHeadModel saves them, Conv1D orientation, lm_head.weight when untied).

@@ -46,7 +46,16 @@ Status config_validate(const ModelConfig& c) {
   if (c.n_layer <= 0) return bad("n_layer must be positive, got " + std::to_string(c.n_layer));
   if (c.n_head <= 0) return bad("n_head must be positive, got " + std::to_string(c.n_head));
   if (c.n_embd <= 0) return bad("n_embd must be positive, got " + std::to_string(c.n_embd));
-  if (c.n_embd % c.n_head != 0)
+  if (c.head_dim < 0 || c.n_kv_head < 0 || c.d_mlp < 0 || c.rotary_dim < 0 || c.sliding_window < 0)
+    return bad("head_dim, num_key_value_heads, intermediate_size, rotary_dim and sliding_window must not be negative");
+  if (c.n_head > 1024 || c.kv_heads() > c.n_head || c.n_head % c.kv_heads() != 0)
+    return bad("n_head (" + std::to_string(c.n_head) + ") must be a multiple of the KV heads (" +
+               std::to_string(c.kv_heads()) + ")");
+  if (c.head_dim > 4096 || c.d_mlp > 1 << 20) return bad("head_dim or intermediate_size is implausibly large");
+  if (c.rotary_size() % 2 != 0 || c.rotary_size() > c.head_size())
+    return bad("the rotary channels (" + std::to_string(c.rotary_size()) + ") must be even and at most the head size (" +
+               std::to_string(c.head_size()) + ")");
+  if (c.head_dim == 0 && c.n_embd % c.n_head != 0)
     return bad("n_embd (" + std::to_string(c.n_embd) + ") must be divisible by n_head (" +
                std::to_string(c.n_head) + ")");
   if (c.n_ctx <= 0) return bad("n_positions/n_ctx must be positive, got " + std::to_string(c.n_ctx));
@@ -81,10 +90,8 @@ Result<ModelConfig> config_parse(const std::string& json_text, const std::string
   c.n_ctx = 1024;
   c.vocab_size = 50257;
   try {
-    if (j.contains("model_type") && j["model_type"].get<std::string>() != "gpt2")
-      return make_error(ErrorCode::unsupported,
-                        what + ": model_type \"" + j["model_type"].get<std::string>() +
-                            "\" is not supported (only gpt2)");
+    if (j.contains("model_type") && j["model_type"].is_string() && j["model_type"].get<std::string>() != "gpt2")
+      return config_parse_family(json_text, what);  // gpt_neox, llama, mistral, qwen2 (or refused by name)
     if (j.contains("activation_function")) {
       // gelu_new, gelu_pytorch_tanh and gelu_fast are the same tanh approximation
       std::string act = j["activation_function"].get<std::string>();

@@ -8,6 +8,12 @@
 // One struct describes GPT-2 (pre-LayerNorm blocks with attention + GELU MLP of width
 // 4*C) and the attention-only variant (Elhage et al. 2021: `mlp = false`, no ln_2 and
 // no MLP). The unembedding is tied to wte (`tied = true`, GPT-2) or a separate lm_head.
+//
+// The same struct configures the one block of the other families (TransformerLens's
+// HookedTransformerConfig): which positions (learned, rotary, none), which norm, which MLP,
+// how many KV heads, biases, parallel attention + MLP, the head size. Its defaults are
+// GPT-2's, so a GPT-2 config sets none of them. config_families.cpp reads them from the
+// config.json of gpt_neox (Pythia), llama, mistral and qwen2.
 #pragma once
 
 #include <string>
@@ -38,7 +44,36 @@ struct ModelConfig {
   // kept for the round trip and changes nothing in headlab's numbers.
   bool reorder_and_upcast_attn = false;
 
-  int head_size() const { return n_head > 0 ? n_embd / n_head : 0; }
+  // ---- the configured block (defaults: GPT-2) ----
+  std::string family = "gpt2";  // config.json's model_type: gpt2, gpt_neox, llama, mistral, qwen2
+  enum class Positions { learned, rotary, none };
+  enum class Norm { layernorm, rmsnorm };           // rmsnorm has no bias
+  enum class Mlp { gelu_tanh, gelu_erf, swiglu };   // swiglu: down(silu(gate(x)) * up(x))
+  Positions positions = Positions::learned;
+  int rotary_dim = 0;               // rotated channels of each head (even, <= HS); 0 = HS
+  bool rotary_interleaved = false;  // false: NeoX halves (i, i + d/2); true: GPT-J pairs (2i, 2i+1)
+  float rope_theta = 10000.0f;      // base of the rotary frequencies theta^(-2i/d)
+  float rope_linear_factor = 1.0f;  // rope_scaling {"type": "linear"}: positions divided by it
+  Norm norm = Norm::layernorm;
+  Mlp mlp_kind = Mlp::gelu_tanh;
+  int n_kv_head = 0;      // KV heads (NKV); 0 = n_head (MHA). Query head h reads KV head h / (NH / NKV)
+  int head_dim = 0;       // HS; 0 = n_embd / n_head
+  int d_mlp = 0;          // the MLP's hidden width F; 0 = 4 * n_embd
+  bool qkv_bias = true;        // q, k, v projections have biases
+  bool attn_out_bias = true;   // the attention output projection has a bias
+  bool mlp_bias = true;        // the MLP's projections have biases
+  bool parallel_residual = false;  // x + attn(ln_1(x)) + mlp(ln_2(x)) (GPT-NeoX)
+  int sliding_window = 0;  // a sliding window of this many keys (0 = none): the forward refuses longer inputs
+
+  bool is_gpt2() const { return family == "gpt2"; }
+  int head_size() const { return head_dim > 0 ? head_dim : (n_head > 0 ? n_embd / n_head : 0); }
+  int kv_heads() const { return n_kv_head > 0 ? n_kv_head : n_head; }
+  int kv_head_of(int query_head) const { return query_head / (n_head / kv_heads()); }
+  int q_width() const { return n_head * head_size(); }                 // D = NH * HS
+  int qkv_width() const { return (n_head + 2 * kv_heads()) * head_size(); }  // q, k, v rows of qkvw
+  int mlp_width() const { return d_mlp > 0 ? d_mlp : 4 * n_embd; }     // F
+  int fc_width() const { return mlp_kind == Mlp::swiglu ? 2 * mlp_width() : mlp_width(); }  // gate and up stacked
+  int rotary_size() const { return positions != Positions::rotary ? 0 : (rotary_dim > 0 ? rotary_dim : head_size()); }
   // The factor the scores q.k of layer `layer` are multiplied by (see above).
   float attention_scale(int layer) const;
 };
@@ -51,6 +86,10 @@ Status config_check_tokenizer(const ModelConfig& config, int tokenizer_size, con
 // The names of the config's settings a training run cannot honour (its backward scales
 // the scores by 1/sqrt(HS) only), comma-separated; empty when the config trains as it runs.
 std::string config_untrainable_keys(const ModelConfig& config);
+
+// Parses the config.json of a family other than GPT-2 (model_type gpt_neox, llama, mistral,
+// qwen2) into the configured block (config_families.cpp). Errors as config_parse.
+Result<ModelConfig> config_parse_family(const std::string& json_text, const std::string& what);
 
 // The GPT-2 small shape (124M): L=12, NH=12, C=768, maxT=1024, V=50257.
 ModelConfig config_gpt2_small();

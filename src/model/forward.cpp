@@ -17,6 +17,9 @@
 #include "model/ops/layernorm.h"
 #include "model/ops/matmul.h"
 #include "model/ops/matmul_packed.h"
+#include "model/ops/rmsnorm.h"
+#include "model/ops/rope.h"
+#include "model/ops/swiglu.h"
 #include "model/packed_weights.h"
 #include "model/ops/residual.h"
 #include "util/check.h"
@@ -88,14 +91,16 @@ Status validate_interventions(const Interventions& iv, const ModelConfig& c, int
   return {};
 }
 
-// Carves the workspace into named buffers.
+// Carves the workspace into named buffers. (GPT-2: QKV = 3C, D = C, FC = F = 4C.)
 struct Buffers {
   float* ln;        // (T, C)     ln_1 / ln_2 / ln_f output
-  float* qkv;       // (T, 3C)
-  float* z;         // (T, C)
+  float* qkv;       // (T, QKV)   the projections: q (NH heads), k and v (NKV heads each)
+  float* heads;     // (T, 3D)    q, k, v with one k and v per query head (GQA/MQA), or qkv itself
+  float* z;         // (T, D)
   float* proj;      // (T, C)     attention or MLP output before the residual add
-  float* fc;        // (T, 4C)
-  float* fc_gelu;   // (T, 4C)
+  float* proj2;     // (T, C)     the MLP output of a parallel block
+  float* fc;        // (T, FC)
+  float* fc_gelu;   // (T, F)
   float* scratch;   // attention_causal_scratch_size(T)
   float* replaced;  // (NH, T, T) replaced patterns of the current layer, when any
 };
@@ -108,6 +113,7 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
   const ParameterTensors& w = params.t;
   const int T = static_cast<int>(std::min<std::size_t>(ids.size(), std::size_t(std::numeric_limits<int>::max())));
   const int C = c.n_embd, NH = c.n_head, HS = c.head_size(), L = c.n_layer, V = c.vocab_size;
+  const int NKV = c.kv_heads(), D = c.q_width(), QKV = c.qkv_width(), F = c.mlp_width(), FC = c.fc_width();
 
   // 0. validate the input: user text reaches here
   if (ids.empty()) return make_error(ErrorCode::invalid_argument, "the input has no tokens");
@@ -120,12 +126,21 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     if (ids[i] < 0 || ids[i] >= V)
       return make_error(ErrorCode::invalid_argument, "token " + std::to_string(i) + " has id " + std::to_string(ids[i]) +
                                                          ", outside the vocabulary [0, " + std::to_string(V) + ")");
+  if (c.sliding_window > 0 && T > c.sliding_window)
+    return make_error(ErrorCode::unsupported,
+                      "the input has " + std::to_string(T) + " tokens but the model attends through a sliding window of " +
+                          std::to_string(c.sliding_window) + " keys, which headlab does not implement: shorten the input "
+                          "to at most " + std::to_string(c.sliding_window) + " tokens");
   if (Status s = validate_interventions(options.interventions, c, T); !s) return s;
 
   // Buffers, grown to the largest T seen and kept.
   const std::size_t TC = std::size_t(T) * C;
   const bool any_replace = !options.interventions.replace.empty();
-  const std::size_t need = TC * (1 + 3 + 1 + 1) + (c.mlp ? 2 * 4 * TC : 0) +
+  const std::size_t Tz = std::size_t(T);
+  // k and v are copied out per query head when heads share them or HS != C/NH
+  const bool expand = NKV != NH;
+  const std::size_t need = TC * 2 + Tz * QKV + (expand ? Tz * 3 * D : 0) + Tz * D + (c.parallel_residual ? TC : 0) +
+                           (c.mlp ? Tz * (FC + F) : 0) +
                            std::size_t(attention_causal_scratch_size(T)) +
                            (any_replace ? std::size_t(NH) * T * T : 0) + TC;  // + residual x
   if (ws.buffer.size() < need) ws.buffer.resize(need);
@@ -133,10 +148,13 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
   Buffers b{};
   float* p = x + TC;
   b.ln = p, p += TC;
-  b.qkv = p, p += 3 * TC;
-  b.z = p, p += TC;
+  b.qkv = p, p += Tz * QKV;
+  b.heads = b.qkv;
+  if (expand) b.heads = p, p += Tz * 3 * D;
+  b.z = p, p += Tz * D;
   b.proj = p, p += TC;
-  if (c.mlp) b.fc = p, p += 4 * TC, b.fc_gelu = p, p += 4 * TC;
+  if (c.parallel_residual) b.proj2 = p, p += TC;
+  if (c.mlp) b.fc = p, p += Tz * FC, b.fc_gelu = p, p += Tz * F;
   b.scratch = p, p += attention_causal_scratch_size(T);
   if (any_replace) b.replaced = p, p += std::size_t(NH) * T * T;
 
@@ -150,8 +168,9 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
   };
   size_or_clear(rec.pattern, rq.pattern, std::size_t(L) * NH * packed);
   size_or_clear(rec.scores, rq.scores, std::size_t(L) * NH * packed);
-  size_or_clear(rec.qkv, rq.qkv, std::size_t(L) * 3 * TC);
-  size_or_clear(rec.z, rq.z, std::size_t(L) * TC);
+  rec.HS = HS, rec.NKV = NKV;
+  size_or_clear(rec.qkv, rq.qkv, std::size_t(L) * 3 * Tz * D);
+  size_or_clear(rec.z, rq.z, std::size_t(L) * Tz * D);
   size_or_clear(rec.head_out, rq.head_out, std::size_t(L) * NH * TC);
   size_or_clear(rec.residual, rq.residual, std::size_t(L + 1) * TC);
 
@@ -168,17 +187,52 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     else matmul_forward(o, in, weight, bias, T, in_dim, out_dim);
   };
 
-  // 0. x = wte[ids] + wpe[0..T)
-  embedding_forward(x, ids.data(), w.wte, w.wpe, 1, T, C);
+  // The block's norm: LayerNorm (weight and bias) or RMSNorm (weight only).
+  const bool rms = c.norm == ModelConfig::Norm::rmsnorm;
+  auto norm = [&](float* o, const float* in, const float* weight, const float* bias) {
+    if (rms) rmsnorm_forward(o, in, weight, T, C, c.layer_norm_eps);
+    else layernorm_forward(o, nullptr, nullptr, in, weight, bias, T, C, c.layer_norm_eps);
+  };
+  auto bias_or_null = [](const float* base, bool has, std::size_t offset) { return has ? base + offset : nullptr; };
+  const bool has_norm_bias = !rms;
+
+  // 0. x = wte[ids] + wpe[0..T)   (rotary and no positions: x = wte[ids])
+  if (c.positions == ModelConfig::Positions::learned) {
+    embedding_forward(x, ids.data(), w.wte, w.wpe, 1, T, C);
+  } else {
+    for (int t = 0; t < T; t++)
+      std::copy(w.wte + std::size_t(ids[t]) * C, w.wte + std::size_t(ids[t] + 1) * C, x + std::size_t(t) * C);
+  }
 
   for (int l = 0; l < L; l++) {
     if (rq.residual) std::copy(x, x + TC, rec.residual.begin() + l * TC);
 
-    // 1. qkv = ln_1(x) @ c_attn^T + b
-    layernorm_forward(b.ln, nullptr, nullptr, x, w.ln1w + l * C, w.ln1b + l * C, T, C, c.layer_norm_eps);
-    linear(b.qkv, b.ln, w.qkvw + std::size_t(l) * 3 * C * C, pk ? pk->qkvw + l * pk->qkvw_stride : nullptr,
-           w.qkvb + l * 3 * C, C, 3 * C);
-    if (rq.qkv) std::copy(b.qkv, b.qkv + 3 * TC, rec.qkv.begin() + l * 3 * TC);
+    // 1. qkv = ln_1(x) @ c_attn^T + b                                 (T, QKV)
+    norm(b.ln, x, w.ln1w + l * C, bias_or_null(w.ln1b, has_norm_bias, std::size_t(l) * C));
+    linear(b.qkv, b.ln, w.qkvw + std::size_t(l) * QKV * C, pk ? pk->qkvw + l * pk->qkvw_stride : nullptr,
+           bias_or_null(w.qkvb, c.qkv_bias, std::size_t(l) * QKV), C, QKV);
+    // 1b. rotary: q's NH heads and k's NKV heads turn by their position
+    if (c.positions == ModelConfig::Positions::rotary) {
+      const int rd = c.rotary_size();
+      rope_forward(b.qkv, T, NH, HS, QKV, rd, c.rotary_interleaved, c.rope_theta, c.rope_linear_factor);
+      rope_forward(b.qkv + D, T, NKV, HS, QKV, rd, c.rotary_interleaved, c.rope_theta, c.rope_linear_factor);
+    }
+    // 1c. GQA/MQA: query head h reads KV head h / (NH / NKV); give it its own copy  (T, 3D)
+    if (expand) {
+      const int group = NH / NKV;
+      for (int t = 0; t < T; t++) {
+        const float* src = b.qkv + std::size_t(t) * QKV;
+        float* dst = b.heads + std::size_t(t) * 3 * D;
+        std::copy(src, src + D, dst);
+        for (int h = 0; h < NH; h++) {
+          const float* k = src + D + std::size_t(h / group) * HS;
+          const float* v = src + D + std::size_t(NKV) * HS + std::size_t(h / group) * HS;
+          std::copy(k, k + HS, dst + D + std::size_t(h) * HS);
+          std::copy(v, v + HS, dst + 2 * D + std::size_t(h) * HS);
+        }
+      }
+    }
+    if (rq.qkv) std::copy(b.heads, b.heads + Tz * 3 * D, rec.qkv.begin() + l * 3 * Tz * D);
 
     // 2. z = attention(qkv), with this layer's interventions
     AttentionHeadHooks hooks;
@@ -212,41 +266,50 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     if (layer_blocks) hooks.block_key = block_ptrs.data();
     if (rq.pattern) hooks.pattern_out = rec.pattern.data() + std::size_t(l) * NH * packed;
     if (rq.scores) hooks.scores_out = rec.scores.data() + std::size_t(l) * NH * packed;
-    attention_forward_causal(b.z, b.qkv, T, C, NH, c.attention_scale(l), hooks, b.scratch);
+    attention_forward_causal(b.z, b.heads, T, D, NH, c.attention_scale(l), hooks, b.scratch);
 
     for (const HeadAblation& a : options.interventions.ablate) {
       if (a.layer != l) continue;
-      float* zh = b.z + a.head * HS;  // (T, HS), row stride C
+      float* zh = b.z + a.head * HS;  // (T, HS), row stride D
       std::vector<float> fill(HS, 0.0f);
       if (a.kind == Ablation::mean) {
         for (int t = 0; t < T; t++)
-          for (int i = 0; i < HS; i++) fill[i] += zh[std::size_t(t) * C + i] / T;
+          for (int i = 0; i < HS; i++) fill[i] += zh[std::size_t(t) * D + i] / T;
       }
-      for (int t = 0; t < T; t++) std::copy(fill.begin(), fill.end(), zh + std::size_t(t) * C);
+      for (int t = 0; t < T; t++) std::copy(fill.begin(), fill.end(), zh + std::size_t(t) * D);
     }
-    if (rq.z) std::copy(b.z, b.z + TC, rec.z.begin() + l * TC);
-    const float* wo = w.attprojw + std::size_t(l) * C * C;  // (C, C): head h reads columns h*HS..
+    if (rq.z) std::copy(b.z, b.z + Tz * D, rec.z.begin() + l * Tz * D);
+    const float* wo = w.attprojw + std::size_t(l) * C * D;  // (C, D): head h reads columns h*HS..
     if (rq.head_out) {
       thread_pool_run(NH, [&](int h) {
-        blas_sgemm(false, true, T, C, HS, 1.0f, b.z + h * HS, C, wo + h * HS, C, 0.0f,
+        blas_sgemm(false, true, T, C, HS, 1.0f, b.z + h * HS, D, wo + h * HS, D, 0.0f,
                    rec.head_out.data() + (std::size_t(l) * NH + h) * TC, C);
       });
     }
 
-    // 3. x = x + z @ c_proj^T + b
-    linear(b.proj, b.z, wo, pk ? pk->attprojw + l * pk->attprojw_stride : nullptr, w.attprojb + l * C, C, C);
-    residual_forward(x, x, b.proj, static_cast<int>(TC));
+    // 3. attn = z @ c_proj^T + b;  sequential: x = x + attn
+    linear(b.proj, b.z, wo, pk ? pk->attprojw + l * pk->attprojw_stride : nullptr,
+           bias_or_null(w.attprojb, c.attn_out_bias, std::size_t(l) * C), D, C);
+    if (!c.parallel_residual) residual_forward(x, x, b.proj, static_cast<int>(TC));
 
-    // 4. x = x + c_proj(gelu(c_fc(ln_2(x))))
+    // 4. mlp = c_proj(act(c_fc(ln_2(x))));  x = x + mlp, or x = x + attn + mlp when parallel
+    //    (skipped when mlp = false). act: GELU (tanh or erf), or SwiGLU over [gate; up].
     if (c.mlp) {
-      layernorm_forward(b.ln, nullptr, nullptr, x, w.ln2w + l * C, w.ln2b + l * C, T, C, c.layer_norm_eps);
-      linear(b.fc, b.ln, w.fcw + std::size_t(l) * 4 * C * C, pk ? pk->fcw + l * pk->fcw_stride : nullptr,
-             w.fcb + l * 4 * C, C, 4 * C);
-      gelu_forward(b.fc_gelu, b.fc, static_cast<int>(4 * TC));
-      linear(b.proj, b.fc_gelu, w.fcprojw + std::size_t(l) * 4 * C * C,
-             pk ? pk->fcprojw + l * pk->fcprojw_stride : nullptr, w.fcprojb + l * C, 4 * C, C);
-      residual_forward(x, x, b.proj, static_cast<int>(TC));
+      float* mlp_out = c.parallel_residual ? b.proj2 : b.proj;
+      norm(b.ln, x, w.ln2w + l * C, bias_or_null(w.ln2b, has_norm_bias, std::size_t(l) * C));
+      linear(b.fc, b.ln, w.fcw + std::size_t(l) * FC * C, pk ? pk->fcw + l * pk->fcw_stride : nullptr,
+             bias_or_null(w.fcb, c.mlp_bias, std::size_t(l) * FC), C, FC);
+      switch (c.mlp_kind) {
+        case ModelConfig::Mlp::gelu_tanh: gelu_forward(b.fc_gelu, b.fc, static_cast<int>(Tz * F)); break;
+        case ModelConfig::Mlp::gelu_erf: gelu_erf_forward(b.fc_gelu, b.fc, static_cast<int>(Tz * F)); break;
+        case ModelConfig::Mlp::swiglu: swiglu_forward(b.fc_gelu, b.fc, T, F); break;
+      }
+      linear(mlp_out, b.fc_gelu, w.fcprojw + std::size_t(l) * C * F,
+             pk ? pk->fcprojw + l * pk->fcprojw_stride : nullptr, bias_or_null(w.fcprojb, c.mlp_bias, std::size_t(l) * C),
+             F, C);
+      residual_forward(x, x, mlp_out, static_cast<int>(TC));
     }
+    if (c.parallel_residual) residual_forward(x, x, b.proj, static_cast<int>(TC));
   }
   if (rq.residual) std::copy(x, x + TC, rec.residual.begin() + std::size_t(L) * TC);
 
@@ -258,7 +321,7 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     out.logits.clear();
     return {};
   }
-  layernorm_forward(b.ln, nullptr, nullptr, x, w.lnfw, w.lnfb, T, C, c.layer_norm_eps);
+  norm(b.ln, x, w.lnfw, bias_or_null(w.lnfb, has_norm_bias, 0));
   out.logits.resize(std::size_t(T) * V);
   linear(out.logits.data(), b.ln, parameters_unembedding(w, c), pk ? pk->unembedding : nullptr, nullptr, C, V);
   if (options.loss && T >= 2)

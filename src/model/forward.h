@@ -10,13 +10,17 @@
 //   if (!s) return s;
 //   float p = out.record.pattern_at(/*layer=*/0, /*head=*/3, /*query=*/5, /*key=*/2);
 //
-// The steps, per layer l (pre-LayerNorm GPT-2; nanoGPT's Block.forward):
-//   0. x = wte[ids] + wpe[0..T)                            (T, C)
-//   1. qkv = ln_1(x) @ c_attn^T + b                        (T, 3C)
-//   2. z = attention(qkv), per head, causal half only      (T, C)
+// The steps, per layer l (pre-LayerNorm GPT-2; nanoGPT's Block.forward), for the one
+// configured block of every family (model/config.h; GPT-2: QKV = 3C, D = C):
+//   0. x = wte[ids] + wpe[0..T)      (rotary or no positions: x = wte[ids])   (T, C)
+//   1. qkv = ln_1(x) @ c_attn^T + b  (ln: LayerNorm or RMSNorm)               (T, QKV)
+//      1b. rotary on q and k (NeoX halves or GPT-J pairs, all or part of HS)
+//      1c. GQA/MQA: query head h reads KV head h / (NH / NKV)               (T, 3D)
+//   2. z = attention(qkv), per query head, causal half only                  (T, D)
 //   3. x = x + z @ c_proj^T + b
-//   4. x = x + c_proj(gelu(c_fc(ln_2(x))))                 (skipped when mlp = false)
-//   5. logits = ln_f(x) @ unembedding^T                    (T, V)
+//   4. x = x + c_proj(act(c_fc(ln_2(x))))  act: GELU tanh/erf or SwiGLU      (skipped when mlp = false)
+//      parallel_residual (GPT-NeoX): x = x + attn(ln_1(x)) + mlp(ln_2(x))
+//   5. logits = ln_f(x) @ unembedding^T                                      (T, V)
 // Asking for no record costs nothing beyond the logits.
 #pragma once
 
@@ -44,15 +48,19 @@ struct RecordRequest {
 // The activation record of one forward. Patterns and scores store only the causal half
 // (row t holds keys 0..t, packed at offset t*(t+1)/2) in float32: for GPT-2 small at
 // T = 1024 the patterns take L*NH*T*(T+1)/2*4 bytes = 302 MB. See src/model/README.md.
+// D = NH * HS (= C for GPT-2). q and k are recorded after the rotary; with GQA/MQA each
+// query head has its own copy of the k and v of the KV head it reads (kv_head_of).
 struct ActivationRecord {
   int L = 0, NH = 0, T = 0, C = 0;
+  int HS = 0, NKV = 0;          // head size; KV heads (NKV = NH without GQA)
   std::vector<float> pattern;   // (L, NH, T*(T+1)/2)
   std::vector<float> scores;    // (L, NH, T*(T+1)/2)
-  std::vector<float> qkv;       // (L, T, 3*C)  q at [0,C), k at [C,2C), v at [2C,3C)
-  std::vector<float> z;         // (L, T, C)    head h at columns h*HS..(h+1)*HS
+  std::vector<float> qkv;       // (L, T, 3*D)  q at [0,D), k at [D,2D), v at [2D,3D), per query head
+  std::vector<float> z;         // (L, T, D)    head h at columns h*HS..(h+1)*HS
   std::vector<float> head_out;  // (L, NH, T, C)
   std::vector<float> residual;  // (L+1, T, C)  [l] enters layer l; [L] goes into ln_f
 
+  int kv_head_of(int head) const { return head / (NH / NKV); }  // the KV head query head `head` reads
   static std::size_t packed_size(int T) { return std::size_t(T) * (T + 1) / 2; }
   static std::size_t packed_offset(int query) { return std::size_t(query) * (query + 1) / 2; }
   // Keys 0..query of one head's pattern row (query+1 values).

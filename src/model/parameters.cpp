@@ -11,25 +11,30 @@ namespace headlab::model {
 std::array<std::size_t, kNumParameterTensors> parameters_sizes(const ModelConfig& c) {
   const std::size_t V = c.vocab_size, C = c.n_embd, L = c.n_layer, maxT = c.n_ctx;
   const std::size_t mlp = c.mlp ? 1 : 0;
+  // GPT-2: QKV = 3C, D = C, FC = F = 4C. Other families: see ModelConfig's block settings.
+  const std::size_t QKV = c.qkv_width(), D = c.q_width(), F = c.mlp_width(), FC = c.fc_width();
+  const std::size_t learned = c.positions == ModelConfig::Positions::learned ? 1 : 0;
+  const std::size_t nb = c.norm == ModelConfig::Norm::layernorm ? 1 : 0;  // RMSNorm has no bias
+  const std::size_t qb = c.qkv_bias ? 1 : 0, ob = c.attn_out_bias ? 1 : 0, mb = c.mlp_bias ? 1 : 0;
   return {
-      V * C,               // wte
-      maxT * C,            // wpe
-      L * C,               // ln1w
-      L * C,               // ln1b
-      L * 3 * C * C,       // qkvw
-      L * 3 * C,           // qkvb
-      L * C * C,           // attprojw
-      L * C,               // attprojb
-      mlp * L * C,         // ln2w
-      mlp * L * C,         // ln2b
-      mlp * L * 4 * C * C, // fcw
-      mlp * L * 4 * C,     // fcb
-      mlp * L * C * 4 * C, // fcprojw
-      mlp * L * C,         // fcprojb
-      C,                   // lnfw
-      C,                   // lnfb
-      c.tied ? 0 : V * C,  // lm_head
-      0,                   // unused
+      V * C,                  // wte
+      learned * maxT * C,     // wpe
+      L * C,                  // ln1w
+      nb * L * C,             // ln1b
+      L * QKV * C,            // qkvw
+      qb * L * QKV,           // qkvb
+      L * C * D,              // attprojw
+      ob * L * C,             // attprojb
+      mlp * L * C,            // ln2w
+      mlp * nb * L * C,       // ln2b
+      mlp * L * FC * C,       // fcw
+      mlp * mb * L * FC,      // fcb
+      mlp * L * C * F,        // fcprojw
+      mlp * mb * L * C,       // fcprojb
+      C,                      // lnfw
+      nb * C,                 // lnfb
+      c.tied ? 0 : V * C,     // lm_head
+      0,                      // unused
   };
 }
 

@@ -27,20 +27,24 @@ namespace headlab::model {
 
 inline constexpr int kNumParameterTensors = 18;
 
+// Shapes for GPT-2; other families (model/config.h) use QKV = (NH + 2 NKV) HS rows of q, k,
+// v projections, D = NH HS, the MLP width F and FC = F, or 2F for SwiGLU (rows [gate; up]).
+// Tensors the config lacks (wpe without learned positions, norm biases with RMSNorm, the
+// biases a family has not) have size 0.
 struct ParameterTensors {
   float* wte;       // (V, C)        token embedding, also the unembedding when tied
-  float* wpe;       // (maxT, C)     position embedding
+  float* wpe;       // (maxT, C)     position embedding                (learned positions only)
   float* ln1w;      // (L, C)        ln_1 weight
-  float* ln1b;      // (L, C)        ln_1 bias
-  float* qkvw;      // (L, 3*C, C)   attn.c_attn weight: rows [q; k; v], head h at h*HS
-  float* qkvb;      // (L, 3*C)      attn.c_attn bias
-  float* attprojw;  // (L, C, C)     attn.c_proj weight (W_O; head h reads columns h*HS..)
+  float* ln1b;      // (L, C)        ln_1 bias                         (LayerNorm only)
+  float* qkvw;      // (L, QKV, C)   attn.c_attn weight: rows [q; k; v], head h at h*HS
+  float* qkvb;      // (L, QKV)      attn.c_attn bias
+  float* attprojw;  // (L, C, D)     attn.c_proj weight (W_O; head h reads columns h*HS..)
   float* attprojb;  // (L, C)        attn.c_proj bias
   float* ln2w;      // (L, C)        ln_2 weight                       (mlp only)
   float* ln2b;      // (L, C)        ln_2 bias                         (mlp only)
-  float* fcw;       // (L, 4*C, C)   mlp.c_fc weight                   (mlp only)
-  float* fcb;       // (L, 4*C)      mlp.c_fc bias                     (mlp only)
-  float* fcprojw;   // (L, C, 4*C)   mlp.c_proj weight                 (mlp only)
+  float* fcw;       // (L, FC, C)    mlp.c_fc weight (SwiGLU: [gate; up]) (mlp only)
+  float* fcb;       // (L, FC)       mlp.c_fc bias                     (mlp only)
+  float* fcprojw;   // (L, C, F)     mlp.c_proj weight                 (mlp only)
   float* fcprojb;   // (L, C)        mlp.c_proj bias                   (mlp only)
   float* lnfw;      // (C)           ln_f weight
   float* lnfb;      // (C)           ln_f bias

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <new>
+#include <set>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -220,6 +221,52 @@ Result<SafetensorsFile> read_file(const std::string& path, bool lazy) {
 
 Result<SafetensorsFile> safetensors_read(const std::string& path) { return read_file(path, false); }
 Result<SafetensorsFile> safetensors_open(const std::string& path) { return read_file(path, true); }
+
+Result<std::vector<SafetensorsFile>> safetensors_open_index(const std::string& index_path) {
+  namespace fs = std::filesystem;
+  std::ifstream in(index_path, std::ios::binary);
+  if (!in) return make_error(ErrorCode::not_found, index_path + ": cannot open");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(ErrorCode::corrupt, index_path + ": not valid JSON: " + e.what());
+  }
+  if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+    return make_error(ErrorCode::corrupt, index_path + ": expected an object with a \"weight_map\" object");
+  std::vector<std::string> order;                 // shard names, first named first
+  std::map<std::string, std::string> shard_of;    // tensor -> shard
+  for (const auto& [tensor, shard] : j["weight_map"].items()) {
+    if (!shard.is_string())
+      return make_error(ErrorCode::corrupt, index_path + ": the shard of \"" + tensor + "\" is not a string");
+    const std::string name = shard.get<std::string>();
+    // a shard is a file beside the index, never a path elsewhere
+    if (name.empty() || name.find('/') != std::string::npos || name.find('\\') != std::string::npos || name == "." ||
+        name == "..")
+      return make_error(ErrorCode::corrupt, index_path + ": shard \"" + name + "\" of \"" + tensor +
+                                                "\" is not a file name in the index's directory");
+    if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
+    shard_of[tensor] = name;
+  }
+  std::vector<SafetensorsFile> files;
+  std::map<std::string, std::string> holder;  // tensor -> the shard that holds it
+  for (const std::string& name : order) {
+    auto f = safetensors_open((fs::path(index_path).parent_path() / name).string());
+    if (!f) return tl::unexpected(f.error());
+    for (const SafetensorsTensor& t : f->tensors) {
+      if (holder.count(t.name))
+        return make_error(ErrorCode::corrupt, index_path + ": tensor \"" + t.name + "\" is held by both \"" +
+                                                  holder[t.name] + "\" and \"" + name + "\"");
+      holder[t.name] = name;
+    }
+    files.push_back(std::move(*f));
+  }
+  for (const auto& [tensor, shard] : shard_of)
+    if (!holder.count(tensor) || holder[tensor] != shard)
+      return make_error(ErrorCode::corrupt, index_path + ": the index puts tensor \"" + tensor + "\" in \"" + shard +
+                                                "\", which does not hold it");
+  return files;
+}
 
 float f16_to_f32(std::uint16_t h) {
   const std::uint32_t sign = std::uint32_t(h & 0x8000) << 16;

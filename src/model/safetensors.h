@@ -56,6 +56,13 @@ Result<SafetensorsFile> safetensors_read(const std::string& path);
 // file, so loading a model never holds the whole file and the weights at once.
 Result<SafetensorsFile> safetensors_open(const std::string& path);
 
+// A sharded checkpoint: model.safetensors.index.json ({"weight_map": {tensor: shard file}})
+// and the shards it names, each opened as safetensors_open does, in the order first named.
+// Errors: not_found (the index or a shard), corrupt (not such JSON, a shard name that is not
+// a plain file name in the index's directory, a tensor the index puts in a shard that does
+// not hold it, a tensor held by two shards), and the errors of safetensors_open.
+Result<std::vector<SafetensorsFile>> safetensors_open_index(const std::string& index_path);
+
 // Converts a floating tensor to float32. unsupported for integer dtypes; io_error when a
 // lazy file can no longer be read (changed or truncated since it was opened).
 Status safetensors_to_f32(const SafetensorsFile& file, const SafetensorsTensor& tensor, float* out);

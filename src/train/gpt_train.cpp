@@ -183,6 +183,9 @@ std::size_t train_memory_bytes(const ModelConfig& config, int B, int T) {
 
 Result<TrainModel> train_model_create(const ModelConfig& config, int B, int T, std::size_t max_bytes) {
   if (auto ok = config_validate(config); !ok) return tl::unexpected(ok.error());
+  if (!config.is_gpt2())
+    return make_error(ErrorCode::unsupported, "the trainer trains GPT-2 models only, not model_type \"" + config.family +
+                                                  "\" (its backward has LayerNorm, GELU and learned positions)");
   if (std::string keys = config_untrainable_keys(config); !keys.empty())
     return make_error(ErrorCode::unsupported, "config.json sets " + keys +
                                                   ": the trainer's backward scales the scores by 1/sqrt(HS) only");

@@ -132,3 +132,79 @@ TEST(ModelConfig, ATokenizerLargerThanVocabSizeIsReportedAsAMismatch) {
             std::string::npos)
       << r.error().message;
 }
+
+// ---- the families other than GPT-2 (config_families.cpp) ----
+
+namespace {
+
+std::string llama_json(const std::string& extra, const std::string& model_type = "llama") {
+  std::string j = R"({"model_type": ")" + model_type + R"(", "hidden_size": 64, "num_attention_heads": 4,
+                      "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 96, "vocab_size": 48,
+                      "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "rope_theta": 500000.0,
+                      "hidden_act": "silu", "bos_token_id": 1, "eos_token_id": [2, 3])";
+  return j + (extra.empty() ? "" : ", " + extra) + "}";
+}
+
+}  // namespace
+
+TEST(ModelConfig, LlamaConfigSetsTheConfiguredBlock) {
+  auto c = config_parse(llama_json(""), "config.json");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->family, "llama");
+  EXPECT_EQ(c->positions, ModelConfig::Positions::rotary);
+  EXPECT_EQ(c->norm, ModelConfig::Norm::rmsnorm);
+  EXPECT_EQ(c->mlp_kind, ModelConfig::Mlp::swiglu);
+  EXPECT_EQ(c->kv_heads(), 2);
+  EXPECT_EQ(c->kv_head_of(3), 1);
+  EXPECT_EQ(c->head_size(), 16);
+  EXPECT_EQ(c->rotary_size(), 16);
+  EXPECT_EQ(c->mlp_width(), 96);
+  EXPECT_EQ(c->fc_width(), 192);
+  EXPECT_FALSE(c->qkv_bias);
+  EXPECT_FALSE(c->tied);
+  EXPECT_FLOAT_EQ(c->rope_theta, 500000.0f);
+  EXPECT_EQ(c->eos_token_id, 2);  // the first of Llama 3's list
+  EXPECT_EQ(config_untrainable_keys(ModelConfig{}), "");
+}
+
+TEST(ModelConfig, PythiaConfigRotatesAQuarterOfEachHeadWithTheParallelResidual) {
+  auto c = config_parse(R"({"model_type": "gpt_neox", "hidden_size": 64, "num_attention_heads": 4,
+                            "num_hidden_layers": 2, "intermediate_size": 256, "vocab_size": 48,
+                            "max_position_embeddings": 64, "rotary_pct": 0.25, "rotary_emb_base": 10000,
+                            "hidden_act": "gelu", "use_parallel_residual": true})",
+                        "config.json");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->rotary_size(), 4);
+  EXPECT_TRUE(c->parallel_residual);
+  EXPECT_EQ(c->mlp_kind, ModelConfig::Mlp::gelu_erf);
+  EXPECT_EQ(c->norm, ModelConfig::Norm::layernorm);
+}
+
+TEST(ModelConfig, QwenHasQkvBiasesAndHeadDimMayDifferFromCOverNH) {
+  auto q = config_parse(llama_json("", "qwen2"), "config.json");
+  ASSERT_TRUE(q) << q.error().message;
+  EXPECT_TRUE(q->qkv_bias);
+  EXPECT_FALSE(q->attn_out_bias);
+  auto m = config_parse(llama_json(R"("head_dim": 24, "sliding_window": 4096)", "mistral"), "config.json");
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->head_size(), 24);
+  EXPECT_EQ(m->q_width(), 96);
+  EXPECT_EQ(m->sliding_window, 4096);
+}
+
+TEST(ModelConfig, FamilyKeysThatChangeTheMathsAreRefusedByName) {
+  EXPECT_NE(error_of(llama_json(R"("rope_scaling": {"rope_type": "llama3", "factor": 8.0})")).find("rope_scaling\" of type \"llama3\""),
+            std::string::npos);
+  EXPECT_NE(error_of(llama_json(R"("rope_scaling": {"type": "dynamic", "factor": 2.0})")).find("dynamic"), std::string::npos);
+  EXPECT_NE(error_of(llama_json(R"("attn_logit_softcapping": 50.0)")).find("attn_logit_softcapping"), std::string::npos);
+  EXPECT_NE(error_of(llama_json(R"("final_logit_softcapping": 30.0)")).find("final_logit_softcapping"), std::string::npos);
+  EXPECT_NE(error_of(llama_json(R"("query_pre_attn_scalar": 256)")).find("query_pre_attn_scalar"), std::string::npos);
+  EXPECT_NE(error_of(llama_json(R"("use_sliding_window": true)", "qwen2")).find("use_sliding_window"), std::string::npos);
+  EXPECT_NE(error_of(llama_json(R"("hidden_act": "gelu")")).find("hidden_act \"gelu\""), std::string::npos);
+  EXPECT_NE(error_of(llama_json(R"("num_key_value_heads": 3)")).find("multiple of the KV heads"), std::string::npos);
+  EXPECT_NE(error_of(llama_json(R"("partial_rotary_factor": 0.1)")).find("odd number"), std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type": "gemma2"})").find("model_type \"gemma2\" is not supported"), std::string::npos);
+  auto linear = config_parse(llama_json(R"("rope_scaling": {"type": "linear", "factor": 4.0})"), "config.json");
+  ASSERT_TRUE(linear) << linear.error().message;
+  EXPECT_FLOAT_EQ(linear->rope_linear_factor, 4.0f);
+}

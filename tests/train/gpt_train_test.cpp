@@ -138,3 +138,17 @@ TEST(TrainModelCreate, RefusesAttentionScalesItsBackwardDoesNotHonourByName) {
   c.reorder_and_upcast_attn = true;  // what the trainer does anyway
   EXPECT_TRUE(train_model_create(c, 1, 4));
 }
+
+// The backward is GPT-2's block: a Llama-style config (RMSNorm, rotary, SwiGLU, GQA) is
+// refused by its family's name rather than trained as something else.
+TEST(TrainModelCreate, RefusesFamiliesOtherThanGpt2ByName) {
+  auto c = tiny_config(true, true);
+  c.family = "llama";
+  c.norm = model::ModelConfig::Norm::rmsnorm;
+  c.positions = model::ModelConfig::Positions::rotary;
+  c.mlp_kind = model::ModelConfig::Mlp::swiglu;
+  auto m = train_model_create(c, 1, 4);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, ErrorCode::unsupported);
+  EXPECT_NE(m.error().message.find("model_type \"llama\""), std::string::npos) << m.error().message;
+}

@@ -35,4 +35,8 @@ void gelu_backward(float* dinp, const float* inp, const float* dout, int N) {
   }
 }
 
+void gelu_erf_forward(float* out, const float* inp, int N) {
+  for (int i = 0; i < N; i++) out[i] = 0.5f * inp[i] * (1.0f + std::erf(inp[i] * 0.70710678118654752f));
+}
+
 }  // namespace headlab::model

@@ -13,4 +13,10 @@ void gelu_backward(float* dinp,        // (N)  written, not added
                    const float* dout,  // (N)
                    int N);
 
+// The exact GELU with the error function (PyTorch's "gelu", GPT-NeoX / Pythia's hidden_act):
+//   out = 0.5 x (1 + erf(x / sqrt 2))          (inference only)
+void gelu_erf_forward(float* out,        // (N)
+                      const float* inp,  // (N)
+                      int N);
+
 }  // namespace headlab::model

@@ -32,3 +32,12 @@ TEST(GeluBackward, MatchesFiniteDifferences) {
   gelu_backward(dx.data(), x.data(), dout.data(), N);
   EXPECT_TRUE(gradcheck("gelu dinp", loss, x.data(), x.size(), dx.data()));
 }
+
+TEST(GeluErfForward, MatchesKnownValues) {
+  // torch.nn.functional.gelu(x) (the exact, erf form) at -2, -0.5, 0, 1, 3
+  const float x[5] = {-2.0f, -0.5f, 0.0f, 1.0f, 3.0f};
+  const float expected[5] = {-0.04550026f, -0.15426877f, 0.0f, 0.84134475f, 2.99595031f};
+  float out[5];
+  headlab::model::gelu_erf_forward(out, x, 5);
+  for (int i = 0; i < 5; i++) EXPECT_NEAR(out[i], expected[i], 1e-6f) << "x = " << x[i];
+}

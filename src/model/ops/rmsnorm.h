@@ -1,0 +1,14 @@
+// model/ops/rmsnorm.h — RMSNorm over the last axis (Zhang & Sennrich 2019), the norm of
+// Llama, Mistral and Qwen2 blocks: no mean is subtracted and there is no bias.
+//   forward:  rstd = 1 / sqrt(sum_i x_i^2 / C + eps);  out_i = x_i * rstd * w_i
+// (Inference only: the trainer trains GPT-2's LayerNorm blocks.)
+#pragma once
+
+namespace headlab::model {
+
+void rmsnorm_forward(float* out,           // (N, C)
+                     const float* inp,     // (N, C)
+                     const float* weight,  // (C)
+                     int N, int C, float eps);
+
+}  // namespace headlab::model

@@ -1,0 +1,327 @@
+// Tests for the configured block (model/config.h, checkpoint.h, forward.h) on the families
+// other than GPT-2: each fixture of tools/reference/make_family_fixtures.py (Pythia, Llama,
+// Mistral, Qwen2, random weights in the Hugging Face layout) against its PyTorch reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "model/checkpoint.h"
+#include "model/fixtures.h"
+#include "model/forward.h"
+#include "model/ops/matmul_packed.h"
+#include "model/packed_weights.h"
+
+using namespace headlab::model;
+using headlab::ErrorCode;
+using headlab::Status;
+using headlab::testing::fixture_dir;
+using headlab::testing::read_json_file;
+
+namespace {
+
+const char* kFamilies[] = {"families/pythia", "families/llama", "families/mistral", "families/qwen2"};
+
+Parameters load(const std::string& name, const std::string& file = "model.safetensors") {
+  auto config = config_load(fixture_dir(name) + "/config.json");
+  if (!config) throw std::runtime_error(config.error().message);
+  auto st = safetensors_read(fixture_dir(name) + "/" + file);
+  if (!st) throw std::runtime_error(st.error().message);
+  auto p = checkpoint_from_safetensors(*config, *st);
+  if (!p) throw std::runtime_error(p.error().message);
+  return std::move(*p);
+}
+
+double max_diff_rows(const float* got, int rows, int cols, const nlohmann::json& ref) {
+  double m = 0;
+  for (int r = 0; r < rows; r++)
+    for (int c = 0; c < cols; c++) m = std::max(m, std::fabs(double(got[std::size_t(r) * cols + c]) - ref[r][c].get<double>()));
+  return m;
+}
+
+struct Diffs {
+  double logits = 0, pattern = 0, scores = 0;
+};
+
+Diffs compare(const ForwardOutput& out, const nlohmann::json& ref) {
+  Diffs d;
+  d.logits = max_diff_rows(out.logits.data(), out.T, out.V, ref["logits"]);
+  for (int l = 0; l < out.record.L; l++)
+    for (int h = 0; h < out.record.NH; h++)
+      for (int t = 0; t < out.T; t++)
+        for (int k = 0; k <= t; k++) {
+          d.pattern = std::max(d.pattern, std::fabs(out.record.pattern_at(l, h, t, k) - ref["pattern"][l][h][t][k].get<double>()));
+          d.scores = std::max(d.scores, std::fabs(out.record.scores_row(l, h, t)[k] - ref["scores"][l][h][t][k].get<double>()));
+        }
+  return d;
+}
+
+}  // namespace
+
+TEST(Families, MatchTheirPyTorchReferenceLogitsPatternsAndScoresInF32WithAndWithoutPackedWeights) {
+  for (const char* name : kFamilies) {
+    for (bool packed : {false, true}) {
+      if (packed && !matmul_packed_supported()) continue;
+      auto expected = read_json_file(fixture_dir(name) + "/expected.json");
+      Parameters p = load(name);
+      if (packed) parameters_pack(p);
+      std::vector<int> ids = expected["ids"].get<std::vector<int>>();
+      ForwardOptions opt;
+      opt.record.pattern = opt.record.scores = true;
+      ForwardOutput out;
+      Workspace ws;
+      ASSERT_TRUE(forward(p, ids, opt, out, ws)) << name;
+      Diffs d = compare(out, expected["variants"]["F32"]);
+      std::printf("%s F32%s: max abs diff logits %.3g pattern %.3g scores %.3g\n", name, packed ? " packed" : "",
+                  d.logits, d.pattern, d.scores);
+      EXPECT_LT(d.logits, 1e-4) << name;
+      EXPECT_LT(d.pattern, 1e-4) << name;
+      EXPECT_LT(d.scores, 1e-4) << name;
+    }
+  }
+}
+
+TEST(Families, RecordHoldsQAndKAfterTheRotaryAndEachQueryHeadsKvHead) {
+  for (const char* name : kFamilies) {
+    auto expected = read_json_file(fixture_dir(name) + "/expected.json");
+    const auto& ref = expected["variants"]["F32"];
+    Parameters p = load(name);
+    std::vector<int> ids = expected["ids"].get<std::vector<int>>();
+    ForwardOptions opt;
+    opt.record.qkv = true;
+    ForwardOutput out;
+    Workspace ws;
+    ASSERT_TRUE(forward(p, ids, opt, out, ws)) << name;
+    const ActivationRecord& r = out.record;
+    const int HS = expected["head_size"].get<int>(), NKV = expected["kv_heads"].get<int>();
+    ASSERT_EQ(r.HS, HS) << name;
+    ASSERT_EQ(r.NKV, NKV) << name;
+    const int D = r.NH * HS;
+    double dq = 0, dk = 0;
+    for (int t = 0; t < r.T; t++)
+      for (int h = 0; h < r.NH; h++)
+        for (int i = 0; i < HS; i++) {
+          const float* row = r.qkv.data() + std::size_t(t) * 3 * D;  // layer 0
+          dq = std::max(dq, std::fabs(row[h * HS + i] - ref["q_rotated_layer0"][t][h * HS + i].get<double>()));
+          const int kv = r.kv_head_of(h);
+          dk = std::max(dk, std::fabs(row[D + h * HS + i] - ref["k_rotated_layer0"][t][kv * HS + i].get<double>()));
+        }
+    std::printf("%s: max abs diff q %.3g k %.3g after the rotary\n", name, dq, dk);
+    EXPECT_LT(dq, 1e-4) << name;
+    EXPECT_LT(dk, 1e-4) << name;
+  }
+}
+
+TEST(Families, AblatingAHeadMatchesTheReference) {
+  for (const char* name : kFamilies) {
+    auto expected = read_json_file(fixture_dir(name) + "/expected.json");
+    Parameters p = load(name);
+    std::vector<int> ids = expected["ids"].get<std::vector<int>>();
+    ForwardOptions opt;
+    opt.interventions.ablate.push_back({expected["ablate"][0].get<int>(), expected["ablate"][1].get<int>(), Ablation::zero});
+    ForwardOutput out;
+    Workspace ws;
+    ASSERT_TRUE(forward(p, ids, opt, out, ws)) << name;
+    const double d = max_diff_rows(out.logits.data(), out.T, out.V, expected["variants"]["F32"]["logits_ablated"]);
+    std::printf("%s: ablated logits max abs diff %.3g\n", name, d);
+    EXPECT_LT(d, 1e-4) << name;
+  }
+}
+
+TEST(Families, Bf16WeightsMatchTheReferenceOnTheSameRoundedWeights) {
+  auto expected = read_json_file(fixture_dir("families/llama") + "/expected.json");
+  const auto& ref = expected["variants"]["BF16"];
+  Parameters p = load("families/llama", ref["file"].get<std::string>());
+  std::vector<int> ids = expected["ids"].get<std::vector<int>>();
+  ForwardOptions opt;
+  opt.record.pattern = opt.record.scores = true;
+  ForwardOutput out;
+  Workspace ws;
+  ASSERT_TRUE(forward(p, ids, opt, out, ws));
+  Diffs d = compare(out, ref);
+  std::printf("llama BF16: max abs diff logits %.3g pattern %.3g\n", d.logits, d.pattern);
+  EXPECT_LT(d.logits, 1e-4);
+  EXPECT_LT(d.pattern, 1e-4);
+}
+
+TEST(Families, CheckpointLoadReadsTheFamilyDirectoryAsItIs) {
+  const std::pair<const char*, const char*> families[] = {
+      {"families/pythia", "gpt_neox"}, {"families/llama", "llama"}, {"families/mistral", "mistral"}, {"families/qwen2", "qwen2"}};
+  for (const auto& [name, family] : families) {
+    auto p = checkpoint_load(fixture_dir(name));
+    ASSERT_TRUE(p) << p.error().message;
+    EXPECT_EQ(p->config.family, family);
+  }
+}
+
+TEST(Families, ShardedCheckpointLoadsTheSameWeightsAsOneFile) {
+  namespace fs = std::filesystem;
+  const std::string src = fixture_dir("families/llama");
+  const fs::path dir = fs::temp_directory_path() / "headlab_sharded_llama";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(src + "/config.json", dir / "config.json");
+  auto st = safetensors_read(src + "/model.safetensors");
+  ASSERT_TRUE(st);
+  // two shards: the first half of the tensors and the rest, as the hub splits large models
+  std::vector<std::vector<float>> values;
+  std::vector<SafetensorsWriteTensor> shard[2];
+  nlohmann::json map = nlohmann::json::object();
+  values.reserve(st->tensors.size());
+  for (std::size_t i = 0; i < st->tensors.size(); i++) {
+    const SafetensorsTensor& t = st->tensors[i];
+    std::vector<float>& v = values.emplace_back(std::size_t(t.numel()));
+    ASSERT_TRUE(safetensors_to_f32(*st, t, v.data()));
+    const int s = i < st->tensors.size() / 2 ? 0 : 1;
+    shard[s].push_back({t.name, t.shape, v.data()});
+    map[t.name] = s == 0 ? "model-00001-of-00002.safetensors" : "model-00002-of-00002.safetensors";
+  }
+  ASSERT_TRUE(safetensors_write((dir / "model-00001-of-00002.safetensors").string(), shard[0], Dtype::F32, {}));
+  ASSERT_TRUE(safetensors_write((dir / "model-00002-of-00002.safetensors").string(), shard[1], Dtype::F32, {}));
+  std::ofstream((dir / "model.safetensors.index.json").string()) << nlohmann::json{{"metadata", nlohmann::json::object()},
+                                                                                    {"weight_map", map}}.dump();
+  auto sharded = checkpoint_load(dir.string());
+  ASSERT_TRUE(sharded) << sharded.error().message;
+  Parameters one = load("families/llama");
+  EXPECT_EQ(sharded->memory, one.memory);
+
+  // an index that puts a tensor in the wrong shard is refused by name
+  map["model.norm.weight"] = "model-00001-of-00002.safetensors";
+  std::ofstream((dir / "model.safetensors.index.json").string()) << nlohmann::json{{"weight_map", map}}.dump();
+  auto wrong = checkpoint_load(dir.string());
+  ASSERT_FALSE(wrong);
+  EXPECT_EQ(wrong.error().code, ErrorCode::corrupt);
+  EXPECT_NE(wrong.error().message.find("model.norm.weight"), std::string::npos) << wrong.error().message;
+  // and a shard outside the index's directory too
+  map["model.norm.weight"] = "../elsewhere.safetensors";
+  std::ofstream((dir / "model.safetensors.index.json").string()) << nlohmann::json{{"weight_map", map}}.dump();
+  auto outside = checkpoint_load(dir.string());
+  ASSERT_FALSE(outside);
+  EXPECT_NE(outside.error().message.find("not a file name"), std::string::npos) << outside.error().message;
+  fs::remove_all(dir);
+}
+
+TEST(Families, MistralRefusesAnInputLongerThanItsSlidingWindow) {
+  auto text = headlab::file_read(fixture_dir("families/mistral") + "/config.json");
+  ASSERT_TRUE(text);
+  auto j = nlohmann::json::parse(*text);
+  j["sliding_window"] = 8;
+  auto c = config_parse(j.dump(), "config.json");
+  ASSERT_TRUE(c) << c.error().message;
+  Parameters p = parameters_allocate(*c);
+  std::vector<int> ids(9, 1);
+  ForwardOutput out;
+  Workspace ws;
+  Status s = forward(p, ids, ForwardOptions{}, out, ws);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ErrorCode::unsupported);
+  EXPECT_NE(s.error().message.find("sliding window of 8"), std::string::npos) << s.error().message;
+  ids.resize(8);
+  EXPECT_TRUE(forward(p, ids, ForwardOptions{}, out, ws));
+}
+
+TEST(Families, SavingAModelOtherThanGpt2IsRefused) {
+  Parameters p = load("families/qwen2");
+  Status s = checkpoint_save((std::filesystem::temp_directory_path() / "headlab_qwen2_save").string(), p);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ErrorCode::unsupported);
+}
+
+namespace {
+
+// The llama fixture's tensors as float32, to write altered copies of.
+struct TensorCopy {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  std::vector<float> values;
+};
+
+std::vector<TensorCopy> llama_tensors() {
+  auto st = safetensors_read(fixture_dir("families/llama") + "/model.safetensors");
+  if (!st) throw std::runtime_error(st.error().message);
+  std::vector<TensorCopy> out;
+  for (const SafetensorsTensor& t : st->tensors) {
+    TensorCopy& c = out.emplace_back(TensorCopy{t.name, t.shape, std::vector<float>(std::size_t(t.numel()))});
+    if (!safetensors_to_f32(*st, t, c.values.data())) throw std::runtime_error("read " + t.name);
+  }
+  return out;
+}
+
+headlab::Result<Parameters> load_altered(const std::vector<TensorCopy>& tensors) {
+  const std::string path = (std::filesystem::temp_directory_path() / "headlab_llama_altered.safetensors").string();
+  std::vector<SafetensorsWriteTensor> w;
+  for (const TensorCopy& t : tensors) w.push_back({t.name, t.shape, t.values.data()});
+  if (!safetensors_write(path, w, Dtype::F32, {})) throw std::runtime_error("write " + path);
+  auto config = config_load(fixture_dir("families/llama") + "/config.json");
+  auto st = safetensors_read(path);
+  if (!config || !st) throw std::runtime_error("reload " + path);
+  return checkpoint_from_safetensors(*config, *st);
+}
+
+}  // namespace
+
+TEST(Families, LoaderRefusesAMissingAMisshapenOrAnUnexpectedTensorNamingIt) {
+  auto tensors = llama_tensors();
+  auto missing = tensors;
+  std::erase_if(missing, [](const TensorCopy& t) { return t.name == "model.layers.1.self_attn.k_proj.weight"; });
+  auto r = load_altered(missing);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::corrupt);
+  EXPECT_NE(r.error().message.find("missing tensor \"model.layers.1.self_attn.k_proj.weight\""), std::string::npos)
+      << r.error().message;
+
+  auto misshapen = tensors;  // k_proj with as many rows as q_proj: a config that forgot num_key_value_heads
+  for (TensorCopy& t : misshapen)
+    if (t.name == "model.layers.0.self_attn.k_proj.weight") t.shape = {64, 64}, t.values.resize(64 * 64);
+  r = load_altered(misshapen);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("\"model.layers.0.self_attn.k_proj.weight\" has shape (64, 64), config.json implies (32, 64)"),
+            std::string::npos)
+      << r.error().message;
+
+  auto extra = tensors;  // Llama has no q/k/v biases unless attention_bias says so
+  extra.push_back({"model.layers.0.self_attn.q_proj.bias", {64}, std::vector<float>(64, 0.0f)});
+  r = load_altered(extra);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("unexpected tensor \"model.layers.0.self_attn.q_proj.bias\""), std::string::npos)
+      << r.error().message;
+
+  auto nan = tensors;
+  for (TensorCopy& t : nan)
+    if (t.name == "model.norm.weight") t.values[3] = std::nanf("");
+  r = load_altered(nan);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("\"model.norm.weight\" holds a non-finite value"), std::string::npos) << r.error().message;
+}
+
+TEST(Families, ShardedIndexErrorsNameTheShardOrTheTensor) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "headlab_sharded_errors";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(fixture_dir("families/llama") + "/config.json", dir / "config.json");
+  auto write_index = [&](const nlohmann::json& j) { std::ofstream((dir / "model.safetensors.index.json").string()) << j.dump(); };
+
+  write_index({{"weight_map", {{"model.norm.weight", "model-00001-of-00002.safetensors"}}}});
+  auto r = checkpoint_load(dir.string());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::not_found);
+  EXPECT_NE(r.error().message.find("model-00001-of-00002.safetensors"), std::string::npos) << r.error().message;
+
+  write_index(nlohmann::json::array());
+  r = checkpoint_load(dir.string());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::corrupt);
+  EXPECT_NE(r.error().message.find("weight_map"), std::string::npos) << r.error().message;
+
+  // the same tensor in two shards
+  std::vector<float> w(64, 1.0f);
+  ASSERT_TRUE(safetensors_write((dir / "a.safetensors").string(), {{"model.norm.weight", {64}, w.data()}}, Dtype::F32, {}));
+  ASSERT_TRUE(safetensors_write((dir / "b.safetensors").string(), {{"model.norm.weight", {64}, w.data()}}, Dtype::F32, {}));
+  write_index({{"weight_map", {{"model.norm.weight", "a.safetensors"}, {"lm_head.weight", "b.safetensors"}}}});
+  r = checkpoint_load(dir.string());
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("held by both"), std::string::npos) << r.error().message;
+  fs::remove_all(dir);
+}

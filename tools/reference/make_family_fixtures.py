@@ -1,0 +1,286 @@
+#!/usr/bin/python3
+"""The PyTorch reference for headlab's configured block: writes tiny random-weight models of
+the families other than GPT-2 in the Hugging Face layout (config.json with the family's own
+keys, model.safetensors with its own tensor names) and what each family's published maths
+computes on them into tests/fixtures/model/families/<name>/expected.json: the logits, every
+query head's pattern, q and k of layer 0 after the rotary, and the logits with one head
+ablated.
+
+Run with Debian's torch:   /usr/bin/python3 tools/reference/make_family_fixtures.py
+No `transformers` package: each family's forward is written below from its papers and its
+reference code's maths (GPT-NeoX: Black et al. 2022; Llama: Touvron et al. 2023; Mistral:
+Jiang et al. 2023; Qwen2: Yang et al. 2024), in float64 from the weights as stored.
+
+The shapes follow the real configs, small: 2 layers, C = 64, 4 query heads; Llama has 2 KV
+heads (GQA), Qwen2 1 (MQA) with q/k/v biases and tied embeddings, Mistral a head size (24)
+that is not C / NH, Pythia a quarter of each head rotated and the parallel residual.
+"""
+import json
+import math
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_model_fixtures import causal_half, rounded, write_safetensors  # noqa: E402
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+OUT = os.path.join(ROOT, "tests", "fixtures", "model", "families")
+
+T = 20
+ABLATE = (1, 2)  # (layer, head) whose z is zeroed for the "ablated" logits
+
+FAMILIES = [
+    dict(name="pythia", model_type="gpt_neox", L=2, C=64, NH=4, NKV=4, HS=16, F=128, V=48, n_ctx=64,
+         rotary_pct=0.25, theta=10000.0, parallel=True, tied=False, dtypes=["F32"]),
+    dict(name="llama", model_type="llama", L=2, C=64, NH=4, NKV=2, HS=16, F=96, V=48, n_ctx=64,
+         theta=500000.0, tied=False, qkv_bias=False, dtypes=["F32", "BF16"]),
+    dict(name="mistral", model_type="mistral", L=2, C=64, NH=4, NKV=2, HS=24, F=96, V=48, n_ctx=64,
+         theta=1000000.0, tied=False, qkv_bias=False, dtypes=["F32"]),
+    dict(name="qwen2", model_type="qwen2", L=2, C=64, NH=4, NKV=1, HS=16, F=96, V=48, n_ctx=64,
+         theta=1000000.0, tied=True, qkv_bias=True, dtypes=["F32"]),
+]
+
+
+def config_json(f):
+    """The config.json each family's Hugging Face class writes, with its own key names."""
+    if f["model_type"] == "gpt_neox":
+        return {
+            "architectures": ["GPTNeoXForCausalLM"], "model_type": "gpt_neox",
+            "hidden_size": f["C"], "num_attention_heads": f["NH"], "num_hidden_layers": f["L"],
+            "intermediate_size": f["F"], "vocab_size": f["V"], "max_position_embeddings": f["n_ctx"],
+            "rotary_pct": f["rotary_pct"], "rotary_emb_base": f["theta"], "hidden_act": "gelu",
+            "layer_norm_eps": 1e-5, "use_parallel_residual": f["parallel"], "tie_word_embeddings": False,
+            "attention_bias": True, "bos_token_id": 0, "eos_token_id": 0, "rope_scaling": None,
+            "torch_dtype": "float32", "use_cache": True, "initializer_range": 0.02,
+            "attention_dropout": 0.0, "hidden_dropout": 0.0, "classifier_dropout": 0.1,
+        }
+    arch = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "qwen2": "Qwen2ForCausalLM"}
+    c = {
+        "architectures": [arch[f["model_type"]]], "model_type": f["model_type"],
+        "hidden_size": f["C"], "num_attention_heads": f["NH"], "num_key_value_heads": f["NKV"],
+        "num_hidden_layers": f["L"], "intermediate_size": f["F"], "vocab_size": f["V"],
+        "max_position_embeddings": f["n_ctx"], "rms_norm_eps": 1e-6, "rope_theta": f["theta"],
+        "hidden_act": "silu", "tie_word_embeddings": f["tied"], "bos_token_id": 1, "eos_token_id": 2,
+        "rope_scaling": None, "torch_dtype": "float32", "use_cache": True, "initializer_range": 0.02,
+        "attention_dropout": 0.0,
+    }
+    if f["model_type"] == "llama":
+        c.update({"attention_bias": False, "mlp_bias": False, "pretraining_tp": 1, "head_dim": f["HS"]})
+    if f["model_type"] == "mistral":
+        c.update({"sliding_window": 4096, "head_dim": f["HS"]})
+    if f["model_type"] == "qwen2":
+        c.update({"use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 21})
+    return c
+
+
+def make_weights(f, g):
+    """Random weights under each family's names. Larger than the usual init (0.02) so the
+    heads have sharp, varied patterns worth comparing."""
+    L, C, NH, NKV, HS, F, V = f["L"], f["C"], f["NH"], f["NKV"], f["HS"], f["F"], f["V"]
+
+    def n(*shape, std=0.3):
+        return torch.randn(*shape, generator=g, dtype=torch.float64) * std
+
+    w = {}
+    if f["model_type"] == "gpt_neox":
+        w["gpt_neox.embed_in.weight"] = n(V, C, std=0.5)
+        for l in range(L):
+            h = f"gpt_neox.layers.{l}."
+            w[h + "input_layernorm.weight"] = 1.0 + n(C, std=0.2)
+            w[h + "input_layernorm.bias"] = n(C, std=0.1)
+            w[h + "post_attention_layernorm.weight"] = 1.0 + n(C, std=0.2)
+            w[h + "post_attention_layernorm.bias"] = n(C, std=0.1)
+            w[h + "attention.query_key_value.weight"] = n(3 * NH * HS, C)  # rows (NH, 3, HS)
+            w[h + "attention.query_key_value.bias"] = n(3 * NH * HS, std=0.1)
+            w[h + "attention.dense.weight"] = n(C, NH * HS, std=0.15)
+            w[h + "attention.dense.bias"] = n(C, std=0.1)
+            w[h + "mlp.dense_h_to_4h.weight"] = n(F, C, std=0.2)
+            w[h + "mlp.dense_h_to_4h.bias"] = n(F, std=0.1)
+            w[h + "mlp.dense_4h_to_h.weight"] = n(C, F, std=0.1)
+            w[h + "mlp.dense_4h_to_h.bias"] = n(C, std=0.1)
+        w["gpt_neox.final_layer_norm.weight"] = 1.0 + n(C, std=0.2)
+        w["gpt_neox.final_layer_norm.bias"] = n(C, std=0.1)
+        w["embed_out.weight"] = n(V, C, std=0.5)
+        return w
+    w["model.embed_tokens.weight"] = n(V, C, std=0.5)
+    for l in range(L):
+        h = f"model.layers.{l}."
+        w[h + "input_layernorm.weight"] = 1.0 + n(C, std=0.2)
+        w[h + "self_attn.q_proj.weight"] = n(NH * HS, C)
+        w[h + "self_attn.k_proj.weight"] = n(NKV * HS, C)
+        w[h + "self_attn.v_proj.weight"] = n(NKV * HS, C)
+        if f["qkv_bias"]:
+            w[h + "self_attn.q_proj.bias"] = n(NH * HS, std=0.1)
+            w[h + "self_attn.k_proj.bias"] = n(NKV * HS, std=0.1)
+            w[h + "self_attn.v_proj.bias"] = n(NKV * HS, std=0.1)
+        w[h + "self_attn.o_proj.weight"] = n(C, NH * HS, std=0.15)
+        w[h + "post_attention_layernorm.weight"] = 1.0 + n(C, std=0.2)
+        w[h + "mlp.gate_proj.weight"] = n(F, C, std=0.2)
+        w[h + "mlp.up_proj.weight"] = n(F, C, std=0.2)
+        w[h + "mlp.down_proj.weight"] = n(C, F, std=0.1)
+    w["model.norm.weight"] = 1.0 + n(C, std=0.2)
+    if not f["tied"]:
+        w["lm_head.weight"] = n(V, C, std=0.5)
+    return w
+
+
+def layer_norm(x, weight, bias, eps):
+    mean = x.mean(-1, keepdim=True)
+    var = ((x - mean) ** 2).mean(-1, keepdim=True)
+    return (x - mean) / torch.sqrt(var + eps) * weight + bias
+
+
+def rms_norm(x, weight, eps):
+    """RMSNorm (Zhang & Sennrich 2019): x / sqrt(mean(x^2) + eps) * w, no mean, no bias."""
+    return x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps) * weight
+
+
+def rotary(x, rotary_dim, theta):
+    """RoPE with the NeoX pairing (rotate_half): channel i turns with channel i + d/2 by the
+    angle t * theta^(-2i/d), over the first d channels of each head. x: (heads, T, HS)."""
+    d, half = rotary_dim, rotary_dim // 2
+    t = torch.arange(x.shape[1], dtype=torch.float64)
+    inv_freq = theta ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)   # (d/2)
+    angle = t[:, None] * inv_freq[None, :]                                  # (T, d/2)
+    cos, sin = torch.cos(angle), torch.sin(angle)
+    a, b, rest = x[..., :half], x[..., half:d], x[..., d:]
+    return torch.cat([a * cos - b * sin, b * cos + a * sin, rest], dim=-1)
+
+
+def attention(q, k, v, HS, ablate_head=None):
+    """q (NH, T, HS); k, v (NKV, T, HS): query head h reads KV head h // (NH / NKV)."""
+    NH, NKV, T_ = q.shape[0], k.shape[0], q.shape[1]
+    k = k.repeat_interleave(NH // NKV, dim=0)
+    v = v.repeat_interleave(NH // NKV, dim=0)
+    scores = q @ k.transpose(-1, -2) / math.sqrt(HS)                       # (NH, T, T)
+    mask = torch.triu(torch.ones(T_, T_, dtype=torch.bool), diagonal=1)
+    pattern = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
+    z = pattern @ v                                                        # (NH, T, HS)
+    if ablate_head is not None:
+        z[ablate_head] = 0.0
+    return z, scores, pattern
+
+
+def family_forward(f, w, ids, ablate=None):
+    """The family's forward; returns logits (T, V), patterns and scores (L, NH, T, T), and
+    q, k of layer 0 after the rotary ((T, NH*HS) and (T, NKV*HS))."""
+    L, C, NH, NKV, HS = f["L"], f["C"], f["NH"], f["NKV"], f["HS"]
+    neox = f["model_type"] == "gpt_neox"
+    T_ = len(ids)
+    x = (w["gpt_neox.embed_in.weight"] if neox else w["model.embed_tokens.weight"])[ids]
+    patterns, scores_all, q0k0 = [], [], None
+    for l in range(L):
+        ablate_head = ablate[1] if ablate is not None and ablate[0] == l else None
+        if neox:
+            h = f"gpt_neox.layers.{l}."
+            ln1 = layer_norm(x, w[h + "input_layernorm.weight"], w[h + "input_layernorm.bias"], 1e-5)
+            qkv = ln1 @ w[h + "attention.query_key_value.weight"].T + w[h + "attention.query_key_value.bias"]
+            qkv = qkv.view(T_, NH, 3, HS)                                  # GPT-NeoX fuses per head
+            q, k, v = (qkv[:, :, s].transpose(0, 1) for s in range(3))     # (NH, T, HS)
+            rd = int(HS * f["rotary_pct"])
+        else:
+            h = f"model.layers.{l}."
+            ln1 = rms_norm(x, w[h + "input_layernorm.weight"], 1e-6)
+
+            def proj(name, heads):
+                y = ln1 @ w[h + f"self_attn.{name}.weight"].T
+                if f["qkv_bias"]:
+                    y = y + w[h + f"self_attn.{name}.bias"]
+                return y.view(T_, heads, HS).transpose(0, 1)
+            q, k, v = proj("q_proj", NH), proj("k_proj", NKV), proj("v_proj", NKV)
+            rd = HS
+        q, k = rotary(q, rd, f["theta"]), rotary(k, rd, f["theta"])
+        if l == 0:
+            q0k0 = (q.transpose(0, 1).reshape(T_, -1), k.transpose(0, 1).reshape(T_, -1))
+        z, scores, pattern = attention(q, k, v, HS, ablate_head)
+        patterns.append(pattern)
+        scores_all.append(scores)
+        z = z.transpose(0, 1).reshape(T_, NH * HS)
+        if neox:
+            attn = z @ w[h + "attention.dense.weight"].T + w[h + "attention.dense.bias"]
+            mlp_in = x if f["parallel"] else x + attn
+            ln2 = layer_norm(mlp_in, w[h + "post_attention_layernorm.weight"], w[h + "post_attention_layernorm.bias"],
+                             1e-5)
+            hidden = ln2 @ w[h + "mlp.dense_h_to_4h.weight"].T + w[h + "mlp.dense_h_to_4h.bias"]
+            hidden = 0.5 * hidden * (1.0 + torch.erf(hidden / math.sqrt(2.0)))   # GELU, exact (erf)
+            mlp = hidden @ w[h + "mlp.dense_4h_to_h.weight"].T + w[h + "mlp.dense_4h_to_h.bias"]
+            x = x + attn + mlp
+        else:
+            x = x + z @ w[h + "self_attn.o_proj.weight"].T
+            ln2 = rms_norm(x, w[h + "post_attention_layernorm.weight"], 1e-6)
+            gate = ln2 @ w[h + "mlp.gate_proj.weight"].T
+            up = ln2 @ w[h + "mlp.up_proj.weight"].T
+            x = x + (torch.nn.functional.silu(gate) * up) @ w[h + "mlp.down_proj.weight"].T  # SwiGLU
+    if neox:
+        xf = layer_norm(x, w["gpt_neox.final_layer_norm.weight"], w["gpt_neox.final_layer_norm.bias"], 1e-5)
+        logits = xf @ w["embed_out.weight"].T
+    else:
+        xf = rms_norm(x, w["model.norm.weight"], 1e-6)
+        logits = xf @ (w["model.embed_tokens.weight"] if f["tied"] else w["lm_head.weight"]).T
+    return logits, torch.stack(patterns), torch.stack(scores_all), q0k0
+
+
+def main():
+    g = torch.Generator().manual_seed(20261201)
+    for f in FAMILIES:
+        d = os.path.join(OUT, f["name"])
+        os.makedirs(d, exist_ok=True)
+        w = make_weights(f, g)
+        ids = torch.randint(0, f["V"], (T,), generator=g).tolist()
+        with open(os.path.join(d, "config.json"), "w") as out:
+            json.dump(config_json(f), out, indent=2)
+            out.write("\n")
+        expected = {"ids": ids, "kv_heads": f["NKV"], "head_size": f["HS"], "ablate": list(ABLATE), "variants": {}}
+        for dtype in f["dtypes"]:
+            name = "model.safetensors" if dtype == "F32" else f"model.{dtype.lower()}.safetensors"
+            write_safetensors(os.path.join(d, name), w, dtype)
+            # the answer for the weights exactly as this file stores them
+            ws = {k: v.to({"F32": torch.float32, "BF16": torch.bfloat16}[dtype]).to(torch.float64) for k, v in w.items()}
+            logits, pattern, scores, (q0, k0) = family_forward(f, ws, ids)
+            ablated, _, _, _ = family_forward(f, ws, ids, ablate=ABLATE)
+            expected["variants"][dtype] = {
+                "file": name,
+                "logits": [rounded(r) for r in logits],
+                "pattern": causal_half(pattern),
+                "scores": causal_half(scores),
+                "q_rotated_layer0": [rounded(r) for r in q0],
+                "k_rotated_layer0": [rounded(r) for r in k0],
+                "logits_ablated": [rounded(r) for r in ablated],
+            }
+        with open(os.path.join(d, "expected.json"), "w") as out:
+            json.dump(expected, out, separators=(",", ":"))
+            out.write("\n")
+        print(f"{f['name']}: wrote {d}")
+
+
+def demo(out_dir, tokenizer_dir, model_type):
+    """A random-weight model of one family with the vocabulary of a headlab tokenizer, to try
+    the CLI, the scanner and the server on (not a fixture):
+      /usr/bin/python3 tools/reference/make_family_fixtures.py --demo /tmp/llama-demo models/headlab-tiny llama"""
+    import shutil
+    with open(os.path.join(tokenizer_dir, "config.json")) as f:
+        tok = json.load(f)
+    V = tok["vocab_size"]
+    base = next(f for f in FAMILIES if f["model_type"] == model_type)
+    fam = dict(base, name="demo", V=V, n_ctx=128)
+    g = torch.Generator().manual_seed(7)
+    w = make_weights(fam, g)
+    os.makedirs(out_dir, exist_ok=True)
+    cfg = config_json(fam)
+    cfg["bos_token_id"] = cfg["eos_token_id"] = tok.get("bos_token_id", V - 1)
+    with open(os.path.join(out_dir, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    write_safetensors(os.path.join(out_dir, "model.safetensors"), w, "BF16")
+    for name in ("vocab.json", "merges.txt", "tokenizer.json"):
+        if os.path.exists(os.path.join(tokenizer_dir, name)):
+            shutil.copy(os.path.join(tokenizer_dir, name), out_dir)
+    print(f"wrote a random {model_type} model (V = {V}, BF16) to {out_dir}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--demo":
+        demo(sys.argv[2], sys.argv[3], sys.argv[4])
+    else:
+        main()
