@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <queue>
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -377,15 +378,55 @@ Status BpeTokenizer::encode_into(std::string_view text, EncodeOptions options, s
   return {};
 }
 
-namespace {
-
 // One symbol of a piece being merged: a token id and the bytes [b, e) of the piece it covers.
-struct Symbol {
+struct BpeSymbol {
   int id;
   int b, e;
 };
 
-}  // namespace
+// Merges syms as Hugging Face's BPE does: the lowest-ranked adjacent pair first, the leftmost
+// among equals, through a heap over a linked list, so a long piece (Llama 2 has no
+// pre-tokenizer: a whole text is one piece) costs O(n log n), not O(n^2).
+void BpeTokenizer::merge_symbols(std::vector<BpeSymbol>& syms) const {
+  if (syms.size() < 2) return;
+  struct Node {
+    BpeSymbol sym;
+    int prev, next;
+  };
+  struct Candidate {
+    int rank, left, result, left_id, right_id;
+    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
+  };
+  const int n = static_cast<int>(syms.size());
+  std::vector<Node> nodes(n);
+  for (int i = 0; i < n; i++) nodes[i] = {syms[i], i - 1, i + 1 < n ? i + 1 : -1};
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> heap;
+  auto consider = [&](int left) {
+    if (left < 0 || nodes[left].next < 0) return;
+    const int right = nodes[left].next;
+    auto it = merge_of_.find(pair_key(nodes[left].sym.id, nodes[right].sym.id));
+    if (it != merge_of_.end())
+      heap.push({it->second.rank, left, it->second.result, nodes[left].sym.id, nodes[right].sym.id});
+  };
+  for (int i = 0; i + 1 < n; i++) consider(i);
+  while (!heap.empty()) {
+    const Candidate c = heap.top();
+    heap.pop();
+    Node& left = nodes[c.left];
+    // stale: the left symbol was merged into its neighbour, or either side has changed
+    if (left.sym.id != c.left_id || left.next < 0 || nodes[left.next].sym.id != c.right_id || left.sym.e < 0) continue;
+    Node& right = nodes[left.next];
+    left.sym = {c.result, left.sym.b, right.sym.e};
+    right.sym.e = -1;  // gone
+    right.sym.id = -1;
+    left.next = right.next;
+    if (left.next >= 0) nodes[left.next].prev = c.left;
+    consider(left.prev);
+    consider(c.left);
+  }
+  syms.clear();
+  for (int i = 0; i >= 0; i = nodes[i].next) syms.push_back(nodes[i].sym);
+}
 
 Status BpeTokenizer::encode_pipeline(std::string_view text, EncodeOptions options, std::vector<int>& ids,
                                      std::vector<std::pair<int, int>>* spans) const {
@@ -398,8 +439,8 @@ Status BpeTokenizer::encode_pipeline(std::string_view text, EncodeOptions option
   // The BPE model on one piece (Hugging Face's BPE::tokenize).
   auto model_piece = [&](const AlignedText& piece) -> Status {
     const std::string& s = piece.text;
-    auto out = [&](const Symbol& sym) { emit(sym.id, piece.begin[sym.b], piece.end[sym.e - 1]); };
-    std::vector<Symbol> syms;
+    auto out = [&](const BpeSymbol& sym) { emit(sym.id, piece.begin[sym.b], piece.end[sym.e - 1]); };
+    std::vector<BpeSymbol> syms;
     if (p.bpe.byte_level) {
       if (p.bpe.ignore_merges) {
         std::string spelled;
@@ -446,30 +487,8 @@ Status BpeTokenizer::encode_pipeline(std::string_view text, EncodeOptions option
       }
       i += len;
     }
-    // merge the lowest-ranked adjacent pair everywhere, until none has a rank
-    while (syms.size() > 1) {
-      Merge best{std::numeric_limits<int>::max(), -1};
-      std::uint64_t best_key = 0;
-      for (std::size_t i = 0; i + 1 < syms.size(); i++) {
-        auto it = merge_of_.find(pair_key(syms[i].id, syms[i + 1].id));
-        if (it != merge_of_.end() && it->second.rank < best.rank) {
-          best = it->second;
-          best_key = it->first;
-        }
-      }
-      if (best.result < 0) break;
-      std::size_t w = 0;
-      for (std::size_t i = 0; i < syms.size();) {
-        if (i + 1 < syms.size() && pair_key(syms[i].id, syms[i + 1].id) == best_key) {
-          syms[w++] = {best.result, syms[i].b, syms[i + 1].e};
-          i += 2;
-        } else {
-          syms[w++] = syms[i++];
-        }
-      }
-      syms.resize(w);
-    }
-    for (const Symbol& sym : syms) out(sym);
+    merge_symbols(syms);
+    for (const BpeSymbol& sym : syms) out(sym);
     return {};
   };
   // A text between added tokens: normalize, find the normalized added tokens, pre-tokenize.

@@ -50,6 +50,7 @@ struct EncodeOptions {
 };
 
 class PieceCache;  // bpe_tokenizer.cpp
+struct BpeSymbol;   // bpe_tokenizer.cpp: a symbol being merged
 struct TokenizerPipeline;  // bpe_tokenizer.cpp: a tokenizer.json's parts
 
 class BpeTokenizer {
@@ -125,6 +126,8 @@ class BpeTokenizer {
   Status encode_pipeline(std::string_view text, EncodeOptions options, std::vector<int>& ids,
                          std::vector<std::pair<int, int>>* spans) const;
 
+  // Merges the symbols of one piece, lowest rank first (the tokenizer.json path).
+  void merge_symbols(std::vector<BpeSymbol>& syms) const;
   // Appends the ids of one pre-token (through the cache).
   void bpe_piece(std::string_view piece, std::vector<int>& ids) const;
   // The ids of text; with ends, each token's end byte too (the tokens tile the text).
