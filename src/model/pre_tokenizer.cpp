@@ -213,7 +213,7 @@ std::vector<AlignedText> pre_tokenizer_apply(const PreTokenizer& p, std::vector<
                    p.invert, out);
         break;
       case K::whitespace:
-        split_into(piece, p.regex->find_all(piece.text), SplitBehavior::isolated, true, out);
+        split_into(piece, p.regex->find_all(piece.text), SplitBehavior::removed, true, out);
         break;
       case K::whitespace_split:
         split_into(piece, char_matches(piece.text, is_white_space), SplitBehavior::removed, false, out);
