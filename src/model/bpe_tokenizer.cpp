@@ -501,7 +501,8 @@ Status BpeTokenizer::encode_pipeline(std::string_view text, EncodeOptions option
       const std::size_t stop = k < found.size() ? static_cast<std::size_t>(found[k].begin) : t.text.size();
       if (stop > pos) {
         std::vector<AlignedText> pieces{t.slice(pos, stop)};
-        if (p.pre_tokenizer) pieces = pre_tokenizer_apply(*p.pre_tokenizer, std::move(pieces), pieces[0].input_begin(0) == 0);
+        const bool at_start = pieces[0].input_begin(0) == 0;  // Metaspace's "first"
+        if (p.pre_tokenizer) pieces = pre_tokenizer_apply(*p.pre_tokenizer, std::move(pieces), at_start);
         for (const AlignedText& piece : pieces)
           if (Status st = model_piece(piece); !st) return st;
       }
