@@ -17,6 +17,8 @@ SERVE_PACKAGES=(
   libexpected-dev                  # tl::expected: errors as values
   libcli11-dev                     # command-line parsing
   libopenblas-dev                  # matrix products of the transformer engine
+  libonig-dev                      # tokenizer.json's Split regexes, in the engine Hugging Face uses
+  libutf8proc-dev                  # tokenizer.json's Unicode normalizers (NFC, NFKC, NFD, NFKD)
   python3 python3-numpy            # runs the lesson's NumPy example at build time
   ca-certificates
 )

@@ -2,6 +2,9 @@
 #include "model/bpe_tokenizer.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <queue>
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/byte_alphabet.h"
+#include "model/tokenizer_json.h"
 #include "model/unicode.h"
 #include "util/file.h"
 #include "util/check.h"
@@ -111,6 +115,19 @@ class PieceCache {
   std::array<Shard, kShards> shards_;
 };
 
+// A tokenizer.json's parts, shared (read-only) by copies of the tokenizer.
+struct TokenizerPipeline {
+  BpeOptions bpe;
+  std::optional<Normalizer> normalizer;
+  std::optional<PreTokenizer> pre_tokenizer;
+  AddedTokenMatcher raw_tokens;         // normalized=false: found in the input
+  AddedTokenMatcher normalized_tokens;  // normalized=true: found in the normalized text
+  PostProcessor post_processor;
+  Decoder decoder;
+  int unk_id = -1;
+  std::vector<int> byte_fallback_ids;   // (256) the "<0xXX>" token of each byte, -1 if none
+};
+
 BpeTokenizer::BpeTokenizer() : cache_(std::make_unique<PieceCache>()) {}
 BpeTokenizer::BpeTokenizer(const BpeTokenizer& other)
     : token_to_id_(other.token_to_id_),
@@ -120,7 +137,8 @@ BpeTokenizer::BpeTokenizer(const BpeTokenizer& other)
       merge_of_(other.merge_of_),
       merges_(other.merges_),
       endoftext_id_(other.endoftext_id_),
-      cache_(std::make_unique<PieceCache>()) {}
+      cache_(std::make_unique<PieceCache>()),
+      pipeline_(other.pipeline_) {}
 BpeTokenizer& BpeTokenizer::operator=(const BpeTokenizer& other) {
   if (this != &other) *this = BpeTokenizer(other);
   return *this;
@@ -129,80 +147,17 @@ BpeTokenizer::BpeTokenizer(BpeTokenizer&&) noexcept = default;
 BpeTokenizer& BpeTokenizer::operator=(BpeTokenizer&&) noexcept = default;
 BpeTokenizer::~BpeTokenizer() = default;
 
-std::vector<std::pair<int, int>> BpeTokenizer::split_pieces(std::string_view text) {
-  // The pattern, alternatives tried in order at each position:
-  //   's|'t|'re|'ve|'m|'ll|'d | ?\p{L}+ | ?\p{N}+ | ?[^\s\p{L}\p{N}]+ | \s+(?!\S) | \s+
-  enum Class : std::uint8_t { kLetter, kNumber, kSpace, kOther };
-  // ASCII, most of any text, from a table; the rest through the Unicode ranges
-  static const std::array<Class, 128> kAscii = [] {
-    std::array<Class, 128> t{};
-    for (std::uint32_t c = 0; c < 128; c++)
-      t[c] = is_letter(c) ? kLetter : is_number(c) ? kNumber : is_whitespace(c) ? kSpace : kOther;
-    return t;
-  }();
-  std::vector<std::uint32_t> cps;
-  std::vector<Class> classes;  // of each code point, computed once
-  std::vector<int> offs;       // byte offset of each code point, plus the end
-  cps.reserve(text.size());
-  classes.reserve(text.size());
-  offs.reserve(text.size() + 1);
-  for (std::size_t i = 0; i < text.size();) {
-    int len = 1;
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    std::uint32_t cp = c;
-    Class k;
-    if (c < 0x80) {
-      k = kAscii[c];
-    } else {
-      std::int32_t d = utf8_decode(text, i, &len);
-      cp = d < 0 ? 0xfffd : static_cast<std::uint32_t>(d);
-      k = is_letter(cp) ? kLetter : is_number(cp) ? kNumber : is_whitespace(cp) ? kSpace : kOther;
-    }
-    cps.push_back(cp);
-    classes.push_back(k);
-    offs.push_back(static_cast<int>(i));
-    i += len;
-  }
-  offs.push_back(static_cast<int>(text.size()));
-  const int n = static_cast<int>(cps.size());
-  auto cls = [&](int i) { return classes[i]; };
-  std::vector<std::pair<int, int>> pieces;
-  int i = 0;
-  while (i < n) {
-    int end = -1;
-    // 1. contractions
-    if (cps[i] == '\'' && i + 1 < n) {
-      std::uint32_t a = cps[i + 1], b = i + 2 < n ? cps[i + 2] : 0;
-      if (a == 's' || a == 't' || a == 'm' || a == 'd') end = i + 2;
-      else if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) end = i + 3;
-    }
-    // 2-4. an optional space, then a run of one class
-    if (end < 0) {
-      int j = (cps[i] == ' ' && i + 1 < n) ? i + 1 : i;
-      for (Class want : {kLetter, kNumber, kOther}) {
-        int start = (j > i && cls(j) == want) ? j : i;
-        if (cls(start) != want) continue;
-        int k = start;
-        while (k < n && cls(k) == want) k++;
-        end = k;
-        break;
-      }
-    }
-    // 5-6. white space: the run, minus its last character if a non-space follows
-    if (end < 0) {
-      int k = i;
-      while (k < n && cls(k) == kSpace) k++;
-      end = (k < n && k - i > 1) ? k - 1 : k;
-    }
-    pieces.emplace_back(offs[i], offs[end]);
-    i = end;
-  }
-  return pieces;
-}
+std::vector<std::pair<int, int>> BpeTokenizer::split_pieces(std::string_view text) { return byte_level_split(text); }
 
 Result<BpeTokenizer> BpeTokenizer::from_tables(std::unordered_map<std::string, int> vocab,
                                                std::vector<std::pair<std::string, std::string>> merges,
                                                const std::string& what) {
+  return build(std::move(vocab), std::move(merges), what, true);
+}
+
+Result<BpeTokenizer> BpeTokenizer::build(std::unordered_map<std::string, int> vocab,
+                                         std::vector<std::pair<std::string, std::string>> merges,
+                                         const std::string& what, bool byte_level) {
   BpeTokenizer tok;
   int max_id = -1;
   for (const auto& [token, id] : vocab) {
@@ -219,7 +174,7 @@ Result<BpeTokenizer> BpeTokenizer::from_tables(std::unordered_map<std::string, i
   }
   // Every single byte must be a token, or some text could not be encoded.
   tok.byte_to_id_.assign(256, 0);
-  for (int b = 0; b < 256; b++) {
+  for (int b = 0; b < 256 && byte_level; b++) {
     auto it = vocab.find(byte_to_unicode(static_cast<unsigned char>(b)));
     if (it == vocab.end())
       return make_error(ErrorCode::corrupt, what + ": the vocabulary lacks the token for byte " + std::to_string(b) +
@@ -280,40 +235,55 @@ Result<BpeTokenizer> BpeTokenizer::from_vocab_merges(std::string_view vocab_json
 }
 
 Result<BpeTokenizer> BpeTokenizer::from_tokenizer_json(std::string_view text, const std::string& what) {
-  std::unordered_map<std::string, int> vocab;
-  std::vector<std::pair<std::string, std::string>> merges;
-  try {
-    nlohmann::json j = nlohmann::json::parse(text);
-    const nlohmann::json& model = j.at("model");
-    if (model.contains("type") && model["type"].get<std::string>() != "BPE")
-      return make_error(ErrorCode::unsupported, what + ": model type \"" + model["type"].get<std::string>() +
-                                                    "\" is not BPE");
-    for (auto it = model.at("vocab").begin(); it != model.at("vocab").end(); ++it) {
-      if (!it.value().is_number_unsigned() || it.value().get<std::uint64_t>() > 0x7fffffffu)
-        return make_error(ErrorCode::corrupt, what + ": the id of \"" + it.key() + "\" is not a token id");
-      vocab[it.key()] = static_cast<int>(it.value().get<std::uint64_t>());
-    }
-    for (const auto& m : model.at("merges")) {
-      if (m.is_string()) {
-        std::string s = m.get<std::string>();
-        std::size_t sp = s.find(' ');
-        if (sp == std::string::npos || sp == 0 || sp + 1 >= s.size())
-          return make_error(ErrorCode::corrupt, what + ": merge \"" + s + "\" is not two symbols");
-        merges.emplace_back(s.substr(0, sp), s.substr(sp + 1));
-      } else {
-        merges.emplace_back(m.at(0).get<std::string>(), m.at(1).get<std::string>());
-      }
-    }
-    if (j.contains("added_tokens") && j["added_tokens"].is_array())
-      for (const auto& t : j["added_tokens"]) {
-        if (!t.at("id").is_number_unsigned() || t.at("id").get<std::uint64_t>() > 0x7fffffffu)
-          return make_error(ErrorCode::corrupt, what + ": an added token's id is not a token id");
-        vocab[t.at("content").get<std::string>()] = static_cast<int>(t.at("id").get<std::uint64_t>());
-      }
-  } catch (const nlohmann::json::exception& e) {
-    return make_error(ErrorCode::corrupt, what + ": " + e.what());
+  auto j = tokenizer_json_read(text, what);
+  if (!j) return tl::unexpected(j.error());
+  auto tok = build(std::move(j->vocab), std::move(j->merges), what, j->bpe.byte_level);
+  if (!tok) return tok;
+  auto p = std::make_shared<TokenizerPipeline>();
+  p->bpe = j->bpe;
+  p->normalizer = std::move(j->normalizer);
+  p->pre_tokenizer = std::move(j->pre_tokenizer);
+  p->post_processor = j->post_processor;
+  p->decoder = j->decoder;
+  if (p->bpe.unk_token) {
+    auto it = tok->token_to_id_.find(*p->bpe.unk_token);
+    if (it == tok->token_to_id_.end())
+      return make_error(ErrorCode::corrupt, what + ": unk_token \"" + *p->bpe.unk_token + "\" is not in the vocabulary");
+    p->unk_id = it->second;
   }
-  return from_tables(std::move(vocab), std::move(merges), what);
+  p->byte_fallback_ids.assign(256, -1);
+  if (p->bpe.byte_fallback)
+    for (int b = 0; b < 256; b++) {
+      char name[8];
+      std::snprintf(name, sizeof name, "<0x%02X>", b);
+      auto it = tok->token_to_id_.find(name);
+      if (it != tok->token_to_id_.end()) p->byte_fallback_ids[b] = it->second;
+    }
+  // The display bytes of every model token: the decoder's, GPT-2's alphabet when it has none.
+  if (!p->bpe.byte_level)
+    for (std::size_t id = 0; id < tok->id_to_token_.size(); id++)
+      tok->id_to_bytes_[id] = decoder_token_bytes(p->decoder, tok->id_to_token_[id]);
+  // Added tokens live outside the model's vocabulary (Llama 3's 128,000+): give them ids.
+  std::vector<AddedToken> raw, normalized;
+  tok->endoftext_id_ = -1;
+  for (const AddedToken& a : j->added_tokens) {
+    if (a.id >= tok->vocab_size()) {
+      tok->id_to_token_.resize(a.id + 1);
+      tok->id_to_bytes_.resize(a.id + 1);
+    }
+    tok->id_to_token_[a.id] = a.content;
+    tok->id_to_bytes_[a.id] = a.content;
+    if (a.content == kEndOfText) tok->endoftext_id_ = a.id;
+    (a.normalized ? normalized : raw).push_back(a);
+  }
+  for (int id : p->post_processor.before)
+    if (id < 0 || id >= tok->vocab_size()) return make_error(ErrorCode::corrupt, what + ": post_processor id " + std::to_string(id) + " is not a token");
+  for (int id : p->post_processor.after)
+    if (id < 0 || id >= tok->vocab_size()) return make_error(ErrorCode::corrupt, what + ": post_processor id " + std::to_string(id) + " is not a token");
+  p->raw_tokens = AddedTokenMatcher(std::move(raw));
+  p->normalized_tokens = AddedTokenMatcher(std::move(normalized));
+  tok->pipeline_ = std::move(p);
+  return tok;
 }
 
 Result<BpeTokenizer> BpeTokenizer::load(const std::string& dir) {
@@ -375,6 +345,13 @@ Status BpeTokenizer::encode_into(std::string_view text, EncodeOptions options, s
     return make_error(ErrorCode::invalid_argument, "the text is not valid UTF-8 (byte " + std::to_string(bad) + ")");
   if (text.size() > std::size_t(std::numeric_limits<int>::max() / 2))
     return make_error(ErrorCode::too_long, "the text is larger than 1 GB");
+  if (pipeline_) {
+    std::vector<std::pair<int, int>> spans;
+    if (Status st = encode_pipeline(text, options, ids, ends ? &spans : nullptr); !st) return st;
+    if (ends)
+      for (auto [b, e] : spans) ends->push_back(e);
+    return {};
+  }
   const bool special = options.special && endoftext_id_ >= 0;
   std::size_t pos = 0;
   while (pos <= text.size()) {
@@ -401,7 +378,176 @@ Status BpeTokenizer::encode_into(std::string_view text, EncodeOptions options, s
   return {};
 }
 
+// One symbol of a piece being merged: a token id and the bytes [b, e) of the piece it covers.
+struct BpeSymbol {
+  int id;
+  int b, e;
+};
+
+// Merges syms as Hugging Face's BPE does: the lowest-ranked adjacent pair first, the leftmost
+// among equals, through a heap over a linked list, so a long piece (Llama 2 has no
+// pre-tokenizer: a whole text is one piece) costs O(n log n), not O(n^2).
+void BpeTokenizer::merge_symbols(std::vector<BpeSymbol>& syms) const {
+  if (syms.size() < 2) return;
+  struct Node {
+    BpeSymbol sym;
+    int prev, next;
+  };
+  struct Candidate {
+    int rank, left, result, left_id, right_id;
+    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
+  };
+  const int n = static_cast<int>(syms.size());
+  std::vector<Node> nodes(n);
+  for (int i = 0; i < n; i++) nodes[i] = {syms[i], i - 1, i + 1 < n ? i + 1 : -1};
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> heap;
+  auto consider = [&](int left) {
+    if (left < 0 || nodes[left].next < 0) return;
+    const int right = nodes[left].next;
+    auto it = merge_of_.find(pair_key(nodes[left].sym.id, nodes[right].sym.id));
+    if (it != merge_of_.end())
+      heap.push({it->second.rank, left, it->second.result, nodes[left].sym.id, nodes[right].sym.id});
+  };
+  for (int i = 0; i + 1 < n; i++) consider(i);
+  while (!heap.empty()) {
+    const Candidate c = heap.top();
+    heap.pop();
+    Node& left = nodes[c.left];
+    // stale: the left symbol was merged into its neighbour, or either side has changed
+    if (left.sym.id != c.left_id || left.next < 0 || nodes[left.next].sym.id != c.right_id || left.sym.e < 0) continue;
+    Node& right = nodes[left.next];
+    left.sym = {c.result, left.sym.b, right.sym.e};
+    right.sym.e = -1;  // gone
+    right.sym.id = -1;
+    left.next = right.next;
+    if (left.next >= 0) nodes[left.next].prev = c.left;
+    consider(left.prev);
+    consider(c.left);
+  }
+  syms.clear();
+  for (int i = 0; i >= 0; i = nodes[i].next) syms.push_back(nodes[i].sym);
+}
+
+Status BpeTokenizer::encode_pipeline(std::string_view text, EncodeOptions options, std::vector<int>& ids,
+                                     std::vector<std::pair<int, int>>* spans) const {
+  const TokenizerPipeline& p = *pipeline_;
+  const std::size_t first_id = ids.size();
+  auto emit = [&](int id, int b, int e) {
+    ids.push_back(id);
+    if (spans) spans->emplace_back(b, e);
+  };
+  // The BPE model on one piece (Hugging Face's BPE::tokenize).
+  auto model_piece = [&](const AlignedText& piece) -> Status {
+    const std::string& s = piece.text;
+    auto out = [&](const BpeSymbol& sym) { emit(sym.id, piece.begin[sym.b], piece.end[sym.e - 1]); };
+    std::vector<BpeSymbol> syms;
+    if (p.bpe.byte_level) {
+      if (p.bpe.ignore_merges) {
+        std::string spelled;
+        for (unsigned char c : s) spelled += byte_to_unicode(c);
+        if (auto it = token_to_id_.find(spelled); it != token_to_id_.end()) {
+          out({it->second, 0, static_cast<int>(s.size())});
+          return {};
+        }
+      }
+      std::vector<int> piece_ids;
+      bpe_piece(s, piece_ids);
+      int at = 0;
+      for (int id : piece_ids) {
+        const int len = static_cast<int>(id_to_bytes_[id].size());
+        out({id, at, at + len});
+        at += len;
+      }
+      return {};
+    }
+    if (p.bpe.ignore_merges)
+      if (auto it = token_to_id_.find(s); it != token_to_id_.end()) {
+        out({it->second, 0, static_cast<int>(s.size())});
+        return {};
+      }
+    // one symbol per character; one per byte ("<0xE2>") for a character not in the vocabulary
+    for (std::size_t i = 0; i < s.size();) {
+      int len = 1;
+      utf8_decode(s, i, &len);
+      if (len <= 0) len = 1;
+      const int b = static_cast<int>(i), e = static_cast<int>(i) + len;
+      if (auto it = token_to_id_.find(s.substr(i, len)); it != token_to_id_.end()) {
+        syms.push_back({it->second, b, e});
+      } else {
+        bool all = p.bpe.byte_fallback;
+        for (int k = b; k < e && all; k++) all = p.byte_fallback_ids[static_cast<unsigned char>(s[k])] >= 0;
+        if (all) {
+          for (int k = b; k < e; k++) syms.push_back({p.byte_fallback_ids[static_cast<unsigned char>(s[k])], k, k + 1});
+        } else if (p.unk_id >= 0) {
+          if (p.bpe.fuse_unk && !syms.empty() && syms.back().id == p.unk_id) syms.back().e = e;
+          else syms.push_back({p.unk_id, b, e});
+        } else {
+          return make_error(ErrorCode::invalid_argument, "the text has a character the vocabulary lacks, and the tokenizer has no unk_token");
+        }
+      }
+      i += len;
+    }
+    merge_symbols(syms);
+    for (const BpeSymbol& sym : syms) out(sym);
+    return {};
+  };
+  // A text between added tokens: normalize, find the normalized added tokens, pre-tokenize.
+  auto plain = [&](std::string_view segment, int at) -> Status {
+    AlignedText t = AlignedText::identity(segment, at);
+    if (p.normalizer) normalizer_apply(*p.normalizer, t);
+    std::vector<AddedTokenMatch> found = p.normalized_tokens.find(t.text, options.special);
+    std::size_t pos = 0;
+    for (std::size_t k = 0; k <= found.size(); k++) {
+      const std::size_t stop = k < found.size() ? static_cast<std::size_t>(found[k].begin) : t.text.size();
+      if (stop > pos) {
+        std::vector<AlignedText> pieces{t.slice(pos, stop)};
+        const bool at_start = pieces[0].input_begin(0) == 0;  // Metaspace's "first"
+        if (p.pre_tokenizer) pieces = pre_tokenizer_apply(*p.pre_tokenizer, std::move(pieces), at_start);
+        for (const AlignedText& piece : pieces)
+          if (Status st = model_piece(piece); !st) return st;
+      }
+      if (k == found.size()) break;
+      emit(found[k].id, t.input_begin(found[k].begin), found[k].end > found[k].begin ? t.end[found[k].end - 1] : t.input_begin(found[k].begin));
+      pos = found[k].end;
+    }
+    return {};
+  };
+  if (options.template_tokens)
+    for (int id : p.post_processor.before) emit(id, 0, 0);
+  std::vector<AddedTokenMatch> found = p.raw_tokens.find(text, options.special);
+  std::size_t pos = 0;
+  for (std::size_t k = 0; k <= found.size(); k++) {
+    const std::size_t stop = k < found.size() ? static_cast<std::size_t>(found[k].begin) : text.size();
+    if (stop > pos)
+      if (Status st = plain(text.substr(pos, stop - pos), static_cast<int>(pos)); !st) {
+        ids.resize(first_id);
+        return st;
+      }
+    if (k == found.size()) break;
+    emit(found[k].id, found[k].begin, found[k].end);
+    pos = found[k].end;
+  }
+  if (options.template_tokens)
+    for (int id : p.post_processor.after) emit(id, static_cast<int>(text.size()), static_cast<int>(text.size()));
+  return {};
+}
+
 Result<std::vector<Token>> BpeTokenizer::encode(std::string_view text, EncodeOptions options) const {
+  if (pipeline_) {
+    if (long long bad = utf8_find_invalid(text); bad >= 0)
+      return make_error(ErrorCode::invalid_argument, "the text is not valid UTF-8 (byte " + std::to_string(bad) + ")");
+    if (text.size() > std::size_t(std::numeric_limits<int>::max() / 2))
+      return make_error(ErrorCode::too_long, "the text is larger than 1 GB");
+    std::vector<int> ids;
+    std::vector<std::pair<int, int>> spans;
+    if (Status s = encode_pipeline(text, options, ids, &spans); !s) return tl::unexpected(s.error());
+    std::vector<Token> out;
+    out.reserve(ids.size());
+    // a token shows the bytes it stands for (after normalization: "▁" shows as " "); its
+    // span is where those bytes came from in the input
+    for (std::size_t i = 0; i < ids.size(); i++) out.push_back({ids[i], id_to_bytes_[ids[i]], spans[i].first, spans[i].second});
+    return out;
+  }
   std::vector<int> ids, ends;
   if (Status s = encode_into(text, options, ids, &ends); !s) return tl::unexpected(s.error());
   std::vector<Token> out;
@@ -440,6 +586,7 @@ Result<std::string> BpeTokenizer::decode(std::span<const int> ids) const {
                                                          " is not in the vocabulary");
     out += id_to_bytes_[ids[i]];
   }
+  if (pipeline_) decoder_finish(pipeline_->decoder, out);
   return out;
 }
 

@@ -44,13 +44,22 @@ struct EncodeOptions {
   // true: "<|endoftext|>" in the text is the special token (when the vocabulary has one);
   // false: it is ordinary text and is split and merged like any other.
   bool special = true;
+  // true: the post-processor's template tokens (Llama 2's "<s>", Gemma 3's "<bos>") are put
+  // around the text, as Hugging Face's encode with add_special_tokens; false: the text alone.
+  bool template_tokens = false;
 };
 
 class PieceCache;  // bpe_tokenizer.cpp
+struct BpeSymbol;   // bpe_tokenizer.cpp: a symbol being merged
+struct TokenizerPipeline;  // bpe_tokenizer.cpp: a tokenizer.json's parts
 
 class BpeTokenizer {
  public:
-  // From a directory holding vocab.json + merges.txt, or tokenizer.json.
+  // From a directory holding vocab.json + merges.txt, or tokenizer.json. GPT-2's files
+  // (vocab.json + merges.txt, or from_tables) take GPT-2's own steps above; a tokenizer.json
+  // runs its pipeline (model/tokenizer_json.h): added tokens, normalizer, pre-tokenizer, BPE
+  // with its options, post-processor on request; a component not implemented is an
+  // unsupported error naming it.
   // Errors: not_found (neither present), corrupt (bad JSON, a merge line without two
   // symbols, a merge whose result is not in the vocabulary), io_error.
   static Result<BpeTokenizer> load(const std::string& dir);
@@ -108,7 +117,17 @@ class BpeTokenizer {
   std::vector<std::pair<std::string, std::string>> merges_;
   int endoftext_id_ = -1;
   std::unique_ptr<PieceCache> cache_;                   // piece bytes -> ids (bpe_tokenizer.cpp)
+  std::shared_ptr<const TokenizerPipeline> pipeline_;   // a tokenizer.json's parts; null: GPT-2's steps
 
+  static Result<BpeTokenizer> build(std::unordered_map<std::string, int> vocab,
+                                    std::vector<std::pair<std::string, std::string>> merges,
+                                    const std::string& what, bool byte_level);
+  // The tokenizer.json pipeline: ids and each token's input span.
+  Status encode_pipeline(std::string_view text, EncodeOptions options, std::vector<int>& ids,
+                         std::vector<std::pair<int, int>>* spans) const;
+
+  // Merges the symbols of one piece, lowest rank first (the tokenizer.json path).
+  void merge_symbols(std::vector<BpeSymbol>& syms) const;
   // Appends the ids of one pre-token (through the cache).
   void bpe_piece(std::string_view piece, std::vector<int>& ids) const;
   // The ids of text; with ends, each token's end byte too (the tokens tile the text).

@@ -1,6 +1,6 @@
 // model/unicode.h — the little Unicode the tokenizer needs: strict UTF-8 decoding and the
-// character classes of GPT-2's pre-tokenisation pattern (\p{L}, \p{N}, \s as JavaScript's
-// regex engine defines them, the peer headlab is tested against).
+// character classes of GPT-2's pre-tokenisation pattern (\p{L}, \p{N}, and \s as Unicode
+// White_Space, as GPT-2's Python `regex`, Oniguruma and Hugging Face's tokenizers read it).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +20,6 @@ void utf8_append(std::string& out, std::uint32_t cp);
 
 bool is_letter(std::uint32_t cp);      // \p{L}
 bool is_number(std::uint32_t cp);      // \p{N}
-bool is_whitespace(std::uint32_t cp);  // JavaScript's \s
+bool is_whitespace(std::uint32_t cp);  // \s: Unicode White_Space (U+0085 yes, U+FEFF no)
 
 }  // namespace headlab::model
