@@ -111,8 +111,9 @@ int run_tokenize(const TokenizeOptions& o) {
     return 0;
   }
   std::cout << toks->size() << " tokens (\xc2\xb7 marks a space; bytes are the token's span in the input; "
-            << (special ? "<|endoftext|> is the special token " + std::to_string(tok->endoftext_id())
-                        : std::string("<|endoftext|> is plain text"))
+            << (special                      ? "<|endoftext|> is the special token " + std::to_string(tok->endoftext_id())
+                : tok->endoftext_id() < 0 ? std::string("this vocabulary has no <|endoftext|>")
+                                          : std::string("<|endoftext|> is plain text"))
             << ")\n\n";
   std::printf("%5s  %6s  %-13s  %s\n", "index", "id", "bytes", "text");
   for (std::size_t i = 0; i < toks->size(); i++) {
@@ -129,9 +130,11 @@ void add_tokenize_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<TokenizeOptions>();
   CLI::App* cmd = app.add_subcommand(
       "tokenize",
-      "Split a text into a model's tokens (GPT-2's byte-level BPE) and show the work:\n"
-      "each token's id, its text and its byte span in the input.\n"
-      "A directory holding only vocab.json + merges.txt (or tokenizer.json) is enough.\n"
+      "Split a text into a model's tokens and show the work: each token's id, its text and\n"
+      "its byte span in the input. The tokenizer is the model's own: GPT-2's vocab.json +\n"
+      "merges.txt, or a tokenizer.json (Llama, Qwen, Gemma, ...: its normalizer,\n"
+      "pre-tokenizer, BPE and added tokens, exactly as Hugging Face's tokenizers read them).\n"
+      "A directory holding only those files is enough.\n"
       "\"<|endoftext|>\" in the text is read as the special token (one id, GPT-2's 50256) by\n"
       "default; --no-special reads it as plain text (\"<|\", \"endoftext\", \"|>\"), as GPT-2's\n"
       "encoder does with allowed_special off.\n\n"
