@@ -153,6 +153,17 @@ struct Row {
 // lying model below claims, and less than "big" needs.
 constexpr long kCap = 2L << 20;
 
+// AddressSanitizer reserves terabytes of address space for its shadow at start, so a
+// sanitized binary cannot start under any `ulimit -v`. There the capped rows run without
+// the cap (the shapes are refused before any allocation, cap or not), except those whose
+// claim is the out-of-memory message itself: without a cap those models simply load.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+bool needs_the_cap(const Row& row) { return row.message.find("GB of memory") != std::string::npos; }
+
 const std::string kServe = " --port 0 --db {F}/serve.db --web /nonexistent";
 const std::string kTrain = " --out {F}/train-out --steps 1 --quiet";
 
@@ -246,7 +257,8 @@ TEST(CliBadInput, EveryRowEndsOnTheErrorPathWithExitOneOrTwo) {
   for (const Row& row : kRows) {
     const std::string args = expand(row.args, root);
     SCOPED_TRACE("headlab " + args);
-    CommandResult r = run_headlab(args, row.limit_kb);
+    if (kSanitized && row.limit_kb > 0 && needs_the_cap(row)) continue;
+    CommandResult r = run_headlab(args, kSanitized ? 0 : row.limit_kb);
     EXPECT_EQ(r.exit_code, row.exit_code) << r.out;
     EXPECT_NE(r.out.find("headlab: error: "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(expand(row.message, root)), std::string::npos) << r.out;
