@@ -12,19 +12,15 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "testing/process.h"
+
 namespace {
 
 nlohmann::json scan_built_in_model() {
-  const std::string cmd = std::string(HEADLAB_BINARY_DIR) + "/headlab scan --model " + HEADLAB_SOURCE_DIR +
-                          "/models/headlab-tiny --format json";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
-  return nlohmann::json::parse(out, nullptr, false);
+  const auto r = headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab scan --model " +
+                                               HEADLAB_SOURCE_DIR + "/models/headlab-tiny --format json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return nlohmann::json::parse(r.out, nullptr, false);
 }
 
 struct Best {

@@ -16,27 +16,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "testing/process.h"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
 
-struct CommandResult {
-  int exit_code;  // -1: killed by a signal
-  std::string out;  // stdout and stderr
-};
+using headlab::testing::CommandResult;
 
 // Runs `headlab ARGS` under a virtual-memory cap of `limit_kb` (0: none) and a 60 s timeout.
 CommandResult run_headlab(const std::string& args, long limit_kb) {
   std::string cmd = "timeout 60 " + std::string(HEADLAB_BINARY_DIR) + "/headlab " + args + " 2>&1";
   if (limit_kb > 0) cmd = "ulimit -v " + std::to_string(limit_kb) + "; " + cmd;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return headlab::testing::command_run(cmd);
 }
 
 const fs::path kTiny = fs::path(HEADLAB_SOURCE_DIR) / "models/headlab-tiny";

@@ -7,25 +7,15 @@
 #include <cstdio>
 #include <memory>
 
+#include "testing/process.h"
+
 namespace {
-struct CliRun {
-  int exit_code;
-  std::string out;
-};
-// Runs the built binary with arguments; captures stdout and stderr together.
-CliRun headlab(const std::string& args) {
-  std::string cmd = std::string(HEADLAB_BINARY_DIR "/headlab ") + args + " 2>&1";
-  std::array<char, 512> buf{};
-  std::string out;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  while (std::fgets(buf.data(), buf.size(), pipe)) out += buf.data();
-  int status = pclose(pipe);
-  return {WEXITSTATUS(status), out};
-}
+using CliRun = headlab::testing::CommandResult;
+using headlab::testing::headlab_run;  // stdout and stderr together
 }  // namespace
 
 TEST(HeadsCommand, PrintsTheOriginalLessonTableForTheInductionHead) {
-  CliRun r = headlab("heads --head induction --format tsv");
+  CliRun r = headlab_run("heads --head induction --format tsv");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const std::string want =
       "the\tcat\tchased\tthe\tdog\t.\tthe\tcat\tchased\tthe\n"
@@ -43,21 +33,21 @@ TEST(HeadsCommand, PrintsTheOriginalLessonTableForTheInductionHead) {
 }
 
 TEST(HeadsCommand, TableIsTheDefaultAndNamesTheHead) {
-  CliRun r = headlab("heads");
+  CliRun r = headlab_run("heads");
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("Induction head"), std::string::npos);
   EXPECT_NE(r.out.find("0.92"), std::string::npos);
 }
 
 TEST(HeadsCommand, QuerySaysWhereItLooksMostIncludingTies) {
-  CliRun r = headlab("heads --head induction --query 7");
+  CliRun r = headlab_run("heads --head induction --query 7");
   EXPECT_NE(r.out.find("Looks most at: chased (2), 92%"), std::string::npos) << r.out;
-  CliRun tie = headlab("heads --head induction --query 6");
+  CliRun tie = headlab_run("heads --head induction --query 6");
   EXPECT_NE(tie.out.find("splits between cat (1) and dog (4), 48% each"), std::string::npos) << tie.out;
 }
 
 TEST(HeadsCommand, JsonHasFullPrecisionAndNullForMaskedCells) {
-  CliRun r = headlab("heads --head induction --format json");
+  CliRun r = headlab_run("heads --head induction --format json");
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("\"head\": \"induction\""), std::string::npos);
   EXPECT_NE(r.out.find("\"mask\": true"), std::string::npos);
@@ -66,26 +56,26 @@ TEST(HeadsCommand, JsonHasFullPrecisionAndNullForMaskedCells) {
 }
 
 TEST(HeadsCommand, NoMaskShowsNoMaskedCells) {
-  CliRun r = headlab("heads --head same-word --no-mask --format tsv");
+  CliRun r = headlab_run("heads --head same-word --no-mask --format tsv");
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out.find("masked"), std::string::npos);
 }
 
 TEST(HeadsCommand, OwnSentenceIsSplitOnSpacesAndPunctuation) {
-  CliRun r = headlab("heads --head punctuation --sentence \"hi, you.\" --format tsv");
+  CliRun r = headlab_run("heads --head punctuation --sentence \"hi, you.\" --format tsv");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "hi\t,\tyou\t.");
 }
 
 TEST(HeadsCommand, BadHeadNameExitsTwoAndListsTheHeads) {
-  CliRun r = headlab("heads --head inductoin");
+  CliRun r = headlab_run("heads --head inductoin");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("headlab: error: Unknown head 'inductoin'"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("previous, first, same-word, induction, punctuation"), std::string::npos);
 }
 
 TEST(HeadsCommand, OutOfRangeQueryExitsTwoAndSaysTheRange) {
-  CliRun r = headlab("heads --query 10");
+  CliRun r = headlab_run("heads --query 10");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("from 0 to 9"), std::string::npos) << r.out;
 }
@@ -93,20 +83,20 @@ TEST(HeadsCommand, OutOfRangeQueryExitsTwoAndSaysTheRange) {
 TEST(HeadsCommand, OverLongSentenceExitsTwoAndSaysTheLimit) {
   std::string s;
   for (int i = 0; i < 33; ++i) s += "w ";
-  CliRun r = headlab("heads --sentence \"" + s + "\"");
+  CliRun r = headlab_run("heads --sentence \"" + s + "\"");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("at most 32"), std::string::npos) << r.out;
 }
 
 TEST(HeadsCommand, BadFormatAndUnknownSubcommandAreUsageErrors) {
-  EXPECT_EQ(headlab("heads --format xml").exit_code, 2);
-  CliRun r = headlab("frobnicate");
+  EXPECT_EQ(headlab_run("heads --format xml").exit_code, 2);
+  CliRun r = headlab_run("frobnicate");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("headlab: error:"), std::string::npos);
 }
 
 TEST(HeadsCommand, HelpTeachesWithExamples) {
-  CliRun r = headlab("heads --help");
+  CliRun r = headlab_run("heads --help");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("Examples:"), std::string::npos);
   EXPECT_NE(r.out.find("--no-mask"), std::string::npos);
@@ -115,12 +105,12 @@ TEST(HeadsCommand, HelpTeachesWithExamples) {
 TEST(FeedbackCommand, ListsNothingYetForAFreshDatabaseAndRefusesAMissingOne) {
   std::string db = "/tmp/headlab-feedback-cli-" + std::to_string(::getpid()) + ".db";
   std::remove(db.c_str());
-  CliRun missing = headlab("feedback list --db " + db);
+  CliRun missing = headlab_run("feedback list --db " + db);
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.out.find("No database at"), std::string::npos) << missing.out;
   std::FILE* f = std::fopen(db.c_str(), "w");  // an empty file is a valid empty SQLite database
   std::fclose(f);
-  CliRun empty = headlab("feedback list --db " + db);
+  CliRun empty = headlab_run("feedback list --db " + db);
   EXPECT_EQ(empty.exit_code, 0) << empty.out;
   EXPECT_NE(empty.out.find("No feedback yet"), std::string::npos) << empty.out;
   std::remove(db.c_str());
@@ -128,7 +118,7 @@ TEST(FeedbackCommand, ListsNothingYetForAFreshDatabaseAndRefusesAMissingOne) {
 
 TEST(HeadsCommand, SaveSvgWritesAPictureOfTheGrid) {
   std::string path = "/tmp/headlab-heads-" + std::to_string(::getpid()) + ".svg";
-  CliRun r = headlab("heads --head induction --save-svg " + path + " --format tsv");
+  CliRun r = headlab_run("heads --head induction --save-svg " + path + " --format tsv");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::FILE* f = std::fopen(path.c_str(), "r");
   ASSERT_NE(f, nullptr);
@@ -145,7 +135,7 @@ TEST(HeadsCommand, SaveSvgWritesAPictureOfTheGrid) {
 }
 
 TEST(HeadsCommand, SaveSvgToAnUnwritablePlaceIsAnError) {
-  CliRun r = headlab("heads --save-svg /nonexistent/dir/x.svg");
+  CliRun r = headlab_run("heads --save-svg /nonexistent/dir/x.svg");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("cannot open for writing"), std::string::npos) << r.out;
 }

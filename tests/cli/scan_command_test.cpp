@@ -15,6 +15,8 @@
 #include "testing/random_model.h"
 #include "testing/test_server.h"
 
+#include "testing/process.h"
+
 using headlab::testing::TestServer;
 using headlab::testing::temp_path;
 using nlohmann::json;
@@ -23,21 +25,11 @@ namespace {
 
 const std::string kTinyDir = std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny";
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;  // standard output
-};
+using CliRun = headlab::testing::CommandResult;
 
+// `headlab ARGS`, its standard output alone (the JSON the tests parse).
 CliRun run_headlab(const std::string& args) {
-  const std::string cmd = std::string(HEADLAB_BINARY_DIR "/headlab ") + args;
-  std::array<char, 4096> buf{};
-  CliRun r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR "/headlab ") + args);
 }
 
 const json* head_named(const json& report, const std::string& name) {

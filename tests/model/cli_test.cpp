@@ -14,26 +14,14 @@
 #include "model/bpe_tokenizer.h"
 #include "model/blas.h"
 #include "model/checkpoint.h"
+#include "testing/process.h"
 
 using namespace headlab::model;
 
 namespace {
 
-struct CommandResult {
-  int exit_code;
-  std::string out;
-};
-
-CommandResult run_headlab(const std::string& args) {
-  const std::string cmd = std::string(HEADLAB_BINARY_DIR) + "/headlab " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using headlab::testing::CommandResult;
+using headlab::testing::headlab_run;
 
 // A GPT-2-vocabulary model of tiny width, written once per test process into a folder of
 // its own (ctest runs these tests as parallel processes: a shared folder would be rewritten
@@ -81,13 +69,13 @@ const std::string& model_dir() {
 TEST(TokenizeCommand, PrintsIdsPerLine) {
   const std::string file = std::string(HEADLAB_BINARY_DIR) + "/tmp_cli_lines.txt";
   std::ofstream(file) << "Hello world\nit's\n";
-  auto r = run_headlab("tokenize --model " + model_dir() + " --file " + file + " --format ids --lines");
+  auto r = headlab_run("tokenize --model " + model_dir() + " --file " + file + " --format ids --lines");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out, "15496 995\n270 338\n");
 }
 
 TEST(TokenizeCommand, JsonShowsTextAndByteSpans) {
-  auto r = run_headlab("tokenize --model " + model_dir() + " --text 'Hello world' --format json");
+  auto r = headlab_run("tokenize --model " + model_dir() + " --text 'Hello world' --format json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["tokens"].size(), 2u);
@@ -97,7 +85,7 @@ TEST(TokenizeCommand, JsonShowsTextAndByteSpans) {
 }
 
 TEST(TokenizeCommand, TableNamesEveryToken) {
-  auto r = run_headlab("tokenize --model " + model_dir() + " --text 'Hi there'");
+  auto r = headlab_run("tokenize --model " + model_dir() + " --text 'Hi there'");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("2 tokens"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\xc2\xb7there"), std::string::npos) << r.out;
@@ -108,39 +96,39 @@ TEST(TokenizeCommand, TableNamesEveryToken) {
 // and the JSON say which way it was read.
 TEST(TokenizeCommand, SpecialAndNoSpecialReadEndOfTextBothWays) {
   const std::string text = " --text 'a<|endoftext|>b'";
-  auto deflt = run_headlab("tokenize --model " + model_dir() + text + " --format ids");
+  auto deflt = headlab_run("tokenize --model " + model_dir() + text + " --format ids");
   EXPECT_EQ(deflt.exit_code, 0) << deflt.out;
   EXPECT_EQ(deflt.out, "64 50256 65\n");
-  auto special = run_headlab("tokenize --model " + model_dir() + text + " --format ids --special");
+  auto special = headlab_run("tokenize --model " + model_dir() + text + " --format ids --special");
   EXPECT_EQ(special.out, "64 50256 65\n");
-  auto plain = run_headlab("tokenize --model " + model_dir() + text + " --format ids --no-special");
+  auto plain = headlab_run("tokenize --model " + model_dir() + text + " --format ids --no-special");
   EXPECT_EQ(plain.exit_code, 0) << plain.out;
   EXPECT_EQ(plain.out, "64 27 91 437 1659 5239 91 29 65\n");
 
-  auto table = run_headlab("tokenize --model " + model_dir() + text);
+  auto table = headlab_run("tokenize --model " + model_dir() + text);
   EXPECT_NE(table.out.find("<|endoftext|> is the special token 50256"), std::string::npos) << table.out;
-  auto plain_table = run_headlab("tokenize --model " + model_dir() + text + " --no-special");
+  auto plain_table = headlab_run("tokenize --model " + model_dir() + text + " --no-special");
   EXPECT_NE(plain_table.out.find("<|endoftext|> is plain text"), std::string::npos) << plain_table.out;
-  auto json = run_headlab("tokenize --model " + model_dir() + text + " --format json --no-special");
+  auto json = headlab_run("tokenize --model " + model_dir() + text + " --format json --no-special");
   auto j = nlohmann::json::parse(json.out);
   EXPECT_EQ(j["special"], false);
   EXPECT_EQ(j["count"], 9);
-  EXPECT_EQ(nlohmann::json::parse(run_headlab("tokenize --model " + model_dir() + text + " --format json").out)["special"],
+  EXPECT_EQ(nlohmann::json::parse(headlab_run("tokenize --model " + model_dir() + text + " --format json").out)["special"],
             true);
-  auto help = run_headlab("tokenize --help");
+  auto help = headlab_run("tokenize --help");
   EXPECT_NE(help.out.find("--no-special"), std::string::npos) << help.out;
   EXPECT_NE(help.out.find("special token"), std::string::npos) << help.out;
 }
 
 TEST(TokenizeCommand, MissingTokenizerIsAClearError) {
-  auto r = run_headlab("tokenize --model /nonexistent --text hi");
+  auto r = headlab_run("tokenize --model /nonexistent --text hi");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("headlab: error: /nonexistent: no tokenizer"), std::string::npos) << r.out;
 }
 
 TEST(RunCommand, JsonIsTheApisAnswerWithBosFirst) {
   const std::string file = std::string(HEADLAB_BINARY_DIR) + "/tmp_cli_contract.json";
-  auto r = run_headlab("run --model " + model_dir() + " --text 'The cat sat' --format json --logits --top 3 --out " + file);
+  auto r = headlab_run("run --model " + model_dir() + " --text 'The cat sat' --format json --logits --top 3 --out " + file);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::ifstream in(file);
   auto j = nlohmann::json::parse(in);
@@ -168,7 +156,7 @@ TEST(RunCommand, JsonIsTheApisAnswerWithBosFirst) {
 }
 
 TEST(RunCommand, NoBosLeavesTheBosTokenOut) {
-  auto r = run_headlab("run --model " + model_dir() + " --text 'The cat sat' --no-bos --format json --layer 0 --head 0");
+  auto r = headlab_run("run --model " + model_dir() + " --text 'The cat sat' --no-bos --format json --layer 0 --head 0");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["tokens"].size(), 3u);
@@ -176,7 +164,7 @@ TEST(RunCommand, NoBosLeavesTheBosTokenOut) {
 }
 
 TEST(RunCommand, HelpStatesTheBosRule) {
-  auto r = run_headlab("run --help");
+  auto r = headlab_run("run --help");
   EXPECT_NE(r.out.find("--no-bos"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("put first unless you pass --no-bos"), std::string::npos) << r.out;
 }
@@ -198,19 +186,13 @@ TEST(RunCommand, LongOutputOnATerminalAsksForOut) {
   if (std::system("command -v script > /dev/null 2>&1") != 0) GTEST_SKIP() << "script(1) is not installed";
   const std::string cmd = "script -qec \"" + std::string(HEADLAB_BINARY_DIR) + "/headlab run --model " + model_dir() +
                           " --text 'The cat sat' --format json --logits\" /dev/null 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  CommandResult r{0, {}};
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const CommandResult r = headlab::testing::command_run(cmd);
   EXPECT_NE(r.exit_code, 0) << r.out.substr(0, 300);
   EXPECT_NE(r.out.find("too long for the screen: pass --out FILE"), std::string::npos) << r.out.substr(0, 300);
 }
 
 TEST(RunCommand, OneHeadAsATable) {
-  auto r = run_headlab("run --model " + model_dir() + " --ids '464 3797 3332' --layer 1 --head 0");
+  auto r = headlab_run("run --model " + model_dir() + " --ids '464 3797 3332' --layer 1 --head 0");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("Pattern of layer 1, head 0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" cat(3797)"), std::string::npos) << r.out;
@@ -219,7 +201,7 @@ TEST(RunCommand, OneHeadAsATable) {
 TEST(RunCommand, SaveSvgDrawsTheChosenHeadsWeightsWithTheFutureHatched) {
   const std::string file = std::string(HEADLAB_BINARY_DIR) + "/tmp_cli_run_head.svg";
   std::remove(file.c_str());
-  auto r = run_headlab("run --model " + model_dir() + " --ids '464 3797 3332' --layer 1 --head 0 --save-svg " + file);
+  auto r = headlab_run("run --model " + model_dir() + " --ids '464 3797 3332' --layer 1 --head 0 --save-svg " + file);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("wrote the grid of layer 1, head 0"), std::string::npos) << r.out;
   std::ifstream in(file);
@@ -229,7 +211,7 @@ TEST(RunCommand, SaveSvgDrawsTheChosenHeadsWeightsWithTheFutureHatched) {
   EXPECT_NE(svg.str().find("Layer 1, head 0"), std::string::npos);
   EXPECT_NE(svg.str().find("> cat<"), std::string::npos);
   // the same weights the JSON output holds: query 2's row, written in the picture's tooltips
-  auto j = run_headlab("run --model " + model_dir() + " --ids '464 3797 3332' --layer 1 --head 0 --format json");
+  auto j = headlab_run("run --model " + model_dir() + " --ids '464 3797 3332' --layer 1 --head 0 --format json");
   ASSERT_EQ(j.exit_code, 0);
   auto doc = nlohmann::json::parse(j.out);
   // the JSON rounds to 5 decimals, the picture's tooltip prints 6
@@ -238,7 +220,7 @@ TEST(RunCommand, SaveSvgDrawsTheChosenHeadsWeightsWithTheFutureHatched) {
   ASSERT_NE(at, std::string::npos);
   EXPECT_NEAR(std::stod(svg.str().substr(at + tip.size(), 10)), doc["heads"][0]["pattern"][2][1].get<double>(), 1e-5);
   // one head only
-  auto all = run_headlab("run --model " + model_dir() + " --ids '464' --save-svg " + file);
+  auto all = headlab_run("run --model " + model_dir() + " --ids '464' --save-svg " + file);
   EXPECT_EQ(all.exit_code, 2);
   EXPECT_NE(all.out.find("choose it with --layer L --head H"), std::string::npos) << all.out;
 }
@@ -246,10 +228,10 @@ TEST(RunCommand, SaveSvgDrawsTheChosenHeadsWeightsWithTheFutureHatched) {
 TEST(RunCommand, LongInputIsRefusedWithTheOfferToTruncate) {
   std::string text;
   for (int i = 0; i < 40; i++) text += " word";
-  auto r = run_headlab("run --model " + model_dir() + " --text '" + text + "'");
+  auto r = headlab_run("run --model " + model_dir() + " --text '" + text + "'");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("more than the model's n_ctx (32); pass --truncate"), std::string::npos) << r.out;
-  auto t = run_headlab("run --model " + model_dir() + " --text '" + text + "' --truncate --format json --out " +
+  auto t = headlab_run("run --model " + model_dir() + " --text '" + text + "' --truncate --format json --out " +
                        std::string(HEADLAB_BINARY_DIR) + "/tmp_cli_run.json");
   EXPECT_EQ(t.exit_code, 0) << t.out;
   std::ifstream in(std::string(HEADLAB_BINARY_DIR) + "/tmp_cli_run.json");
@@ -258,13 +240,13 @@ TEST(RunCommand, LongInputIsRefusedWithTheOfferToTruncate) {
 }
 
 TEST(RunCommand, BadArgumentsAreUsageErrors) {
-  EXPECT_EQ(run_headlab("run --model " + model_dir() + " --ids '1 x'").exit_code, 2);
-  EXPECT_EQ(run_headlab("run --model " + model_dir() + " --ids '1' --layer 9").exit_code, 2);
-  EXPECT_EQ(run_headlab("run --model " + model_dir()).exit_code, 2);
-  auto r = run_headlab("run --model " + model_dir() + " --ids '1 60000'");
+  EXPECT_EQ(headlab_run("run --model " + model_dir() + " --ids '1 x'").exit_code, 2);
+  EXPECT_EQ(headlab_run("run --model " + model_dir() + " --ids '1' --layer 9").exit_code, 2);
+  EXPECT_EQ(headlab_run("run --model " + model_dir()).exit_code, 2);
+  auto r = headlab_run("run --model " + model_dir() + " --ids '1 60000'");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("outside the vocabulary"), std::string::npos) << r.out;
-  auto m = run_headlab("run --model /nonexistent --ids 1");
+  auto m = headlab_run("run --model /nonexistent --ids 1");
   EXPECT_EQ(m.exit_code, 1);
   EXPECT_NE(m.out.find("/nonexistent: not a directory"), std::string::npos) << m.out;
 }

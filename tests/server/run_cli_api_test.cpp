@@ -10,6 +10,8 @@
 #include "testing/random_model.h"
 #include "testing/test_server.h"
 
+#include "testing/process.h"
+
 using headlab::testing::TestServer;
 using headlab::testing::temp_path;
 using nlohmann::json;
@@ -22,15 +24,9 @@ std::string model_dir() {
 }
 
 json cli_run(const std::string& args) {
-  const std::string cmd = std::string(HEADLAB_BINARY_DIR) + "/headlab run --model " + model_dir() + " " + args;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return json();
-  std::string out;
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  const int status = pclose(p);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return json{{"exit", status}, {"out", out}};
-  return json::parse(out);
+  const auto r = headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab run --model " + model_dir() + " " + args);
+  if (r.exit_code != 0) return json{{"exit", r.exit_code}, {"out", r.out}};
+  return json::parse(r.out);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// testing/process.h — run `headlab serve` as a child process, read the port it printed,
-// and signal it (SIGKILL for crash tests, SIGTERM for graceful shutdown).
+// testing/process.h — run the built `headlab` as a child process: a command to its end
+// (command_run, headlab_run), or `headlab serve` in the background, reading the port it
+// printed and signalling it (SIGKILL for crash tests, SIGTERM for graceful shutdown).
 #pragma once
 
 #include <signal.h>
@@ -11,6 +12,28 @@
 #include <vector>
 
 namespace headlab::testing {
+
+struct CommandResult {
+  int exit_code = -1;  // -1: killed by a signal
+  std::string out;     // what the command wrote to its standard output
+};
+
+// Runs a shell command line and reads its standard output to the end.
+inline CommandResult command_run(const std::string& command_line) {
+  CommandResult r;
+  FILE* p = ::popen(command_line.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// `headlab ARGS` from this build, its standard output and standard error together.
+inline CommandResult headlab_run(const std::string& args) {
+  return command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab " + args + " 2>&1");
+}
 
 class ServeProcess {
  public:
