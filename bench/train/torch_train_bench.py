@@ -13,17 +13,8 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "reference", "train"))
 import train_step_reference as ref  # noqa: E402
 
-
-def blas_core():
-    """The kernels of the OpenBLAS this process loaded (Debian's PyTorch links the same
-    libopenblas.so.0 as headlab), or "unknown"."""
-    try:
-        import ctypes
-        lib = ctypes.CDLL("libopenblas.so.0")
-        lib.openblas_get_corename.restype = ctypes.c_char_p
-        return lib.openblas_get_corename().decode()
-    except (OSError, AttributeError):
-        return "unknown"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from torch_engine_bench import blas_core  # noqa: E402  (the one reader of the kernels in use)
 
 
 def main():
