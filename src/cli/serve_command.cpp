@@ -69,6 +69,10 @@ int run_serve(const ServeOptions& o) {
   }
   auto srv = server::Server::create(options);
   if (!srv) return print_error(srv.error().message);
+  // A school's PostgreSQL that cannot be reached at start: stop with its one-line reason, so
+  // the supervisor restarts the server, rather than serve a school that cannot save progress.
+  if (server::db::is_postgresql_url(o.db) && !(*srv)->store_error().empty())
+    return print_error((*srv)->store_error());
   if (auto s = (*srv)->bind(); !s) return print_error(s.error().message);
 
   std::printf("headlab: serving on http://%s:%d/\n", o.host.c_str(), (*srv)->port());

@@ -16,6 +16,7 @@
 #include "server/feedback_store.h"
 #include "server/progress_store.h"
 #include "server/store_testing.h"
+#include "testing/process.h"
 
 using namespace headlab;
 using namespace headlab::server;
@@ -136,6 +137,17 @@ TEST(PostgresEngine, AServerThatIsDownIsOneLineNamingHostPortAndTheFix) {
   EXPECT_NE(m.find("port " + std::to_string(port)), std::string::npos) << m;
   EXPECT_NE(m.find("Is PostgreSQL running"), std::string::npos) << m;
   EXPECT_EQ(m.find('\n'), std::string::npos) << "one line: " << m;
+}
+
+TEST(PostgresEngine, ServeStopsWithThatLineWhenItsPostgreSQLIsDown) {
+  const int port = closed_port();
+  auto r = headlab::testing::headlab_run("serve --no-model --port 0 --db postgresql://headlab:s3cret@127.0.0.1:" +
+                                         std::to_string(port) + "/headlab");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(r.out.rfind("headlab: error: Cannot connect to PostgreSQL at 127.0.0.1 port " + std::to_string(port), 0), 0u)
+      << r.out;
+  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << "one line: " << r.out;
+  EXPECT_EQ(r.out.find("s3cret"), std::string::npos) << r.out;
 }
 
 TEST(PostgresEngine, AnUnreadableUrlIsRefusedWithTheShapeOfAGoodOne) {
