@@ -10,10 +10,11 @@ FeedbackStore::FeedbackStore(std::unique_ptr<db::Database> db) : db_(std::move(d
 FeedbackStore::~FeedbackStore() = default;
 
 Result<std::unique_ptr<FeedbackStore>> FeedbackStore::open(const std::string& path, std::int64_t max_bytes) {
-  auto db = db::Database::open(path, {.what = "feedback database", .max_bytes = max_bytes});
+  auto db = db::Database::open(path, {.what = "feedback database"});
   if (!db) return tl::unexpected(db.error());
   if (auto s = db::migrate(**db, db::headlab_migrations()); !s)
     return make_error(s.error().code, s.error().message + " It cannot hold feedback.");
+  if (auto s = (*db)->cap_size(max_bytes); !s) return tl::unexpected(s.error());
   return std::unique_ptr<FeedbackStore>(new FeedbackStore(std::move(*db)));
 }
 

@@ -38,13 +38,14 @@ Error ProgressStore::failure(const std::string& doing, const Error& e) const {
 }
 
 Result<std::unique_ptr<ProgressStore>> ProgressStore::open(const std::string& path, std::int64_t max_bytes) {
-  auto db = db::Database::open(path, {.what = "progress database", .max_bytes = max_bytes});
+  auto db = db::Database::open(path, {.what = "progress database"});
   if (!db) return tl::unexpected(db.error());
   if (auto s = db::migrate(**db, db::headlab_migrations()); !s) {
     Error e = s.error();
     if (e.code == ErrorCode::io_error) e.message += " Is it a headlab database? Choose another with --db PATH.";
     return tl::unexpected(e);
   }
+  if (auto s = (*db)->cap_size(max_bytes); !s) return tl::unexpected(s.error());
   std::unique_ptr<ProgressStore> store(new ProgressStore(std::move(*db), path));
   store->max_bytes_ = max_bytes;
   return store;

@@ -108,6 +108,18 @@ Status Database::transaction(Access access, const std::function<Status(Session&)
   }
 }
 
+Status Database::cap_size(std::int64_t max_bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  options_.max_bytes = max_bytes;
+  if (target_.engine != Engine::sqlite || max_bytes <= 0) return {};
+  // New connections get the cap from options_ (sqlite_connect); these are the ones open now.
+  // A connection lent out at this moment would miss it: stores call this before any use.
+  for (auto& conn : idle_)
+    if (auto r = conn->run(sqlite_size_cap_sql(max_bytes), {}); !r)
+      return make_error(ErrorCode::io_error, "The " + options_.what + " " + target_.display + ": " + r.error().message + ".");
+  return {};
+}
+
 Result<QueryResult> Database::run_alone(std::string_view sql, const Params& params, bool repeat_if_dropped) {
   for (int attempt = 0;; ++attempt) {
     auto conn = acquire();

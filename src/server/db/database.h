@@ -74,6 +74,11 @@ class Database {
   // drops during COMMIT is an io_error saying the change may or may not have been saved.
   Status transaction(Access access, const std::function<Status(Session&)>& body);
 
+  // Caps an SQLite file at max_bytes (> 0) from now on, on every connection: writes past it
+  // fail with storage_full. Stores call it after migrate(), so the schema always fits and
+  // the cap is the learners' data, as before migrations. PostgreSQL: nothing to do.
+  Status cap_size(std::int64_t max_bytes);
+
   // One statement on its own (autocommit), for reads and for what cannot run inside a
   // transaction (CREATE DATABASE). query runs once more when the link drops (a read repeats
   // safely); exec does not: a write that must survive a dropped link goes in transaction().

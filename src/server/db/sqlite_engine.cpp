@@ -84,6 +84,10 @@ class SqliteConnection final : public Connection {
 
 }  // namespace
 
+std::string sqlite_size_cap_sql(std::int64_t max_bytes) {
+  return "PRAGMA max_page_count=" + std::to_string(std::max<std::int64_t>(1, max_bytes / 4096));
+}
+
 std::string sqlite_placeholders(std::string_view sql) {
   std::string out;
   out.reserve(sql.size());
@@ -108,8 +112,7 @@ Result<std::unique_ptr<Connection>> sqlite_connect(const std::string& path, cons
   auto conn = std::make_unique<SqliteConnection>(*opened);
   if (options.max_bytes > 0) {
     // The cap is per connection: every connection of the pool sets it.
-    std::string sql = "PRAGMA max_page_count=" + std::to_string(std::max<std::int64_t>(1, options.max_bytes / 4096));
-    if (auto r = conn->run(sql, {}); !r)
+    if (auto r = conn->run(sqlite_size_cap_sql(options.max_bytes), {}); !r)
       return make_error(ErrorCode::io_error, "The " + options.what + " " + path + ": " + r.error().message + ".");
   }
   return std::unique_ptr<Connection>(std::move(conn));

@@ -4,6 +4,7 @@
 // storage_full, which the server answers with 507).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -13,6 +14,9 @@ namespace headlab::server::db {
 
 // Opens (creating the file and its folder). Errors: io_error naming the file and --db.
 Result<std::unique_ptr<Connection>> sqlite_connect(const std::string& path, const DatabaseOptions& options);
+
+// The PRAGMA that caps a connection's file at max_bytes (4 KiB pages).
+std::string sqlite_size_cap_sql(std::int64_t max_bytes);
 
 // "$1" -> "?1" outside quoted text, so stores write one placeholder style for both engines.
 std::string sqlite_placeholders(std::string_view sql);
