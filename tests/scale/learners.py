@@ -7,7 +7,7 @@ progress back, and moves on to a new learner id, until the time is up. A write c
 acknowledged when its answer was 200 with the challenge done; those ids go to --acked.
 Then `verify` reads every acknowledged learner back through the load balancer.
 
-  learners.py drive  --url http://127.0.0.1:8080 --learners 40 --seconds 20 --acked acked.txt
+  learners.py drive  --url http://127.0.0.1:8080 --learners 40 --seconds 20 --acked acked.txt [--think 2]
   learners.py verify --url http://127.0.0.1:8080 --acked acked.txt
 Standard library only; loopback only; bounded in time and count.
 """
@@ -77,6 +77,8 @@ def drive(args):
             ok = status == 200 and any(ch["id"] == CHALLENGE and ch["done"] for ch in (body or {}).get("challenges", []))
             status2, _ = c.request("GET", f"/api/progress?learner={lid}&lesson={LESSON}")
             t2 = time.monotonic()
+            if args.think > 0:
+                time.sleep(args.think)  # a person reading the page before the next step
             with lock:
                 statuses[status] = statuses.get(status, 0) + 1
                 statuses[status2] = statuses.get(status2, 0) + 1
@@ -84,6 +86,7 @@ def drive(args):
                 if ok:
                     acked.append(lid)
 
+    threading.stack_size(256 * 1024)  # thousands of learners
     threads = [threading.Thread(target=learner, args=(n,)) for n in range(args.learners)]
     for t in threads:
         t.start()
@@ -133,6 +136,7 @@ def main():
     p.add_argument("--url", required=True)
     p.add_argument("--learners", type=int, default=40)
     p.add_argument("--seconds", type=float, default=20)
+    p.add_argument("--think", type=float, default=0, help="seconds each learner waits between steps")
     p.add_argument("--acked", required=True)
     args = p.parse_args()
     host = urllib.parse.urlsplit(args.url).hostname

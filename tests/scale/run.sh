@@ -5,6 +5,8 @@
 # Passes when every write nginx acknowledged is in PostgreSQL and readable through nginx,
 # and no request failed. Loopback only, free ports, about SECONDS + 20 s.
 # Without HEADLAB_TEST_POSTGRES_URL it starts a throwaway cluster for itself.
+# For load figures rather than failover: HEADLAB_SCALE_KILL=0 kills no server, and
+# HEADLAB_SCALE_THINK=S makes each learner wait S seconds between steps.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:-$root/build}"
@@ -59,7 +61,8 @@ cat >"$tmp/nginx.conf" <<CONF
 worker_processes 1;
 pid $tmp/nginx.pid;
 error_log $tmp/nginx-error.log warn;
-events { worker_connections 1024; }
+worker_rlimit_nofile 20000;
+events { worker_connections 8192; }
 http {
   access_log off;
   client_body_temp_path $tmp/body;
@@ -70,14 +73,21 @@ CONF
 "$nginx_bin" -c "$tmp/nginx.conf" -p "$tmp" -e "$tmp/nginx-error.log"
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$lb_port/api/health" >/dev/null && break; sleep 0.1; done
 
-say "$learners learners for ${seconds}s through nginx on port $lb_port to servers on ${ports[*]}; SIGKILL to the first at $((seconds * 2 / 5))s"
-( sleep "$((seconds * 2 / 5))"; kill -KILL "${pids[0]}"; echo "killed" >"$tmp/killed" ) &
-killer=$!
+kill_first="${HEADLAB_SCALE_KILL:-1}"
+say "$learners learners for ${seconds}s through nginx on port $lb_port to servers on ${ports[*]}$(
+  [ "$kill_first" = 1 ] && echo "; SIGKILL to the first at $((seconds * 2 / 5))s")"
+killer=""
+if [ "$kill_first" = 1 ]; then
+  ( sleep "$((seconds * 2 / 5))"; kill -KILL "${pids[0]}"; echo "killed" >"$tmp/killed" ) &
+  killer=$!
+fi
 /usr/bin/python3 "$root/tests/scale/learners.py" drive --url "http://127.0.0.1:$lb_port" --learners "$learners" \
-  --seconds "$seconds" --acked "$tmp/acked.txt" | tee "$tmp/drive.txt"
-wait "$killer" || true
+  --seconds "$seconds" --think "${HEADLAB_SCALE_THINK:-0}" --acked "$tmp/acked.txt" | tee "$tmp/drive.txt"
+[ -z "$killer" ] || wait "$killer" || true
 failed=0
-[ -f "$tmp/killed" ] && ! kill -0 "${pids[0]}" 2>/dev/null || { say "FAILED: the first server was not killed"; failed=1; }
+if [ "$kill_first" = 1 ]; then
+  [ -f "$tmp/killed" ] && ! kill -0 "${pids[0]}" 2>/dev/null || { say "FAILED: the first server was not killed"; failed=1; }
+fi
 kill -0 "${pids[1]}" 2>/dev/null || { say "FAILED: the second server died"; failed=1; }
 
 /usr/bin/python3 "$root/tests/scale/learners.py" verify --url "http://127.0.0.1:$lb_port" --acked "$tmp/acked.txt" || failed=1
@@ -91,4 +101,4 @@ if [ $failed -ne 0 ]; then
   tail -5 "$tmp/nginx-error.log" "$tmp/serve2.log" || true
   exit 1
 fi
-say "passed: no acknowledged write lost, no request failed, across a SIGKILL of one of two servers"
+say "passed: no acknowledged write lost, no request failed$([ "$kill_first" = 1 ] && echo ", across a SIGKILL of one of two servers")"
