@@ -13,6 +13,8 @@ build="${1:-$root/build}"
 seconds="${2:-20}"
 learners="${3:-40}"
 if [ -z "${HEADLAB_TEST_POSTGRES_URL:-}" ]; then
+  [ -z "${HEADLAB_SCALE_CLUSTER_TRIED:-}" ] || { echo "scale test: FAILED: no PostgreSQL cluster"; exit 1; }
+  export HEADLAB_SCALE_CLUSTER_TRIED=1
   exec "$root/tests/server/store_postgres_cluster.sh" "$0" "$build" "$seconds" "$learners"
 fi
 say() { printf 'scale test: %s\n' "$*"; }
