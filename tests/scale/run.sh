@@ -45,6 +45,7 @@ for i in 1 2; do
   "$build/headlab" serve --no-model --port "$port" --db "$db" --progress-writes-per-minute 0 \
     --max-connections-per-ip 4000 >"$tmp/serve$i.log" 2>&1 &
   pids+=($!)
+  disown $!  # the SIGKILL below is meant: no "Killed" from bash
   ports+=("$port")
 done
 for i in 0 1; do
