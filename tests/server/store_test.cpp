@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <set>
 #include <thread>
@@ -206,6 +207,36 @@ TEST_P(Store, ManyThreadsShareTheStoreWithoutLosingAWrite) {
   for (int t = 0; t < 8; ++t)
     for (int i = 0; i < 25; ++i)
       ASSERT_EQ((*(*store)->completed("thread-" + std::to_string(t) + "-" + std::to_string(i), "causal-mask")).size(), 2u);
+}
+
+// Servers of a school starting at the same moment on an empty database: each migrates or
+// finds it done, none fails, and every migration is applied once.
+TEST_P(Store, ServersStartingTogetherOnAnEmptyDatabaseMigrateItOnce) {
+  StoreDatabase fresh(GetParam());
+  HEADLAB_REQUIRE_DATABASE(fresh);
+  std::vector<pid_t> pids;
+  for (int p = 0; p < 4; ++p) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      auto progress = ProgressStore::open(fresh.target());
+      auto feedback = FeedbackStore::open(fresh.target());
+      if (!progress) std::fprintf(stderr, "%s\n", progress.error().message.c_str());
+      if (!feedback) std::fprintf(stderr, "%s\n", feedback.error().message.c_str());
+      _exit(progress && feedback ? 0 : 1);
+    }
+    pids.push_back(pid);
+  }
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a server could not open the store";
+  }
+  auto db = db::Database::open(fresh.target());
+  ASSERT_TRUE(db) << db.error().message;
+  auto rows = (*db)->query("SELECT version FROM schema_migrations");
+  ASSERT_TRUE(rows) << rows.error().message;
+  EXPECT_EQ(rows->size(), db::headlab_migrations().size());
 }
 
 // Two processes, as two `headlab serve` behind a load balancer: every write either made
