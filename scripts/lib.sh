@@ -14,6 +14,7 @@ SERVE_PACKAGES=(
   zlib1g-dev                       # gzip of large API answers
   nlohmann-json3-dev               # JSON codec
   libsqlite3-dev                   # embedded progress store
+  libpq-dev                        # PostgreSQL's client library: --db postgresql:// for several servers
   libexpected-dev                  # tl::expected: errors as values
   libcli11-dev                     # command-line parsing
   libopenblas-dev                  # matrix products of the transformer engine
@@ -31,6 +32,8 @@ TEST_PACKAGES=(
   dict-devil
   wrk curl                         # the load test of the server
   libcpp-httplib-dev               # the HTTP client of the server's tests
+  postgresql                       # a throwaway cluster for the store tests (tests/server/store_postgres_cluster.sh)
+  nginx                            # the load balancer of the scale-out test (tests/scale/run.sh, docs/school-nginx.conf)
 )
 
 apt_install() {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "server/db/target.h"
 #include "server/feedback_store.h"
 #include "server/progress_store.h"
 
@@ -47,7 +48,7 @@ struct FeedbackOptions {
 
 int run_feedback_list(const FeedbackOptions& o) {
   std::string path = o.db.empty() ? server::default_database_path() : o.db;
-  if (!std::filesystem::exists(path))
+  if (!server::db::is_postgresql_url(path) && !std::filesystem::exists(path))
     return print_error("No database at " + path + ". Pass the --db that `headlab serve` used.");
   auto store = server::FeedbackStore::open(path);
   if (!store) return print_error(store.error().message);
@@ -62,7 +63,7 @@ int run_feedback_list(const FeedbackOptions& o) {
     return 0;
   }
   if (notes->empty()) {
-    std::cout << "No feedback yet in " << path << ".\n";
+    std::cout << "No feedback yet in " << server::db::redact_url(path) << ".\n";
     return 0;
   }
   for (const auto& f : *notes) {
@@ -81,7 +82,8 @@ void add_feedback_command(CLI::App& app, int& exit_code) {
   cmd->require_subcommand(1);
   CLI::App* list = cmd->add_subcommand("list", "List feedback, newest first");
   list->footer("Examples:\n  headlab feedback list\n  headlab feedback list --db ./class.db --format json");
-  list->add_option("--db", opts->db, "The SQLite file `headlab serve --db` used (default: " + server::default_database_path() + ")");
+  list->add_option("--db", opts->db, "The SQLite file or postgresql:// URL `headlab serve --db` used (default: " +
+                                        server::default_database_path() + ")");
   list->add_option("--format", opts->format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
   list->add_option("--limit", opts->limit, "At most this many notes")->check(CLI::Range(1, 100000))->capture_default_str();
   list->callback([opts, &exit_code] { exit_code = run_feedback_list(*opts); });

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "model/blas.h"
+#include "server/db/target.h"
 #include "server/progress_store.h"
 #include "server/server.h"
 
@@ -68,6 +69,10 @@ int run_serve(const ServeOptions& o) {
   }
   auto srv = server::Server::create(options);
   if (!srv) return print_error(srv.error().message);
+  // A school's PostgreSQL that cannot be reached at start: stop with its one-line reason, so
+  // the supervisor restarts the server, rather than serve a school that cannot save progress.
+  if (server::db::is_postgresql_url(o.db) && !(*srv)->store_error().empty())
+    return print_error((*srv)->store_error());
   if (auto s = (*srv)->bind(); !s) return print_error(s.error().message);
 
   std::printf("headlab: serving on http://%s:%d/\n", o.host.c_str(), (*srv)->port());
@@ -78,7 +83,7 @@ int run_serve(const ServeOptions& o) {
   else
     std::printf("headlab: bound to %s: other machines on the network can connect\n", o.host.c_str());
   if ((*srv)->store_error().empty())
-    std::printf("headlab: progress is kept in %s\n", (*srv)->database_path().c_str());
+    std::printf("headlab: progress is kept in %s\n", server::db::redact_url((*srv)->database_path()).c_str());
   else
     std::printf("headlab: WARNING: learners' progress will NOT be saved: %s\n", (*srv)->store_error().c_str());
   if (!(*srv)->model_name().empty())
@@ -117,14 +122,18 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("serve", "Serve the lessons in the browser and the JSON API");
   cmd->footer(
       "The JSON API is described in docs/api.md. Learners' challenge progress and feedback\n"
-      "are kept in an SQLite file and survive restarts.\n\n"
+      "are kept in an SQLite file, or in PostgreSQL for several servers, and survive restarts.\n\n"
       "Examples:\n"
       "  headlab serve                              http://127.0.0.1:8080/\n"
       "  headlab serve --host 0.0.0.0 --port 9000   share with a class on the network\n"
-      "  headlab serve --db ./class.db              keep progress in this file");
+      "  headlab serve --db ./class.db              keep progress in this file\n"
+      "  headlab serve --db postgresql://headlab@db.school:5432/headlab\n"
+      "                                             share one PostgreSQL database between servers (docs/school.md)");
   cmd->add_option("--host", opts->host, "Address to listen on (127.0.0.1: this machine only)")->capture_default_str();
   cmd->add_option("--port", opts->port, "Port to listen on (0: any free port, printed at start-up)")->check(CLI::Range(0, 65535))->capture_default_str();
-  cmd->add_option("--db", opts->db, "SQLite file for progress (default: " + server::default_database_path() + ")");
+  cmd->add_option("--db", opts->db,
+                  "Where progress is kept: an SQLite file (default: " + server::default_database_path() +
+                      ") or a postgresql://USER@HOST:PORT/NAME URL (postgres:// too)");
   cmd->add_option("--web", opts->web, "Folder of the built web app")->capture_default_str();
   cmd->add_option("--model", opts->model,
                   "A model folder in the Hugging Face GPT-2 layout (config.json, model.safetensors, vocab.json + "
@@ -160,7 +169,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, 10000000))->capture_default_str()->group(limits);
   cmd->add_option_function<std::int64_t>(
          "--db-max-mb", [&l](std::int64_t mb) { l.db_max_bytes = mb << 20; },
-         "The database's cap in MB; progress writes past it answer 507 (default 512)")
+         "The SQLite file's cap in MB; progress writes past it answer 507 (default 512; PostgreSQL: not used)")
       ->check(CLI::Range(1, 1 << 20))->group(limits);
   cmd->add_option("--threads", l.threads, "Event-loop threads of the HTTP layer")
       ->check(CLI::Range(1, 64))->capture_default_str()->group(limits);

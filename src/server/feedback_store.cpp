@@ -1,36 +1,22 @@
-// server/feedback_store.cpp — one table, one transaction per note.
+// server/feedback_store.cpp — one table (server/db/schema.cpp), one transaction per note.
 #include "server/feedback_store.h"
 
-#include "server/sqlite_db.h"
-
-#include <algorithm>
+#include "server/db/database.h"
+#include "server/db/schema.h"
 
 namespace headlab::server {
 
-Result<std::unique_ptr<FeedbackStore>> FeedbackStore::open(const std::string& path, std::int64_t max_bytes) {
-  auto opened = sqlite_open_durable(path, "feedback database");
-  if (!opened) return tl::unexpected(opened.error());
-  sqlite3* db = *opened;
-  char* err = nullptr;
-  const char* schema =
-      "CREATE TABLE IF NOT EXISTS feedback ("
-      "  id INTEGER PRIMARY KEY AUTOINCREMENT, lesson TEXT NOT NULL, message TEXT NOT NULL,"
-      "  contact TEXT NOT NULL DEFAULT '',"
-      "  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')));";
-  if (sqlite3_exec(db, schema, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    sqlite3_close(db);
-    return make_error(ErrorCode::io_error, "The database " + path + " cannot hold feedback: " + msg + ".");
-  }
-  if (max_bytes > 0) {
-    std::string sql = "PRAGMA max_page_count=" + std::to_string(std::max<std::int64_t>(1, max_bytes / 4096)) + ";";
-    sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
-  }
-  return std::unique_ptr<FeedbackStore>(new FeedbackStore(db, path));
-}
+FeedbackStore::FeedbackStore(std::unique_ptr<db::Database> db) : db_(std::move(db)) {}
+FeedbackStore::~FeedbackStore() = default;
 
-FeedbackStore::~FeedbackStore() { sqlite3_close(db_); }
+Result<std::unique_ptr<FeedbackStore>> FeedbackStore::open(const std::string& path, std::int64_t max_bytes) {
+  auto db = db::Database::open(path, {.what = "feedback database"});
+  if (!db) return tl::unexpected(db.error());
+  if (auto s = db::migrate(**db, db::headlab_migrations()); !s)
+    return make_error(s.error().code, s.error().message + " It cannot hold feedback.");
+  if (auto s = (*db)->cap_size(max_bytes); !s) return tl::unexpected(s.error());
+  return std::unique_ptr<FeedbackStore>(new FeedbackStore(std::move(*db)));
+}
 
 bool is_only_white_space(std::string_view text) {
   std::size_t i = 0;
@@ -59,46 +45,39 @@ Result<std::int64_t> FeedbackStore::add(const Feedback& f) {
       return make_error(ErrorCode::invalid_argument, "The note contains a NUL character (\\u0000); remove it.");
   if (is_only_white_space(f.message))
     return make_error(ErrorCode::invalid_argument, "The message is empty. Say what is wrong.");
-  std::lock_guard<std::mutex> lock(mutex_);
-  SqliteStatement st;
-  if (sqlite3_prepare_v2(db_, "INSERT INTO feedback (lesson, message, contact) VALUES (?1, ?2, ?3)", -1, &st.stmt,
-                         nullptr) != SQLITE_OK)
-    return make_error(ErrorCode::io_error, "Could not save feedback in " + path_ + ": " + sqlite3_errmsg(db_) + ".");
-  auto bind = [&](int i, const std::string& v) {
-    sqlite3_bind_text(st.stmt, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-  };
-  bind(1, f.lesson);
-  bind(2, f.message);
-  bind(3, f.contact);
-  if (sqlite3_step(st.stmt) != SQLITE_DONE) {
-    if (sqlite3_errcode(db_) == SQLITE_FULL)
-      return make_error(ErrorCode::storage_full, "The database " + path_ + " is full, so feedback cannot be saved now.");
-    return make_error(ErrorCode::io_error, "Could not save feedback in " + path_ + ": " + sqlite3_errmsg(db_) + ".");
+  std::int64_t id = 0;
+  auto rows = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+    auto r = tx.query("INSERT INTO feedback (lesson, message, contact) VALUES ($1, $2, $3) RETURNING id",
+                      {f.lesson, f.message, f.contact});
+    if (!r) return tl::unexpected(r.error());
+    id = r->at(0).integer(0);
+    return {};
+  });
+  if (!rows) {
+    if (rows.error().code == ErrorCode::storage_full)
+      return make_error(ErrorCode::storage_full,
+                        "The database " + db_->name() + " is full, so feedback cannot be saved now.");
+    return make_error(rows.error().code, "Could not save feedback in " + db_->name() + ": " + rows.error().message + ".");
   }
-  return static_cast<std::int64_t>(sqlite3_last_insert_rowid(db_));
+  return id;
 }
 
 Result<std::vector<Feedback>> FeedbackStore::list(int limit) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  SqliteStatement st;
-  if (sqlite3_prepare_v2(db_, "SELECT id, lesson, message, contact, created_at FROM feedback ORDER BY id DESC LIMIT ?1",
-                         -1, &st.stmt, nullptr) != SQLITE_OK)
-    return make_error(ErrorCode::io_error, "Could not read feedback from " + path_ + ": " + sqlite3_errmsg(db_) + ".");
-  sqlite3_bind_int(st.stmt, 1, limit);
+  auto rows = db_->query("SELECT id, lesson, message, contact, created_at FROM feedback ORDER BY id DESC LIMIT $1",
+                         {std::int64_t{limit}});
+  if (!rows)
+    return make_error(rows.error().code, "Could not read feedback from " + db_->name() + ": " + rows.error().message + ".");
   std::vector<Feedback> out;
-  int rc;
-  auto text = [&](int col) { return std::string(reinterpret_cast<const char*>(sqlite3_column_text(st.stmt, col))); };
-  while ((rc = sqlite3_step(st.stmt)) == SQLITE_ROW) {
+  out.reserve(rows->size());
+  for (const db::Row& row : *rows) {
     Feedback f;
-    f.id = sqlite3_column_int64(st.stmt, 0);
-    f.lesson = text(1);
-    f.message = text(2);
-    f.contact = text(3);
-    f.created_at = text(4);
+    f.id = row.integer(0);
+    f.lesson = row.text(1);
+    f.message = row.text(2);
+    f.contact = row.text(3);
+    f.created_at = row.text(4);
     out.push_back(std::move(f));
   }
-  if (rc != SQLITE_DONE)
-    return make_error(ErrorCode::io_error, "Could not read feedback from " + path_ + ": " + sqlite3_errmsg(db_) + ".");
   return out;
 }
 

@@ -1,5 +1,6 @@
 // server/feedback_store.h — "Spotted a mistake? Tell us.": learners' notes about a lesson,
-// kept in the same SQLite file as progress (its own connection and table).
+// kept in the same database as progress (an SQLite file or PostgreSQL: server/db/), in its
+// own table and connections.
 //
 //   auto store = FeedbackStore::open(path);
 //   auto id = (*store)->add({"causal-mask", "Row 6 ...", ""});
@@ -7,16 +8,17 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "util/result.h"
 
-struct sqlite3;
-
 namespace headlab::server {
+
+namespace db {
+class Database;
+}
 
 struct Feedback {
   std::string lesson;
@@ -31,24 +33,23 @@ bool is_only_white_space(std::string_view text);
 
 class FeedbackStore {
  public:
-  // max_bytes > 0: the file's cap, as ProgressStore::open (the cap is per connection in SQLite).
+  // `path`: a file or a postgresql:// URL, as ProgressStore::open (migrations included).
+  // max_bytes > 0: an SQLite file's cap, as ProgressStore::open (the cap is per connection).
   static Result<std::unique_ptr<FeedbackStore>> open(const std::string& path, std::int64_t max_bytes = 0);
   ~FeedbackStore();
   FeedbackStore(const FeedbackStore&) = delete;
   FeedbackStore& operator=(const FeedbackStore&) = delete;
 
   // Errors: invalid_argument when a field holds a NUL or the message is only white space
-  // (Unicode White_Space: NBSP and ideographic spaces too); io_error naming the file (full
-  // disk, read-only).
+  // (Unicode White_Space: NBSP and ideographic spaces too); storage_full (full disk or cap);
+  // io_error naming the database (read-only, ...); unavailable (PostgreSQL unreachable).
   Result<std::int64_t> add(const Feedback& f);
   // Newest first.
   Result<std::vector<Feedback>> list(int limit = 1000);
 
  private:
-  FeedbackStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
-  sqlite3* db_;
-  std::string path_;
-  std::mutex mutex_;
+  explicit FeedbackStore(std::unique_ptr<db::Database> db);
+  std::unique_ptr<db::Database> db_;
 };
 
 }  // namespace headlab::server

@@ -1,13 +1,11 @@
-// server/progress_store.cpp — SQLite: WAL journal, one transaction per write.
+// server/progress_store.cpp — one table (server/db/schema.cpp), one transaction per write.
 #include "server/progress_store.h"
 
-#include "server/sqlite_db.h"
-
-#include <sqlite3.h>
-
-#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+
+#include "server/db/database.h"
+#include "server/db/schema.h"
 
 namespace headlab::server {
 std::string default_database_path() {
@@ -19,65 +17,51 @@ std::string default_database_path() {
   return (base / "headlab" / "headlab.db").string();
 }
 
-Error ProgressStore::sqlite_error(const std::string& doing) const {
-  if (sqlite3_errcode(db_) == SQLITE_FULL)
-    return Error{ErrorCode::storage_full,
-                 "The progress database " + path_ + " is full" +
-                     (max_bytes_ > 0 ? " (it may grow to " + std::to_string(max_bytes_ >> 20) + " MB; `headlab serve --db-max-mb` raises that)"
-                                     : " (the disk has no room left)") +
-                     ", so new progress cannot be saved. Progress already saved is kept and can be read."};
-  return Error{ErrorCode::io_error, "Could not " + doing + " in the progress database " + path_ + ": " +
-                                        sqlite3_errmsg(db_) + "."};
-}
+ProgressStore::ProgressStore(std::unique_ptr<db::Database> db, std::string path)
+    : db_(std::move(db)), path_(std::move(path)) {}
 
-Status ProgressStore::exec(const char* sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    return make_error(ErrorCode::io_error, "Progress database " + path_ + ": " + msg + ".");
+ProgressStore::~ProgressStore() = default;
+
+const std::string& ProgressStore::display_name() const { return db_->name(); }
+
+Error ProgressStore::failure(const std::string& doing, const Error& e) const {
+  if (e.code == ErrorCode::storage_full) {
+    std::string why = db_->engine() == db::Engine::postgresql ? " (the database server's disk has no room left)"
+                      : max_bytes_ > 0 ? " (it may grow to " + std::to_string(max_bytes_ >> 20) +
+                                             " MB; `headlab serve --db-max-mb` raises that)"
+                                       : " (the disk has no room left)";
+    return Error{ErrorCode::storage_full, "The progress database " + db_->name() + " is full" + why +
+                                              ", so new progress cannot be saved. Progress already saved is kept "
+                                              "and can be read."};
   }
-  return {};
+  return Error{e.code, "Could not " + doing + " in the progress database " + db_->name() + ": " + e.message + "."};
 }
 
 Result<std::unique_ptr<ProgressStore>> ProgressStore::open(const std::string& path, std::int64_t max_bytes) {
-  auto db = sqlite_open_durable(path, "progress database");
+  auto db = db::Database::open(path, {.what = "progress database"});
   if (!db) return tl::unexpected(db.error());
-  std::unique_ptr<ProgressStore> store(new ProgressStore(*db, path));
-  for (const char* sql : {
-           "CREATE TABLE IF NOT EXISTS progress ("
-           "  learner TEXT NOT NULL, lesson TEXT NOT NULL, challenge TEXT NOT NULL,"
-           "  completed_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),"
-           "  PRIMARY KEY (learner, lesson, challenge));",
-       }) {
-    if (auto s = store->exec(sql); !s)
-      return make_error(ErrorCode::io_error, s.error().message + " Is it a headlab database? Choose another with --db PATH.");
+  if (auto s = db::migrate(**db, db::headlab_migrations()); !s) {
+    Error e = s.error();
+    if (e.code == ErrorCode::io_error) e.message += " Is it a headlab database? Choose another with --db PATH.";
+    return tl::unexpected(e);
   }
+  if (auto s = (*db)->cap_size(max_bytes); !s) return tl::unexpected(s.error());
+  std::unique_ptr<ProgressStore> store(new ProgressStore(std::move(*db), path));
   store->max_bytes_ = max_bytes;
-  if (max_bytes > 0) {
-    std::string sql = "PRAGMA max_page_count=" + std::to_string(std::max<std::int64_t>(1, max_bytes / 4096)) + ";";
-    if (auto s = store->exec(sql.c_str()); !s) return tl::unexpected(s.error());
-  }
   return store;
 }
 
-ProgressStore::~ProgressStore() { sqlite3_close(db_); }
-
 Result<std::vector<std::string>> ProgressStore::completed(const std::string& learner, const std::string& lesson) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  SqliteStatement st;
-  if (sqlite3_prepare_v2(db_,
-                         "SELECT challenge FROM progress WHERE learner = ?1 AND lesson = ?2 "
-                         "ORDER BY completed_at, rowid",
-                         -1, &st.stmt, nullptr) != SQLITE_OK)
-    return tl::unexpected(sqlite_error("read progress"));
-  sqlite3_bind_text(st.stmt, 1, learner.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st.stmt, 2, lesson.c_str(), -1, SQLITE_TRANSIENT);
+  // Completion order; ties (one write's challenges) in insertion order: rowid in SQLite,
+  // seq in PostgreSQL (see migration 1).
+  const char* sql = db_->engine() == db::Engine::sqlite
+                        ? "SELECT challenge FROM progress WHERE learner = $1 AND lesson = $2 ORDER BY completed_at, rowid"
+                        : "SELECT challenge FROM progress WHERE learner = $1 AND lesson = $2 ORDER BY completed_at, seq";
+  auto rows = db_->query(sql, {learner, lesson});
+  if (!rows) return tl::unexpected(failure("read progress", rows.error()));
   std::vector<std::string> out;
-  int rc;
-  while ((rc = sqlite3_step(st.stmt)) == SQLITE_ROW)
-    out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st.stmt, 0)));
-  if (rc != SQLITE_DONE) return tl::unexpected(sqlite_error("read progress"));
+  out.reserve(rows->size());
+  for (const db::Row& row : *rows) out.push_back(row.text(0));
   return out;
 }
 
@@ -85,45 +69,28 @@ Result<std::vector<std::string>> ProgressStore::record(const std::string& learne
                                                        const std::vector<std::string>& challenges) {
   std::vector<std::string> fresh;
   if (challenges.empty()) return fresh;
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (sqlite3_exec(db_, "BEGIN IMMEDIATE;", nullptr, nullptr, nullptr) != SQLITE_OK)
-    return tl::unexpected(sqlite_error("start saving progress"));
-  SqliteStatement st;
-  if (sqlite3_prepare_v2(db_, "INSERT OR IGNORE INTO progress (learner, lesson, challenge) VALUES (?1, ?2, ?3)", -1,
-                         &st.stmt, nullptr) != SQLITE_OK) {
-    Error e = sqlite_error("save progress");
-    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
-    return tl::unexpected(e);
-  }
-  for (const std::string& c : challenges) {
-    sqlite3_reset(st.stmt);
-    sqlite3_bind_text(st.stmt, 1, learner.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st.stmt, 2, lesson.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st.stmt, 3, c.c_str(), -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(st.stmt) != SQLITE_DONE) {
-      Error e = sqlite_error("save progress");
-      sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
-      return tl::unexpected(e);
+  Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+    fresh.clear();  // a retry after a dropped connection starts again
+    for (const std::string& c : challenges) {
+      auto n = tx.exec("INSERT INTO progress (learner, lesson, challenge) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                       {learner, lesson, c});
+      if (!n) return tl::unexpected(n.error());
+      if (*n > 0) fresh.push_back(c);
     }
-    if (sqlite3_changes(db_) > 0) fresh.push_back(c);
-  }
-  if (sqlite3_exec(db_, "COMMIT;", nullptr, nullptr, nullptr) != SQLITE_OK) {
-    Error e = sqlite_error("save progress");
-    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
-    return tl::unexpected(e);
-  }
+    return {};
+  });
+  if (!s) return tl::unexpected(failure("save progress", s.error()));
   return fresh;
 }
 
 Status ProgressStore::reset(const std::string& learner, const std::string& lesson) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  SqliteStatement st;
-  if (sqlite3_prepare_v2(db_, "DELETE FROM progress WHERE learner = ?1 AND lesson = ?2", -1, &st.stmt, nullptr) !=
-      SQLITE_OK)
-    return tl::unexpected(sqlite_error("reset progress"));
-  sqlite3_bind_text(st.stmt, 1, learner.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st.stmt, 2, lesson.c_str(), -1, SQLITE_TRANSIENT);
-  if (sqlite3_step(st.stmt) != SQLITE_DONE) return tl::unexpected(sqlite_error("reset progress"));
+  // A transaction, not a lone statement: it runs again if the link to PostgreSQL drops.
+  Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+    auto n = tx.exec("DELETE FROM progress WHERE learner = $1 AND lesson = $2", {learner, lesson});
+    if (!n) return tl::unexpected(n.error());
+    return {};
+  });
+  if (!s) return tl::unexpected(failure("reset progress", s.error()));
   return {};
 }
 

@@ -1,31 +1,35 @@
-// server/progress_store.h — learners' challenge progress in an embedded SQLite file.
+// server/progress_store.h — learners' challenge progress, in an SQLite file (the default) or a
+// PostgreSQL database shared by several servers (server/db/).
 //
 //   auto store = ProgressStore::open("/home/me/.local/share/headlab/headlab.db");
+//   auto store = ProgressStore::open("postgresql://headlab@db.school:5432/headlab");
 //   auto fresh = (*store)->record("learner-id", "causal-mask", {"future-favourite"});
 //
-// One row per (learner, lesson, challenge) the learner completed. Writes are
-// transactions in WAL mode: a write that returned ok survives a crash or restart.
-// Thread-safe: one connection behind a mutex. Errors: io_error naming the file; storage_full
-// when the file reached its cap or the disk is full.
+// One row per (learner, lesson, challenge) the learner completed. Each write is one
+// transaction, committed durably (SQLite: WAL, synchronous=FULL): a write that returned ok
+// survives a crash or restart. Thread-safe. Errors: io_error naming the database;
+// storage_full when the file reached its cap or the disk is full; unavailable when
+// PostgreSQL cannot be reached.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "util/result.h"
 
-struct sqlite3;
-
 namespace headlab::server {
+
+namespace db {
+class Database;
+}
 
 class ProgressStore {
  public:
-  // Opens (creating the file, its folder and the schema when missing). max_bytes > 0 caps
-  // the file's size: writes past it fail with storage_full (HTTP 507, as on a full disk),
-  // reads go on.
+  // Opens `path`: a file (creating it and its folder) or a postgresql:// URL, and applies the
+  // schema migrations it lacks (server/db/schema.h). max_bytes > 0 caps an SQLite file's size:
+  // writes past it fail with storage_full (HTTP 507, as on a full disk), reads go on.
   static Result<std::unique_ptr<ProgressStore>> open(const std::string& path, std::int64_t max_bytes = 0);
   ~ProgressStore();
   ProgressStore(const ProgressStore&) = delete;
@@ -41,17 +45,18 @@ class ProgressStore {
   // Forgets the learner's progress in the lesson.
   Status reset(const std::string& learner, const std::string& lesson);
 
+  // What open() was given (a URL with its password, if it has one): FeedbackStore opens the same.
   const std::string& path() const { return path_; }
+  // For messages and logs: the path, or the URL with its password hidden.
+  const std::string& display_name() const;
 
  private:
-  ProgressStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
-  Status exec(const char* sql);
-  Error sqlite_error(const std::string& doing) const;
+  ProgressStore(std::unique_ptr<db::Database> db, std::string path);
+  Error failure(const std::string& doing, const Error& e) const;
 
-  sqlite3* db_;
+  std::unique_ptr<db::Database> db_;
   std::string path_;
   std::int64_t max_bytes_ = 0;
-  std::mutex mutex_;
 };
 
 // $XDG_DATA_HOME/headlab/headlab.db, else ~/.local/share/headlab/headlab.db.
