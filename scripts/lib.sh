@@ -14,6 +14,7 @@ SERVE_PACKAGES=(
   zlib1g-dev                       # gzip of large API answers
   nlohmann-json3-dev               # JSON codec
   libsqlite3-dev                   # embedded progress store
+  libsodium-dev                    # Argon2id hashes of teachers' secrets, random codes and tokens
   libexpected-dev                  # tl::expected: errors as values
   libcli11-dev                     # command-line parsing
   libopenblas-dev                  # matrix products of the transformer engine
