@@ -15,6 +15,7 @@ SERVE_PACKAGES=(
   nlohmann-json3-dev               # JSON codec
   libsqlite3-dev                   # embedded progress store
   libpq-dev                        # PostgreSQL's client library: --db postgresql:// for several servers
+  libsodium-dev                    # Argon2id hashes of teachers' secrets, random codes and tokens
   libexpected-dev                  # tl::expected: errors as values
   libcli11-dev                     # command-line parsing
   libopenblas-dev                  # matrix products of the transformer engine

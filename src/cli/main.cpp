@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   add_heads_command(app, exit_code);
   add_serve_command(app, exit_code);
   add_feedback_command(app, exit_code);
+  add_class_command(app, exit_code);
   add_tokenize_command(app, exit_code);
   add_run_command(app, exit_code);
   add_train_tokenizer_command(app, exit_code);

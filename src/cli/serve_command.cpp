@@ -173,6 +173,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 1 << 20))->group(limits);
   cmd->add_option("--threads", l.threads, "Event-loop threads of the HTTP layer")
       ->check(CLI::Range(1, 64))->capture_default_str()->group(limits);
+  cmd->add_flag("--trust-proxy-https", l.trust_forwarded_proto,
+                "A TLS proxy in front sets X-Forwarded-Proto: https; mark the teacher's cookie Secure then")
+      ->group(limits);
   cmd->callback([opts, &exit_code] { exit_code = run_serve(*opts); });
 }
 

@@ -14,6 +14,8 @@ int http_status(ErrorCode code) {
     case ErrorCode::unavailable: return 503;
     case ErrorCode::rate_limited: return 429;
     case ErrorCode::storage_full: return 507;
+    case ErrorCode::unauthorized: return 401;
+    case ErrorCode::forbidden: return 403;
     case ErrorCode::io_error:
     case ErrorCode::corrupt:
     case ErrorCode::internal: return 500;

@@ -22,6 +22,7 @@
 #include <mutex>
 #include <set>
 
+#include "server/class_store.h"
 #include "server/errors.h"
 #include "server/http_gzip.h"
 #include "server/http_rules.h"
@@ -101,6 +102,9 @@ struct Server::Impl {
   std::unique_ptr<FeedbackStore> feedback;
   std::unique_ptr<RateLimiter> feedback_limiter;
   std::unique_ptr<RateLimiter> progress_limiter;  // null: no limit
+  std::unique_ptr<ClassStore> classes;
+  std::unique_ptr<RateLimiter> class_create_limiter, login_by_class, login_by_address;
+  ClassRoutesContext class_context;
   ServerContext context;
   std::vector<Route> routes;
   std::unique_ptr<HttpWorkQueue> work;
@@ -306,6 +310,7 @@ MHD_Result on_header(void* cls, MHD_ValueKind, const char* key, size_t key_size,
   else if (k == "origin") t.ex->origin = v;
   else if (k == "accept-encoding") t.ex->accept_encoding = v;
   else if (k == "range") t.ex->range = v;
+  else if (k == "cookie" || k == "if-none-match" || k == "x-forwarded-proto") t.ex->request.headers[k] = v;
   else if (k == "content-length") {
     ++t.content_lengths;
     try {
@@ -486,6 +491,24 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
   if (options.progress_writes_per_minute > 0)
     m.progress_limiter = std::make_unique<RateLimiter>(options.progress_writes_per_minute, std::chrono::minutes(1));
   m.context.feedback_limiter = m.feedback_limiter.get();
+  if (m.store) {
+    ClassStoreOptions co;
+    co.max_bytes = options.db_max_bytes;
+    auto classes = ClassStore::open(m.store->path(), co);
+    if (classes) m.classes = std::move(*classes);
+    else m.class_context.store_error = classes.error().message;
+  } else {
+    m.class_context.store_error = m.context.store_error;
+  }
+  m.class_create_limiter = std::make_unique<RateLimiter>(20, std::chrono::hours(1));
+  m.login_by_class = std::make_unique<RateLimiter>(10, std::chrono::minutes(10));
+  m.login_by_address = std::make_unique<RateLimiter>(30, std::chrono::minutes(10));
+  m.class_context.store = m.classes.get();
+  m.class_context.create_limiter = m.class_create_limiter.get();
+  m.class_context.login_by_class = m.login_by_class.get();
+  m.class_context.login_by_address = m.login_by_address.get();
+  m.class_context.trust_forwarded_proto = options.trust_forwarded_proto;
+  m.context.classes = &m.class_context;
   m.cache = std::make_unique<ResponseCache>(options.cache_bytes);
   m.context.cache = m.cache.get();
   if (options.model_dir.empty()) {

@@ -17,6 +17,9 @@ struct HttpRequest {
   std::string body;
   std::string content_type;
   std::string remote_addr;  // the client's address, for rate limits
+  // The few other headers routes read, by lower-case name: cookie, if-none-match,
+  // x-forwarded-proto.
+  std::map<std::string, std::string> headers;
 };
 
 struct HttpResponse {

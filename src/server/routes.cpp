@@ -4,6 +4,7 @@
 
 #include "course/course.h"
 #include "server/errors.h"
+#include "server/handlers/class_handlers.h"
 #include "server/handlers/course_handlers.h"
 #include "server/handlers/lesson_handlers.h"
 #include "server/handlers/progress_handlers.h"
@@ -40,6 +41,9 @@ auto with_store(ServerContext& ctx, Handle handle) {
     return handle(*ctx.store, request);
   };
 }
+
+// A check a class member made is noted for the class's teacher (class_handlers.h).
+ClassStore* class_store(ServerContext& ctx) { return ctx.classes ? ctx.classes->store : nullptr; }
 
 // Model routes need a model; without one they say why.
 Result<ModelService*> need_model(ServerContext& ctx) {
@@ -83,8 +87,14 @@ std::vector<Route> make_routes(ServerContext& ctx) {
        }},
       {"POST", "/api/progress/check",
        [&ctx](const HttpRequest& r) {
-         return answer(decode_progress_check_request(r.body), with_store(ctx, handle_progress_check),
-                       encode_progress);
+         auto check = [&ctx](ProgressStore& store, const ProgressCheckRequest& q) -> Result<ProgressView> {
+           auto v = handle_progress_check(store, q);
+           if (v)
+             if (auto s = note_detected(class_store(ctx), q.learner, q.lesson, v->newly_completed); !s)
+               return tl::unexpected(s.error());
+           return v;
+         };
+         return answer(decode_progress_check_request(r.body), with_store(ctx, check), encode_progress);
        }},
       {"POST", "/api/progress/reset",
        [&ctx](const HttpRequest& r) {
@@ -151,11 +161,17 @@ std::vector<Route> make_routes(ServerContext& ctx) {
     routes.push_back({"POST", "/api/lessons/" + l.id + "/check", [&ctx, id = l.id](const HttpRequest& r) {
                         return answer(decode_lesson_check(r.body),
                                       with_store(ctx, [&ctx, &id](ProgressStore& store, const LessonCheckRequest& q) {
-                                        return handle_lesson_check(store, ctx.model, id, q);
+                                        auto v = handle_lesson_check(store, ctx.model, id, q);
+                                        if (v)
+                                          if (auto s = note_answer_check(class_store(ctx), q.learner, id, q.answer, v->correct); !s)
+                                            return Result<CheckVerdict>(tl::unexpected(s.error()));
+                                        return v;
                                       }),
                                       encode_check_verdict);
                       }});
   }
+  if (ctx.classes)
+    for (Route& r : class_routes(*ctx.classes)) routes.push_back(std::move(r));
   return routes;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "server/class_routes.h"
 #include "server/http_types.h"
 #include "server/feedback_store.h"
 #include "server/model_service.h"
@@ -22,6 +23,7 @@ struct ServerContext {
   ResponseCache* cache = nullptr;  // answers of identical model requests
   FeedbackStore* feedback = nullptr;  // null when the database could not be opened
   RateLimiter* feedback_limiter = nullptr;
+  ClassRoutesContext* classes = nullptr;  // the class routes; null: none (checks are not noted)
 };
 
 std::vector<Route> make_routes(ServerContext& context);

@@ -27,6 +27,8 @@ enum class ErrorCode {
   unavailable,       // busy or shutting down; try again later
   rate_limited,      // too many requests from one client; try again later
   storage_full,      // a store reached its size cap (or the disk is full); reads go on
+  unauthorized,      // no valid credential (none, wrong or expired): log in again
+  forbidden,         // a valid credential that does not cover this (another class's)
   internal,          // a bug: should never reach a user
 };
 
@@ -59,6 +61,8 @@ inline std::string_view error_code_name(ErrorCode code) {
     case ErrorCode::unavailable: return "unavailable";
     case ErrorCode::rate_limited: return "rate_limited";
     case ErrorCode::storage_full: return "storage_full";
+    case ErrorCode::unauthorized: return "unauthorized";
+    case ErrorCode::forbidden: return "forbidden";
     case ErrorCode::internal: return "internal";
   }
   return "internal";

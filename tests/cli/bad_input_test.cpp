@@ -236,6 +236,12 @@ const std::vector<Row> kRows = {
     {"feedback list --db {F}/dir", 1, "Cannot open the feedback database"},
     {"feedback list --db {F}/lying", 1, "file is not a database"},
     {"feedback list --db {F}/empty --limit 0", 2, "--limit"},
+    // class: its database (never written here: the fixtures stay as they are)
+    {"class create Period --db {F}/dir", 1, "Cannot open the class database"},
+    {"class show ABCDEF --db {F}/lying", 1, "file is not a database"},
+    {"class show ABCDEF --db {F}/empty --format xml", 2, "--format"},
+    {"class delete ABCDEF --db {F}/no-such.db --yes", 1, "No database at"},
+    {"class create Period --db {F}/dir --passphrase-file {F}/no-such-file", 1, "Cannot read the passphrase file"},
 };
 
 std::string expand(std::string s, const std::string& root) {

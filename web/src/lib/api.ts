@@ -23,6 +23,7 @@ import type {
   WeightsRequest,
   WeightsResponse,
 } from './types';
+import type { ClassView, CreatedClass, ClassInfo, Membership } from '../teacher/class_types';
 
 /** An error the learner can read: the API's `{"error": {code, message}}`, or a network failure. */
 export class ApiError extends Error {
@@ -104,7 +105,60 @@ export const api = {
     request<TrainedHeadsCheckResponse>('POST', '/api/lessons/trained-heads/check', req),
 
   feedback: (req: FeedbackRequest) => request<FeedbackResponse>('POST', '/api/feedback', req),
+
+  // ---- classes (the teacher's session travels in an HttpOnly cookie the page never reads) ----
+  createClass: (name: string, passphrase?: string) =>
+    request<CreatedClass>('POST', '/api/classes', passphrase ? { name, passphrase } : { name }),
+
+  joinClass: (code: string, learner: string, nickname: string) =>
+    request<Membership>('POST', '/api/class/join', { code, learner, nickname }),
+
+  membership: (learner: string) => request<Membership>('GET', '/api/class/membership?' + query({ learner })),
+
+  leaveClass: (learner: string) => request<Membership>('POST', '/api/class/leave', { learner }),
+
+  teacherLogin: (code: string, secret: string) => request<{ class: ClassInfo }>('POST', '/api/class/login', { code, secret }),
+
+  teacherLogout: () => request<{ logged_out: boolean }>('POST', '/api/class/logout', {}),
+
+  /** The teacher's view; null when it has not changed since `etag` (the server answered 304). */
+  classView: (code: string, etag: string | null) => class_view(code, etag),
+
+  removeLearner: (code: string, nickname: string) => request<ClassView>('POST', '/api/class/remove-learner', { code, nickname }),
+
+  deleteClass: (code: string) => request<{ deleted: boolean }>('POST', '/api/class/delete', { code }),
+
+  /** A link, not a fetch: the browser downloads the file with the session cookie. */
+  classExportHref: (code: string) => '/api/class/export?' + query({ code }),
 };
+
+// Short polling: If-None-Match with the last ETag; 304 means nothing new.
+async function class_view(code: string, etag: string | null): Promise<{ view: ClassView; etag: string | null } | null> {
+  let response: Response;
+  try {
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    if (etag) headers['If-None-Match'] = etag;
+    response = await fetch('/api/class/view?' + query({ code }), { headers, cache: 'no-store' });
+  } catch {
+    throw new ApiError(0, 'network', 'Could not reach the headlab server. Is `headlab serve` running?');
+  }
+  if (response.status === 304) return null;
+  let data: unknown = null;
+  try {
+    data = await response.json();
+  } catch {
+    // reported below
+  }
+  if (!response.ok) {
+    const error = (data as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+    throw new ApiError(
+      response.status,
+      typeof error?.code === 'string' ? error.code : 'http_' + response.status,
+      typeof error?.message === 'string' ? error.message : `The server answered ${response.status}.`,
+    );
+  }
+  return { view: data as ClassView, etag: response.headers.get('ETag') };
+}
 
 // GET /api/model/scan as the server's codec writes it (docs/api.md): scores and chance
 // levels as two maps, null where a head has no such score; labels as {label, score,
