@@ -67,8 +67,9 @@ std::vector<TensorSlot> neox_slots(const ModelConfig& c, const ParameterTensors*
   return slots;
 }
 
-// Llama, Mistral and Qwen2 (LlamaForCausalLM's names under "model."): q_proj, k_proj and
-// v_proj fill the rows of qkvw in turn, gate_proj and up_proj those of fcw.
+// Llama, Mistral, Qwen 2/3 and Gemma 2/3 (LlamaForCausalLM's names under "model."): q_proj,
+// k_proj and v_proj fill the rows of qkvw in turn, gate_proj and up_proj those of fcw; Qwen 3
+// and Gemma 3 add q_norm and k_norm, Gemma the norms after attention and around the MLP.
 std::vector<TensorSlot> llama_slots(const ModelConfig& c, const ParameterTensors* t) {
   const std::int64_t C = c.n_embd, V = c.vocab_size, QKV = c.qkv_width(), D = c.q_width(), F = c.mlp_width();
   const std::int64_t KVD = std::int64_t(c.kv_heads()) * c.head_size();
@@ -88,9 +89,20 @@ std::vector<TensorSlot> llama_slots(const ModelConfig& c, const ParameterTensors
       slots.push_back({h + "self_attn.k_proj.bias", {KVD}, at(&P::qkvb, qkvb + D), false});
       slots.push_back({h + "self_attn.v_proj.bias", {KVD}, at(&P::qkvb, qkvb + D + KVD), false});
     }
+    if (c.qk_norm) {  // Qwen 3, Gemma 3: one (HS) weight shared by the heads
+      const std::int64_t HS = c.head_size();
+      slots.push_back({h + "self_attn.q_norm.weight", {HS}, at(&P::qnormw, l * HS), false});
+      slots.push_back({h + "self_attn.k_norm.weight", {HS}, at(&P::knormw, l * HS), false});
+    }
     slots.push_back({h + "self_attn.o_proj.weight", {C, D}, at(&P::attprojw, l * C * D), false});
     if (c.attn_out_bias) slots.push_back({h + "self_attn.o_proj.bias", {C}, at(&P::attprojb, l * C), false});
-    slots.push_back({h + "post_attention_layernorm.weight", {C}, at(&P::ln2w, l * C), false});
+    if (c.sandwich_norm) {  // Gemma: post_attention_layernorm normalises the attention output
+      slots.push_back({h + "post_attention_layernorm.weight", {C}, at(&P::postattnw, l * C), false});
+      slots.push_back({h + "pre_feedforward_layernorm.weight", {C}, at(&P::ln2w, l * C), false});
+      slots.push_back({h + "post_feedforward_layernorm.weight", {C}, at(&P::postmlpw, l * C), false});
+    } else {
+      slots.push_back({h + "post_attention_layernorm.weight", {C}, at(&P::ln2w, l * C), false});
+    }
     const std::int64_t fcw = l * 2 * F * C;
     slots.push_back({h + "mlp.gate_proj.weight", {F, C}, at(&P::fcw, fcw), false});
     slots.push_back({h + "mlp.up_proj.weight", {F, C}, at(&P::fcw, fcw + F * C), false});
@@ -164,6 +176,14 @@ bool is_ignorable(const std::string& name) {
          ends_with(".attention.masked_bias") || ends_with(".rotary_emb.inv_freq");
 }
 
+// The vision tower of Gemma 3's multimodal checkpoint, which headlab does not load.
+bool is_vision_tensor(const ModelConfig& c, const std::string& name) {
+  if (!c.multimodal_text) return false;
+  for (const char* p : {"vision_tower.", "multi_modal_projector.", "model.vision_tower.", "model.multi_modal_projector."})
+    if (name.compare(0, std::char_traits<char>::length(p), p) == 0) return true;
+  return false;
+}
+
 // GPT-NeoX's fused rows (NH, 3, HS) x width -> headlab's [q (NH, HS); k; v] x width.
 void neox_qkv_reorder(float* dest, const float* src, int NH, int HS, std::int64_t width) {
   for (int h = 0; h < NH; h++)
@@ -179,7 +199,14 @@ void neox_qkv_reorder(float* dest, const float* src, int NH, int HS, std::int64_
 // or without GPT-2's "transformer." prefix; null if absent. *owner is the file that holds it.
 const SafetensorsTensor* find_slot_tensor(const ModelConfig& c, std::span<const SafetensorsFile> files,
                                           const std::string& name, const SafetensorsFile** owner) {
-  for (const std::string& n : {name, c.is_gpt2() ? "transformer." + name : std::string()}) {
+  // Gemma 3's multimodal checkpoint keeps the text model under language_model (transformers
+  // before 4.52: "language_model.model.", "language_model.lm_head."; after: "model.language_model.")
+  std::string mm_old, mm_new;
+  if (c.multimodal_text) {
+    mm_old = "language_model." + name;
+    if (name.compare(0, 6, "model.") == 0) mm_new = "model.language_model." + name.substr(6);
+  }
+  for (const std::string& n : {name, c.is_gpt2() ? "transformer." + name : std::string(), mm_old, mm_new}) {
     if (n.empty()) continue;
     for (const SafetensorsFile& f : files)
       if (const SafetensorsTensor* t = f.find(n)) {
@@ -267,7 +294,10 @@ Status checkpoint_check_shapes(const ModelConfig& config, std::span<const Safete
   for (const SafetensorsFile& f : files)
     for (const SafetensorsTensor& t : f.tensors) {
       if (used.count(t.name) || is_ignorable(t.name)) continue;
-      if (config.tied && (t.name == unembedding_name(config) || t.name == "transformer.lm_head.weight")) continue;
+      if (config.tied && (t.name == unembedding_name(config) || t.name == "transformer.lm_head.weight" ||
+                          (config.multimodal_text && t.name == "language_model.lm_head.weight")))
+        continue;
+      if (is_vision_tensor(config, t.name)) continue;  // Gemma 3's vision tower: not loaded (checkpoint.h)
       return make_error(ErrorCode::corrupt, f.path + ": unexpected tensor \"" + t.name +
                                                 "\" (config.json does not describe it: wrong n_layer, biases the family "
                                                 "does not have, or MLP weights in an attention-only model?)");
