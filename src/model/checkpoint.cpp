@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <new>
 #include <set>
 #include <span>
@@ -14,6 +15,7 @@
 
 #include "model/packed_weights.h"
 #include "util/check.h"
+#include "util/file.h"
 
 namespace headlab::model {
 
@@ -24,19 +26,40 @@ namespace {
 // (in, out) in the file and (out, in) in headlab. GPT-NeoX fuses q, k and v head by head;
 // its rows are reordered into [q; k; v].
 enum class Layout { copy, transpose, neox_qkv };
+// Where a slot's values go: a pointer into the weights (null when the slots only describe
+// the shapes), and which of headlab's tensors at which offset, for checkpoint_describe.
+struct SlotDest {
+  float* ptr = nullptr;
+  int tensor = -1;          // index in ParameterTensors order (parameters_name)
+  std::int64_t offset = 0;  // floats into that tensor
+  operator float*() const { return ptr; }
+};
 struct TensorSlot {
   std::string name;
   std::vector<std::int64_t> file_shape;
-  float* dest;
+  SlotDest dest;
   bool transpose;  // Conv1D: file (in, out) -> dest (out, in)
   Layout layout = Layout::copy;
 };
 
 using P = ParameterTensors;
 
-// The address of `tensor` + offset in t, or null when t is null (shapes only).
+// The index of a member of ParameterTensors in its order.
+int tensor_index(float* ParameterTensors::*tensor) {
+  static float* ParameterTensors::*const kOrder[kNumParameterTensors] = {
+      &P::wte,  &P::wpe,     &P::ln1w,    &P::ln1b, &P::qkvw, &P::qkvb,    &P::attprojw, &P::attprojb,
+      &P::ln2w, &P::ln2b,    &P::fcw,     &P::fcb,  &P::fcprojw, &P::fcprojb, &P::lnfw, &P::lnfb,
+      &P::lm_head, &P::unused, &P::qnormw, &P::knormw, &P::postattnw, &P::postmlpw};
+  for (int i = 0; i < kNumParameterTensors; i++)
+    if (kOrder[i] == tensor) return i;
+  return -1;
+}
+
+// The address of `tensor` + offset in t (null when t is null: shapes only), and its name.
 auto slot_dest(const ParameterTensors* t) {
-  return [t](float* ParameterTensors::*tensor, std::int64_t offset) -> float* { return t ? t->*tensor + offset : nullptr; };
+  return [t](float* ParameterTensors::*tensor, std::int64_t offset) -> SlotDest {
+    return SlotDest{t ? t->*tensor + offset : nullptr, tensor_index(tensor), offset};
+  };
 }
 
 // GPT-NeoX (Pythia), names under "gpt_neox." except the unembedding "embed_out".
@@ -412,6 +435,76 @@ Result<Parameters> checkpoint_load(const std::string& dir) {
     return tl::unexpected(out_of_memory(*config, dir));
   }
   return params;
+}
+
+Result<CheckpointDescription> checkpoint_describe(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return make_error(ErrorCode::not_found, dir + ": not a directory");
+  const std::string config_path = (fs::path(dir) / "config.json").string();
+  auto config = config_load(config_path);
+  if (!config) return tl::unexpected(config.error());
+  CheckpointDescription d;
+  d.config = *config;
+  auto text = file_read(config_path);
+  if (!text) return tl::unexpected(text.error());
+  auto keys = config_key_uses(*text, *config);
+  if (!keys) return tl::unexpected(keys.error());
+  d.keys = std::move(*keys);
+  const fs::path single = fs::path(dir) / "model.safetensors";
+  const fs::path index = fs::path(dir) / "model.safetensors.index.json";
+  std::vector<SafetensorsFile> files;
+  if (!fs::exists(single, ec) && fs::exists(index, ec)) {
+    auto shards = safetensors_open_index(index.string());
+    if (!shards) return tl::unexpected(shards.error());
+    files = std::move(*shards);
+  } else {
+    auto file = safetensors_open(single.string());
+    if (!file) return tl::unexpected(file.error());
+    files.push_back(std::move(*file));
+  }
+  if (Status s = checkpoint_check_shapes(*config, files); !s) return tl::unexpected(s.error());
+  // file tensor name -> the slot that reads it
+  std::map<std::string, const TensorSlot*> by_file_name;
+  const std::vector<TensorSlot> slots = checkpoint_slots(*config, nullptr);
+  for (const TensorSlot& slot : slots) {
+    const SafetensorsFile* owner = &files.front();
+    if (const SafetensorsTensor* t = find_slot_tensor(*config, files, slot.name, &owner)) by_file_name[t->name] = &slot;
+  }
+  const auto sizes = parameters_sizes(*config);
+  for (const SafetensorsFile& f : files) {
+    d.files.push_back(f.path);
+    for (const SafetensorsTensor& t : f.tensors) {
+      TensorMapping m{t.name, f.path, t.dtype, t.shape, t.end - t.begin};
+      auto it = by_file_name.find(t.name);
+      if (it != by_file_name.end()) {
+        const TensorSlot& slot = *it->second;
+        m.target = std::string(parameters_name(slot.dest.tensor));
+        // the per-layer tensors hold L equal slices
+        const std::string_view target = m.target;
+        const bool whole_model = target == "wte" || target == "wpe" || target == "lnfw" || target == "lnfb" ||
+                                 target == "lm_head";
+        const std::int64_t per_layer = std::int64_t(sizes[slot.dest.tensor]) / std::max(1, config->n_layer);
+        if (!whole_model && per_layer > 0) {
+          m.layer = static_cast<int>(slot.dest.offset / per_layer);
+          m.offset = slot.dest.offset % per_layer;
+        } else {
+          m.offset = slot.dest.offset;
+        }
+        m.how = slot.transpose ? "transposed (Conv1D stores (in, out))"
+                : slot.layout == Layout::neox_qkv ? "reordered (GPT-NeoX fuses q, k, v per head)"
+                                                  : "copied";
+      } else if (is_vision_tensor(*config, t.name)) {
+        m.how = "not loaded: Gemma 3's vision tower (headlab runs the text model)";
+      } else if (is_ignorable(t.name)) {
+        m.how = "not loaded: a buffer, not a weight (the causal mask or rotary frequencies)";
+      } else {
+        m.how = "not loaded: the tied unembedding (wte is used)";
+      }
+      d.tensors.push_back(std::move(m));
+    }
+  }
+  return d;
 }
 
 Status checkpoint_save(const std::string& dir, const Parameters& params, Dtype dtype) {

@@ -130,6 +130,18 @@ std::string config_untrainable_keys(const ModelConfig& config);
 // Errors as config_parse.
 Result<ModelConfig> config_parse_family(const std::string& json_text, const std::string& what);
 
+// One key of a config.json and what headlab did with it (`headlab info`).
+struct ConfigKeyUse {
+  std::string key;     // as in the file; a multimodal config's text keys as "text_config.<key>"
+  std::string value;   // the JSON value, shortened
+  bool read = false;   // false: headlab does not read it (a key that would change the forward is refused instead)
+  std::string effect;  // read: what it set ("L = 2", "RMSNorm eps 1e-06"); else why it is not read
+};
+
+// Every key of `json_text` (the config.json `config` was parsed from) with what it set in
+// `config` (config_keys.cpp). Errors: corrupt (not a JSON object).
+Result<std::vector<ConfigKeyUse>> config_key_uses(const std::string& json_text, const ModelConfig& config);
+
 // The GPT-2 small shape (124M): L=12, NH=12, C=768, maxT=1024, V=50257.
 ModelConfig config_gpt2_small();
 
