@@ -285,7 +285,7 @@ Result<ModelConfig> config_parse_family(const std::string& json_text, const std:
       }
       if (Status s = read_layer_types(); !s) return tl::unexpected(s.error());
       if (c.sliding_window == 0) c.sliding_layers.clear();
-      if (c.head_dim > 0 || c.n_head > 0) c.rotary_dim = 0;  // the whole head rotates
+      c.rotary_dim = 0;  // the whole head rotates
     }
     get_bool("tie_word_embeddings", c.tied);
     if (c.multimodal_text && !has(j, "tie_word_embeddings") && has(top, "tie_word_embeddings"))
