@@ -20,6 +20,7 @@ void add_train_tokenizer_command(CLI::App& app, int& exit_code);  // train_token
 void add_train_command(CLI::App& app, int& exit_code);     // train_command.cpp
 void add_scan_command(CLI::App& app, int& exit_code);      // scan_command.cpp
 void add_class_command(CLI::App& app, int& exit_code);     // class_command.cpp
+void add_info_command(CLI::App& app, int& exit_code);      // info_command.cpp
 
 // Prints "headlab: error: <message>" to stderr and returns `code`.
 int print_error(const std::string& message, int code = 1);

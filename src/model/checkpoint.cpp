@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <new>
 #include <set>
 #include <span>
@@ -14,6 +15,7 @@
 
 #include "model/packed_weights.h"
 #include "util/check.h"
+#include "util/file.h"
 
 namespace headlab::model {
 
@@ -24,19 +26,40 @@ namespace {
 // (in, out) in the file and (out, in) in headlab. GPT-NeoX fuses q, k and v head by head;
 // its rows are reordered into [q; k; v].
 enum class Layout { copy, transpose, neox_qkv };
+// Where a slot's values go: a pointer into the weights (null when the slots only describe
+// the shapes), and which of headlab's tensors at which offset, for checkpoint_describe.
+struct SlotDest {
+  float* ptr = nullptr;
+  int tensor = -1;          // index in ParameterTensors order (parameters_name)
+  std::int64_t offset = 0;  // floats into that tensor
+  operator float*() const { return ptr; }
+};
 struct TensorSlot {
   std::string name;
   std::vector<std::int64_t> file_shape;
-  float* dest;
+  SlotDest dest;
   bool transpose;  // Conv1D: file (in, out) -> dest (out, in)
   Layout layout = Layout::copy;
 };
 
 using P = ParameterTensors;
 
-// The address of `tensor` + offset in t, or null when t is null (shapes only).
+// The index of a member of ParameterTensors in its order.
+int tensor_index(float* ParameterTensors::*tensor) {
+  static float* ParameterTensors::*const kOrder[kNumParameterTensors] = {
+      &P::wte,  &P::wpe,     &P::ln1w,    &P::ln1b, &P::qkvw, &P::qkvb,    &P::attprojw, &P::attprojb,
+      &P::ln2w, &P::ln2b,    &P::fcw,     &P::fcb,  &P::fcprojw, &P::fcprojb, &P::lnfw, &P::lnfb,
+      &P::lm_head, &P::unused, &P::qnormw, &P::knormw, &P::postattnw, &P::postmlpw};
+  for (int i = 0; i < kNumParameterTensors; i++)
+    if (kOrder[i] == tensor) return i;
+  return -1;
+}
+
+// The address of `tensor` + offset in t (null when t is null: shapes only), and its name.
 auto slot_dest(const ParameterTensors* t) {
-  return [t](float* ParameterTensors::*tensor, std::int64_t offset) -> float* { return t ? t->*tensor + offset : nullptr; };
+  return [t](float* ParameterTensors::*tensor, std::int64_t offset) -> SlotDest {
+    return SlotDest{t ? t->*tensor + offset : nullptr, tensor_index(tensor), offset};
+  };
 }
 
 // GPT-NeoX (Pythia), names under "gpt_neox." except the unembedding "embed_out".
@@ -67,8 +90,9 @@ std::vector<TensorSlot> neox_slots(const ModelConfig& c, const ParameterTensors*
   return slots;
 }
 
-// Llama, Mistral and Qwen2 (LlamaForCausalLM's names under "model."): q_proj, k_proj and
-// v_proj fill the rows of qkvw in turn, gate_proj and up_proj those of fcw.
+// Llama, Mistral, Qwen 2/3 and Gemma 2/3 (LlamaForCausalLM's names under "model."): q_proj,
+// k_proj and v_proj fill the rows of qkvw in turn, gate_proj and up_proj those of fcw; Qwen 3
+// and Gemma 3 add q_norm and k_norm, Gemma the norms after attention and around the MLP.
 std::vector<TensorSlot> llama_slots(const ModelConfig& c, const ParameterTensors* t) {
   const std::int64_t C = c.n_embd, V = c.vocab_size, QKV = c.qkv_width(), D = c.q_width(), F = c.mlp_width();
   const std::int64_t KVD = std::int64_t(c.kv_heads()) * c.head_size();
@@ -88,9 +112,20 @@ std::vector<TensorSlot> llama_slots(const ModelConfig& c, const ParameterTensors
       slots.push_back({h + "self_attn.k_proj.bias", {KVD}, at(&P::qkvb, qkvb + D), false});
       slots.push_back({h + "self_attn.v_proj.bias", {KVD}, at(&P::qkvb, qkvb + D + KVD), false});
     }
+    if (c.qk_norm) {  // Qwen 3, Gemma 3: one (HS) weight shared by the heads
+      const std::int64_t HS = c.head_size();
+      slots.push_back({h + "self_attn.q_norm.weight", {HS}, at(&P::qnormw, l * HS), false});
+      slots.push_back({h + "self_attn.k_norm.weight", {HS}, at(&P::knormw, l * HS), false});
+    }
     slots.push_back({h + "self_attn.o_proj.weight", {C, D}, at(&P::attprojw, l * C * D), false});
     if (c.attn_out_bias) slots.push_back({h + "self_attn.o_proj.bias", {C}, at(&P::attprojb, l * C), false});
-    slots.push_back({h + "post_attention_layernorm.weight", {C}, at(&P::ln2w, l * C), false});
+    if (c.sandwich_norm) {  // Gemma: post_attention_layernorm normalises the attention output
+      slots.push_back({h + "post_attention_layernorm.weight", {C}, at(&P::postattnw, l * C), false});
+      slots.push_back({h + "pre_feedforward_layernorm.weight", {C}, at(&P::ln2w, l * C), false});
+      slots.push_back({h + "post_feedforward_layernorm.weight", {C}, at(&P::postmlpw, l * C), false});
+    } else {
+      slots.push_back({h + "post_attention_layernorm.weight", {C}, at(&P::ln2w, l * C), false});
+    }
     const std::int64_t fcw = l * 2 * F * C;
     slots.push_back({h + "mlp.gate_proj.weight", {F, C}, at(&P::fcw, fcw), false});
     slots.push_back({h + "mlp.up_proj.weight", {F, C}, at(&P::fcw, fcw + F * C), false});
@@ -164,6 +199,14 @@ bool is_ignorable(const std::string& name) {
          ends_with(".attention.masked_bias") || ends_with(".rotary_emb.inv_freq");
 }
 
+// The vision tower of Gemma 3's multimodal checkpoint, which headlab does not load.
+bool is_vision_tensor(const ModelConfig& c, const std::string& name) {
+  if (!c.multimodal_text) return false;
+  for (const char* p : {"vision_tower.", "multi_modal_projector.", "model.vision_tower.", "model.multi_modal_projector."})
+    if (name.compare(0, std::char_traits<char>::length(p), p) == 0) return true;
+  return false;
+}
+
 // GPT-NeoX's fused rows (NH, 3, HS) x width -> headlab's [q (NH, HS); k; v] x width.
 void neox_qkv_reorder(float* dest, const float* src, int NH, int HS, std::int64_t width) {
   for (int h = 0; h < NH; h++)
@@ -179,7 +222,14 @@ void neox_qkv_reorder(float* dest, const float* src, int NH, int HS, std::int64_
 // or without GPT-2's "transformer." prefix; null if absent. *owner is the file that holds it.
 const SafetensorsTensor* find_slot_tensor(const ModelConfig& c, std::span<const SafetensorsFile> files,
                                           const std::string& name, const SafetensorsFile** owner) {
-  for (const std::string& n : {name, c.is_gpt2() ? "transformer." + name : std::string()}) {
+  // Gemma 3's multimodal checkpoint keeps the text model under language_model (transformers
+  // before 4.52: "language_model.model.", "language_model.lm_head."; after: "model.language_model.")
+  std::string mm_old, mm_new;
+  if (c.multimodal_text) {
+    mm_old = "language_model." + name;
+    if (name.compare(0, 6, "model.") == 0) mm_new = "model.language_model." + name.substr(6);
+  }
+  for (const std::string& n : {name, c.is_gpt2() ? "transformer." + name : std::string(), mm_old, mm_new}) {
     if (n.empty()) continue;
     for (const SafetensorsFile& f : files)
       if (const SafetensorsTensor* t = f.find(n)) {
@@ -267,7 +317,10 @@ Status checkpoint_check_shapes(const ModelConfig& config, std::span<const Safete
   for (const SafetensorsFile& f : files)
     for (const SafetensorsTensor& t : f.tensors) {
       if (used.count(t.name) || is_ignorable(t.name)) continue;
-      if (config.tied && (t.name == unembedding_name(config) || t.name == "transformer.lm_head.weight")) continue;
+      if (config.tied && (t.name == unembedding_name(config) || t.name == "transformer.lm_head.weight" ||
+                          (config.multimodal_text && t.name == "language_model.lm_head.weight")))
+        continue;
+      if (is_vision_tensor(config, t.name)) continue;  // Gemma 3's vision tower: not loaded (checkpoint.h)
       return make_error(ErrorCode::corrupt, f.path + ": unexpected tensor \"" + t.name +
                                                 "\" (config.json does not describe it: wrong n_layer, biases the family "
                                                 "does not have, or MLP weights in an attention-only model?)");
@@ -382,6 +435,76 @@ Result<Parameters> checkpoint_load(const std::string& dir) {
     return tl::unexpected(out_of_memory(*config, dir));
   }
   return params;
+}
+
+Result<CheckpointDescription> checkpoint_describe(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return make_error(ErrorCode::not_found, dir + ": not a directory");
+  const std::string config_path = (fs::path(dir) / "config.json").string();
+  auto config = config_load(config_path);
+  if (!config) return tl::unexpected(config.error());
+  CheckpointDescription d;
+  d.config = *config;
+  auto text = file_read(config_path);
+  if (!text) return tl::unexpected(text.error());
+  auto keys = config_key_uses(*text, *config);
+  if (!keys) return tl::unexpected(keys.error());
+  d.keys = std::move(*keys);
+  const fs::path single = fs::path(dir) / "model.safetensors";
+  const fs::path index = fs::path(dir) / "model.safetensors.index.json";
+  std::vector<SafetensorsFile> files;
+  if (!fs::exists(single, ec) && fs::exists(index, ec)) {
+    auto shards = safetensors_open_index(index.string());
+    if (!shards) return tl::unexpected(shards.error());
+    files = std::move(*shards);
+  } else {
+    auto file = safetensors_open(single.string());
+    if (!file) return tl::unexpected(file.error());
+    files.push_back(std::move(*file));
+  }
+  if (Status s = checkpoint_check_shapes(*config, files); !s) return tl::unexpected(s.error());
+  // file tensor name -> the slot that reads it
+  std::map<std::string, const TensorSlot*> by_file_name;
+  const std::vector<TensorSlot> slots = checkpoint_slots(*config, nullptr);
+  for (const TensorSlot& slot : slots) {
+    const SafetensorsFile* owner = &files.front();
+    if (const SafetensorsTensor* t = find_slot_tensor(*config, files, slot.name, &owner)) by_file_name[t->name] = &slot;
+  }
+  const auto sizes = parameters_sizes(*config);
+  for (const SafetensorsFile& f : files) {
+    d.files.push_back(f.path);
+    for (const SafetensorsTensor& t : f.tensors) {
+      TensorMapping m{t.name, f.path, t.dtype, t.shape, t.end - t.begin};
+      auto it = by_file_name.find(t.name);
+      if (it != by_file_name.end()) {
+        const TensorSlot& slot = *it->second;
+        m.target = std::string(parameters_name(slot.dest.tensor));
+        // the per-layer tensors hold L equal slices
+        const std::string_view target = m.target;
+        const bool whole_model = target == "wte" || target == "wpe" || target == "lnfw" || target == "lnfb" ||
+                                 target == "lm_head";
+        const std::int64_t per_layer = std::int64_t(sizes[slot.dest.tensor]) / std::max(1, config->n_layer);
+        if (!whole_model && per_layer > 0) {
+          m.layer = static_cast<int>(slot.dest.offset / per_layer);
+          m.offset = slot.dest.offset % per_layer;
+        } else {
+          m.offset = slot.dest.offset;
+        }
+        m.how = slot.transpose ? "transposed (Conv1D stores (in, out))"
+                : slot.layout == Layout::neox_qkv ? "reordered (GPT-NeoX fuses q, k, v per head)"
+                                                  : "copied";
+      } else if (is_vision_tensor(*config, t.name)) {
+        m.how = "not loaded: Gemma 3's vision tower (headlab runs the text model)";
+      } else if (is_ignorable(t.name)) {
+        m.how = "not loaded: a buffer, not a weight (the causal mask or rotary frequencies)";
+      } else {
+        m.how = "not loaded: the tied unembedding (wte is used)";
+      }
+      d.tensors.push_back(std::move(m));
+    }
+  }
+  return d;
 }
 
 Status checkpoint_save(const std::string& dir, const Parameters& params, Dtype dtype) {

@@ -1,5 +1,5 @@
 // model/checkpoint.h — a model directory in the Hugging Face layout of GPT-2, GPT-NeoX,
-// Llama, Mistral or Qwen2 (config.json's model_type picks the names; src/model/README.md
+// Llama, Mistral, Qwen 2/3 or Gemma 2/3 (config.json's model_type picks the names; src/model/README.md
 // lists each family's). GPT-2's:
 //   config.json        the ModelConfig (model/config.h)
 //   model.safetensors  the weights: names "wte.weight", "h.0.attn.c_attn.weight", ...
@@ -38,6 +38,29 @@ Result<Parameters> checkpoint_from_safetensors(const ModelConfig& config, const 
 std::uint64_t checkpoint_memory_bytes(const ModelConfig& config);
 // The same from the shards of a sharded checkpoint (safetensors_open_index).
 Result<Parameters> checkpoint_from_shards(const ModelConfig& config, const std::vector<SafetensorsFile>& shards);
+
+// What checkpoint_load reads from `dir` and where each tensor goes, from the headers only
+// (no weight is read, so it is quick on a large model): for `headlab info`.
+struct TensorMapping {
+  std::string name;                  // as in the file
+  std::string file;                  // the file that holds it (a shard of a sharded checkpoint)
+  Dtype dtype = Dtype::F32;
+  std::vector<std::int64_t> shape;
+  std::uint64_t bytes = 0;           // in the file
+  std::string target;                // headlab's tensor (parameters_name: "qkvw"), empty when not loaded
+  int layer = -1;                    // its layer, -1 for a tensor of the whole model
+  std::int64_t offset = 0;           // floats into the target's slice of that layer
+  std::string how;                   // "copied", "transposed (Conv1D)", "reordered (fused per head)",
+                                     // or why it is not loaded
+};
+struct CheckpointDescription {
+  ModelConfig config;
+  std::vector<ConfigKeyUse> keys;      // every key of config.json (config_key_uses)
+  std::vector<std::string> files;      // the weight files read
+  std::vector<TensorMapping> tensors;  // every tensor of those files, in their order
+};
+// Errors: those of checkpoint_load before it reads a weight (config, headers, shapes).
+Result<CheckpointDescription> checkpoint_describe(const std::string& dir);
 
 // Writes config.json and model.safetensors (names with the "transformer." prefix as
 // GPT2LMHeadModel saves them, Conv1D orientation, lm_head.weight when untied).

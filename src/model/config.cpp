@@ -10,7 +10,9 @@
 namespace headlab::model {
 
 float ModelConfig::attention_scale(int layer) const {
-  float scale = scale_attn_weights ? 1.0f / std::sqrt(static_cast<float>(head_size())) : 1.0f;
+  // Gemma scales by query_pre_attn_scalar^-0.5, which need not be HS (Gemma 2 27B: C / NH)
+  const float d = query_pre_attn_scalar > 0.0f ? query_pre_attn_scalar : static_cast<float>(head_size());
+  float scale = scale_attn_weights ? 1.0f / std::sqrt(d) : 1.0f;
   if (scale_attn_by_inverse_layer_idx) scale /= static_cast<float>(layer + 1);
   return scale;
 }
@@ -46,6 +48,9 @@ Status config_validate(const ModelConfig& c) {
   if (c.n_layer <= 0) return bad("n_layer must be positive, got " + std::to_string(c.n_layer));
   if (c.n_head <= 0) return bad("n_head must be positive, got " + std::to_string(c.n_head));
   if (c.n_embd <= 0) return bad("n_embd must be positive, got " + std::to_string(c.n_embd));
+  if (!c.sliding_layers.empty() && int(c.sliding_layers.size()) != c.n_layer)
+    return bad("the list of sliding layers has " + std::to_string(c.sliding_layers.size()) + " entries for " +
+               std::to_string(c.n_layer) + " layers");
   if (c.head_dim < 0 || c.n_kv_head < 0 || c.d_mlp < 0 || c.rotary_dim < 0 || c.sliding_window < 0)
     return bad("head_dim, num_key_value_heads, intermediate_size, rotary_dim and sliding_window must not be negative");
   if (c.n_head > 1024 || c.kv_heads() > c.n_head || c.n_head % c.kv_heads() != 0)

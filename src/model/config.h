@@ -13,10 +13,11 @@
 // HookedTransformerConfig): which positions (learned, rotary, none), which norm, which MLP,
 // how many KV heads, biases, parallel attention + MLP, the head size. Its defaults are
 // GPT-2's, so a GPT-2 config sets none of them. config_families.cpp reads them from the
-// config.json of gpt_neox (Pythia), llama, mistral and qwen2.
+// config.json of gpt_neox (Pythia), llama, mistral, qwen2, qwen3, gemma2 and gemma3.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "util/result.h"
 
@@ -36,6 +37,7 @@ struct ModelConfig {
   // How the attention scores are scaled (GPT2Config's switches of the same names):
   //   scores = q.k * attention_scale(layer),
   //   attention_scale(l) = (scale_attn_weights ? 1/sqrt(HS) : 1) * (scale_attn_by_inverse_layer_idx ? 1/(l+1) : 1)
+  // (with query_pre_attn_scalar set, Gemma's, 1/sqrt(query_pre_attn_scalar) instead of 1/sqrt(HS))
   bool scale_attn_weights = true;
   bool scale_attn_by_inverse_layer_idx = false;
   // Hugging Face computes the scores in float32 with the scale applied inside the product
@@ -45,10 +47,13 @@ struct ModelConfig {
   bool reorder_and_upcast_attn = false;
 
   // ---- the configured block (defaults: GPT-2) ----
-  std::string family = "gpt2";  // config.json's model_type: gpt2, gpt_neox, llama, mistral, qwen2
+  // config.json's model_type: gpt2, gpt_neox, llama, mistral, qwen2, qwen3, gemma2, gemma3_text
+  // (gemma3, a multimodal config, reads its text_config and is "gemma3" here)
+  std::string family = "gpt2";
   enum class Positions { learned, rotary, none };
-  enum class Norm { layernorm, rmsnorm };           // rmsnorm has no bias
-  enum class Mlp { gelu_tanh, gelu_erf, swiglu };   // swiglu: down(silu(gate(x)) * up(x))
+  enum class Norm { layernorm, rmsnorm };                 // rmsnorm has no bias
+  enum class Mlp { gelu_tanh, gelu_erf, swiglu, geglu };  // swiglu: down(silu(gate(x)) * up(x));
+                                                          // geglu: down(gelu_tanh(gate(x)) * up(x))
   Positions positions = Positions::learned;
   int rotary_dim = 0;               // rotated channels of each head (even, <= HS); 0 = HS
   bool rotary_interleaved = false;  // false: NeoX halves (i, i + d/2); true: GPT-J pairs (2i, 2i+1)
@@ -63,7 +68,33 @@ struct ModelConfig {
   bool attn_out_bias = true;   // the attention output projection has a bias
   bool mlp_bias = true;        // the MLP's projections have biases
   bool parallel_residual = false;  // x + attn(ln_1(x)) + mlp(ln_2(x)) (GPT-NeoX)
-  int sliding_window = 0;  // a sliding window of this many keys (0 = none): the forward refuses longer inputs
+  // Sliding-window attention, another mask: query t of a sliding layer sees keys t2 with
+  // t - t2 < sliding_window (itself and the sliding_window - 1 before it). 0 = none.
+  int sliding_window = 0;
+  // (L) which layers slide: 1 sliding, 0 global. Empty: every layer when sliding_window > 0.
+  std::vector<unsigned char> sliding_layers;
+
+  // ---- added for Llama 3, Qwen 3, Gemma 2 and Gemma 3 (defaults: off) ----
+  // rope_scaling {"rope_type": "llama3"}: each rotary frequency f (wavelength w = 2 pi / f) is
+  //   w < orig / high: kept;  w > orig / low: f / factor;  else mixed by
+  //   s = (orig / w - low) / (high - low):  (1 - s) f / factor + s f.     0 = not llama3
+  float rope_llama3_factor = 0.0f;
+  float rope_llama3_low_freq_factor = 1.0f;
+  float rope_llama3_high_freq_factor = 4.0f;
+  int rope_llama3_original_max_positions = 8192;
+  // Gemma 3: the sliding (local) layers rotate with this base and without rope_scaling;
+  // rope_theta and the scaling are the global layers'. 0 = every layer uses rope_theta.
+  float rope_local_theta = 0.0f;
+  bool qk_norm = false;         // Qwen 3, Gemma 3: RMSNorm over each head of q and of k, before the rotation
+  bool norm_plus_one = false;   // Gemma: every RMSNorm multiplies by (1 + w) instead of w
+  bool sandwich_norm = false;   // Gemma 2/3: a norm on the attention output and on the MLP output too
+  bool embed_scale = false;     // Gemma: x = wte[ids] * sqrt(C)
+  float attn_softcap = 0.0f;    // Gemma 2: scores = cap * tanh(scores / cap) before the mask (0 = off)
+  float final_softcap = 0.0f;   // Gemma 2: logits = cap * tanh(logits / cap) (0 = off)
+  float query_pre_attn_scalar = 0.0f;  // Gemma: scores scaled by 1/sqrt(this) instead of 1/sqrt(HS) (0 = HS)
+  // Gemma 3's multimodal checkpoint (model_type gemma3): the text model, read from text_config
+  // and from the tensors under language_model; the vision tower's tensors are not loaded.
+  bool multimodal_text = false;
 
   bool is_gpt2() const { return family == "gpt2"; }
   int head_size() const { return head_dim > 0 ? head_dim : (n_head > 0 ? n_embd / n_head : 0); }
@@ -72,8 +103,15 @@ struct ModelConfig {
   int q_width() const { return n_head * head_size(); }                 // D = NH * HS
   int qkv_width() const { return (n_head + 2 * kv_heads()) * head_size(); }  // q, k, v rows of qkvw
   int mlp_width() const { return d_mlp > 0 ? d_mlp : 4 * n_embd; }     // F
-  int fc_width() const { return mlp_kind == Mlp::swiglu ? 2 * mlp_width() : mlp_width(); }  // gate and up stacked
+  bool gated() const { return mlp_kind == Mlp::swiglu || mlp_kind == Mlp::geglu; }  // a gated MLP: [gate; up]
+  int fc_width() const { return gated() ? 2 * mlp_width() : mlp_width(); }  // gate and up stacked
   int rotary_size() const { return positions != Positions::rotary ? 0 : (rotary_dim > 0 ? rotary_dim : head_size()); }
+  // The keys a query of layer `layer` sees back from itself (sliding_window), or 0 for all.
+  int window_of(int layer) const {
+    if (sliding_window <= 0) return 0;
+    if (sliding_layers.empty()) return sliding_window;
+    return layer >= 0 && layer < int(sliding_layers.size()) && sliding_layers[layer] ? sliding_window : 0;
+  }
   // The factor the scores q.k of layer `layer` are multiplied by (see above).
   float attention_scale(int layer) const;
 };
@@ -88,8 +126,21 @@ Status config_check_tokenizer(const ModelConfig& config, int tokenizer_size, con
 std::string config_untrainable_keys(const ModelConfig& config);
 
 // Parses the config.json of a family other than GPT-2 (model_type gpt_neox, llama, mistral,
-// qwen2) into the configured block (config_families.cpp). Errors as config_parse.
+// qwen2, qwen3, gemma2, gemma3_text, gemma3) into the configured block (config_families.cpp).
+// Errors as config_parse.
 Result<ModelConfig> config_parse_family(const std::string& json_text, const std::string& what);
+
+// One key of a config.json and what headlab did with it (`headlab info`).
+struct ConfigKeyUse {
+  std::string key;     // as in the file; a multimodal config's text keys as "text_config.<key>"
+  std::string value;   // the JSON value, shortened
+  bool read = false;   // false: headlab does not read it (a key that would change the forward is refused instead)
+  std::string effect;  // read: what it set ("L = 2", "RMSNorm eps 1e-06"); else why it is not read
+};
+
+// Every key of `json_text` (the config.json `config` was parsed from) with what it set in
+// `config` (config_keys.cpp). Errors: corrupt (not a JSON object).
+Result<std::vector<ConfigKeyUse>> config_key_uses(const std::string& json_text, const ModelConfig& config);
 
 // The GPT-2 small shape (124M): L=12, NH=12, C=768, maxT=1024, V=50257.
 ModelConfig config_gpt2_small();

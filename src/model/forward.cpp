@@ -126,11 +126,6 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     if (ids[i] < 0 || ids[i] >= V)
       return make_error(ErrorCode::invalid_argument, "token " + std::to_string(i) + " has id " + std::to_string(ids[i]) +
                                                          ", outside the vocabulary [0, " + std::to_string(V) + ")");
-  if (c.sliding_window > 0 && T > c.sliding_window)
-    return make_error(ErrorCode::unsupported,
-                      "the input has " + std::to_string(T) + " tokens but the model attends through a sliding window of " +
-                          std::to_string(c.sliding_window) + " keys, which headlab does not implement: shorten the input "
-                          "to at most " + std::to_string(c.sliding_window) + " tokens");
   if (Status s = validate_interventions(options.interventions, c, T); !s) return s;
 
   // Buffers, grown to the largest T seen and kept.
@@ -169,6 +164,8 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
   size_or_clear(rec.pattern, rq.pattern, std::size_t(L) * NH * packed);
   size_or_clear(rec.scores, rq.scores, std::size_t(L) * NH * packed);
   rec.HS = HS, rec.NKV = NKV;
+  rec.window.resize(L);
+  for (int l = 0; l < L; l++) rec.window[l] = c.window_of(l);
   size_or_clear(rec.qkv, rq.qkv, std::size_t(L) * 3 * Tz * D);
   size_or_clear(rec.z, rq.z, std::size_t(L) * Tz * D);
   size_or_clear(rec.head_out, rq.head_out, std::size_t(L) * NH * TC);
@@ -190,7 +187,7 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
   // The block's norm: LayerNorm (weight and bias) or RMSNorm (weight only).
   const bool rms = c.norm == ModelConfig::Norm::rmsnorm;
   auto norm = [&](float* o, const float* in, const float* weight, const float* bias) {
-    if (rms) rmsnorm_forward(o, in, weight, T, C, c.layer_norm_eps);
+    if (rms) rmsnorm_forward(o, in, weight, T, C, c.layer_norm_eps, c.norm_plus_one);
     else layernorm_forward(o, nullptr, nullptr, in, weight, bias, T, C, c.layer_norm_eps);
   };
   auto bias_or_null = [](const float* base, bool has, std::size_t offset) { return has ? base + offset : nullptr; };
@@ -203,6 +200,19 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     for (int t = 0; t < T; t++)
       std::copy(w.wte + std::size_t(ids[t]) * C, w.wte + std::size_t(ids[t] + 1) * C, x + std::size_t(t) * C);
   }
+  // 0b. Gemma: x = x * sqrt(C), the factor rounded to float32 first as Gemma's code does
+  if (c.embed_scale) {
+    const float s = static_cast<float>(std::sqrt(double(C)));
+    for (std::size_t i = 0; i < TC; i++) x[i] *= s;
+  }
+  // The rotary frequencies: global layers (rope_theta, with llama3 scaling when configured)
+  // and Gemma 3's local ones (rope_local_theta, unscaled).
+  const int rd = c.rotary_size();
+  std::vector<float> freq_global = rope_frequencies(rd, c.rope_theta);
+  if (c.rope_llama3_factor > 0.0f)
+    rope_llama3_frequencies(freq_global, c.rope_llama3_factor, c.rope_llama3_low_freq_factor,
+                            c.rope_llama3_high_freq_factor, c.rope_llama3_original_max_positions);
+  const std::vector<float> freq_local = rope_frequencies(rd, c.rope_local_theta > 0.0f ? c.rope_local_theta : c.rope_theta);
 
   for (int l = 0; l < L; l++) {
     if (rq.residual) std::copy(x, x + TC, rec.residual.begin() + l * TC);
@@ -211,11 +221,22 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     norm(b.ln, x, w.ln1w + l * C, bias_or_null(w.ln1b, has_norm_bias, std::size_t(l) * C));
     linear(b.qkv, b.ln, w.qkvw + std::size_t(l) * QKV * C, pk ? pk->qkvw + l * pk->qkvw_stride : nullptr,
            bias_or_null(w.qkvb, c.qkv_bias, std::size_t(l) * QKV), C, QKV);
-    // 1b. rotary: q's NH heads and k's NKV heads turn by their position
+    // 1a. q/k norm (Qwen 3, Gemma 3): RMSNorm over each head of q and of k     (HS) per head
+    if (c.qk_norm) {
+      for (int t = 0; t < T; t++) {
+        float* row = b.qkv + std::size_t(t) * QKV;
+        rmsnorm_forward(row, row, w.qnormw + std::size_t(l) * HS, NH, HS, c.layer_norm_eps, c.norm_plus_one);
+        rmsnorm_forward(row + D, row + D, w.knormw + std::size_t(l) * HS, NKV, HS, c.layer_norm_eps, c.norm_plus_one);
+      }
+    }
+    // 1b. rotary: q's NH heads and k's NKV heads turn by their position (Gemma 3's local
+    //     layers with their own base and no scaling)
     if (c.positions == ModelConfig::Positions::rotary) {
-      const int rd = c.rotary_size();
-      rope_forward(b.qkv, T, NH, HS, QKV, rd, c.rotary_interleaved, c.rope_theta, c.rope_linear_factor);
-      rope_forward(b.qkv + D, T, NKV, HS, QKV, rd, c.rotary_interleaved, c.rope_theta, c.rope_linear_factor);
+      const bool local = c.rope_local_theta > 0.0f && c.window_of(l) > 0;
+      const float* freq = local ? freq_local.data() : freq_global.data();
+      const float scale = local ? 1.0f : c.rope_linear_factor;
+      rope_forward_frequencies(b.qkv, T, NH, HS, QKV, rd, c.rotary_interleaved, freq, scale);
+      rope_forward_frequencies(b.qkv + D, T, NKV, HS, QKV, rd, c.rotary_interleaved, freq, scale);
     }
     // 1c. GQA/MQA: query head h reads KV head h / (NH / NKV); give it its own copy  (T, 3D)
     if (expand) {
@@ -266,6 +287,8 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     if (layer_blocks) hooks.block_key = block_ptrs.data();
     if (rq.pattern) hooks.pattern_out = rec.pattern.data() + std::size_t(l) * NH * packed;
     if (rq.scores) hooks.scores_out = rec.scores.data() + std::size_t(l) * NH * packed;
+    hooks.window = c.window_of(l);      // sliding layers: keys further back than the window are masked
+    hooks.softcap = c.attn_softcap;     // Gemma 2: scores = cap * tanh(scores / cap)
     attention_forward_causal(b.z, b.heads, T, D, NH, c.attention_scale(l), hooks, b.scratch);
 
     for (const HeadAblation& a : options.interventions.ablate) {
@@ -290,6 +313,8 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     // 3. attn = z @ c_proj^T + b;  sequential: x = x + attn
     linear(b.proj, b.z, wo, pk ? pk->attprojw + l * pk->attprojw_stride : nullptr,
            bias_or_null(w.attprojb, c.attn_out_bias, std::size_t(l) * C), D, C);
+    // 3b. Gemma: attn = norm(attn) (post_attention_layernorm) before the residual add
+    if (c.sandwich_norm) norm(b.proj, b.proj, w.postattnw + std::size_t(l) * C, nullptr);
     if (!c.parallel_residual) residual_forward(x, x, b.proj, static_cast<int>(TC));
 
     // 4. mlp = c_proj(act(c_fc(ln_2(x))));  x = x + mlp, or x = x + attn + mlp when parallel
@@ -303,10 +328,13 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
         case ModelConfig::Mlp::gelu_tanh: gelu_forward(b.fc_gelu, b.fc, static_cast<int>(Tz * F)); break;
         case ModelConfig::Mlp::gelu_erf: gelu_erf_forward(b.fc_gelu, b.fc, static_cast<int>(Tz * F)); break;
         case ModelConfig::Mlp::swiglu: swiglu_forward(b.fc_gelu, b.fc, T, F); break;
+        case ModelConfig::Mlp::geglu: geglu_forward(b.fc_gelu, b.fc, T, F); break;
       }
       linear(mlp_out, b.fc_gelu, w.fcprojw + std::size_t(l) * C * F,
              pk ? pk->fcprojw + l * pk->fcprojw_stride : nullptr, bias_or_null(w.fcprojb, c.mlp_bias, std::size_t(l) * C),
              F, C);
+      // 4b. Gemma: mlp = norm(mlp) (post_feedforward_layernorm) before the residual add
+      if (c.sandwich_norm) norm(mlp_out, mlp_out, w.postmlpw + std::size_t(l) * C, nullptr);
       residual_forward(x, x, mlp_out, static_cast<int>(TC));
     }
     if (c.parallel_residual) residual_forward(x, x, b.proj, static_cast<int>(TC));
@@ -324,6 +352,11 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
   norm(b.ln, x, w.lnfw, bias_or_null(w.lnfb, has_norm_bias, 0));
   out.logits.resize(std::size_t(T) * V);
   linear(out.logits.data(), b.ln, parameters_unembedding(w, c), pk ? pk->unembedding : nullptr, nullptr, C, V);
+  // 5b. Gemma 2: logits = cap * tanh(logits / cap)
+  if (c.final_softcap > 0.0f) {
+    const float cap = c.final_softcap, inv = 1.0f / c.final_softcap;
+    for (float& v : out.logits) v = cap * std::tanh(v * inv);
+  }
   if (options.loss && T >= 2)
     out.loss = static_cast<float>(mean_next_token_loss(out.logits, ids, V));
   if (!options.logits) out.logits.clear();

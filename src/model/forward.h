@@ -13,14 +13,20 @@
 // The steps, per layer l (pre-LayerNorm GPT-2; nanoGPT's Block.forward), for the one
 // configured block of every family (model/config.h; GPT-2: QKV = 3C, D = C):
 //   0. x = wte[ids] + wpe[0..T)      (rotary or no positions: x = wte[ids])   (T, C)
-//   1. qkv = ln_1(x) @ c_attn^T + b  (ln: LayerNorm or RMSNorm)               (T, QKV)
-//      1b. rotary on q and k (NeoX halves or GPT-J pairs, all or part of HS)
+//      0b. Gemma: x = x * sqrt(C)
+//   1. qkv = ln_1(x) @ c_attn^T + b  (ln: LayerNorm or RMSNorm, Gemma's with 1 + w)  (T, QKV)
+//      1a. q/k norm (Qwen 3, Gemma 3): RMSNorm over each head of q and k
+//      1b. rotary on q and k (NeoX halves or GPT-J pairs, all or part of HS; linear or
+//          llama3 scaling; Gemma 3's local layers their own base)
 //      1c. GQA/MQA: query head h reads KV head h / (NH / NKV)               (T, 3D)
 //   2. z = attention(qkv), per query head, causal half only                  (T, D)
-//   3. x = x + z @ c_proj^T + b
-//   4. x = x + c_proj(act(c_fc(ln_2(x))))  act: GELU tanh/erf or SwiGLU      (skipped when mlp = false)
-//      parallel_residual (GPT-NeoX): x = x + attn(ln_1(x)) + mlp(ln_2(x))
+//      scores = q.k * attention_scale(l), Gemma 2 soft-capped; masked: the future and, on a
+//      sliding layer, keys t - t2 >= sliding_window (their pattern is 0 in the record)
+//   3. x = x + z @ c_proj^T + b      (Gemma: x + norm(z @ c_proj^T))
+//   4. x = x + c_proj(act(c_fc(ln_2(x))))  act: GELU tanh/erf, SwiGLU or GeGLU (skipped when mlp = false)
+//      Gemma: x + norm(mlp(...)); parallel_residual (GPT-NeoX): x = x + attn(ln_1(x)) + mlp(ln_2(x))
 //   5. logits = ln_f(x) @ unembedding^T                                      (T, V)
+//      5b. Gemma 2: logits = cap * tanh(logits / cap)
 // Asking for no record costs nothing beyond the logits.
 #pragma once
 
@@ -37,8 +43,9 @@ namespace headlab::model {
 // What the record keeps. Each is empty unless asked for.
 struct RecordRequest {
   bool pattern = false;   // softmax(masked scores), causal half
-  bool scores = false;    // q.k * attention_scale(l) (q.k/sqrt(HS) for GPT-2) before the mask, causal half (the masked half is
-                          // never computed, so it cannot be recorded)
+  bool scores = false;    // q.k * attention_scale(l) (q.k/sqrt(HS) for GPT-2; Gemma 2's after soft-capping) before
+                          // the mask, causal half (the masked half is never computed, so it cannot be recorded;
+                          // keys outside a sliding window are recorded, their pattern is 0)
   bool qkv = false;       // q, k, v of every layer
   bool z = false;         // each head's output before W_O, heads side by side
   bool head_out = false;  // each head's output through its slice of W_O (no bias)
@@ -59,6 +66,7 @@ struct ActivationRecord {
   std::vector<float> z;         // (L, T, D)    head h at columns h*HS..(h+1)*HS
   std::vector<float> head_out;  // (L, NH, T, C)
   std::vector<float> residual;  // (L+1, T, C)  [l] enters layer l; [L] goes into ln_f
+  std::vector<int> window;      // (L) each layer's sliding window (keys a query sees back from itself), 0 = all
 
   int kv_head_of(int head) const { return head / (NH / NKV); }  // the KV head query head `head` reads
   static std::size_t packed_size(int T) { return std::size_t(T) * (T + 1) / 2; }

@@ -35,6 +35,10 @@ std::array<std::size_t, kNumParameterTensors> parameters_sizes(const ModelConfig
       nb * C,                 // lnfb
       c.tied ? 0 : V * C,     // lm_head
       0,                      // unused
+      (c.qk_norm ? L * c.head_size() : 0),                 // qnormw
+      (c.qk_norm ? L * c.head_size() : 0),                 // knormw
+      (c.sandwich_norm ? L * C : 0),                       // postattnw
+      (c.sandwich_norm && c.mlp ? L * C : 0),              // postmlpw
   };
 }
 
@@ -47,7 +51,8 @@ std::size_t parameters_count(const ModelConfig& c) {
 std::string_view parameters_name(int index) {
   static constexpr std::string_view kNames[kNumParameterTensors] = {
       "wte",  "wpe",  "ln1w",    "ln1b",    "qkvw", "qkvb", "attprojw", "attprojb", "ln2w",
-      "ln2b", "fcw",  "fcb",     "fcprojw", "fcprojb", "lnfw", "lnfb", "lm_head", "unused"};
+      "ln2b", "fcw",  "fcb",     "fcprojw", "fcprojb", "lnfw", "lnfb", "lm_head", "unused",
+      "qnormw", "knormw", "postattnw", "postmlpw"};
   HEADLAB_CHECK(index >= 0 && index < kNumParameterTensors);
   return kNames[index];
 }
@@ -57,7 +62,8 @@ ParameterTensors parameters_point(float* memory, const ModelConfig& c) {
   ParameterTensors t{};
   float** ptrs[kNumParameterTensors] = {&t.wte,  &t.wpe,      &t.ln1w,     &t.ln1b,    &t.qkvw, &t.qkvb,
                                         &t.attprojw, &t.attprojb, &t.ln2w, &t.ln2b,   &t.fcw,  &t.fcb,
-                                        &t.fcprojw,  &t.fcprojb,  &t.lnfw, &t.lnfb,   &t.lm_head, &t.unused};
+                                        &t.fcprojw,  &t.fcprojb,  &t.lnfw, &t.lnfb,   &t.lm_head, &t.unused,
+                                        &t.qnormw,   &t.knormw,   &t.postattnw, &t.postmlpw};
   float* p = memory;
   for (int i = 0; i < kNumParameterTensors; i++) {
     *ptrs[i] = p;
@@ -68,7 +74,8 @@ ParameterTensors parameters_point(float* memory, const ModelConfig& c) {
 
 std::array<float*, kNumParameterTensors> parameters_list(const ParameterTensors& t) {
   return {t.wte,  t.wpe,  t.ln1w, t.ln1b,    t.qkvw,    t.qkvb, t.attprojw, t.attprojb, t.ln2w,
-          t.ln2b, t.fcw,  t.fcb,  t.fcprojw, t.fcprojb, t.lnfw, t.lnfb,     t.lm_head,  t.unused};
+          t.ln2b, t.fcw,  t.fcb,  t.fcprojw, t.fcprojb, t.lnfw, t.lnfb,     t.lm_head,  t.unused,
+          t.qnormw, t.knormw, t.postattnw, t.postmlpw};
 }
 
 Parameters parameters_allocate(const ModelConfig& config) {
@@ -90,7 +97,8 @@ void parameters_init_random(Parameters& p, std::uint64_t seed) {
     float* w = list[i];
     std::size_t n = sizes[i];
     std::string_view name = parameters_name(i);
-    if (name == "ln1w" || name == "ln2w" || name == "lnfw") {
+    if (name == "ln1w" || name == "ln2w" || name == "lnfw" || name == "qnormw" || name == "knormw" ||
+        name == "postattnw" || name == "postmlpw") {
       for (std::size_t j = 0; j < n; j++) w[j] = 1.0f;
     } else if (name == "ln1b" || name == "ln2b" || name == "lnfb" || name == "qkvb" || name == "attprojb" ||
                name == "fcb" || name == "fcprojb") {

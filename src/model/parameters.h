@@ -25,7 +25,7 @@
 
 namespace headlab::model {
 
-inline constexpr int kNumParameterTensors = 18;
+inline constexpr int kNumParameterTensors = 22;
 
 // Shapes for GPT-2; other families (model/config.h) use QKV = (NH + 2 NKV) HS rows of q, k,
 // v projections, D = NH HS, the MLP width F and FC = F, or 2F for SwiGLU (rows [gate; up]).
@@ -50,6 +50,11 @@ struct ParameterTensors {
   float* lnfb;      // (C)           ln_f bias
   float* lm_head;   // (V, C)        separate unembedding              (untied only)
   float* unused;    // (0)           keeps the count even; always size 0
+  // Qwen 3 and Gemma (size 0 for the other families):
+  float* qnormw;    // (L, HS)       q_norm weight, the same for every query head   (qk_norm)
+  float* knormw;    // (L, HS)       k_norm weight, the same for every KV head      (qk_norm)
+  float* postattnw; // (L, C)        the norm of the attention output (Gemma's post_attention_layernorm) (sandwich_norm)
+  float* postmlpw;  // (L, C)        the norm of the MLP output (post_feedforward_layernorm)             (sandwich_norm)
 };
 
 // The number of floats in each tensor, in ParameterTensors order.

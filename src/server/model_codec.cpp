@@ -206,12 +206,47 @@ std::string canonical_json(std::string_view body) {
   return j.is_discarded() ? std::string(body) : dump(j);  // nlohmann objects keep keys sorted
 }
 
+namespace {
+
+// The configured block's settings (model/config.h), for the explorer to show which family
+// runs and how its heads are wired: "window" is each layer's sliding window (0 = every key).
+json encode_block(const model::ModelConfig& c) {
+  using M = model::ModelConfig;
+  json window = json::array();
+  for (int l = 0; l < c.n_layer; l++) window.push_back(c.window_of(l));
+  const char* positions = c.positions == M::Positions::learned ? "learned" : c.positions == M::Positions::rotary ? "rotary" : "none";
+  const char* mlp = c.mlp_kind == M::Mlp::gelu_tanh ? "gelu_tanh"
+                    : c.mlp_kind == M::Mlp::gelu_erf ? "gelu_erf"
+                    : c.mlp_kind == M::Mlp::swiglu   ? "swiglu"
+                                                     : "geglu";
+  return {{"positions", positions},
+          {"rotary_dim", c.rotary_size()},
+          {"rotary_pairing", c.rotary_interleaved ? "interleaved" : "halves"},
+          {"rope_theta", c.rope_theta},
+          {"norm", c.norm == M::Norm::layernorm ? "layernorm" : c.norm_plus_one ? "rmsnorm_plus_one" : "rmsnorm"},
+          {"mlp_kind", mlp},
+          {"n_kv_head", c.kv_heads()},
+          {"head_size", c.head_size()},
+          {"d_mlp", c.mlp_width()},
+          {"qkv_bias", c.qkv_bias},
+          {"qk_norm", c.qk_norm},
+          {"parallel_residual", c.parallel_residual},
+          {"sandwich_norm", c.sandwich_norm},
+          {"attention_scale", c.attention_scale(0)},
+          {"attn_softcap", c.attn_softcap},
+          {"final_softcap", c.final_softcap},
+          {"window", window}};
+}
+
+}  // namespace
+
 std::string encode_model_info(const ModelInfo& i) {
   const auto& c = i.config;
   return dump({{"name", i.name},
                {"config",
                 {{"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd}, {"n_ctx", c.n_ctx},
-                 {"vocab_size", c.vocab_size}, {"mlp", c.mlp}, {"tied", c.tied}}},
+                 {"vocab_size", c.vocab_size}, {"mlp", c.mlp}, {"tied", c.tied}, {"family", c.family},
+                 {"block", encode_block(c)}}},
                {"bos_token", {{"id", i.bos_id}, {"text", i.bos_text}}},
                {"max_tokens", i.max_tokens},
                {"has_training_log", i.has_training_log}});

@@ -189,6 +189,13 @@ const std::vector<Row> kRows = {
     {"scan --model {F}/huge", 1, "config.json's n_embd is 65536", kCap},
     {"scan --model {F}/big", 1, "GB of memory (554377216 weights as float32", kCap},
     {"scan --model {F}/good --windows 0", 2, "--windows: must be a whole number of 1 or more, got 0"},
+    // info --model (headers only: a lying size is refused by its tensor, nothing is allocated)
+    {"info --model {F}/dir", 1, "missing config.json"},
+    {"info --model {F}/empty", 1, "not a directory"},
+    {"info --model {F}/empty-config", 1, "config.json: not valid JSON"},
+    {"info --model {F}/empty-weights", 1, "less than the 8-byte header length"},
+    {"info --model {F}/lying-weights", 1, "model.safetensors: header length"},
+    {"info --model {F}/huge", 1, "config.json's n_embd is 65536 but the weights have 128 channels", kCap},
     // tokenize --model, --file (an empty file is an empty text: 0 tokens, not an error)
     {"tokenize --model {F}/good --file {F}/dir", 1, "{F}/dir: cannot read: it is a directory"},
     {"tokenize --model {F}/good --file {F}/lying", 1, "not valid UTF-8"},

@@ -308,7 +308,7 @@ TEST(ModelConfig, RejectsInconsistentConfigsNamingTheField) {
   EXPECT_NE(msg(R"({"layer_norm_epsilon": 1e300})").find("between 0 and 1"), std::string::npos);
   EXPECT_NE(msg("{oops").find("not valid JSON"), std::string::npos);
   EXPECT_NE(msg("[]").find("expected a JSON object"), std::string::npos);
-  EXPECT_NE(msg(R"({"model_type": "gemma2"})").find("model_type \"gemma2\" is not supported"), std::string::npos);
+  EXPECT_NE(msg(R"({"model_type": "phi3"})").find("model_type \"phi3\" is not supported"), std::string::npos);
   EXPECT_NE(msg(R"({"activation_function": "relu"})").find("activation_function \"relu\""), std::string::npos);
   EXPECT_NE(msg(R"({"n_inner": 100})").find("n_inner"), std::string::npos);
   EXPECT_EQ(config_load("/nonexistent/config.json").error().code, ErrorCode::not_found);

@@ -193,18 +193,94 @@ TEST(ModelConfig, QwenHasQkvBiasesAndHeadDimMayDifferFromCOverNH) {
 }
 
 TEST(ModelConfig, FamilyKeysThatChangeTheMathsAreRefusedByName) {
-  EXPECT_NE(error_of(llama_json(R"("rope_scaling": {"rope_type": "llama3", "factor": 8.0})")).find("rope_scaling\" of type \"llama3\""),
+  EXPECT_NE(error_of(llama_json(R"("rope_scaling": {"rope_type": "yarn", "factor": 8.0})")).find("rope_scaling\" of type \"yarn\""),
             std::string::npos);
   EXPECT_NE(error_of(llama_json(R"("rope_scaling": {"type": "dynamic", "factor": 2.0})")).find("dynamic"), std::string::npos);
+  EXPECT_NE(error_of(llama_json(R"("rope_scaling": {"rope_type": "llama3", "factor": 8.0})")).find("low_freq_factor"),
+            std::string::npos);
   EXPECT_NE(error_of(llama_json(R"("attn_logit_softcapping": 50.0)")).find("attn_logit_softcapping"), std::string::npos);
   EXPECT_NE(error_of(llama_json(R"("final_logit_softcapping": 30.0)")).find("final_logit_softcapping"), std::string::npos);
   EXPECT_NE(error_of(llama_json(R"("query_pre_attn_scalar": 256)")).find("query_pre_attn_scalar"), std::string::npos);
-  EXPECT_NE(error_of(llama_json(R"("use_sliding_window": true)", "qwen2")).find("use_sliding_window"), std::string::npos);
+  EXPECT_NE(error_of(llama_json(R"("rope_local_base_freq": 10000)")).find("rope_local_base_freq"), std::string::npos);
+  EXPECT_NE(error_of(llama_json(R"("use_sliding_window": true)", "qwen2")).find("sliding_window"), std::string::npos);
   EXPECT_NE(error_of(llama_json(R"("hidden_act": "gelu")")).find("hidden_act \"gelu\""), std::string::npos);
   EXPECT_NE(error_of(llama_json(R"("num_key_value_heads": 3)")).find("multiple of the KV heads"), std::string::npos);
   EXPECT_NE(error_of(llama_json(R"("partial_rotary_factor": 0.1)")).find("odd number"), std::string::npos);
-  EXPECT_NE(error_of(R"({"model_type": "gemma2"})").find("model_type \"gemma2\" is not supported"), std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type": "phi3"})").find("model_type \"phi3\" is not supported"), std::string::npos);
+  EXPECT_NE(error_of(llama_json(R"("hidden_activation": "relu")", "gemma2")).find("hidden_activation \"relu\""),
+            std::string::npos);
+  EXPECT_NE(error_of(llama_json(R"("use_bidirectional_attention": true)", "gemma3_text")).find("use_bidirectional_attention"),
+            std::string::npos);
+  EXPECT_NE(error_of(llama_json(R"("layer_types": ["sliding_attention", "chunked_attention"])", "gemma2"))
+                .find("\"chunked_attention\""),
+            std::string::npos);
+  EXPECT_NE(error_of(llama_json(R"("layer_types": ["sliding_attention"])", "gemma2")).find("sliding layers has 1 entries"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type": "gemma3", "vision_config": {}})").find("text_config"), std::string::npos);
   auto linear = config_parse(llama_json(R"("rope_scaling": {"type": "linear", "factor": 4.0})"), "config.json");
   ASSERT_TRUE(linear) << linear.error().message;
   EXPECT_FLOAT_EQ(linear->rope_linear_factor, 4.0f);
+}
+
+TEST(ModelConfig, Llama3RopeScalingReadsItsFourNumbers) {
+  auto c = config_parse(llama_json(R"("rope_scaling": {"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0,
+                                       "high_freq_factor": 4.0, "original_max_position_embeddings": 8192})"),
+                        "config.json");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_FLOAT_EQ(c->rope_llama3_factor, 32.0f);
+  EXPECT_FLOAT_EQ(c->rope_llama3_low_freq_factor, 1.0f);
+  EXPECT_FLOAT_EQ(c->rope_llama3_high_freq_factor, 4.0f);
+  EXPECT_EQ(c->rope_llama3_original_max_positions, 8192);
+  EXPECT_FLOAT_EQ(c->rope_linear_factor, 1.0f);
+}
+
+TEST(ModelConfig, QwenSlidingWindowCoversTheLayersFromMaxWindowLayersOn) {
+  auto c = config_parse(llama_json(R"("use_sliding_window": true, "sliding_window": 8, "max_window_layers": 1, "head_dim": 32)",
+                                   "qwen3"),
+                        "config.json");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_TRUE(c->qk_norm);
+  EXPECT_EQ(c->head_size(), 32);
+  EXPECT_EQ(c->window_of(0), 0);
+  EXPECT_EQ(c->window_of(1), 8);
+  auto off = config_parse(llama_json(R"("use_sliding_window": false, "sliding_window": 8)", "qwen2"), "config.json");
+  ASSERT_TRUE(off) << off.error().message;
+  EXPECT_EQ(off->window_of(1), 0) << "sliding_window counts only with use_sliding_window";
+}
+
+TEST(ModelConfig, GemmaTakesItsConfigClassDefaultsForKeysLeftOut) {
+  auto g2 = config_parse(llama_json("", "gemma2"), "config.json");
+  ASSERT_TRUE(g2) << g2.error().message;
+  EXPECT_EQ(g2->mlp_kind, ModelConfig::Mlp::geglu);
+  EXPECT_EQ(g2->fc_width(), 192);
+  EXPECT_TRUE(g2->norm_plus_one && g2->sandwich_norm && g2->embed_scale && g2->tied);
+  EXPECT_FLOAT_EQ(g2->attn_softcap, 50.0f);
+  EXPECT_FLOAT_EQ(g2->final_softcap, 30.0f);
+  EXPECT_FLOAT_EQ(g2->attention_scale(0), 1.0f / 16.0f);  // query_pre_attn_scalar 256
+  EXPECT_EQ(g2->window_of(0), 4096);
+  EXPECT_EQ(g2->window_of(1), 0);
+  auto g3 = config_parse(llama_json(R"("sliding_window": 512, "attn_logit_softcapping": null)", "gemma3_text"), "config.json");
+  ASSERT_TRUE(g3) << g3.error().message;
+  EXPECT_EQ(g3->family, "gemma3");
+  EXPECT_TRUE(g3->qk_norm);
+  EXPECT_FLOAT_EQ(g3->attn_softcap, 0.0f);
+  EXPECT_FLOAT_EQ(g3->rope_local_theta, 10000.0f);
+  auto explicit_types =
+      config_parse(llama_json(R"("layer_types": ["full_attention", "sliding_attention"])", "gemma3_text"), "config.json");
+  ASSERT_TRUE(explicit_types) << explicit_types.error().message;
+  EXPECT_EQ(explicit_types->window_of(0), 0);
+  EXPECT_EQ(explicit_types->window_of(1), 4096);
+}
+
+TEST(ModelConfig, MultimodalGemma3ReadsItsTextConfig) {
+  auto c = config_parse(R"({"model_type": "gemma3", "vision_config": {"hidden_size": 1152}, "mm_tokens_per_image": 256,
+                            "text_config": {"model_type": "gemma3_text", "hidden_size": 64, "num_attention_heads": 4,
+                                            "num_key_value_heads": 1, "head_dim": 32, "num_hidden_layers": 2,
+                                            "intermediate_size": 96, "vocab_size": 48}, "eos_token_id": [1, 106]})",
+                        "config.json");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->family, "gemma3");
+  EXPECT_TRUE(c->multimodal_text);
+  EXPECT_EQ(c->n_layer, 2);
+  EXPECT_EQ(c->eos_token_id, 1);
 }

@@ -1,6 +1,7 @@
 // Tests for the configured block (model/config.h, checkpoint.h, forward.h) on the families
 // other than GPT-2: each fixture of tools/reference/make_family_fixtures.py (Pythia, Llama,
-// Mistral, Qwen2, random weights in the Hugging Face layout) against its PyTorch reference.
+// Mistral, Qwen2, Llama 3.1's rope_scaling, Mistral with a sliding window, Qwen3, Gemma 2,
+// Gemma 3; random weights in the Hugging Face layout) against its PyTorch reference.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,7 +22,8 @@ using headlab::testing::read_json_file;
 
 namespace {
 
-const char* kFamilies[] = {"families/pythia", "families/llama", "families/mistral", "families/qwen2"};
+const char* kFamilies[] = {"families/pythia", "families/llama",  "families/mistral", "families/qwen2", "families/llama3",
+                           "families/mistral_window", "families/qwen3", "families/gemma2", "families/gemma3"};
 
 Parameters load(const std::string& name, const std::string& file = "model.safetensors") {
   auto config = config_load(fixture_dir(name) + "/config.json");
@@ -147,7 +149,9 @@ TEST(Families, Bf16WeightsMatchTheReferenceOnTheSameRoundedWeights) {
 
 TEST(Families, CheckpointLoadReadsTheFamilyDirectoryAsItIs) {
   const std::pair<const char*, const char*> families[] = {
-      {"families/pythia", "gpt_neox"}, {"families/llama", "llama"}, {"families/mistral", "mistral"}, {"families/qwen2", "qwen2"}};
+      {"families/pythia", "gpt_neox"}, {"families/llama", "llama"}, {"families/mistral", "mistral"},
+      {"families/qwen2", "qwen2"},     {"families/qwen3", "qwen3"}, {"families/gemma2", "gemma2"},
+      {"families/gemma3", "gemma3"}};
   for (const auto& [name, family] : families) {
     auto p = checkpoint_load(fixture_dir(name));
     ASSERT_TRUE(p) << p.error().message;
@@ -202,23 +206,110 @@ TEST(Families, ShardedCheckpointLoadsTheSameWeightsAsOneFile) {
   fs::remove_all(dir);
 }
 
-TEST(Families, MistralRefusesAnInputLongerThanItsSlidingWindow) {
-  auto text = headlab::file_read(fixture_dir("families/mistral") + "/config.json");
-  ASSERT_TRUE(text);
-  auto j = nlohmann::json::parse(*text);
-  j["sliding_window"] = 8;
-  auto c = config_parse(j.dump(), "config.json");
-  ASSERT_TRUE(c) << c.error().message;
-  Parameters p = parameters_allocate(*c);
-  std::vector<int> ids(9, 1);
+TEST(Families, SlidingLayersPatternsAreZeroOutsideTheWindowAndTheGlobalLayersAreNot) {
+  for (const char* name : {"families/mistral_window", "families/qwen3", "families/gemma2", "families/gemma3"}) {
+    auto expected = read_json_file(fixture_dir(name) + "/expected.json");
+    const std::vector<int> window = expected["window"].get<std::vector<int>>();
+    Parameters p = load(name);
+    std::vector<int> ids = expected["ids"].get<std::vector<int>>();
+    ASSERT_GT(int(ids.size()), 2 * *std::max_element(window.begin(), window.end())) << name;
+    ForwardOptions opt;
+    opt.record.pattern = true;
+    ForwardOutput out;
+    Workspace ws;
+    ASSERT_TRUE(forward(p, ids, opt, out, ws)) << name;
+    for (int l = 0; l < out.record.L; l++) {
+      EXPECT_EQ(p.config.window_of(l), window[l]) << name << " layer " << l;
+      EXPECT_EQ(out.record.window[l], window[l]) << name << " layer " << l;
+      double outside = 0, far_mass = 0;  // mass beyond the window; mass on keys >= 6 back
+      for (int h = 0; h < out.record.NH; h++)
+        for (int t = 0; t < out.T; t++)
+          for (int k = 0; k <= t; k++) {
+            const double pk = out.record.pattern_at(l, h, t, k);
+            if (window[l] > 0 && t - k >= window[l]) outside = std::max(outside, pk);
+            if (t - k >= 6) far_mass += pk;
+          }
+      if (window[l] > 0) EXPECT_EQ(outside, 0.0) << name << " layer " << l;
+      else EXPECT_GT(far_mass, 0.1) << name << " layer " << l << ": a global layer attends beyond 6 keys";
+    }
+  }
+}
+
+TEST(Families, EachNewSettingChangesTheLogitsBeyondTheTolerance) {
+  // Switching the setting off moves the logits well past 1e-4: the fixtures test it.
+  auto off = [](const char* name, auto change) {
+    auto expected = read_json_file(fixture_dir(name) + "/expected.json");
+    Parameters p = load(name);
+    change(p.config);
+    std::vector<int> ids = expected["ids"].get<std::vector<int>>();
+    ForwardOutput out;
+    Workspace ws;
+    if (!forward(p, ids, ForwardOptions{}, out, ws)) return -1.0;
+    return max_diff_rows(out.logits.data(), out.T, out.V, expected["variants"]["F32"]["logits"]);
+  };
+  EXPECT_GT(off("families/llama3", [](ModelConfig& c) { c.rope_llama3_factor = 0; }), 1e-2);
+  EXPECT_GT(off("families/mistral_window", [](ModelConfig& c) { c.sliding_window = 0; }), 1e-2);
+  EXPECT_GT(off("families/gemma2", [](ModelConfig& c) { c.attn_softcap = 0; }), 1e-2);
+  EXPECT_GT(off("families/gemma2", [](ModelConfig& c) { c.final_softcap = 0; }), 1e-2);
+  EXPECT_GT(off("families/gemma2", [](ModelConfig& c) { c.query_pre_attn_scalar = 0; }), 1e-2);
+  EXPECT_GT(off("families/gemma3", [](ModelConfig& c) { c.rope_local_theta = 0; }), 1e-2);
+  EXPECT_GT(off("families/gemma3", [](ModelConfig& c) { c.rope_linear_factor = 1; }), 1e-2);
+}
+
+TEST(Families, BlockingAKeyOnASlidingLayerKeepsTheWindowMask) {
+  auto expected = read_json_file(fixture_dir("families/mistral_window") + "/expected.json");
+  Parameters p = load("families/mistral_window");
+  std::vector<int> ids = expected["ids"].get<std::vector<int>>();
+  ForwardOptions opt;
+  opt.record.pattern = true;
+  opt.interventions.block.push_back({0, -1, 10});
   ForwardOutput out;
   Workspace ws;
-  Status s = forward(p, ids, ForwardOptions{}, out, ws);
-  ASSERT_FALSE(s);
-  EXPECT_EQ(s.error().code, ErrorCode::unsupported);
-  EXPECT_NE(s.error().message.find("sliding window of 8"), std::string::npos) << s.error().message;
-  ids.resize(8);
-  EXPECT_TRUE(forward(p, ids, ForwardOptions{}, out, ws));
+  ASSERT_TRUE(forward(p, ids, opt, out, ws));
+  for (int h = 0; h < out.record.NH; h++)
+    for (int t = 10; t < out.T; t++) {
+      EXPECT_EQ(out.record.pattern_at(0, h, t, 10), 0.0f);
+      double sum = 0;
+      for (int k = std::max(0, t - 5); k <= t; k++) sum += out.record.pattern_at(0, h, t, k);
+      EXPECT_NEAR(sum, 1.0, 1e-5) << "head " << h << " query " << t;
+    }
+}
+
+TEST(Families, MultimodalGemma3LoadsItsTextModelAndLeavesTheVisionTowerOut) {
+  namespace fs = std::filesystem;
+  const std::string src = fixture_dir("families/gemma3");
+  const fs::path dir = fs::temp_directory_path() / "headlab_gemma3_multimodal";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto text = headlab::file_read(src + "/config.json");
+  ASSERT_TRUE(text);
+  nlohmann::json cfg = {{"model_type", "gemma3"},
+                        {"architectures", {"Gemma3ForConditionalGeneration"}},
+                        {"text_config", nlohmann::json::parse(*text)},
+                        {"vision_config", {{"model_type", "siglip_vision_model"}, {"hidden_size", 8}}},
+                        {"mm_tokens_per_image", 256}};
+  std::ofstream((dir / "config.json").string()) << cfg.dump();
+  // the text model under "language_model.", as Gemma3ForConditionalGeneration saves it, and a
+  // tensor of the vision tower
+  auto st = safetensors_read(src + "/model.safetensors");
+  ASSERT_TRUE(st);
+  std::vector<std::vector<float>> values;
+  values.reserve(st->tensors.size() + 1);
+  std::vector<SafetensorsWriteTensor> out;
+  for (const SafetensorsTensor& t : st->tensors) {
+    std::vector<float>& v = values.emplace_back(std::size_t(t.numel()));
+    ASSERT_TRUE(safetensors_to_f32(*st, t, v.data()));
+    out.push_back({"language_model." + t.name, t.shape, v.data()});
+  }
+  std::vector<float>& vision = values.emplace_back(8 * 8, 0.5f);
+  out.push_back({"vision_tower.vision_model.embeddings.patch_embedding.weight", {8, 8}, vision.data()});
+  ASSERT_TRUE(safetensors_write((dir / "model.safetensors").string(), out, Dtype::F32, {}));
+  auto mm = checkpoint_load(dir.string());
+  ASSERT_TRUE(mm) << mm.error().message;
+  EXPECT_TRUE(mm->config.multimodal_text);
+  Parameters one = load("families/gemma3");
+  EXPECT_EQ(mm->memory, one.memory);
+  fs::remove_all(dir);
 }
 
 TEST(Families, SavingAModelOtherThanGpt2IsRefused) {

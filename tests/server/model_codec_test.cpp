@@ -75,3 +75,26 @@ TEST(EncodeScanReport, GivesNullForTheScoresAConstructedHeadHasNoWeightsFor) {
   }
   EXPECT_FALSE(j.contains("in_context_learning"));
 }
+
+TEST(ModelCodec, ModelInfoCarriesTheFamilyAndTheBlocksSettings) {
+  server::ModelInfo info;
+  info.name = "gemma2";
+  auto c = model::config_load(std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/model/families/gemma2/config.json");
+  ASSERT_TRUE(c) << c.error().message;
+  info.config = *c;
+  json j = json::parse(server::encode_model_info(info));
+  EXPECT_EQ(j["config"]["family"], "gemma2");
+  const json& b = j["config"]["block"];
+  EXPECT_EQ(b["positions"], "rotary");
+  EXPECT_EQ(b["norm"], "rmsnorm_plus_one");
+  EXPECT_EQ(b["mlp_kind"], "geglu");
+  EXPECT_EQ(b["n_kv_head"], 2);
+  EXPECT_EQ(b["head_size"], 32);
+  EXPECT_EQ(b["window"], json({6, 0}));
+  EXPECT_FLOAT_EQ(b["attn_softcap"].get<float>(), 8.0f);
+  EXPECT_TRUE(b["sandwich_norm"].get<bool>());
+  json gpt2 = json::parse(server::encode_model_info(server::ModelInfo{"tiny", model::config_gpt2_small()}));
+  EXPECT_EQ(gpt2["config"]["family"], "gpt2");
+  EXPECT_EQ(gpt2["config"]["block"]["positions"], "learned");
+  EXPECT_EQ(gpt2["config"]["block"]["window"].size(), 12u);
+}

@@ -222,18 +222,25 @@ void causal_head_forward(float* out, const float* inp, int T, int C, int NH, int
       const int t = t0 + r;
       float* row = s + std::size_t(r) * keys;
       const std::size_t packed = std::size_t(t) * (t + 1) / 2;
+      if (hooks.softcap > 0.0f) {
+        const float cap = hooks.softcap, inv = 1.0f / hooks.softcap;
+        for (int t2 = 0; t2 <= t; t2++) row[t2] = cap * std::tanh(row[t2] * inv);
+      }
       if (scores_h) std::copy(row, row + t + 1, scores_h + packed);
       if (replace) {
         // 2'. a replaced pattern ignores the scores
         const float* rp = replace + std::size_t(t) * T;
         std::copy(rp, rp + t + 1, row);
       } else {
-        // 2. mask (future keys and blocked keys), then softmax over what is left
+        // 2. mask (future keys, keys outside the sliding window, blocked keys), then softmax
+        //    over what is left; the window always holds the query's own key
+        const int first = hooks.window > 0 ? std::max(0, t - hooks.window + 1) : 0;  // first visible key
+        for (int t2 = 0; t2 < first; t2++) row[t2] = -std::numeric_limits<float>::infinity();
         if (blocked) {
           int visible = 0;
-          for (int t2 = 0; t2 <= t; t2++) visible += blocked[t2] ? 0 : 1;
+          for (int t2 = first; t2 <= t; t2++) visible += blocked[t2] ? 0 : 1;
           if (visible > 0)
-            for (int t2 = 0; t2 <= t; t2++)
+            for (int t2 = first; t2 <= t; t2++)
               if (blocked[t2]) row[t2] = -std::numeric_limits<float>::infinity();
         }
         softmax_inplace(row, t + 1);

@@ -61,6 +61,12 @@ struct AttentionHeadHooks {
   // row t holds t+1 values (keys 0..t) at offset t*(t+1)/2. Layout [NH][T*(T+1)/2].
   float* scores_out = nullptr;
   float* pattern_out = nullptr;
+  // Sliding-window attention, another mask: with window W > 0 query t sees only keys t2 with
+  // t - t2 < W (the others get -inf before the softmax, so their pattern is 0). 0: no window.
+  int window = 0;
+  // Gemma 2's soft-capping: scores = softcap * tanh(scores / softcap) before the mask (and
+  // so in scores_out). 0: off.
+  float softcap = 0.0f;
 };
 
 // Inference attention for one sequence (B = 1): out = z (T, C), the heads split over the

@@ -10,7 +10,8 @@
 namespace headlab::model {
 
 HEADLAB_MULTIVERSION
-void rmsnorm_forward(float* out, const float* inp, const float* weight, int N, int C, float eps) {
+void rmsnorm_forward(float* out, const float* inp, const float* weight, int N, int C, float eps, bool plus_one) {
+  const float offset = plus_one ? 1.0f : 0.0f;
   for (int n = 0; n < N; n++) {
     const float* x = inp + std::size_t(n) * C;
     float lanes[16] = {};
@@ -22,7 +23,7 @@ void rmsnorm_forward(float* out, const float* inp, const float* weight, int N, i
     for (; i < C; i++) ss += x[i] * x[i];
     const float s = 1.0f / std::sqrt(ss / C + eps);
     float* o = out + std::size_t(n) * C;
-    for (i = 0; i < C; i++) o[i] = x[i] * s * weight[i];
+    for (i = 0; i < C; i++) o[i] = x[i] * s * (offset + weight[i]);
   }
 }
 

@@ -1,6 +1,8 @@
 // model/ops/rmsnorm.h — RMSNorm over the last axis (Zhang & Sennrich 2019), the norm of
 // Llama, Mistral and Qwen2 blocks: no mean is subtracted and there is no bias.
 //   forward:  rstd = 1 / sqrt(sum_i x_i^2 / C + eps);  out_i = x_i * rstd * w_i
+// Gemma's variant multiplies by (1 + w_i) (the weights are stored as offsets from 1):
+//   out_i = x_i * rstd * (1 + w_i)                    (plus_one = true)
 // (Inference only: the trainer trains GPT-2's LayerNorm blocks.)
 #pragma once
 
@@ -9,6 +11,6 @@ namespace headlab::model {
 void rmsnorm_forward(float* out,           // (N, C)
                      const float* inp,     // (N, C)
                      const float* weight,  // (C)
-                     int N, int C, float eps);
+                     int N, int C, float eps, bool plus_one = false);
 
 }  // namespace headlab::model

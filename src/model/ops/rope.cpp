@@ -3,20 +3,46 @@
 
 #include <cmath>
 #include <cstddef>
+#include <numbers>
 #include <vector>
 
 namespace headlab::model {
 
+std::vector<float> rope_frequencies(int rotary_dim, float theta) {
+  std::vector<float> inv_freq(rotary_dim / 2);
+  for (int i = 0; i < rotary_dim / 2; i++)
+    inv_freq[i] = static_cast<float>(1.0 / std::pow(double(theta), double(2 * i) / rotary_dim));
+  return inv_freq;
+}
+
+void rope_llama3_frequencies(std::vector<float>& inv_freq, float factor, float low_freq_factor, float high_freq_factor,
+                             int original_max_positions) {
+  const double n = original_max_positions;
+  const double low_wavelen = n / low_freq_factor, high_wavelen = n / high_freq_factor;
+  for (float& f : inv_freq) {
+    const double w = 2.0 * std::numbers::pi / double(f);
+    if (w < high_wavelen) continue;
+    if (w > low_wavelen) {
+      f = static_cast<float>(double(f) / factor);
+      continue;
+    }
+    const double s = (n / w - low_freq_factor) / (double(high_freq_factor) - low_freq_factor);
+    f = static_cast<float>((1.0 - s) * double(f) / factor + s * double(f));
+  }
+}
+
 void rope_forward(float* x, int T, int n_heads, int HS, int row_stride, int rotary_dim, bool interleaved,
                   float theta, float scale) {
+  const std::vector<float> inv_freq = rope_frequencies(rotary_dim, theta);
+  rope_forward_frequencies(x, T, n_heads, HS, row_stride, rotary_dim, interleaved, inv_freq.data(), scale);
+}
+
+void rope_forward_frequencies(float* x, int T, int n_heads, int HS, int row_stride, int rotary_dim, bool interleaved,
+                              const float* inv_freq, float scale) {
   const int half = rotary_dim / 2;
   if (half == 0) return;
-  // The frequencies in float32 as Hugging Face computes them (1 / theta^(2i/d)); the angles
-  // and their cos/sin in double, then rounded: one table for every head of every row.
+  // The angles and their cos/sin in double, then rounded: one table for every head of a row.
   std::vector<float> cosv(half), sinv(half);
-  std::vector<float> inv_freq(half);
-  for (int i = 0; i < half; i++)
-    inv_freq[i] = static_cast<float>(1.0 / std::pow(double(theta), double(2 * i) / rotary_dim));
   for (int t = 0; t < T; t++) {
     const double pos = double(t) / scale;
     for (int i = 0; i < half; i++) {

@@ -1,5 +1,7 @@
-// model/ops/swiglu.h — the gated MLP activation of Llama, Mistral and Qwen2 (Shazeer 2020):
-//   out[n, i] = silu(gate[n, i]) * up[n, i],   silu(g) = g / (1 + exp(-g))
+// model/ops/swiglu.h — the gated MLP activations (Shazeer 2020, "GLU variants"): SwiGLU of
+// Llama, Mistral and Qwen, GeGLU of Gemma:
+//   SwiGLU: out[n, i] = silu(gate[n, i]) * up[n, i],   silu(g) = g / (1 + exp(-g))
+//   GeGLU:  out[n, i] = gelu_tanh(gate[n, i]) * up[n, i]   (model/ops/gelu.h's tanh GELU)
 // where each input row holds [gate (F); up (F)] side by side, as c_fc's rows are stacked.
 // (Inference only.)
 #pragma once
@@ -9,5 +11,8 @@ namespace headlab::model {
 void swiglu_forward(float* out,        // (N, F)
                     const float* inp,  // (N, 2F): gate at [0, F), up at [F, 2F)
                     int N, int F);
+void geglu_forward(float* out,        // (N, F)
+                   const float* inp,  // (N, 2F): gate at [0, F), up at [F, 2F)
+                   int N, int F);
 
 }  // namespace headlab::model

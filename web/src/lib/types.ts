@@ -119,6 +119,29 @@ export interface ModelConfig {
   vocab_size: number;
   mlp: boolean;
   tied: boolean;
+  family?: string; // config.json's model_type: "gpt2", "llama", "qwen3", "gemma2", ...
+  block?: ModelBlock;
+}
+
+/** The configured block of GET /api/model's config (src/model/config.h). */
+export interface ModelBlock {
+  positions: "learned" | "rotary" | "none";
+  rotary_dim: number; // rotated channels of each head (0 without rotary)
+  rotary_pairing: "halves" | "interleaved";
+  rope_theta: number;
+  norm: "layernorm" | "rmsnorm" | "rmsnorm_plus_one";
+  mlp_kind: "gelu_tanh" | "gelu_erf" | "swiglu" | "geglu";
+  n_kv_head: number; // query head h reads KV head h / (n_head / n_kv_head)
+  head_size: number;
+  d_mlp: number;
+  qkv_bias: boolean;
+  qk_norm: boolean;
+  parallel_residual: boolean;
+  sandwich_norm: boolean;
+  attention_scale: number;
+  attn_softcap: number; // 0 = off
+  final_softcap: number; // 0 = off
+  window: number[]; // [layer] sliding window in keys, 0 = every key
 }
 
 /** GET /api/model */

@@ -1,0 +1,97 @@
+// Tests for `headlab info` (cli/info_command.cpp): the built binary on the family fixtures
+// and models/headlab-tiny, read back from its JSON.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "testing/process.h"
+
+using headlab::testing::headlab_run;
+using nlohmann::json;
+
+namespace {
+
+const std::string kFamilies = std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/model/families/";
+
+json info(const std::string& dir) {
+  auto r = headlab_run("info --model " + dir + " --format json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return json::parse(r.out);
+}
+
+const json* key(const json& j, const std::string& name) {
+  for (const json& k : j["config_keys"])
+    if (k["key"] == name) return &k;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(InfoCommand, Gemma3ShowsItsFamilyWindowsAndEveryTensorMapped) {
+  json j = info(kFamilies + "gemma3");
+  EXPECT_EQ(j["family"], "gemma3");
+  EXPECT_EQ(j["sizes"]["L"], 3);
+  EXPECT_EQ(j["sizes"]["NKV"], 1);
+  EXPECT_EQ(j["sizes"]["HS"], 32);
+  EXPECT_EQ(j["window"], json({6, 6, 0}));
+  EXPECT_EQ(j["attention_kind"], "multi-query");
+  EXPECT_NE(j["norm"].get<std::string>().find("RMSNorm (1 + w)"), std::string::npos);
+  EXPECT_NE(j["positions"].get<std::string>().find("local layers theta 10000"), std::string::npos) << j["positions"];
+  EXPECT_EQ(j["weights"]["loaded"], j["weights"]["tensors"]);
+  const json* pattern = key(j, "sliding_window_pattern");
+  ASSERT_NE(pattern, nullptr);
+  EXPECT_TRUE((*pattern)["read"].get<bool>());
+  EXPECT_NE((*pattern)["effect"].get<std::string>().find("layers 0, 1"), std::string::npos) << (*pattern)["effect"];
+  const json* act = key(j, "hidden_act");
+  ASSERT_NE(act, nullptr);
+  EXPECT_FALSE((*act)["read"].get<bool>()) << "Gemma's MLP reads hidden_activation";
+  bool q_norm = false;
+  for (const json& t : j["tensors"])
+    if (t["name"] == "model.layers.2.self_attn.q_norm.weight") {
+      q_norm = true;
+      EXPECT_EQ(t["target"], "qnormw");
+      EXPECT_EQ(t["layer"], 2);
+      EXPECT_EQ(t["bytes"], 32 * 4);
+    }
+  EXPECT_TRUE(q_norm);
+}
+
+TEST(InfoCommand, TheLoadedTensorsHoldEveryParameter) {
+  for (const char* name : {"llama", "pythia", "qwen3", "gemma2"}) {
+    json j = info(kFamilies + name);
+    long long floats = 0;
+    for (const json& t : j["tensors"]) {
+      if (t["target"] == "") continue;
+      long long n = 1;
+      for (const json& d : t["shape"]) n *= d.get<long long>();
+      floats += n;
+    }
+    EXPECT_EQ(floats, j["sizes"]["parameters"].get<long long>()) << name;
+  }
+}
+
+TEST(InfoCommand, Gpt2ShowsTheTransposedConv1dAndItsTokenizer) {
+  json j = info(std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny");
+  EXPECT_EQ(j["family"], "gpt2");
+  EXPECT_EQ(j["positions"].get<std::string>().substr(0, 7), "learned");
+  EXPECT_NE(j["tokenizer"]["kind"].get<std::string>().find("GPT-2"), std::string::npos);
+  EXPECT_GT(j["tokenizer"]["tokens"].get<int>(), 0);
+  bool transposed = false;
+  for (const json& t : j["tensors"])
+    if (t["target"] == "qkvw") transposed = t["how"].get<std::string>().find("transposed") == 0;
+  EXPECT_TRUE(transposed);
+  auto text = headlab_run("info --model " + std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny");
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("family       gpt2"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("config.json:"), std::string::npos) << text.out;
+}
+
+TEST(InfoCommand, AFolderWithoutAModelIsAnErrorNotAnAbort) {
+  auto r = headlab_run("info --model /nonexistent");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("headlab: error: /nonexistent: not a directory"), std::string::npos) << r.out;
+  auto usage = headlab_run("info");
+  EXPECT_EQ(usage.exit_code, 2) << usage.out;
+}
