@@ -18,6 +18,8 @@ tests/fixtures/gguf/:
                         dequantizes them
 Run (after `npm ci --prefix data/npm` and building headlab):
   /usr/bin/python3 tools/reference/make_llama_fixtures.py build/headlab
+With `seeds` after the path it writes the GGUF fuzzer's seed corpus instead (fuzz/corpus/gguf/:
+a tiny GPT-2 as headlab exports it, in F16), which needs headlab only.
 """
 import json
 import os
@@ -148,8 +150,39 @@ def gguf_rows(gguf_py, path, name, rows):
     return t.tensor_type.name, data.tobytes().hex(), data
 
 
+def tiny_gpt2(d, V):
+    """GPT-2 at its smallest: L = 1, C = 8, NH = 2, maxT = 4."""
+    g = torch.Generator().manual_seed(16)
+    r = lambda *s: torch.randn(*s, generator=g) * 0.1
+    C = 8
+    t = {"transformer.wte.weight": r(V, C), "transformer.wpe.weight": r(4, C), "transformer.ln_f.weight": 1 + r(C),
+         "transformer.ln_f.bias": r(C)}
+    for name, shape in [("ln_1.weight", (C,)), ("ln_1.bias", (C,)), ("attn.c_attn.weight", (C, 3 * C)),
+                        ("attn.c_attn.bias", (3 * C,)), ("attn.c_proj.weight", (C, C)), ("attn.c_proj.bias", (C,)),
+                        ("ln_2.weight", (C,)), ("ln_2.bias", (C,)), ("mlp.c_fc.weight", (C, 4 * C)),
+                        ("mlp.c_fc.bias", (4 * C,)), ("mlp.c_proj.weight", (4 * C, C)), ("mlp.c_proj.bias", (C,))]:
+        t["transformer.h.0." + name] = r(*shape)
+    config = {"model_type": "gpt2", "activation_function": "gelu_new", "n_layer": 1, "n_head": 2, "n_embd": C,
+              "n_positions": 4, "n_ctx": 4, "vocab_size": V, "bos_token_id": V - 1, "eos_token_id": V - 1}
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(config, f)
+    write_safetensors(os.path.join(d, "model.safetensors"), t, "F32")
+
+
+def seeds(headlab):
+    out = os.path.join(ROOT, "fuzz", "corpus", "gguf")
+    os.makedirs(out, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        V = write_tokenizer(tmp)
+        tiny_gpt2(tmp, V)
+        subprocess.run([headlab, "export", "--gguf", os.path.join(out, "tiny_gpt2_f16.gguf"), "--model", tmp,
+                        "--dtype", "f16"], check=True)
+
+
 def main():
     headlab = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "headlab"))
+    if sys.argv[2:] == ["seeds"]:
+        return seeds(headlab)
     os.makedirs(OUT, exist_ok=True)
     env = dict(os.environ, LLAMA_BACKEND_DIR=BINS)
     expected = {"ids": IDS, "peer": "llama.cpp through @node-llama-cpp/linux-x64@3.21.1 (2 threads, F32 KV cache, "
