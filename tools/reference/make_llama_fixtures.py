@@ -5,6 +5,8 @@ llama.cpp (libllama from the npm package @node-llama-cpp/linux-x64, driven by
 tools/reference/llama_logits.c) compute their logits and quantize them, and saves into
 tests/fixtures/gguf/:
   gpt2_random/          the GPT-2 model (config.json, model.safetensors, vocab.json, merges.txt)
+  qwen2_random/, pythia_random/   a Qwen2 (GQA, q/k/v biases) and a GPT-NeoX (partial rotary,
+                        parallel residual) model in the same layout
   gpt2_random.q8_0.gguf llama.cpp's Q8_0 quantization of headlab's F32 export
   llama_random.q4_k_m.gguf, llama_random.q6_k.gguf
                         llama.cpp's Q4_K_M and Q6_K quantizations of a Llama model (C = 256 so
@@ -131,6 +133,53 @@ def llama_model(d, V):
     write_safetensors(os.path.join(d, "model.safetensors"), t, "F32")
 
 
+def qwen2_model(d, V):
+    """Qwen2: L = 1, C = 32, 4 query heads of 8, 2 KV heads, q/k/v biases, F = 48, tied."""
+    C, NH, NKV, HS, F = 32, 4, 2, 8, 48
+    g = torch.Generator().manual_seed(17)
+    r = lambda *s, std=0.1: torch.randn(*s, generator=g) * std
+    h = "model.layers.0."
+    t = {"model.embed_tokens.weight": r(V, C, std=0.5), h + "input_layernorm.weight": 1 + r(C),
+         h + "self_attn.q_proj.weight": r(NH * HS, C, std=0.3), h + "self_attn.q_proj.bias": r(NH * HS),
+         h + "self_attn.k_proj.weight": r(NKV * HS, C, std=0.3), h + "self_attn.k_proj.bias": r(NKV * HS),
+         h + "self_attn.v_proj.weight": r(NKV * HS, C, std=0.3), h + "self_attn.v_proj.bias": r(NKV * HS),
+         h + "self_attn.o_proj.weight": r(C, NH * HS, std=0.2), h + "post_attention_layernorm.weight": 1 + r(C),
+         h + "mlp.gate_proj.weight": r(F, C, std=0.2), h + "mlp.up_proj.weight": r(F, C, std=0.2),
+         h + "mlp.down_proj.weight": r(C, F, std=0.2), "model.norm.weight": 1 + r(C)}
+    config = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": C, "num_attention_heads": NH,
+              "num_key_value_heads": NKV, "num_hidden_layers": 1, "intermediate_size": F, "vocab_size": V,
+              "max_position_embeddings": 32, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "hidden_act": "silu",
+              "tie_word_embeddings": True, "use_sliding_window": False, "bos_token_id": V - 1, "eos_token_id": V - 1}
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    write_safetensors(os.path.join(d, "model.safetensors"), t, "F32")
+
+
+def pythia_model(d, V):
+    """GPT-NeoX (Pythia): L = 1, C = 32, 4 heads of 8 with a quarter rotated, parallel residual, untied."""
+    C, NH, HS = 32, 4, 8
+    g = torch.Generator().manual_seed(18)
+    r = lambda *s, std=0.1: torch.randn(*s, generator=g) * std
+    h = "gpt_neox.layers.0."
+    t = {"gpt_neox.embed_in.weight": r(V, C, std=0.5), h + "input_layernorm.weight": 1 + r(C),
+         h + "input_layernorm.bias": r(C), h + "post_attention_layernorm.weight": 1 + r(C),
+         h + "post_attention_layernorm.bias": r(C),
+         h + "attention.query_key_value.weight": r(3 * C, C, std=0.3),  # rows (NH, 3, HS): Pythia's own order
+         h + "attention.query_key_value.bias": r(3 * C), h + "attention.dense.weight": r(C, C, std=0.2),
+         h + "attention.dense.bias": r(C), h + "mlp.dense_h_to_4h.weight": r(4 * C, C, std=0.2),
+         h + "mlp.dense_h_to_4h.bias": r(4 * C), h + "mlp.dense_4h_to_h.weight": r(C, 4 * C, std=0.2),
+         h + "mlp.dense_4h_to_h.bias": r(C), "gpt_neox.final_layer_norm.weight": 1 + r(C),
+         "gpt_neox.final_layer_norm.bias": r(C), "embed_out.weight": r(V, C, std=0.5)}
+    config = {"architectures": ["GPTNeoXForCausalLM"], "model_type": "gpt_neox", "hidden_size": C,
+              "num_attention_heads": NH, "num_hidden_layers": 1, "intermediate_size": 4 * C, "vocab_size": V,
+              "max_position_embeddings": 32, "rotary_pct": 0.25, "rotary_emb_base": 10000, "layer_norm_eps": 1e-5,
+              "use_parallel_residual": True, "hidden_act": "gelu", "tie_word_embeddings": False,
+              "bos_token_id": V - 1, "eos_token_id": V - 1}
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    write_safetensors(os.path.join(d, "model.safetensors"), t, "F32")
+
+
 def build_peer(tmp):
     src = os.path.join(tmp, "llama.cpp")
     subprocess.run(["git", "-c", "advice.detachedHead=false", "clone", "-q", BUNDLE, src], check=True)
@@ -200,12 +249,19 @@ def main():
         os.makedirs(gpt2, exist_ok=True)
         V = write_tokenizer(gpt2)
         gpt2_model(gpt2, V)
+        others = []
+        for name, make in [("qwen2_random", qwen2_model), ("pythia_random", pythia_model)]:
+            d = os.path.join(OUT, name)
+            os.makedirs(d, exist_ok=True)
+            write_tokenizer(d)
+            make(d, V)
+            others.append((name + ".f32", d, "f32"))
         llama = os.path.join(tmp, "llama_random")
         os.makedirs(llama)
         write_tokenizer(llama)
         llama_model(llama, V)
         for name, d, dtype in [("gpt2_random.f32", gpt2, "f32"), ("gpt2_random.f16", gpt2, "f16"),
-                               ("llama_random.f32", llama, "f32")]:
+                               ("llama_random.f32", llama, "f32")] + others:
             path = os.path.join(tmp, name + ".gguf")
             subprocess.run([headlab, "export", "--gguf", path, "--model", d, "--dtype", dtype], check=True)
             expected["logits"][name] = logits(path)

@@ -63,10 +63,10 @@ Parameters load_gguf(const std::string& path) {
   return std::move(*p);
 }
 
-std::string exported(const std::string& file, gguf::TensorType type) {
-  auto p = checkpoint_load(gguf_fixture("gpt2_random"));
+std::string exported(const std::string& file, gguf::TensorType type, const std::string& dir = "gpt2_random") {
+  auto p = checkpoint_load(gguf_fixture(dir));
   EXPECT_TRUE(p) << p.error().message;
-  auto tables = gguf::tokenizer_tables_load(gguf_fixture("gpt2_random"));
+  auto tables = gguf::tokenizer_tables_load(gguf_fixture(dir));
   EXPECT_TRUE(tables) << tables.error().message;
   const std::string path = (std::filesystem::temp_directory_path() / file).string();
   Status s = gguf::export_model(path, *p, *tables, type);
@@ -100,6 +100,31 @@ TEST(GgufExport, F16FileGivesLlamaCppsLogits) {
   std::printf("headlab's F16 export: max |headlab - llama.cpp| = %.3g\n", d);
   EXPECT_LT(d, 1e-2);
 }
+
+// Qwen2 (GQA, q/k/v biases, NeoX rotary: no row permutation) and GPT-NeoX (a quarter of each
+// head rotated, fused q/k/v, parallel residual). GPT-NeoX's bound is looser: headlab computes
+// Pythia's erf GELU, llama.cpp its tanh form through a float16 table.
+struct ExportCase {
+  const char* dir;
+  double tolerance;
+};
+
+class GgufExportFamilies : public ::testing::TestWithParam<ExportCase> {};
+
+TEST_P(GgufExportFamilies, FileGivesTheFoldersLogitsAndLlamaCpps) {
+  const ExportCase& c = GetParam();
+  auto folder = checkpoint_load(gguf_fixture(c.dir));
+  ASSERT_TRUE(folder) << folder.error().message;
+  const std::vector<float> got = logits_of(load_gguf(exported(std::string("headlab_gguf_") + c.dir + ".gguf",
+                                                              gguf::TensorType::f32, c.dir)));
+  EXPECT_EQ(got, logits_of(*folder));
+  const double d = max_diff_to_llama_cpp(got, std::string(c.dir) + ".f32");
+  std::printf("headlab's %s export: max |headlab - llama.cpp| = %.3g\n", c.dir, d);
+  EXPECT_LT(d, c.tolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, GgufExportFamilies,
+                         ::testing::Values(ExportCase{"qwen2_random", 5e-4}, ExportCase{"pythia_random", 1e-2}));
 
 // On a quantized file llama.cpp rounds each matrix product's input vector to 8 bits as well
 // (Q8_0 or Q8_K, its vec_dot types), so its logits carry that error on top of the weights';
