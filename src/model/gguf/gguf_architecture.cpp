@@ -283,6 +283,21 @@ Result<ModelConfig> config_from_file(const File& f) {
     c.mlp_bias = has_bias("ffn_up");
   }
   if (!bad.empty()) return corrupt(bad);
+  // sizes a lying file could make overflow the shapes' arithmetic: each block has tensors in
+  // the file, the embedding width is token_embd's, and no width goes past 2^24
+  if (std::uint64_t(c.n_layer) > f.tensors.size())
+    return corrupt(prefix + "block_count is " + std::to_string(c.n_layer) + " but the file holds only " +
+                   std::to_string(f.tensors.size()) + " tensors");
+  if (c.n_embd != embd->ne[0])
+    return corrupt(prefix + "embedding_length is " + std::to_string(c.n_embd) + " but token_embd.weight has rows of " +
+                   std::to_string(embd->ne[0]));
+  constexpr int kMaxWidth = 1 << 24;
+  for (auto [name, v] : {std::pair{"attention.head_count", c.n_head}, {"attention.head_count_kv", c.n_kv_head},
+                         {"attention.key_length", c.head_dim}, {"feed_forward_length", c.d_mlp},
+                         {"context_length", c.n_ctx}, {"rope.dimension_count", c.rotary_dim}})
+    if (v > kMaxWidth) return unsupported(prefix + name + " is " + std::to_string(v) + ", more than headlab handles (2^24)");
+  if (std::int64_t(c.head_size()) * (std::int64_t(c.n_head) + 2 * c.kv_heads()) > kMaxWidth)
+    return unsupported("the attention's q, k and v rows ((head_count + 2 * head_count_kv) * head size) pass 2^24");
   if (Status s = config_validate(c); !s) return make_error(ErrorCode::invalid_argument, path + ": " + s.error().message);
   return c;
 }

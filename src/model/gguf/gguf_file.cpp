@@ -304,6 +304,10 @@ Result<File> file_parse(const unsigned char* bytes, std::uint64_t size, const st
     if (std::uint64_t(t.ne[0]) % per_block != 0)
       return c.fail<File>(what + " has rows of " + std::to_string(t.ne[0]) + " values, not a multiple of " +
                           tensor_type_name(*type) + "'s block of " + std::to_string(per_block));
+    // the blocks must fit in the file (this also keeps the byte count from overflowing)
+    if (elements / per_block > size / std::uint64_t(block_bytes(t.type)))
+      return c.fail<File>(what + " holds " + std::to_string(elements) + " " + tensor_type_name(*type) +
+                          " values, more than the file (" + std::to_string(size) + " bytes) can hold");
     t.bytes = elements / per_block * std::uint64_t(block_bytes(t.type));
     auto offset = c.read<std::uint64_t>("a tensor's offset");
     if (!offset) return tl::unexpected(offset.error());

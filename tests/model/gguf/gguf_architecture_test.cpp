@@ -166,6 +166,16 @@ TEST(GgufArchitecture, RefusesAMissingTensorAndAMissingKeyByName) {
   EXPECT_NE(e.message.find("gpt2.block_count is missing"), std::string::npos) << e.message;
 }
 
+TEST(GgufArchitecture, RefusesABlockCountLargerThanTheFileHolds) {
+  const ModelConfig c = family("llama");
+  std::vector<Metadata> m = metadata_of(c);
+  m[3].second = meta_u32(2000000000u);  // block_count
+  std::vector<NamedTensor> keep;
+  const headlab::Error e = load_error(write(random_params(c), m, "headlab_arch_blocks.gguf", keep));
+  EXPECT_EQ(e.code, ErrorCode::corrupt);
+  EXPECT_NE(e.message.find("block_count is 2000000000 but the file holds only"), std::string::npos) << e.message;
+}
+
 TEST(GgufArchitecture, RefusesATensorOfTheWrongShape) {
   const ModelConfig c = family("gpt2");
   std::vector<Metadata> m = metadata_of(c);

@@ -162,6 +162,12 @@ TEST(GgufReader, RefusesOffsetsPastTheEnd) {
   expect_error(Bytes().header(1, 0).tensor("w", {4}, 0, 1ull << 62).pad().zeros(16), ErrorCode::corrupt, "past its end");
 }
 
+TEST(GgufReader, RefusesATensorLargerThanTheFile) {
+  // 2^62 floats would be 2^64 bytes: refused before the byte count can wrap around
+  expect_error(Bytes().header(1, 0).tensor("w", {1ull << 31, 1ull << 31}, 0, 0).pad(), ErrorCode::corrupt,
+               "more than the file");
+}
+
 TEST(GgufReader, RefusesUnalignedOffsets) {
   expect_error(Bytes().header(1, 0).tensor("w", {4}, 0, 4).pad().zeros(32), ErrorCode::corrupt, "not a multiple of the alignment");
 }
