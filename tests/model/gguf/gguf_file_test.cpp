@@ -1,5 +1,5 @@
-// Tests of the GGUF reader (model/gguf/gguf_file.h) and writer (gguf_writer.h): what the writer
-// writes reads back, and each lie a file can tell is refused with a message that names it.
+// Tests of the GGUF reader (model/gguf/gguf_file.h): every value type and the alignment are read,
+// and each lie a file can tell is refused with a message that names it.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -7,7 +7,6 @@
 #include <fstream>
 
 #include "model/gguf/gguf_file.h"
-#include "model/gguf/gguf_writer.h"
 
 using namespace headlab::model::gguf;
 using headlab::ErrorCode;
@@ -205,28 +204,6 @@ TEST(GgufReader, RefusesATruncatedHeader) {
     auto f = parse(cut);
     EXPECT_FALSE(f) << n;
   }
-}
-
-TEST(GgufWriter, WritesWhatTheReaderReadsBack) {
-  const std::string path = (std::filesystem::temp_directory_path() / "headlab_gguf_writer_test.gguf").string();
-  const std::vector<float> a = {1, -2, 3.5f, 4, 5, 6}, b = {0.5f, 0.25f};
-  std::vector<Metadata> meta = {{"general.architecture", meta_string("gpt2")},
-                                {"x.count", meta_u32(7)},
-                                {"x.flag", meta_bool(true)},
-                                {"x.names", meta_strings({"a", "b c"})},
-                                {"x.scores", meta_f32s({0.5f, -1})}};
-  ASSERT_TRUE(file_write(path, meta, {{"a", {3, 2}, TensorType::f16, a.data()}, {"b", {2}, TensorType::f32, b.data()}}));
-  auto f = file_open(path);
-  ASSERT_TRUE(f) << f.error().message;
-  EXPECT_EQ(*f->find("x.count")->as_int(), 7);
-  EXPECT_EQ(f->find("x.names")->strings.at(1), "b c");
-  EXPECT_EQ(*f->find("x.scores")->element_number(1), -1.0);
-  const TensorInfo* t = f->find_tensor("a");
-  ASSERT_NE(t, nullptr);
-  EXPECT_EQ(t->rows(), 2);
-  EXPECT_EQ(t->cols(), 3);
-  EXPECT_EQ(t->offset % 32, 0u);
-  EXPECT_EQ(f->find_tensor("b")->offset % 32, 0u);
 }
 
 TEST(GgufReader, OpenNamesAMissingFile) {
