@@ -17,7 +17,7 @@ namespace headlab::model::gguf {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using json = nlohmann::json;  // not ordered_json: its objects look keys up linearly (150k tokens)
 
 // Llama 3's and Qwen 2's split patterns (their tokenizer.json's Split regexes).
 constexpr const char* kLlama3Pattern =
@@ -148,7 +148,8 @@ Result<std::string> tokenizer_json_from_file(const File& f) {
     else if (pre == "llama-bpe" || pre == "llama3") j["pre_tokenizer"] = split_then_bytes(kLlama3Pattern), ignore_merges = true;
     else if (pre == "qwen2") j["pre_tokenizer"] = split_then_bytes(kQwen2Pattern);
     else return unsupported("tokenizer.ggml.pre \"" + pre + "\" is not supported (gpt-2, default, llama-bpe, qwen2)");
-    j["normalizer"] = nullptr;
+    // Qwen 2's tokenizer.json normalizes to NFC first; the others have no normalizer
+    j["normalizer"] = pre == "qwen2" ? json{{"type", "NFC"}} : json(nullptr);
     j["decoder"] = byte_level(true);
     j["model"] = {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"fuse_unk", false},
                   {"byte_fallback", false}, {"ignore_merges", ignore_merges}, {"vocab", vocab}, {"merges", merges}};

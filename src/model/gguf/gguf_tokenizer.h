@@ -6,7 +6,7 @@
 //                             BPE with byte fallback (tokens, scores: the merges are the
 //                             pairs that make a token, by the token's score)
 //   tokenizer.ggml.pre        the pre-tokenizer of a "gpt2" model: gpt-2 / default, llama-bpe
-//                             (Llama 3), qwen2; others refused by name
+//                             (Llama 3), qwen2 (with its NFC normalizer); others refused by name
 //   tokenizer.ggml.token_type 3 (control) and 4 (user-defined) tokens are added tokens
 //   tokenizer.ggml.bos_token_id, add_bos_token, eos_token_id, add_eos_token: the template
 //
