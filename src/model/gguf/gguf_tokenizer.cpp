@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/tokenizer_json.h"
+#include "model/unicode.h"
 
 namespace headlab::model::gguf {
 
@@ -113,6 +114,8 @@ Result<std::string> tokenizer_json_from_file(const File& f) {
   json vocab = json::object();
   std::unordered_map<std::string, int> ids;
   for (std::size_t i = 0; i < V; i++) {
+    if (utf8_find_invalid(tokens->strings[i]) >= 0)
+      return corrupt("tokenizer.ggml.tokens[" + std::to_string(i) + "] is not valid UTF-8");
     if (!ids.emplace(tokens->strings[i], int(i)).second)
       return corrupt("tokenizer.ggml.tokens holds \"" + tokens->strings[i] + "\" twice");
     vocab[tokens->strings[i]] = i;
@@ -137,7 +140,11 @@ Result<std::string> tokenizer_json_from_file(const File& f) {
     const Value* m = f.find("tokenizer.ggml.merges");
     if (!m || m->type != ValueType::array || m->element_type != ValueType::string)
       return corrupt("tokenizer.ggml.merges is missing or not an array of strings");
-    for (const std::string& s : m->strings) merges.push_back(s);
+    for (std::size_t i = 0; i < m->strings.size(); i++) {
+      if (utf8_find_invalid(m->strings[i]) >= 0)
+        return corrupt("tokenizer.ggml.merges[" + std::to_string(i) + "] is not valid UTF-8");
+      merges.push_back(m->strings[i]);
+    }
     std::string pre = "default";
     if (const Value* p = f.find("tokenizer.ggml.pre")) {
       if (p->type != ValueType::string) return corrupt("tokenizer.ggml.pre is not a string");
@@ -194,7 +201,11 @@ Result<std::string> tokenizer_json_from_file(const File& f) {
   j["post_processor"] = (*add_bos || *add_eos) ? json{{"type", "TemplateProcessing"}, {"single", single},
                                                       {"pair", single}, {"special_tokens", specials}}
                                                : json(nullptr);
-  return j.dump();
+  try {
+    return j.dump();
+  } catch (const json::exception& e) {  // a string the checks above missed
+    return corrupt(std::string("the tokenizer metadata cannot be written as JSON: ") + e.what());
+  }
 }
 
 Result<BpeTokenizer> tokenizer_from_file(const File& f) {

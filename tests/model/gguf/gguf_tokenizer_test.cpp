@@ -166,3 +166,15 @@ INSTANTIATE_TEST_SUITE_P(Models, GgufRealTokenizers,
                                            RealTokenizer{"qwen3", "qwen2", false, 151643},
                                            RealTokenizer{"llama2", "spm", true, 1}),
                          [](const auto& info) { return std::string(info.param.name); });
+
+TEST(GgufTokenizer, RefusesATokenThatIsNotUtf8ByItsId) {
+  // found by the GGUF fuzzer: the tokenizer.json writer threw on it
+  const std::string path = temp("headlab_tok_utf8.gguf");
+  ASSERT_TRUE(file_write(path, {{"tokenizer.ggml.model", meta_string("gpt2")},
+                                {"tokenizer.ggml.tokens", meta_strings({"a", "\xd6"})},
+                                {"tokenizer.ggml.merges", meta_strings({})}}, {}));
+  auto tok = tokenizer_load(path);
+  ASSERT_FALSE(tok);
+  EXPECT_EQ(tok.error().code, ErrorCode::corrupt);
+  EXPECT_NE(tok.error().message.find("tokenizer.ggml.tokens[1] is not valid UTF-8"), std::string::npos) << tok.error().message;
+}
