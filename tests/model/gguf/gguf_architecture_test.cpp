@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <unistd.h>
 
 #include "model/gguf/gguf_architecture.h"
 #include "model/gguf/gguf_writer.h"
@@ -38,7 +39,10 @@ ModelConfig family(const std::string& name) {
   return c;
 }
 
-std::string temp(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
+// A path of this process's own (ctest runs tests side by side), under the temporary directory.
+std::string temp(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("headlab-gguf-" + std::to_string(::getpid()) + "-" + name)).string();
+}
 
 std::vector<Metadata> metadata_of(const ModelConfig& c) {
   const std::string a = architecture_of(c) + ".";

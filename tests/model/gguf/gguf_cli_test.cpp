@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -13,7 +14,10 @@ using headlab::testing::headlab_run;
 namespace {
 
 std::string fixture(const std::string& name) { return std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/gguf/" + name; }
-std::string temp(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
+// A path of this process's own (ctest runs tests side by side), under the temporary directory.
+std::string temp(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("headlab-gguf-" + std::to_string(::getpid()) + "-" + name)).string();
+}
 
 nlohmann::json run_json(const std::string& model) {
   auto r = headlab_run("run --model " + model + " --text 'the theme in' --format json --logits");

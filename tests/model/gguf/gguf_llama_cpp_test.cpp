@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <unistd.h>
 
 #include "model/bpe_tokenizer.h"
 #include "model/checkpoint.h"
@@ -68,7 +69,8 @@ std::string exported(const std::string& file, gguf::TensorType type, const std::
   EXPECT_TRUE(p) << p.error().message;
   auto tables = gguf::tokenizer_tables_load(gguf_fixture(dir));
   EXPECT_TRUE(tables) << tables.error().message;
-  const std::string path = (std::filesystem::temp_directory_path() / file).string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("headlab-gguf-" + std::to_string(::getpid()) + "-" + file)).string();
   Status s = gguf::export_model(path, *p, *tables, type);
   EXPECT_TRUE(s) << (s ? "" : s.error().message);
   return path;

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +18,10 @@ using headlab::ErrorCode;
 
 namespace {
 
-std::string temp(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
+// A path of this process's own (ctest runs tests side by side), under the temporary directory.
+std::string temp(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("headlab-gguf-" + std::to_string(::getpid()) + "-" + name)).string();
+}
 
 // The tokenizer.ggml.* metadata llama.cpp's converter writes for a real tokenizer.json: tokens
 // by id, merges as "a b", added tokens as control (special) or user-defined, and for a

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <unistd.h>
 
 #include "model/gguf/gguf_file.h"
 #include "model/gguf/gguf_writer.h"
@@ -9,7 +10,7 @@
 using namespace headlab::model::gguf;
 
 TEST(GgufWriter, WritesWhatTheReaderReadsBack) {
-  const std::string path = (std::filesystem::temp_directory_path() / "headlab_gguf_writer_test.gguf").string();
+  const std::string path = (std::filesystem::temp_directory_path() / ("headlab-gguf-" + std::to_string(::getpid()) + "-writer.gguf")).string();
   const std::vector<float> a = {1, -2, 3.5f, 4, 5, 6}, b = {0.5f, 0.25f};
   std::vector<Metadata> meta = {{"general.architecture", meta_string("gpt2")},
                                 {"x.count", meta_u32(7)},
