@@ -1,5 +1,6 @@
 // model/bpe_tokenizer.cpp — GPT-2's byte-level BPE (see bpe_tokenizer.h for the steps).
 #include "model/bpe_tokenizer.h"
+#include "model/gguf/gguf_tokenizer.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -289,6 +290,7 @@ Result<BpeTokenizer> BpeTokenizer::from_tokenizer_json(std::string_view text, co
 Result<BpeTokenizer> BpeTokenizer::load(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  if (gguf::is_gguf_path(dir) && !fs::is_directory(dir, ec)) return gguf::tokenizer_load(dir);  // its metadata's tokenizer
   const fs::path d(dir);
   if (fs::exists(d / "vocab.json", ec) && fs::exists(d / "merges.txt", ec)) {
     auto vocab = file_read((d / "vocab.json").string());

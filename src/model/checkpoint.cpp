@@ -13,6 +13,8 @@
 #include <span>
 #include <string_view>
 
+#include "model/gguf/gguf_architecture.h"
+#include "model/gguf/gguf_file.h"
 #include "model/packed_weights.h"
 #include "util/check.h"
 #include "util/file.h"
@@ -411,6 +413,7 @@ Result<Parameters> checkpoint_from_shards(const ModelConfig& config, const std::
 Result<Parameters> checkpoint_load(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  if (gguf::is_gguf_path(dir) && !fs::is_directory(dir, ec)) return gguf::parameters_load(dir);  // llama.cpp's file
   if (!fs::is_directory(dir, ec)) return make_error(ErrorCode::not_found, dir + ": not a directory");
   auto config = config_load((fs::path(dir) / "config.json").string());
   if (!config) return tl::unexpected(config.error());

@@ -20,6 +20,7 @@
 
 namespace headlab::model {
 
+// A path ending in ".gguf" is read as llama.cpp's file instead (model/gguf/gguf_architecture.h).
 // Reads config.json and model.safetensors (or model.safetensors.index.json and its shards)
 // from `dir`. Every tensor's shape in the file's header is checked against config.json before
 // any weight is allocated, so a config that lies about its sizes is refused by the tensor that

@@ -239,6 +239,11 @@ const std::vector<Row> kRows = {
     {"serve --model {F}/lying-weights" + kServe, 1, "model.safetensors: header length"},
     {"serve --model {F}/huge" + kServe, 1, "config.json's n_embd is 65536", kCap},
     {"serve --model {F}/big" + kServe, 1, "GB of memory (554377216 weights as float32", kCap},
+    // export --model, --gguf (issue 14; {F}/good is attention-only, which llama.cpp cannot run)
+    {"export --gguf {F}/out.gguf --model {F}/empty", 1, "not a directory"},
+    {"export --gguf {F}/out.gguf --model {F}/lying-weights", 1, "model.safetensors: header length"},
+    {"export --gguf {F}/out.gguf --model {F}/good", 1, "an attention-only model has no llama.cpp architecture"},
+    {"export --gguf {F}/out.gguf --model {F}/good --dtype q4", 2, "--dtype: q4 not in {f32,f16,bf16}"},
     // feedback list --db (an empty file is an empty SQLite database)
     {"feedback list --db {F}/dir", 1, "Cannot open the feedback database"},
     {"feedback list --db {F}/lying", 1, "file is not a database"},
