@@ -51,6 +51,15 @@ const std::vector<float>& word_order_k() {
   return k;
 }
 
+const std::vector<WordOrderModel>& word_order_models() {
+  static const std::vector<WordOrderModel> all = {
+      {"none", "headlab-nopos", "No positions"},
+      {"learned", "headlab-learned", "Learned positions"},
+      {"rotary", "headlab-rope", "Rotary positions"},
+  };
+  return all;
+}
+
 Verdict check_shuffle_follows(const ShuffleEvidence& e) {
   const int T = static_cast<int>(e.tokens.size());
   Verdict v;
@@ -94,7 +103,7 @@ Verdict check_wpe_neighbour(const NeighbourEvidence& e) {
   if (e.guess == e.position)
     v.explanation += "; every position is most like itself (cosine 1.00), so pick another one.";
   else if (v.met)
-    v.explanation += ": your guess. Nearby positions got nearby vectors from training alone.";
+    v.explanation += ": your guess. Nothing told the model which positions are near each other; training alone shaped these vectors.";
   else
     v.explanation += "; your guess " + std::to_string(e.guess) + " has cosine " + fixed(gc) + ".";
   return v;

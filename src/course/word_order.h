@@ -47,6 +47,15 @@ const std::vector<float>& word_order_q();
 const std::vector<float>& word_order_k();
 inline constexpr float kWordOrderTheta = 10000.0f;
 
+// The three models part 4 compares, as the page asks for them by name from the server's
+// models folder: the same data and budget, only the positions differ.
+struct WordOrderModel {
+  const char* positions;  // "none", "learned", "rotary"
+  const char* name;       // the folder in the models folder
+  const char* title;      // as the page heads its column
+};
+const std::vector<WordOrderModel>& word_order_models();
+
 struct OffsetEvidence {
   int m1 = 0, n1 = 0, m2 = 0, n2 = 0;
   double dot1 = 0.0, dot2 = 0.0;  // q_m . k_n after the rotary, for each pair

@@ -6,6 +6,7 @@
 
 #include "server/http_types.h"
 #include "server/feedback_store.h"
+#include "server/handlers/positions_models.h"
 #include "server/model_service.h"
 #include "server/rate_limiter.h"
 #include "server/progress_store.h"
@@ -22,6 +23,7 @@ struct ServerContext {
   ResponseCache* cache = nullptr;  // answers of identical model requests
   FeedbackStore* feedback = nullptr;  // null when the database could not be opened
   RateLimiter* feedback_limiter = nullptr;
+  LessonModelShelf* lesson_models = nullptr;  // the word-order lesson's models, by name
 };
 
 std::vector<Route> make_routes(ServerContext& context);
