@@ -101,6 +101,8 @@ std::vector<Route> make_routes(ServerContext& ctx) {
        }},
       {"GET", "/api/lessons/causal-mask/programs",
        [](const HttpRequest&) { return ok_json(encode_programs(lesson_programs())); }},
+      {"GET", "/api/lessons/word-order/programs",
+       [](const HttpRequest&) { return ok_json(encode_programs(word_order_programs())); }},
       {"GET", "/api/lessons",
        [&ctx](const HttpRequest& r) {
          for (const auto& [k, v] : r.query)
