@@ -181,6 +181,7 @@ std::string encode_positions_models(const std::vector<LessonModelSummary>& model
     if (!s.available) {
       m["error"] = s.error;
     } else {
+      m["config_positions"] = s.config_positions;
       m["n_layer"] = s.n_layer;
       m["n_head"] = s.n_head;
       m["n_ctx"] = s.n_ctx;

@@ -153,7 +153,7 @@ Result<std::vector<LessonModelSummary>> handle_positions_models(LessonModelShelf
       e.scan = std::move(*scan);
     }
     s.available = true;
-    s.positions = e.positions;  // what the folder holds, which the page shows
+    s.config_positions = e.positions;  // what the folder holds, which the page shows
     s.n_layer = e.params.config.n_layer;
     s.n_head = e.params.config.n_head;
     s.n_ctx = e.n_ctx;

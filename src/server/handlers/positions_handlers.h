@@ -83,7 +83,8 @@ Result<ContentOnlyAnswer> handle_content_only(ModelService& model, const Content
 // GET /api/positions/models: the three lesson models, each found or not, with the scanner's
 // best previous-token and induction heads.
 struct LessonModelSummary {
-  std::string positions, name, title;
+  std::string positions, name, title;  // the lesson's table (course::word_order_models)
+  std::string config_positions;         // what the folder's config says: learned, rotary or none
   bool available = false;
   std::string error;  // when not available: why
   int n_layer = 0, n_head = 0, n_ctx = 0, trained_context = 0, run_limit = 0;

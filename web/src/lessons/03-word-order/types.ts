@@ -69,6 +69,8 @@ export interface LessonModel {
   title: string;
   available: boolean;
   error?: string;
+  config_positions?: string; // what the folder's config says
+
   n_layer?: number;
   n_head?: number;
   n_ctx?: number;
