@@ -127,6 +127,10 @@ for (const width of [1280, 360]) {
     // the grids' labels keep a readable size
     const smallest = await p.evaluate(() => Math.min(...[...document.querySelectorAll('[data-testid="order-grid"] th')].map((th) => parseFloat(getComputedStyle(th).fontSize))));
     assert.ok(smallest >= 11, `grid labels are ${smallest}px`);
+    const cut_labels = await p.evaluate(() =>
+      [...document.querySelectorAll('[data-testid="order-grid"] th.row')].filter((th) => th.scrollWidth > th.clientWidth + 1).map((th) => th.textContent),
+    );
+    assert.deepEqual(cut_labels, [], 'row labels stay whole');
     assert.deepEqual(await violations(p), []);
     const file = await screenshot(p, `rope-lesson-${width}`);
     process.stderr.write(`screenshot: ${file}\n`);
