@@ -94,6 +94,26 @@ test('the course: lesson 3 comes after lesson 2 in the pager and the overview, w
     assert.equal(await challenge(page, id).evaluate((li) => li.classList.contains('done')), false, `${id} is not met by looking`);
 });
 
+test('the lesson keeps its state in the address: a link reproduces the sentence, head, pairs and θ', async () => {
+  const p = await browser.newPage();
+  const q = '?order_text=' + encodeURIComponent('the river by the mill') + '&order_head=1&pairs=5,2,905,902&rope_theta=500000&rope_hs=128';
+  await p.goto(server.url + '/' + q + '#/lessons/word-order');
+  await p.getByTestId('order-grid').waitFor({ timeout: 30_000 });
+  assert.equal(await p.getByTestId('order-text').inputValue(), 'the river by the mill');
+  assert.equal(await p.getByTestId('order-head').inputValue(), '1');
+  const api = (await post(server, '/api/positions/content-only', { text: 'the river by the mill', head: 1 })).body;
+  assert.equal(await p.getByTestId('order-grid').locator('tbody tr').count(), api.tokens.length);
+  assert.equal(await p.getByTestId('offset-2').inputValue(), '905');
+  await eventually(async () => assert.match(await p.getByTestId('calc-table').textContent(), /θ = 500,000, HS = 128/));
+  // a change is written back; going back to a default removes its key
+  await p.getByTestId('offset-3').fill('900');
+  await eventually(async () => assert.match(await p.evaluate(() => location.search), /pairs=5%2C2%2C905%2C900/));
+  await p.getByTestId('calc-theta').fill('10000');
+  await p.getByTestId('calc-hs').fill('64');
+  await eventually(async () => assert.doesNotMatch(await p.evaluate(() => location.search), /rope_theta|rope_hs/));
+  await p.close();
+});
+
 async function violations(p) {
   await p.evaluate(axe_source);
   const r = await p.evaluate(() => globalThis.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }));
