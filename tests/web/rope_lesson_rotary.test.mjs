@@ -31,9 +31,12 @@ test('the arrow keys move q along the text and the numbers follow the engine', a
   await page.getByTestId('dial-slider').focus();
   await page.keyboard.press('ArrowRight');
   await page.keyboard.press('ArrowRight');
+  const expected = await dot_at(15, 0);
+  const pressed = Date.now();
   await page.keyboard.press('PageUp');
   assert.equal(await page.getByTestId('dial-slider').getAttribute('aria-valuenow'), '15');
-  await eventually(async () => assert.equal(await page.getByTestId('dial-dot').textContent(), await dot_at(15, 0)));
+  await page.waitForFunction((want) => document.querySelector('[data-testid="dial-dot"]')?.textContent === want, expected);
+  process.stderr.write(`key press to the redrawn dial: ${Date.now() - pressed} ms\n`);
   // pair 0 turns one radian per token: the change of angle is 15 rad, wrapped into (−π, π]
   const wrapped = Math.atan2(Math.sin(15), Math.cos(15));
   await eventually(async () => assert.equal(await page.getByTestId('dial-turned').textContent(), wrapped.toFixed(3)));
