@@ -139,6 +139,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "A model folder in the Hugging Face GPT-2 layout (config.json, model.safetensors, vocab.json + "
                   "merges.txt); default: the built-in model " HEADLAB_DEFAULT_MODEL_DIR);
   cmd->add_flag("--no-model", opts->no_model, "Serve only the lessons that need no model");
+  cmd->add_option("--models-dir", opts->limits.models_dir,
+                  "Folder of the word-order lesson's models (headlab-nopos, headlab-learned, headlab-rope); default: "
+                  "the folder that holds --model's, else models");
   cmd->add_option("--max-tokens", opts->max_tokens, "Longest text a model request may send, in tokens")
       ->check(CLI::Range(2, 1 << 20))
       ->capture_default_str();

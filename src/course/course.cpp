@@ -3,11 +3,12 @@
 
 #include "course/causal_mask.h"
 #include "course/trained_heads.h"
+#include "course/word_order.h"
 
 namespace headlab::course {
 namespace {
 
-Lesson coming(std::string id, std::string title) { return {std::move(id), 0, std::move(title), true, {}, nullptr}; }
+[[maybe_unused]] Lesson coming(std::string id, std::string title) { return {std::move(id), 0, std::move(title), true, {}, nullptr}; }
 
 }  // namespace
 
@@ -16,7 +17,7 @@ const std::vector<Lesson>& course_lessons() {
     std::vector<Lesson> all = {
         causal_mask_lesson(),
         trained_heads_lesson(),
-        coming("word-order", "Encoding word order and RoPE"),
+        word_order_lesson(),
     };
     for (std::size_t i = 0; i < all.size(); ++i) all[i].number = static_cast<int>(i) + 1;
     return all;

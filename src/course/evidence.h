@@ -19,6 +19,20 @@ struct Answer {
   int layer = -1, head = -1;    // a head of the model (-1: not given)
   std::string text;             // the text the learner tried it on
   bool revealed = false;        // the learner saw the answer before checking: no credit
+  std::vector<int> positions;   // positions the learner picked (lesson 3: a query and a key, pairs [m, n])
+  std::vector<int> order;       // a permutation of the text's tokens (lesson 3's shuffle)
+};
+
+// The learner's text as the model's tokens (no BOS).
+struct TokensOfText {
+  std::vector<int> ids;            // (T)
+  std::vector<std::string> texts;  // (T) each token's bytes
+};
+
+// Cosine similarity of the model's learned position vectors (wpe): (N, N) row-major.
+struct PositionSimilarity {
+  int N = 0;
+  std::vector<float> cosine;
 };
 
 // One head run on the learner's text: its tokens (BOS first) and two of its views.
@@ -41,6 +55,20 @@ class LessonModel {
   virtual Result<std::vector<float>> head_ablation_deltas(const std::string& text) = 0;
   // One head on `text` with BOS prepended. Errors: those of head_ablation_deltas.
   virtual Result<HeadOnText> head_on_text(const std::string& text, int layer, int head) = 0;
+  // Lesson 3 (word order). The defaults say the model cannot answer: a test's model or a
+  // server without these views need not implement them.
+  virtual Result<TokensOfText> tokens_of_text(const std::string& /*text*/) { return not_here(); }
+  // Layer 0's head on the token embeddings only (analysis::content_only_pattern): (T, T).
+  virtual Result<std::vector<float>> content_only_pattern(const std::vector<int>& /*ids*/, int /*head*/) {
+    return not_here();
+  }
+  // Errors: unsupported when the model has no learned positions.
+  virtual Result<PositionSimilarity> learned_position_similarity() { return not_here(); }
+
+ private:
+  static tl::unexpected<Error> not_here() {
+    return make_error(ErrorCode::unavailable, "This model cannot show the word-order views.");
+  }
 };
 
 }  // namespace headlab::course

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <set>
 
@@ -105,6 +106,7 @@ struct Server::Impl {
   std::unique_ptr<ClassStore> classes;
   std::unique_ptr<RateLimiter> class_create_limiter, login_by_class, login_by_address;
   ClassRoutesContext class_context;
+  std::unique_ptr<LessonModelShelf> lesson_models;
   ServerContext context;
   std::vector<Route> routes;
   std::unique_ptr<HttpWorkQueue> work;
@@ -522,6 +524,16 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
     if (!model) return tl::unexpected(model.error());  // asked for a model: refuse to start without it
     m.model = std::move(*model);
     m.context.model = m.model.get();
+  }
+  {
+    std::string dir = options.models_dir;
+    if (dir.empty() && !options.model_dir.empty()) {
+      std::filesystem::path p = std::filesystem::path(options.model_dir).lexically_normal();
+      if (p.filename().empty()) p = p.parent_path();  // "models/headlab-tiny/"
+      dir = p.parent_path().string();
+    }
+    m.lesson_models = std::make_unique<LessonModelShelf>(dir.empty() ? "models" : dir);
+    m.context.lesson_models = m.lesson_models.get();
   }
   m.routes = make_routes(m.context);
   m.web = std::make_unique<StaticFiles>(options.web_dir);

@@ -109,7 +109,19 @@ Result<LessonCheckRequest> decode_lesson_check(std::string_view body) {
   if (it == j->end() || !it->is_object())
     return make_error(ErrorCode::invalid_argument, "Field 'answer' must be an object, like {\"choice\": \"uniform\"} or {\"layer\": 1, \"head\": 0}.");
   const json& a = *it;
-  HEADLAB_TRY(only_fields(a, {"choice", "layer", "head", "text", "revealed"}, " in 'answer'"));
+  HEADLAB_TRY(only_fields(a, {"choice", "layer", "head", "text", "revealed", "positions", "order"}, " in 'answer'"));
+  // Lesson 3's lists of positions: whole numbers, at most 256 of them.
+  for (auto [name, out] : {std::pair{"positions", &r.positions}, std::pair{"order", &r.order}}) {
+    auto f = a.find(name);
+    if (f == a.end()) continue;
+    if (!f->is_array() || f->size() > 256)
+      return make_error(ErrorCode::invalid_argument, std::string("Answer field '") + name + "' must be a list of at most 256 whole numbers.");
+    for (const json& v : *f) {
+      if (!v.is_number_integer() || v.get<long long>() < -1 || v.get<long long>() > 100000)
+        return make_error(ErrorCode::invalid_argument, std::string("Answer field '") + name + "' must hold whole numbers from 0 to 100000.");
+      out->push_back(v.get<int>());
+    }
+  }
   HEADLAB_TRY(read_field(a, "revealed", r.revealed, false));
   HEADLAB_TRY(read_field(a, "choice", r.choice, false));
   HEADLAB_TRY(read_field(a, "text", r.text, false));

@@ -9,5 +9,7 @@
 namespace headlab::server {
 
 const std::vector<Program>& lesson_programs();
+// Lesson 3's (word order): RoPE in NumPy and through model::rope_forward.
+const std::vector<Program>& word_order_programs();
 
 }  // namespace headlab::server

@@ -32,6 +32,9 @@ class ModelService {
   static Result<std::unique_ptr<ModelService>> load(const ModelServiceOptions& options);
 
   const ModelInfo& info() const { return info_; }
+  // Read-only views for computations outside the pool (the word-order lesson's).
+  const model::Parameters& parameters() const { return params_; }
+  const model::BpeTokenizer& tokenizer() const { return *tokenizer_; }
   Result<ModelRunResult> run(const ModelRunRequest& request);
   Result<ModelInterveneResult> intervene(const ModelInterveneRequest& request);
   // The scanner's report on the folder's heldout.txt (analysis::scan_text; computed on

@@ -7,6 +7,8 @@
 #include "server/handlers/class_handlers.h"
 #include "server/handlers/course_handlers.h"
 #include "server/handlers/lesson_handlers.h"
+#include "server/handlers/positions_codec.h"
+#include "server/handlers/positions_handlers.h"
 #include "server/handlers/progress_handlers.h"
 #include "server/json_codec.h"
 #include "server/lesson_programs.h"
@@ -69,6 +71,12 @@ HttpResponse cached_model_answer(ServerContext& ctx, const HttpRequest& r, Decod
   return out;
 }
 
+// The word-order lesson's models; a context built without a shelf says so.
+Result<LessonModelShelf*> need_shelf(ServerContext& ctx) {
+  if (!ctx.lesson_models) return make_error(ErrorCode::unavailable, "This server keeps no lesson models.");
+  return ctx.lesson_models;
+}
+
 }  // namespace
 
 std::vector<Route> make_routes(ServerContext& ctx) {
@@ -103,6 +111,8 @@ std::vector<Route> make_routes(ServerContext& ctx) {
        }},
       {"GET", "/api/lessons/causal-mask/programs",
        [](const HttpRequest&) { return ok_json(encode_programs(lesson_programs())); }},
+      {"GET", "/api/lessons/word-order/programs",
+       [](const HttpRequest&) { return ok_json(encode_programs(word_order_programs())); }},
       {"GET", "/api/lessons",
        [&ctx](const HttpRequest& r) {
          for (const auto& [k, v] : r.query)
@@ -152,6 +162,47 @@ std::vector<Route> make_routes(ServerContext& ctx) {
          if (!m) return error_response(m.error());
          auto log = (*m)->training_log();
          return log ? ok_json(encode_training_log(*log)) : error_response(log.error());
+       }},
+      // ---- word order (lesson 3): the engine's rotary code, positions, the lesson models ----
+      {"POST", "/api/rope",
+       [](const HttpRequest& r) { return answer(decode_rope_request(r.body), handle_rope, encode_rope); }},
+      {"GET", "/api/rope/wavelengths",
+       [](const HttpRequest& r) {
+         return answer(decode_wavelength_query(r.query), handle_rope_wavelengths, encode_wavelengths);
+       }},
+      {"GET", "/api/positions",
+       [&ctx](const HttpRequest&) {
+         auto a = handle_positions(ctx.model);
+         return a ? ok_json(encode_positions(*a)) : error_response(a.error());
+       }},
+      {"POST", "/api/positions/content-only",
+       [&ctx](const HttpRequest& r) {
+         auto m = need_model(ctx);
+         if (!m) return error_response(m.error());
+         return answer(decode_content_only_request(r.body),
+                       [&](const ContentOnlyRequest& q) { return handle_content_only(**m, q); }, encode_content_only);
+       }},
+      {"GET", "/api/positions/models",
+       [&ctx](const HttpRequest&) {
+         auto shelf = need_shelf(ctx);
+         if (!shelf) return error_response(shelf.error());
+         auto a = handle_positions_models(**shelf);
+         return a ? ok_json(encode_positions_models(*a)) : error_response(a.error());
+       }},
+      {"POST", "/api/positions/length",
+       [&ctx](const HttpRequest& r) {
+         auto shelf = need_shelf(ctx);
+         if (!shelf) return error_response(shelf.error());
+         return answer(decode_length_request(r.body),
+                       [&](const LengthRequest& q) { return handle_positions_length(**shelf, q); }, encode_length);
+       }},
+      {"POST", "/api/positions/run",
+       [&ctx](const HttpRequest& r) {
+         auto shelf = need_shelf(ctx);
+         if (!shelf) return error_response(shelf.error());
+         return answer(decode_lesson_run_request(r.body),
+                       [&](const LessonRunRequest& q) { return handle_positions_run(**shelf, q); },
+                       encode_lesson_run);
        }},
   };
   // POST /api/lessons/<id>/check for every lesson whose challenges are answers

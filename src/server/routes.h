@@ -7,6 +7,7 @@
 #include "server/class_routes.h"
 #include "server/http_types.h"
 #include "server/feedback_store.h"
+#include "server/handlers/positions_models.h"
 #include "server/model_service.h"
 #include "server/rate_limiter.h"
 #include "server/progress_store.h"
@@ -24,6 +25,7 @@ struct ServerContext {
   FeedbackStore* feedback = nullptr;  // null when the database could not be opened
   RateLimiter* feedback_limiter = nullptr;
   ClassRoutesContext* classes = nullptr;  // the class routes; null: none (checks are not noted)
+  LessonModelShelf* lesson_models = nullptr;  // the word-order lesson's models, by name
 };
 
 std::vector<Route> make_routes(ServerContext& context);

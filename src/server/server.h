@@ -24,6 +24,7 @@ struct ServerOptions {
   std::string web_dir;   // the built web front end (web/dist)
   std::string model_dir;  // empty: no model (the model routes answer 503 and say why)
   std::string no_model_reason = "the server was started with --no-model.";  // said then
+  std::string models_dir;  // the word-order lesson's models, by name; empty: model_dir's parent, else models
   int max_tokens = 256;   // tokens per model request (at most the model's n_ctx)
   int model_queue = 8;    // model requests waiting beyond the running one; more get 503
   int model_timeout_ms = 30000;

@@ -14,18 +14,20 @@ TEST(Course, ListsTheLessonsInTeachingOrderNumberedFromOne) {
   for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i].number, static_cast<int>(i) + 1);
 }
 
-TEST(Course, AnnouncedLessonsHaveNoChallengesAndAreNotFound) {
-  const Lesson& coming = course_lessons().back();
-  EXPECT_TRUE(coming.coming);
-  EXPECT_TRUE(coming.challenges.empty());
-  EXPECT_EQ(find_lesson("word-order"), nullptr);
+TEST(Course, TheWordOrderLessonIsBuiltAndComesThird) {
+  const Lesson* l = find_lesson("word-order");
+  ASSERT_NE(l, nullptr);
+  EXPECT_FALSE(l->coming);
+  EXPECT_EQ(l->number, 3);
+  EXPECT_EQ(l->challenges.size(), 3u);
   EXPECT_EQ(find_lesson("nope"), nullptr);
-  EXPECT_EQ(lesson_ids_list(), "causal-mask, trained-heads");
+  EXPECT_EQ(lesson_ids_list(), "causal-mask, trained-heads, word-order");
 }
 
 TEST(Course, OnlyAnsweredLessonsHaveAnAnswerCheck) {
   EXPECT_EQ(find_lesson("causal-mask")->check_answer, nullptr);  // detected from the view
   EXPECT_NE(find_lesson("trained-heads")->check_answer, nullptr);
+  EXPECT_NE(find_lesson("word-order")->check_answer, nullptr);
 }
 
 TEST(Course, LessonIdsAreUrlSlugs) {

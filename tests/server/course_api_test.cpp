@@ -42,7 +42,7 @@ json check(const std::string& challenge, json answer) {
 }
 }  // namespace
 
-TEST(CourseApi, ListsTheLessonsInOrderWithTheNextOneComing) {
+TEST(CourseApi, ListsTheLessonsInOrder) {
   TestServer s(temp_path("c.db"));
   auto r = s.get("/api/lessons");
   ASSERT_EQ(r.status, 200) << r.raw;
@@ -50,7 +50,9 @@ TEST(CourseApi, ListsTheLessonsInOrderWithTheNextOneComing) {
   EXPECT_EQ(r.body["lessons"][0]["id"], "causal-mask");
   EXPECT_EQ(r.body["lessons"][1]["id"], "trained-heads");
   EXPECT_EQ(r.body["lessons"][1]["total"], 4);
-  EXPECT_EQ(r.body["lessons"][2]["coming"], true);
+  EXPECT_EQ(r.body["lessons"][2]["id"], "word-order");
+  EXPECT_EQ(r.body["lessons"][2]["coming"], false);
+  EXPECT_EQ(r.body["lessons"][2]["total"], 3);
 }
 
 TEST(CourseApi, LessonListCountsTheLearnersCompletedChallenges) {
@@ -105,7 +107,7 @@ TEST(CourseApi, PatternQuizExplainsWithTheModelsBestHeadForTheChosenPattern) {
 TEST(CourseApi, OnlyLessonsWithAnsweredChallengesHaveACheckRoute) {
   TestServer s(temp_path("c.db"));
   EXPECT_EQ(s.post("/api/lessons/causal-mask/check", check("future-favourite", {{"choice", "x"}})).status, 404);
-  EXPECT_EQ(s.post("/api/lessons/word-order/check", check("x", {{"choice", "x"}})).status, 404);
+  EXPECT_EQ(s.post("/api/lessons/nope/check", check("x", {{"choice", "x"}})).status, 404);
 }
 
 TEST(CourseApi, ChecksRejectBadAnswers) {

@@ -56,9 +56,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /**
  * Starts `headlab serve` and waits until /api/health answers ok. Pass the port of an
  * earlier server to restart on the same origin (the learner id lives in localStorage,
- * which is per origin).
+ * which is per origin). args: more options for `headlab serve` (['--models-dir', dir]).
  */
-export async function start_server({ db, port: wanted_port, model = process.env.HEADLAB_MODEL, no_model = false }) {
+export async function start_server({ db, port: wanted_port, model = process.env.HEADLAB_MODEL, no_model = false, args = [] }) {
   if (!fs.existsSync(headlab_bin)) {
     throw new Error(`No headlab binary at ${headlab_bin}: build it, or set HEADLAB_BIN.`);
   }
@@ -69,7 +69,7 @@ export async function start_server({ db, port: wanted_port, model = process.env.
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(
     headlab_bin,
-    ['serve', '--host', '127.0.0.1', '--port', String(port), '--db', db, '--web', web_dist, ...(no_model ? ['--no-model'] : model ? ['--model', path.resolve(repo_root, model)] : [])],
+    ['serve', '--host', '127.0.0.1', '--port', String(port), '--db', db, '--web', web_dist, ...(no_model ? ['--no-model'] : model ? ['--model', path.resolve(repo_root, model)] : []), ...args],
     { cwd: repo_root, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let log = '';

@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "analysis/position_views.h"
 #include "course/causal_mask.h"
 #include "course/course.h"
 #include "server/handlers/progress_handlers.h"
@@ -50,6 +51,24 @@ class ServedModel final : public course::LessonModel {
         out.value_weighted[q * T + k] = h.value_weighted.at(at);
       }
     return out;
+  }
+  // Lesson 3 (word order): the content-only head and the learned positions, at most 64 tokens.
+  Result<course::TokensOfText> tokens_of_text(const std::string& text) override {
+    auto t = m_.tokenizer().encode(text, {.special = false});
+    if (!t) return tl::unexpected(t.error());
+    if (t->size() > 64) return make_error(ErrorCode::too_long, "The text is " + std::to_string(t->size()) + " tokens long; at most 64 fit.");
+    course::TokensOfText out;
+    for (model::Token& k : *t) out.ids.push_back(k.id), out.texts.push_back(std::move(k.text));
+    return out;
+  }
+  Result<std::vector<float>> content_only_pattern(const std::vector<int>& ids, int head) override {
+    return analysis::content_only_pattern(m_.parameters(), ids, head);
+  }
+  Result<course::PositionSimilarity> learned_position_similarity() override {
+    const model::Parameters& p = m_.parameters();
+    if (p.config.positions != model::ModelConfig::Positions::learned)
+      return make_error(ErrorCode::unsupported, "This model has no learned position vectors (wpe).");
+    return course::PositionSimilarity{p.config.n_ctx, analysis::position_similarity(p.t.wpe, p.config.n_ctx, p.config.n_embd)};
   }
 
  private:

@@ -1,0 +1,213 @@
+// course/word_order.cpp — lesson 3's challenges and their checks: a content-only head on a
+// shuffled text, the learned positions' similarity, and q.k after the rotary code.
+#include "course/word_order.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "analysis/position_views.h"
+
+namespace headlab::course {
+namespace {
+
+std::string fixed(double v, int digits = 2) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+std::string pct(double v) { return fixed(v * 100, 0) + "%"; }
+
+// A token as the learner reads it: quoted, a leading space shown as is.
+std::string shown(const std::string& t) { return "\u201c" + t.substr(0, 40) + "\u201d"; }
+
+int row_argmax(const std::vector<float>& m, int N, int row, int skip = -1) {
+  int best = -1;
+  for (int j = 0; j < N; ++j)
+    if (j != skip && (best < 0 || m[std::size_t(row) * N + j] > m[std::size_t(row) * N + best])) best = j;
+  return best;
+}
+
+std::vector<float> make_vector(double a, double b) {
+  std::vector<float> v(64);
+  for (int i = 0; i < 64; ++i) v[i] = static_cast<float>(std::sin(a * i + b));
+  return v;
+}
+
+std::string challenge_ids() {
+  std::string out;
+  for (const Challenge& c : word_order_lesson().challenges) out += (out.empty() ? "" : ", ") + c.id;
+  return out;
+}
+
+}  // namespace
+
+const std::vector<float>& word_order_q() {
+  static const std::vector<float> q = make_vector(0.9, 0.4);
+  return q;
+}
+const std::vector<float>& word_order_k() {
+  static const std::vector<float> k = make_vector(0.9, 0.1);
+  return k;
+}
+
+const std::vector<WordOrderModel>& word_order_models() {
+  static const std::vector<WordOrderModel> all = {
+      {"none", "headlab-nopos", "No positions"},
+      {"learned", "headlab-learned", "Learned positions"},
+      {"rotary", "headlab-rope", "Rotary positions"},
+  };
+  return all;
+}
+
+Verdict check_shuffle_follows(const ShuffleEvidence& e) {
+  const int T = static_cast<int>(e.tokens.size());
+  Verdict v;
+  if (T < kMinShuffleTokens) {
+    v.explanation = "Your text has " + std::to_string(T) + " tokens; a shuffle needs at least " +
+                    std::to_string(kMinShuffleTokens) + " to show anything. Type a longer sentence.";
+    return v;
+  }
+  int moved = 0;
+  for (int i = 0; i < T; ++i) moved += e.order[i] != i && e.tokens[e.order[i]] != e.tokens[i];
+  if (moved == 0) {
+    v.explanation = "The tokens are in their first order: nothing was shuffled. Press \u201cShuffle\u201d, then predict.";
+    return v;
+  }
+  const int was = e.order[e.query];  // where the query token sat before
+  const int before_key = row_argmax(e.before, T, was);
+  const int after_key = row_argmax(e.after, T, e.query);
+  const float after_best = e.after[std::size_t(e.query) * T + after_key];
+  const float picked = e.after[std::size_t(e.query) * T + e.key];
+  v.met = picked >= after_best - 1e-6f;
+  v.explanation = "Before the shuffle, " + shown(e.tokens[was]) + " (position " + std::to_string(was) + ") looked most at " +
+                  shown(e.tokens[before_key]) + " (position " + std::to_string(before_key) + ", " +
+                  pct(e.before[std::size_t(was) * T + before_key]) + "). In your shuffle (" + std::to_string(moved) +
+                  " tokens moved) it sits at position " + std::to_string(e.query) + " and looks most at " +
+                  shown(e.tokens[e.order[after_key]]) + ", now at position " + std::to_string(after_key) + " (" +
+                  pct(after_best) + "). ";
+  v.explanation += v.met ? "You picked it: the row moved with the words, because without positions the head sees only which tokens are there."
+                         : "You picked " + shown(e.tokens[e.order[e.key]]) + " at position " + std::to_string(e.key) + ", which gets " +
+                               pct(picked) + ". Follow the word, not the place.";
+  return v;
+}
+
+Verdict check_wpe_neighbour(const NeighbourEvidence& e) {
+  const int best = row_argmax(e.cosine, e.N, e.position, e.position);
+  const double bc = e.cosine[std::size_t(e.position) * e.N + best];
+  const double gc = e.cosine[std::size_t(e.position) * e.N + e.guess];
+  Verdict v;
+  v.met = e.guess != e.position && gc >= bc - 1e-6;
+  v.explanation = "Of the model's " + std::to_string(e.N) + " learned positions, the one most like position " +
+                  std::to_string(e.position) + " is " + std::to_string(best) + " (cosine " + fixed(bc) + ")";
+  if (e.guess == e.position)
+    v.explanation += "; every position is most like itself (cosine 1.00), so pick another one.";
+  else if (v.met)
+    v.explanation += ": your guess. Nothing told the model which positions are near each other; training alone shaped these vectors.";
+  else
+    v.explanation += "; your guess " + std::to_string(e.guess) + " has cosine " + fixed(gc) + ".";
+  return v;
+}
+
+Verdict check_offset_only(const OffsetEvidence& e) {
+  Verdict v;
+  const std::string a = "(" + std::to_string(e.m1) + ", " + std::to_string(e.n1) + ")";
+  const std::string b = "(" + std::to_string(e.m2) + ", " + std::to_string(e.n2) + ")";
+  const std::string nums = "q\u00b7k is " + fixed(e.dot1, 4) + " at " + a + " and " + fixed(e.dot2, 4) + " at " + b;
+  if (std::abs(e.m1 - e.m2) < kOffsetSpread) {
+    v.explanation = nums + ". Move the second pair at least " + std::to_string(kOffsetSpread) +
+                    " positions away from the first, so the match cannot come from sitting in the same place.";
+    return v;
+  }
+  const double diff = std::fabs(e.dot1 - e.dot2);
+  v.met = diff <= kSameDot * std::max(1.0, std::fabs(e.dot1));
+  v.explanation = nums + " (offsets " + std::to_string(e.m1 - e.n1) + " and " + std::to_string(e.m2 - e.n2) +
+                  ", difference " + fixed(diff, 6) + "). ";
+  v.explanation += v.met ? "The same score far apart: after the rotation, q\u00b7k depends only on the offset m \u2212 n."
+                         : "They differ: give both pairs the same offset m \u2212 n.";
+  return v;
+}
+
+namespace {
+
+Result<Verdict> check_on_evidence(const Answer& a, LessonModel* model) {
+  const std::string& c = a.challenge;
+  if (c == "offset-only") {
+    if (a.positions.size() != 4)
+      return make_error(ErrorCode::invalid_argument, "Send the two pairs in 'positions' as [m1, n1, m2, n2].");
+    auto dots = analysis::rope_dots(word_order_q(), word_order_k(), kWordOrderTheta,
+                                    {{a.positions[0], a.positions[1]}, {a.positions[2], a.positions[3]}});
+    if (!dots) return tl::unexpected(dots.error());
+    return check_offset_only({a.positions[0], a.positions[1], a.positions[2], a.positions[3], (*dots)[0].dot, (*dots)[1].dot});
+  }
+  if (c != "shuffle-follows" && c != "wpe-neighbour")
+    return make_error(ErrorCode::invalid_argument,
+                      "Unknown challenge '" + c.substr(0, 64) + "'. Challenges: " + challenge_ids() + ".");
+  if (!model)
+    return make_error(ErrorCode::unavailable,
+                      "No model is loaded, so this challenge cannot be checked. Start the server with --model DIR.");
+  if (c == "wpe-neighbour") {
+    if (a.positions.size() != 2)
+      return make_error(ErrorCode::invalid_argument, "Send 'positions' as [position, your guess].");
+    auto sim = model->learned_position_similarity();
+    if (!sim) return tl::unexpected(sim.error());
+    for (int p : a.positions)
+      if (p < 0 || p >= sim->N)
+        return make_error(ErrorCode::invalid_argument,
+                          "Positions lie in 0 to " + std::to_string(sim->N - 1) + "; got " + std::to_string(p) + ".");
+    return check_wpe_neighbour({a.positions[0], a.positions[1], sim->N, std::move(sim->cosine)});
+  }
+  // shuffle-follows
+  if (a.text.empty()) return make_error(ErrorCode::invalid_argument, "Send the text you shuffled, in 'text'.");
+  if (a.head < 0) return make_error(ErrorCode::invalid_argument, "Send the head you watched, in 'head'.");
+  auto toks = model->tokens_of_text(a.text);
+  if (!toks) return tl::unexpected(toks.error());
+  const int T = static_cast<int>(toks->ids.size());
+  std::vector<bool> seen(std::size_t(std::max(T, 0)), false);
+  bool permutation = static_cast<int>(a.order.size()) == T;
+  for (int o : a.order) {
+    if (!permutation) break;
+    permutation = o >= 0 && o < T && !seen[o];
+    if (permutation) seen[o] = true;
+  }
+  if (!permutation)
+    return make_error(ErrorCode::invalid_argument, "'order' must list each of the text's " + std::to_string(T) +
+                                                       " tokens once (0 to " + std::to_string(T - 1) + ").");
+  if (a.positions.size() != 2 || a.positions[0] < 0 || a.positions[0] >= T || a.positions[1] < 0 || a.positions[1] >= T)
+    return make_error(ErrorCode::invalid_argument, "Send 'positions' as [token, where it looks most], both in the shuffled text, 0 to " +
+                                                       std::to_string(T - 1) + ".");
+  std::vector<int> shuffled;
+  for (int o : a.order) shuffled.push_back(toks->ids[o]);
+  auto before = model->content_only_pattern(toks->ids, a.head);
+  if (!before) return tl::unexpected(before.error());
+  auto after = model->content_only_pattern(shuffled, a.head);
+  if (!after) return tl::unexpected(after.error());
+  return check_shuffle_follows({a.head, std::move(toks->texts), a.order, std::move(*before), std::move(*after),
+                                a.positions[0], a.positions[1]});
+}
+
+}  // namespace
+
+Result<Verdict> check_word_order_answer(const Answer& a, LessonModel* model) {
+  auto v = check_on_evidence(a, model);
+  if (v && a.revealed) {
+    v->explanation += v->met ? " But the answer was shown before you checked, so this earns no credit. Try it again "
+                               "without showing it."
+                             : " (The answer was shown before you checked.)";
+    v->met = false;
+  }
+  return v;
+}
+
+Lesson word_order_lesson() {
+  return {kWordOrderLesson,
+          0,
+          "Encoding word order and RoPE",
+          false,
+          {{"shuffle-follows", "Shuffle your sentence and, before the new pattern shows, pick where a word now looks most under a head that sees no positions."},
+           {"wpe-neighbour", "Pick a position of the model's learned position vectors and guess which other position's vector is most like it."},
+           {"offset-only", "Find two pairs of positions, far apart, whose rotated q\u00b7k the engine gives the same."}},
+          check_word_order_answer};
+}
+
+}  // namespace headlab::course

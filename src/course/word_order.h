@@ -1,0 +1,73 @@
+// course/word_order.h — lesson 3, "Encoding word order and RoPE" (named lesson 7 in the
+// original course). Its three challenges are answers checked on the learner's own evidence:
+//   shuffle-follows  the learner shuffles the tokens of their text and, before the new
+//                    pattern is shown, picks where one token now looks most under a
+//                    content-only head (no positions, no mask): met when the pick is the
+//                    row's largest weight in the shuffled text. The row moves with its word.
+//   wpe-neighbour    the learner picks a position p of the model's learned wpe and guesses
+//                    the other position whose vector is most like p's (cosine): met when
+//                    the guess is that position.
+//   offset-only      the learner picks two pairs (m, n) at least kOffsetSpread apart in m
+//                    whose q.k, after the engine's rotary code, agree to 1e-4: met when
+//                    they do (which happens when m - n is the same in both).
+// Each check is a pure function of its evidence; check_word_order_answer gathers it through
+// a LessonModel (or analysis::rope_dots) and calls it. An answer sent with "revealed" is
+// checked and explained but never met.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "course/lesson.h"
+
+namespace headlab::course {
+
+inline constexpr const char* kWordOrderLesson = "word-order";
+inline constexpr int kMinShuffleTokens = 4;  // fewer tokens make too small a shuffle to watch
+inline constexpr int kOffsetSpread = 10;     // the two pairs' m must differ at least this much
+inline constexpr double kSameDot = 1e-4;     // q.k agree when they differ by less (relative to max(1, |q.k|))
+
+struct ShuffleEvidence {
+  int head = 0;                     // layer 0's head
+  std::vector<std::string> tokens;  // (T) the text's tokens, in the learner's order before the shuffle
+  std::vector<int> order;           // (T) the shuffle: token i of the shuffled text is tokens[order[i]]
+  std::vector<float> before;        // (T, T) content-only pattern of the text
+  std::vector<float> after;         // (T, T) the same head on the shuffled text
+  int query = -1, key = -1;         // in the shuffled text: the token, and where the learner says it looks most
+};
+
+struct NeighbourEvidence {
+  int position = -1, guess = -1;
+  int N = 0;
+  std::vector<float> cosine;  // (N, N) the learned wpe's similarity
+};
+
+// The q and k the lesson rotates (HS = 64): fixed, so the page and the check agree.
+const std::vector<float>& word_order_q();
+const std::vector<float>& word_order_k();
+inline constexpr float kWordOrderTheta = 10000.0f;
+
+// The three models part 4 compares, as the page asks for them by name from the server's
+// models folder: the same data and budget, only the positions differ.
+struct WordOrderModel {
+  const char* positions;  // "none", "learned", "rotary"
+  const char* name;       // the folder in the models folder
+  const char* title;      // as the page heads its column
+};
+const std::vector<WordOrderModel>& word_order_models();
+
+struct OffsetEvidence {
+  int m1 = 0, n1 = 0, m2 = 0, n2 = 0;
+  double dot1 = 0.0, dot2 = 0.0;  // q_m . k_n after the rotary, for each pair
+};
+
+Verdict check_shuffle_follows(const ShuffleEvidence& e);
+Verdict check_wpe_neighbour(const NeighbourEvidence& e);
+Verdict check_offset_only(const OffsetEvidence& e);
+
+// The AnswerCheck of the lesson (see course/lesson.h for the errors).
+Result<Verdict> check_word_order_answer(const Answer& answer, LessonModel* model);
+
+Lesson word_order_lesson();
+
+}  // namespace headlab::course

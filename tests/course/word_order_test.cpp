@@ -1,0 +1,198 @@
+// Lesson 3's checks: each is met only by the learner's own evidence, and says why in numbers.
+#include "course/word_order.h"
+
+#include <gtest/gtest.h>
+
+#include "analysis/position_views.h"
+
+namespace headlab::course {
+namespace {
+
+// T = 4 tokens; each token looks most at the token "b".
+ShuffleEvidence shuffle_evidence(std::vector<int> order, int query, int key) {
+  ShuffleEvidence e;
+  e.tokens = {"a", " b", " c", " d"};
+  e.order = order;
+  auto row_for = [](const std::string& t) { return t == " b" ? 1 : 0; };
+  e.before.assign(16, 0.1f);
+  for (int q = 0; q < 4; ++q) e.before[q * 4 + 1] = 0.7f;
+  e.after.assign(16, 0.1f);
+  for (int q = 0; q < 4; ++q)
+    for (int k = 0; k < 4; ++k)
+      if (row_for(e.tokens[order[k]])) e.after[q * 4 + k] = 0.7f;
+  e.query = query;
+  e.key = key;
+  return e;
+}
+
+TEST(ShuffleFollows, IsMetWhenThePickFollowsTheWord) {
+  // " b" moved from position 1 to position 3
+  Verdict v = check_shuffle_follows(shuffle_evidence({2, 0, 3, 1}, 0, 3));
+  EXPECT_TRUE(v.met) << v.explanation;
+  EXPECT_NE(v.explanation.find("70%"), std::string::npos) << v.explanation;
+}
+
+TEST(ShuffleFollows, IsNotMetWhenThePickStaysAtTheOldPlace) {
+  Verdict v = check_shuffle_follows(shuffle_evidence({2, 0, 3, 1}, 0, 1));
+  EXPECT_FALSE(v.met);
+  EXPECT_NE(v.explanation.find("Follow the word"), std::string::npos) << v.explanation;
+}
+
+TEST(ShuffleFollows, IsNeverMetWithoutAShuffle) {
+  Verdict v = check_shuffle_follows(shuffle_evidence({0, 1, 2, 3}, 0, 1));
+  EXPECT_FALSE(v.met);
+  EXPECT_NE(v.explanation.find("nothing was shuffled"), std::string::npos) << v.explanation;
+}
+
+TEST(ShuffleFollows, NeedsFourTokens) {
+  ShuffleEvidence e;
+  e.tokens = {"a", "b"};
+  e.order = {1, 0};
+  EXPECT_FALSE(check_shuffle_follows(e).met);
+}
+
+TEST(WpeNeighbour, IsMetByTheMostSimilarOtherPosition) {
+  NeighbourEvidence e{1, 2, 3, {1.0f, 0.5f, 0.1f, 0.5f, 1.0f, 0.8f, 0.1f, 0.8f, 1.0f}};
+  Verdict v = check_wpe_neighbour(e);
+  EXPECT_TRUE(v.met) << v.explanation;
+  EXPECT_NE(v.explanation.find("0.80"), std::string::npos) << v.explanation;
+  e.guess = 0;
+  v = check_wpe_neighbour(e);
+  EXPECT_FALSE(v.met);
+  EXPECT_NE(v.explanation.find("0.50"), std::string::npos) << v.explanation;
+}
+
+TEST(WpeNeighbour, ThePositionItselfDoesNotCount) {
+  NeighbourEvidence e{1, 1, 3, {1.0f, 0.5f, 0.1f, 0.5f, 1.0f, 0.8f, 0.1f, 0.8f, 1.0f}};
+  EXPECT_FALSE(check_wpe_neighbour(e).met);
+}
+
+TEST(OffsetOnly, IsMetByTheSameOffsetFarApartWithTheEnginesNumbers) {
+  Answer a;
+  a.challenge = "offset-only";
+  a.positions = {5, 2, 105, 102};
+  auto v = check_word_order_answer(a, nullptr);
+  ASSERT_TRUE(v) << v.error().message;
+  EXPECT_TRUE(v->met) << v->explanation;
+  EXPECT_NE(v->explanation.find("offsets 3 and 3"), std::string::npos) << v->explanation;
+}
+
+TEST(OffsetOnly, IsNotMetByTheLessonsStartingPairs) {
+  Answer a;
+  a.challenge = "offset-only";
+  a.positions = {5, 2, 9, 3};  // the page's defaults
+  auto v = check_word_order_answer(a, nullptr);
+  ASSERT_TRUE(v);
+  EXPECT_FALSE(v->met) << v->explanation;
+}
+
+TEST(OffsetOnly, IsNotMetByPairsThatSitTogether) {
+  Answer a;
+  a.challenge = "offset-only";
+  a.positions = {5, 2, 5, 2};
+  auto v = check_word_order_answer(a, nullptr);
+  ASSERT_TRUE(v);
+  EXPECT_FALSE(v->met);
+  EXPECT_NE(v->explanation.find("at least 10"), std::string::npos) << v->explanation;
+}
+
+TEST(OffsetOnly, EarnsNoCreditWhenRevealed) {
+  Answer a;
+  a.challenge = "offset-only";
+  a.positions = {5, 2, 105, 102};
+  a.revealed = true;
+  auto v = check_word_order_answer(a, nullptr);
+  ASSERT_TRUE(v);
+  EXPECT_FALSE(v->met);
+  EXPECT_NE(v->explanation.find("no credit"), std::string::npos);
+}
+
+// A model whose tokens are the characters of the text and whose content-only head is the
+// real one of a small random model.
+class FakeModel final : public LessonModel {
+ public:
+  FakeModel() {
+    model::ModelConfig c;
+    c.n_layer = 1, c.n_head = 2, c.n_embd = 8, c.n_ctx = 16, c.vocab_size = 128, c.bos_token_id = c.eos_token_id = 127;
+    p_ = model::parameters_allocate(c);
+    model::parameters_init_random(p_, 3);
+    for (std::size_t i = 0; i < std::size_t(3 * 8 * 8); ++i) p_.t.qkvw[i] *= 40.0f;
+  }
+  int n_layer() const override { return 1; }
+  int n_head() const override { return 2; }
+  Result<analysis::ScanReport> scan_report() override { return analysis::ScanReport{}; }
+  Result<std::vector<float>> head_ablation_deltas(const std::string&) override { return std::vector<float>{}; }
+  Result<HeadOnText> head_on_text(const std::string&, int, int) override { return HeadOnText{}; }
+  Result<TokensOfText> tokens_of_text(const std::string& text) override {
+    TokensOfText t;
+    for (char ch : text) t.ids.push_back(ch & 127), t.texts.push_back(std::string(1, ch));
+    return t;
+  }
+  Result<std::vector<float>> content_only_pattern(const std::vector<int>& ids, int head) override {
+    return analysis::content_only_pattern(p_, ids, head);
+  }
+  Result<PositionSimilarity> learned_position_similarity() override {
+    return PositionSimilarity{p_.config.n_ctx, analysis::position_similarity(p_.t.wpe, p_.config.n_ctx, p_.config.n_embd)};
+  }
+
+ private:
+  model::Parameters p_;
+};
+
+TEST(WordOrderAnswer, ShuffleIsCheckedOnTheModelsOwnPatterns) {
+  FakeModel m;
+  const std::string text = "abcde";
+  auto toks = m.tokens_of_text(text);
+  const std::vector<int> order = {4, 3, 2, 1, 0};
+  std::vector<int> shuffled;
+  for (int o : order) shuffled.push_back(toks->ids[o]);
+  auto after = m.content_only_pattern(shuffled, 1);
+  ASSERT_TRUE(after);
+  int best = 0;
+  for (int k = 1; k < 5; ++k)
+    if ((*after)[k] > (*after)[best]) best = k;
+  Answer a;
+  a.challenge = "shuffle-follows";
+  a.text = text;
+  a.head = 1;
+  a.order = order;
+  a.positions = {0, best};
+  auto v = check_word_order_answer(a, &m);
+  ASSERT_TRUE(v) << v.error().message;
+  EXPECT_TRUE(v->met) << v->explanation;
+  a.positions = {0, (best + 1) % 5};
+  v = check_word_order_answer(a, &m);
+  ASSERT_TRUE(v);
+  EXPECT_FALSE(v->met) << v->explanation;
+}
+
+TEST(WordOrderAnswer, RefusesAnOrderThatIsNotAPermutation) {
+  FakeModel m;
+  Answer a;
+  a.challenge = "shuffle-follows";
+  a.text = "abcde";
+  a.head = 0;
+  a.order = {0, 0, 1, 2, 3};
+  a.positions = {0, 1};
+  auto v = check_word_order_answer(a, &m);
+  ASSERT_FALSE(v);
+  EXPECT_EQ(v.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(v.error().message.find("each of the text's 5 tokens once"), std::string::npos);
+}
+
+TEST(WordOrderAnswer, RefusesUnknownChallengesAndMissingFields) {
+  FakeModel m;
+  Answer a;
+  a.challenge = "nope";
+  EXPECT_EQ(check_word_order_answer(a, &m).error().code, ErrorCode::invalid_argument);
+  a.challenge = "wpe-neighbour";
+  EXPECT_EQ(check_word_order_answer(a, &m).error().code, ErrorCode::invalid_argument);
+  a.positions = {3, 99};
+  EXPECT_EQ(check_word_order_answer(a, &m).error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(check_word_order_answer(a, nullptr).error().code, ErrorCode::unavailable);
+  a.challenge = "offset-only";
+  EXPECT_EQ(check_word_order_answer(a, nullptr).error().code, ErrorCode::invalid_argument);
+}
+
+}  // namespace
+}  // namespace headlab::course

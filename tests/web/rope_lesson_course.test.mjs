@@ -1,0 +1,163 @@
+// Lesson 3, part 4 and the rest: the three lesson models with the scanner's scores and the
+// loss measured live, the quiz, the programs' build-time output, the course around the
+// lesson (pager, overview, progress), and the page at 360 and 1280 px: nothing clipped,
+// no WCAG A/AA violations (axe-core), screenshots kept as artefacts.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { eventually, open_browser, repo_root, screenshot, watch_console } from './harness.mjs';
+import { challenge, get, part, post, start_rope_server } from './rope_lesson_setup.mjs';
+
+const axe_source = fs.readFileSync(createRequire(path.join(repo_root, 'web', 'package.json')).resolve('axe-core/axe.min.js'), 'utf8');
+let server, browser, page, problems;
+
+before(async () => {
+  server = await start_rope_server();
+  browser = await open_browser();
+  page = await browser.newPage();
+  problems = watch_console(page);
+  await page.goto(server.url + '/#/lessons/word-order');
+  await page.getByTestId('order-grid').waitFor({ timeout: 30_000 });
+});
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+test('Part 4 shows each lesson model’s best previous-token and induction heads as the scanner scores them', async () => {
+  const models = (await get(server, '/api/positions/models')).body.models;
+  assert.deepEqual(models.map((m) => m.positions), ['none', 'learned', 'rotary']);
+  for (const m of models) {
+    const card = page.getByTestId(`lesson-model-${m.positions}`);
+    await card.getByTestId('model-previous').waitFor({ timeout: 60_000 });
+    assert.ok(m.available, m.error);
+    const prev = `${m.previous_token.layer}.${m.previous_token.head}: ${m.previous_token.score.toFixed(2)} (even spread ${m.previous_token.chance.toFixed(2)})`;
+    assert.equal((await card.getByTestId('model-previous').textContent()).replace(/\s+/g, ' ').trim(), prev);
+    const ind = `${m.induction.layer}.${m.induction.head}: ${m.induction.score.toFixed(2)} (even spread ${m.induction.chance.toFixed(2)})`;
+    assert.equal((await card.getByTestId('model-induction').textContent()).replace(/\s+/g, ' ').trim(), ind);
+    assert.equal(await card.getByTestId('model-positions').textContent(), m.config_positions);
+  }
+});
+
+test('Part 4 measures the loss by position live, as the server computes it', async () => {
+  const card = page.getByTestId('lesson-model-rotary');
+  const started = Date.now();
+  await card.getByTestId('measure-length').click();
+  await card.getByTestId('length-result').waitFor({ timeout: 60_000 });
+  const ms = Date.now() - started;
+  const l = (await post(server, '/api/positions/length', { model: 'headlab-rope' })).body;
+  const text = await card.getByTestId('length-result').textContent();
+  assert.match(text, new RegExp(`Mean loss at positions 0–${l.trained_context - 1}: ${l.inside.toFixed(3)} nats`));
+  if (l.beyond !== null) assert.match(text, new RegExp(`${l.beyond.toFixed(3)} nats`));
+  else assert.match(text, /cannot run it there/);
+  process.stderr.write(`click to measured loss: ${ms} ms\n`);
+});
+
+test('the quiz: a wrong answer is not right, the right one is, and the answer can be shown', async () => {
+  const quiz = page.getByTestId('quiz');
+  await quiz.getByRole('radio', { name: /Nothing about position/ }).check();
+  await quiz.getByRole('button', { name: 'Check' }).click();
+  assert.equal(await quiz.locator('[data-correct]').getAttribute('data-correct'), 'false');
+  await quiz.getByRole('radio', { name: /How many tokens came before/ }).check();
+  await quiz.getByRole('button', { name: 'Check' }).click();
+  assert.equal(await quiz.locator('[data-correct]').getAttribute('data-correct'), 'true');
+  await quiz.getByRole('button', { name: 'Show the answer' }).click();
+  assert.match(await page.getByTestId('quiz-answer').textContent(), /1\/\(t \+ 1\)/);
+});
+
+test('the programs show the output the build printed, and it states the engine’s q·k', async () => {
+  const programs = (await get(server, '/api/lessons/word-order/programs')).body.programs;
+  assert.deepEqual(programs.map((p) => p.id), ['numpy', 'cpp']);
+  const engine = (await post(server, '/api/rope', { pairs: [[5, 2], [105, 102]] })).body.pairs;
+  for (const p of programs) {
+    assert.match(p.output, new RegExp(`q at    5, k at    2, offset 3: q\\.k = ${engine[0].dot.toFixed(4)}`));
+    await eventually(async () => assert.ok((await page.locator('pre').allTextContents()).some((t) => t.includes(p.output.trim().split('\n')[0]))));
+  }
+});
+
+test('the course: lesson 3 comes after lesson 2 in the pager and the overview, with its progress', async () => {
+  const lessons = (await get(server, '/api/lessons')).body.lessons;
+  assert.deepEqual(lessons.map((l) => [l.id, l.number, l.coming]), [['causal-mask', 1, false], ['trained-heads', 2, false], ['word-order', 3, false]]);
+  assert.equal(await page.locator('a[rel="prev"]').textContent(), '2 · What trained heads learn');
+  assert.equal(await page.locator('a[rel="next"]').count(), 0);
+  await page.goto(server.url + '/#/lessons/trained-heads');
+  await eventually(async () => assert.equal(await page.locator('a[rel="next"]').textContent(), '3 · Encoding word order and RoPE'));
+  await page.goto(server.url + '/#/course');
+  const item = page.locator('li[data-lesson="word-order"]');
+  await item.getByRole('link', { name: 'Encoding word order and RoPE' }).waitFor();
+  await eventually(async () => assert.match(await item.getByTestId('lesson-progress').textContent(), /of 3 challenges done/));
+  await page.goto(server.url + '/#/lessons/word-order');
+  await page.getByTestId('order-grid').waitFor();
+  for (const id of ['shuffle-follows', 'wpe-neighbour', 'offset-only'])
+    assert.equal(await challenge(page, id).evaluate((li) => li.classList.contains('done')), false, `${id} is not met by looking`);
+});
+
+test('the lesson keeps its state in the address: a link reproduces the sentence, head, pairs and θ', async () => {
+  const p = await browser.newPage();
+  const q = '?order_text=' + encodeURIComponent('the river by the mill') + '&order_head=1&pairs=5,2,905,902&rope_theta=500000&rope_hs=128';
+  await p.goto(server.url + '/' + q + '#/lessons/word-order');
+  await p.getByTestId('order-grid').waitFor({ timeout: 30_000 });
+  assert.equal(await p.getByTestId('order-text').inputValue(), 'the river by the mill');
+  assert.equal(await p.getByTestId('order-head').inputValue(), '1');
+  const api = (await post(server, '/api/positions/content-only', { text: 'the river by the mill', head: 1 })).body;
+  assert.equal(await p.getByTestId('order-grid').locator('tbody tr').count(), api.tokens.length);
+  assert.equal(await p.getByTestId('offset-2').inputValue(), '905');
+  await eventually(async () => assert.match(await p.getByTestId('calc-table').textContent(), /θ = 500,000, HS = 128/));
+  // a change is written back; going back to a default removes its key
+  await p.getByTestId('offset-3').fill('900');
+  await eventually(async () => assert.match(await p.evaluate(() => location.search), /pairs=5%2C2%2C905%2C900/));
+  await p.getByTestId('calc-theta').fill('10000');
+  await p.getByTestId('calc-hs').fill('64');
+  await eventually(async () => assert.doesNotMatch(await p.evaluate(() => location.search), /rope_theta|rope_hs/));
+  await p.close();
+});
+
+async function violations(p) {
+  await p.evaluate(axe_source);
+  const r = await p.evaluate(() => globalThis.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }));
+  return r.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.length}×, e.g. ${v.nodes[0].target.join(' ')})`);
+}
+
+for (const width of [1280, 360]) {
+  test(`at ${width} px nothing is cut off, axe finds no WCAG A/AA violation, and a screenshot is kept`, async () => {
+    const p = await browser.newPage();
+    await p.setViewportSize({ width, height: 900 });
+    await p.goto(server.url + '/#/lessons/word-order');
+    await p.getByTestId('order-grid').waitFor({ timeout: 30_000 });
+    await p.getByTestId('lesson-model-none').getByTestId('model-previous').waitFor({ timeout: 60_000 });
+    await p.getByTestId('dial-dot').waitFor();
+    await p.getByTestId('shuffle').click();
+    await p.getByTestId('shuffle-reveal').click();
+    await p.getByTestId('shuffled-grid').waitFor();
+    assert.equal(await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), 0, 'no sideways scrolling');
+    // every part's content fits inside its panel
+    const clipped = await p.evaluate(() =>
+      [...document.querySelectorAll('section[data-part] *')]
+        .filter((el) => {
+          const r = el.getBoundingClientRect();
+          const panel = el.closest('section').getBoundingClientRect();
+          return r.width > 0 && (r.right > panel.right + 1 || r.left < panel.left - 1);
+        })
+        .map((el) => `${el.tagName.toLowerCase()}.${el.className}`)
+        .slice(0, 5),
+    );
+    assert.deepEqual(clipped, []);
+    // the grids' labels keep a readable size
+    const smallest = await p.evaluate(() => Math.min(...[...document.querySelectorAll('[data-testid="order-grid"] th')].map((th) => parseFloat(getComputedStyle(th).fontSize))));
+    assert.ok(smallest >= 11, `grid labels are ${smallest}px`);
+    const cut_labels = await p.evaluate(() =>
+      [...document.querySelectorAll('[data-testid="order-grid"] th.row')].filter((th) => th.scrollWidth > th.clientWidth + 1).map((th) => th.textContent),
+    );
+    assert.deepEqual(cut_labels, [], 'row labels stay whole');
+    assert.deepEqual(await violations(p), []);
+    const file = await screenshot(p, `rope-lesson-${width}`);
+    process.stderr.write(`screenshot: ${file}\n`);
+    await p.close();
+  });
+}
+
+test('the page logged no errors', () => {
+  assert.deepEqual(problems, []);
+});

@@ -1,0 +1,123 @@
+// Lesson 3, part 3 (RoPE), as a learner does it: the dial moved by keys and by dragging shows
+// the engine's rotation; the offset challenge does not tick on its starting pairs and does on
+// two far-apart pairs of one offset; the wavelength calculator's presets and its messages.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { eventually, open_browser, watch_console } from './harness.mjs';
+import { challenge, get, part, post, start_rope_server } from './rope_lesson_setup.mjs';
+
+let server, browser, page, problems;
+
+before(async () => {
+  server = await start_rope_server();
+  browser = await open_browser();
+  page = await browser.newPage();
+  problems = watch_console(page);
+  await page.goto(server.url + '/#/lessons/word-order');
+  await page.getByTestId('dial-dot').waitFor({ timeout: 30_000 });
+});
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const dot_at = async (m, n) => (await post(server, '/api/rope', { pairs: [[m, n]] })).body.pairs[0].dot.toFixed(4);
+
+test('the dial starts with the engine’s q·k at m = 3, n = 0', async () => {
+  assert.equal(await page.getByTestId('dial-dot').textContent(), await dot_at(3, 0));
+});
+
+test('the arrow keys move q along the text and the numbers follow the engine', async () => {
+  await page.getByTestId('dial-slider').focus();
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  const expected = await dot_at(15, 0);
+  const pressed = Date.now();
+  await page.keyboard.press('PageUp');
+  assert.equal(await page.getByTestId('dial-slider').getAttribute('aria-valuenow'), '15');
+  await page.waitForFunction((want) => document.querySelector('[data-testid="dial-dot"]')?.textContent === want, expected);
+  process.stderr.write(`key press to the redrawn dial: ${Date.now() - pressed} ms\n`);
+  // pair 0 turns one radian per token: the change of angle is 15 rad, wrapped into (−π, π]
+  const wrapped = Math.atan2(Math.sin(15), Math.cos(15));
+  await eventually(async () => assert.equal(await page.getByTestId('dial-turned').textContent(), wrapped.toFixed(3)));
+  await page.keyboard.press('Home');
+  assert.equal(await page.getByTestId('dial-slider').getAttribute('aria-valuenow'), '0');
+});
+
+test('dragging the q dot round the circle moves m', async () => {
+  await page.getByTestId('dial-m').fill('3');
+  const handle = page.getByTestId('rope-dial').locator('circle.dial__handle');
+  const svg = await page.getByTestId('rope-dial').locator('svg').boundingBox();
+  const cx = svg.x + svg.width / 2, cy = svg.y + svg.height / 2, r = svg.width * 0.35;
+  const box = await handle.boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  // a quarter turn anticlockwise in steps, from wherever the dot is
+  const start = Math.atan2(-(box.y + box.height / 2 - cy), box.x + box.width / 2 - cx);
+  for (let s = 1; s <= 8; s++) {
+    const a = start + (s / 8) * (Math.PI / 2);
+    await page.mouse.move(cx + r * Math.cos(a), cy - r * Math.sin(a));
+  }
+  await page.mouse.up();
+  const m = Number(await page.getByTestId('dial-slider').getAttribute('aria-valuenow'));
+  assert.ok(m >= 4 && m <= 5, `a quarter turn of pair 0 (1 rad per token) is about 1.6 tokens: m went from 3 to ${m}`);
+  await eventually(async () => assert.equal(await page.getByTestId('dial-dot').textContent(), await dot_at(m, 0)));
+});
+
+test('the frequency ladder lists the server’s 32 wavelengths', async () => {
+  const w = (await get(server, '/api/rope/wavelengths?theta=10000&head_size=64')).body;
+  const items = page.getByTestId('frequency-ladder').locator('li');
+  assert.equal(await items.count(), w.pairs.length);
+  assert.match(await items.last().textContent(), new RegExp(Math.round(w.pairs.at(-1).wavelength).toLocaleString('en')));
+});
+
+test('the offset challenge does not tick on its starting pairs, and does on one offset far apart', async () => {
+  const section = part(page, 3);
+  const finder = page.getByTestId('offset-finder');
+  await eventually(async () => assert.match(await page.getByTestId('offset-row-1').textContent(), new RegExp((await dot_at(9, 3)).replace('.', '\\.'))));
+  await page.getByTestId('offset-check').click();
+  const v = finder.locator('[data-correct]');
+  await eventually(async () => assert.equal(await v.getAttribute('data-correct'), 'false'));
+  assert.equal(await challenge(page, 'offset-only').evaluate((li) => li.classList.contains('done')), false);
+  // the same offset, too close together: still not
+  await page.getByTestId('offset-2').fill('6');
+  await page.getByTestId('offset-3').fill('3');
+  await page.getByTestId('offset-check').click();
+  await eventually(async () => assert.match(await v.textContent(), /at least 10/));
+  assert.equal(await v.getAttribute('data-correct'), 'false');
+  // far apart, offset 3 both: the engine's numbers agree
+  await page.getByTestId('offset-2').fill('405');
+  await page.getByTestId('offset-3').fill('402');
+  await eventually(async () => assert.match(await page.getByTestId('offset-row-1').textContent(), new RegExp((await dot_at(405, 402)).replace('.', '\\.'))));
+  assert.equal(await dot_at(405, 402), await dot_at(5, 2));
+  await page.getByTestId('offset-check').click();
+  await eventually(async () => assert.equal(await v.getAttribute('data-correct'), 'true'));
+  assert.match(await v.textContent(), /offsets 3 and 3/);
+  await eventually(async () => assert.equal(await challenge(page, 'offset-only').evaluate((li) => li.classList.contains('done')), true));
+  void section;
+});
+
+test('the wavelength calculator: the Llama 3 preset shows the server’s figures, bad input the server’s message', async () => {
+  const calc = page.getByTestId('wavelength-calculator');
+  await calc.getByRole('button', { name: /^Llama 3/ }).click();
+  const w = (await get(server, '/api/rope/wavelengths?theta=500000&head_size=128')).body;
+  await eventually(async () => assert.match(await page.getByTestId('calc-table').textContent(), /θ = 500,000, HS = 128: 64 pairs/));
+  const slowest = w.pairs.at(-1).wavelength;
+  assert.match(await page.getByTestId('calc-table').textContent(), new RegExp(`${(slowest / 1e6).toFixed(2)} million`));
+  const beyond = w.pairs.filter((p) => p.wavelength > 8192).length;
+  assert.match(await page.getByTestId('calc-beyond').textContent(), new RegExp(`^${beyond} of 64 pairs take longer than 8,192 tokens`));
+
+  await page.getByTestId('calc-theta').fill('abc');
+  await eventually(async () => assert.equal(await page.getByTestId('calc-error').textContent(), 'The base theta must be a number; got “abc”.'));
+  await page.getByTestId('calc-theta').fill('0.5');
+  await eventually(async () => assert.match(await page.getByTestId('calc-error').textContent(), /above 1/));
+  await page.getByTestId('calc-theta').fill('10000');
+  await page.getByTestId('calc-hs').fill('63');
+  await eventually(async () => assert.match(await page.getByTestId('calc-error').textContent(), /even whole number/));
+  await page.getByTestId('calc-hs').fill('64');
+  await page.getByTestId('calc-table').waitFor();
+});
+
+test('the page logged no errors (but the calculator’s refused inputs, answered 400 on purpose)', () => {
+  assert.deepEqual(problems.filter((p) => !/status of 400/.test(p)), []);
+});

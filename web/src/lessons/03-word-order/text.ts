@@ -1,0 +1,120 @@
+// text.ts — the lesson's prose, in teaching order. No figure lives here: every number on the
+// page is computed by the server (the engine's own code) while the learner watches.
+export const LESSON_ID = 'word-order';
+
+// Words the built-in tokenizer keeps whole, so the shuffle moves words, not fragments.
+export const ORDER_SENTENCE = 'the man sent his men to the mill by the river';
+// The offset challenge's starting pairs: different offsets, so the defaults never agree.
+export const START_PAIRS: [[number, number], [number, number]] = [
+  [5, 2],
+  [9, 3],
+];
+
+export const citations = {
+  haviv: { text: 'Haviv et al. 2022', url: 'https://arxiv.org/abs/2203.16634' },
+  kazemnejad: { text: 'Kazemnejad et al. 2023', url: 'https://arxiv.org/abs/2305.19466' },
+  vaswani: { text: 'Vaswani et al. 2017', url: 'https://arxiv.org/abs/1706.03762' },
+  su: { text: 'Su et al. 2021', url: 'https://arxiv.org/abs/2104.09864' },
+};
+
+export const lesson_text = {
+  lede:
+    'Attention ignores order unless positions are added, or rotated in. A head compares every query with ' +
+    'every key by a dot product, and a dot product does not know where either token sits. This lesson shows ' +
+    'that, then the three ways models are told where words are, with numbers the engine computes as you read.',
+  no_model:
+    'Parts 1 and 2 read the built-in model, and the server has none loaded right now. Start it with ' +
+    '`headlab serve` (the built-in model) or `headlab serve --model DIR`. Part 3 works without a model.',
+
+  order: {
+    title: 'Part 1 · Order is invisible without positions',
+    intro:
+      'Take the first layer of the built-in model and give one head only the token embeddings, with no position ' +
+      'vectors and no mask: its score for a query and a key is q·k/√HS, and both come from the tokens alone. ' +
+      'The grid shows that content-only pattern on your sentence.',
+    predict:
+      'Now shuffle the words. Before the new grid shows, pick where the highlighted token will look most.',
+    after:
+      'Each row moved with its word, and each column with its word: the shuffled grid is the first one with ' +
+      'its rows and columns permuted. Without positions, a head sees a bag of tokens.',
+    twist_title: 'The twist: the causal mask leaks position',
+    twist:
+      'Real language models use a causal mask: token t may only read tokens 0 to t. That alone tells a model ' +
+      'something about where it is: the first token can only look at itself, the tenth spreads over ten. ' +
+      'Models trained with no position vectors at all still learn to find the word before them ' +
+      '(Haviv et al. 2022), and can generalise to longer texts better than some models with positions ' +
+      '(Kazemnejad et al. 2023). Below, a head of headlab-nopos, trained without positions, on your sentence.',
+  },
+
+  added: {
+    title: 'Part 2 · Added: learned and sinusoidal positions',
+    intro:
+      'GPT-2 adds a vector to each token embedding that depends only on the position: row t of a table wpe, ' +
+      'learned like every other weight. The first grid shows how alike the built-in model\u2019s rows are ' +
+      '(cosine similarity, 1 on the diagonal). The second shows the sinusoids Vaswani et al. 2017 used ' +
+      'instead: fixed waves, sin and cos of t at geometrically spaced frequencies, never trained.',
+    challenge:
+      'Pick a position and guess which other position\u2019s vector is most like it. The grid hides that row ' +
+      'until you check.',
+  },
+
+  rotated: {
+    title: 'Part 3 · Rotated in: RoPE',
+    intro:
+      'Rotary position embedding (Su et al. 2021) adds nothing to the embeddings. Instead it turns q and k ' +
+      'just before their dot product: each pair of channels (i, i + HS/2) turns by the angle ' +
+      'position × θ^(−2i/HS). Pair 0 turns one radian per token; the last pairs turn so slowly that they ' +
+      'barely move over a whole text.',
+    dial:
+      'Drag the dot, or use the arrow keys, to move q along the text. The two arrows are pair i of q at ' +
+      'position m and of k at position n, as the engine\u2019s rotary code turns them.',
+    offset:
+      'Because both vectors turn, only the angle between them counts: q at m and k at n give the same q·k as ' +
+      'q at m + s and k at n + s. Find two pairs far apart whose q·k agree.',
+    decay:
+      'With q = k = all ones, q·k after the rotation is the sum of cos(offset × frequency) over the pairs: ' +
+      'largest at offset 0, then falling slowly and unevenly as the pairs fall out of step. This is the ' +
+      'gentle fading with distance Su et al. point out.',
+    calculator:
+      'A pair needs 2π/frequency tokens to turn once: its wavelength. A pair whose wavelength is far longer ' +
+      'than the context never turns far, so it carries no position within it. Choose a base θ and a head size.',
+  },
+
+  trained: {
+    title: 'Part 4 · What trained heads do with each',
+    intro:
+      'Three small models headlab trained on the same data with the same budget, differing only in their ' +
+      'positions: none, learned, rotary. The head scanner scores each on its held-out text: the best ' +
+      'previous-token head and the best induction head, beside what a head that spreads evenly would score.',
+    length:
+      'Each model was trained on texts of a fixed length. Measure its loss at every position of a held-out ' +
+      'text: inside the trained length, and past it where the model allows.',
+    learned_limit:
+      'A model with learned positions has no vector for a position past its table, so the engine cannot run it there at all.',
+  },
+
+  quiz: {
+    title: 'Quiz',
+    question:
+      'A model has no position vectors but a causal mask. Its first-layer head gives every visible key the same ' +
+      'weight. What does the head\u2019s output tell the next layer?',
+    choices: [
+      { id: 'nothing', text: 'Nothing about position: attention ignores order.' },
+      { id: 'count', text: 'How many tokens came before: each token averages over t + 1 tokens, so its output shrinks in a way that depends on t.' },
+      { id: 'previous', text: 'Which token came just before it.' },
+    ],
+    answer: 'count',
+    explanation:
+      'Token t averages t + 1 value vectors, so for instance the share of the first token in its output is ' +
+      '1/(t + 1). That number differs at every position: a later layer can read where it is from it. This is how ' +
+      'models without positions still learn them (Haviv et al. 2022).',
+  },
+
+  programs: {
+    title: 'RoPE in a few lines',
+    intro:
+      'The same rotation in NumPy and through headlab\u2019s C++ engine (model::rope_forward, the code the ' +
+      'rotary models run). The build ran both; what you see under each is what it printed. The last digit ' +
+      'can differ: the engine works in float32, NumPy in float64.',
+  },
+};
