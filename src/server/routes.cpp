@@ -5,6 +5,7 @@
 #include "course/course.h"
 #include "server/errors.h"
 #include "server/handlers/course_handlers.h"
+#include "server/handlers/induction_handlers.h"
 #include "server/handlers/lesson_handlers.h"
 #include "server/handlers/progress_handlers.h"
 #include "server/json_codec.h"
@@ -135,6 +136,15 @@ std::vector<Route> make_routes(ServerContext& ctx) {
          if (!m) return error_response(m.error());
          auto report = (*m)->scan_report();
          return report ? ok_json(encode_scan_report(*report, (*m)->info().name)) : error_response(report.error());
+       }},
+      {"POST", "/api/lessons/causal-mask/induction",
+       [&ctx](const HttpRequest& r) {
+         auto m = need_model(ctx);
+         if (!m) return error_response(m.error());
+         return answer(
+             decode_induction_comparison_request(r.body),
+             [&](const InductionComparisonRequest& req) { return handle_induction_comparison(**m, req); },
+             encode_induction_comparison);
        }},
       {"GET", "/api/model/training-log",
        [&ctx](const HttpRequest&) {
