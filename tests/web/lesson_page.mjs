@@ -1,7 +1,8 @@
 // lesson_page.mjs — the lesson as a learner sees it: locators by role and accessible
 // name, so the tests read as what a person does ("pick the Induction head").
 export function lesson_page(page) {
-  const grid = page.getByRole('table');
+  // The five heads' grid (the induction comparison further down has grids of its own).
+  const grid = page.locator('section', { has: page.getByRole('heading', { level: 2, name: 'Five heads, one sentence' }) }).getByRole('table');
   const queries = page.getByRole('toolbar', { name: 'Query token' });
   const calculator = page.locator('section', { has: page.getByRole('heading', { name: 'Splitting the model width into heads' }) });
   const try_this = page.locator('section', { has: page.getByRole('heading', { name: 'Try this' }) });

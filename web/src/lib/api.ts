@@ -6,6 +6,7 @@ import type {
   FeedbackResponse,
   HeadScore,
   HeadSplitResponse,
+  InductionComparisonResponse,
   ModelInfo,
   ModelInterveneRequest,
   ModelInterveneResponse,
@@ -89,6 +90,8 @@ export const api = {
   // ---- the model ----
   model: () => request<ModelInfo>('GET', '/api/model'),
 
+  inductionComparison: (sentence: string) =>
+    request<InductionComparisonResponse>('POST', '/api/lessons/causal-mask/induction', { sentence }),
   runModel: (req: ModelRunRequest) => request<ModelRunResponse>('POST', '/api/model/run', req),
 
   intervene: (req: ModelInterveneRequest) => request<ModelInterveneResponse>('POST', '/api/model/intervene', req),
