@@ -85,6 +85,7 @@ export const lesson_text = {
 /** The lesson's worked example: the second "cat" of its sentence. */
 export const WORKED_EXAMPLE_QUERY = 7;
 export const LESSON_ID = 'causal-mask';
-/** The induction comparison's first sentence: one span, then the same span again. */
-export const COMPARE_SENTENCE = 'the cat sat on the mat by the door . the cat sat on the mat by the door .';
+/** The induction comparison's first sentence: one span, then the same span again, in words the
+ *  built-in model's tokenizer keeps whole (no space before the full stops: " ." is two tokens). */
+export const COMPARE_SENTENCE = 'the people of every country must work for peace. the people of every country must work for peace.';
 export const FIRST_HEAD = 'induction';
