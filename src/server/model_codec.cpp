@@ -302,6 +302,27 @@ std::string encode_scan_report(const analysis::ScanReport& r, const std::string&
   return j.dump(2, ' ', false, ordered::error_handler_t::replace) + "\n";
 }
 
+Result<QueryScoresRequest> decode_query_scores_request(std::string_view body) {
+  auto j = parse_json_object(body, R"({"text": "the cat sat on the mat", "layer": 0, "head": 3, "query": 4})");
+  if (!j) return tl::unexpected(j.error());
+  HEADLAB_TRY(only_fields(*j, {"text", "bos", "layer", "head", "query"}));
+  QueryScoresRequest r;
+  HEADLAB_TRY(read_field(*j, "text", r.text, true));
+  HEADLAB_TRY(read_field(*j, "bos", r.bos, false));
+  HEADLAB_TRY(read_field(*j, "layer", r.layer, true));
+  HEADLAB_TRY(read_field(*j, "head", r.head, true));
+  HEADLAB_TRY(read_field(*j, "query", r.query, true));
+  return r;
+}
+
+std::string encode_query_scores(const QueryScoresResult& r) {
+  return dump({{"tokens", encode_tokens(r.tokens)},
+               {"layer", r.layer},
+               {"head", r.head},
+               {"query", r.query},
+               {"scores", rounded(r.scores)}});
+}
+
 Result<InductionComparisonRequest> decode_induction_comparison_request(std::string_view body) {
   auto j = parse_json_object(body, R"({"sentence": "the cat sat . the cat sat ."})");
   if (!j) return tl::unexpected(j.error());

@@ -25,6 +25,10 @@ std::string encode_training_log(const TrainingLog& log);
 // by two spaces, floats unrounded (the CLI and the API give the same numbers).
 std::string encode_scan_report(const analysis::ScanReport& r, const std::string& model_name);
 
+// POST /api/model/query-scores: {"text", "bos", "layer", "head", "query"}.
+Result<QueryScoresRequest> decode_query_scores_request(std::string_view body);
+std::string encode_query_scores(const QueryScoresResult& r);
+
 // POST /api/lessons/causal-mask/induction: {"sentence": "..."}.
 Result<InductionComparisonRequest> decode_induction_comparison_request(std::string_view body);
 std::string encode_induction_comparison(const InductionComparison& c);

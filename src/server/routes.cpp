@@ -130,6 +130,11 @@ std::vector<Route> make_routes(ServerContext& ctx) {
          return cached_model_answer(ctx, r, decode_model_intervene_request, &ModelService::intervene,
                                     encode_model_intervene);
        }},
+      {"POST", "/api/model/query-scores",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(ctx, r, decode_query_scores_request, &ModelService::query_scores,
+                                    encode_query_scores);
+       }},
       {"GET", "/api/model/scan",
        [&ctx](const HttpRequest&) {
          auto m = need_model(ctx);

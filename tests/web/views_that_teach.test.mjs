@@ -132,7 +132,7 @@ test('the step-through animates its bars, and not under prefers-reduced-motion',
   assert.equal(await duration(await fresh_page(server.url + '/', { reduced_motion: 'reduce' })), '0s');
 });
 
-test('lesson 2: the step-through shows the engine’s q·k/√HS up to the query, −∞ after it, then the pattern', async () => {
+test('lesson 2: the step-through shows the engine’s q·k/√HS for every key, −∞ after the query, then the pattern', async () => {
   const page = await fresh_page(server.url + '/#/lessons/trained-heads');
   const model = (await api_get(server, '/api/model')).body;
   const prev = pick(scan, 'previous_token');
@@ -146,7 +146,10 @@ test('lesson 2: the step-through shows the engine’s q·k/√HS up to the query
   for (const q of [1, 2]) {
     if (q === 2) await page.getByRole('button', { name: 'Next row' }).click();
     await step_button(st, 1).click();
-    const expect_scores = Array.from({ length: T }, (_, k) => (k <= q ? fixed(scores[q][k]) : 'not computed'));
+    // Every key has its score, the later ones too (from /api/model/query-scores, which agrees with the run up to q).
+    const all = (await api_post(server, '/api/model/query-scores', { text: 'the cat sat on the mat', layer: prev.layer, head: prev.head, query: q })).body.scores;
+    for (let k = 0; k <= q; ++k) assert.ok(Math.abs(all[k] - scores[q][k]) < 1e-4, `key ${k}: ${all[k]} vs ${scores[q][k]}`);
+    const expect_scores = Array.from({ length: T }, (_, k) => fixed(k <= q ? scores[q][k] : all[k]));
     await eventually(async () => assert.deepEqual(await shown(st), expect_scores));
     await step_button(st, 2).click();
     await eventually(async () => assert.deepEqual(await shown(st), Array.from({ length: T }, (_, k) => (k <= q ? fixed(scores[q][k]) : '−∞'))));

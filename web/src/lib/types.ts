@@ -233,6 +233,22 @@ export interface ModelInterveneResponse {
   intervened: RunOutcome;
 }
 
+/** POST /api/model/query-scores: one query's q·k/√HS against every key, the later ones too. */
+export interface QueryScoresRequest {
+  text: string;
+  bos?: boolean;
+  layer: number;
+  head: number;
+  query: number;
+}
+export interface QueryScoresResponse {
+  tokens: ModelToken[];
+  layer: number;
+  head: number;
+  query: number;
+  scores: number[]; // (T,)
+}
+
 /** POST /api/lessons/causal-mask/induction: one head on the repeated sentence. */
 export interface InductionHeadOnText {
   name: string; // "induction" (rule-built) or "1.2" (the model's)
