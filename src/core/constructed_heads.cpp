@@ -99,4 +99,33 @@ Matrix constructed_head_scores(HeadKind kind, const std::vector<std::string>& to
   return s;
 }
 
+std::string constructed_head_clause(HeadKind kind, const std::vector<std::string>& tokens, int i, int j) {
+  const int T = static_cast<int>(tokens.size());
+  HEADLAB_CHECK(i >= 0 && i < T && j >= 0 && j < T);
+  auto q = [](const std::string& w) { return "\u201c" + w + "\u201d"; };
+  switch (kind) {
+    case HeadKind::previous:
+      if (i == 0 && j == 0) return "the first token has no token before it, so it scores itself";
+      if (j == i - 1) return "the token just before " + q(tokens[i]);
+      return "not the token just before " + q(tokens[i]);
+    case HeadKind::first:
+      return j == 0 ? "position 0" : "not position 0";
+    case HeadKind::same_word:
+      if (j == i) return "the query itself does not count";
+      if (tokens[j] == tokens[i]) return "another " + q(tokens[i]);
+      return "a different word from " + q(tokens[i]);
+    case HeadKind::induction:
+      if (j >= 1 && j - 1 != i && tokens[j - 1] == tokens[i])
+        return "comes right after an earlier " + q(tokens[i]);
+      if (j == 0) return "position 0, the fallback";
+      if (j >= 1 && j - 1 == i) return "comes after the query itself";
+      return j >= 1 ? "comes after " + q(tokens[j - 1]) + ", not " + q(tokens[i]) : "no token before it";
+    case HeadKind::punctuation:
+      if (is_punctuation(tokens[j])) return "a punctuation mark";
+      if (j == 0) return "position 0, the fallback";
+      return "not a punctuation mark";
+  }
+  return "";
+}
+
 }  // namespace headlab::core

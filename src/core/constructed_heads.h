@@ -49,4 +49,9 @@ Result<HeadKind> head_kind_from_name(std::string_view name);
 // s(i, j) for every query i and key j, before any mask. (T, T)
 Matrix constructed_head_scores(HeadKind kind, const std::vector<std::string>& tokens);
 
+// The clause of the head's rule that gave s(i, j) its value, in a few words, for the
+// step-through of one query: "the token just before “sat”", "no rule matches: 0".
+// tokens (T); i, j in [0, T).
+std::string constructed_head_clause(HeadKind kind, const std::vector<std::string>& tokens, int i, int j);
+
 }  // namespace headlab::core

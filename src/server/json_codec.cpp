@@ -175,11 +175,19 @@ std::string encode_heads() {
 
 std::string encode_weights(const core::AttentionPattern& p) {
   json weights = json::array();
+  json scores = json::array();   // (T, T) by rule, before the mask: the step-through's first step
+  json clauses = json::array();  // (T, T) the clause of the rule that gave each score
   json summaries = json::array();
   for (int i = 0; i < p.size(); ++i) {
-    json row = json::array();
-    for (int j = 0; j < p.size(); ++j) row.push_back(p.is_masked(i, j) ? json(nullptr) : json(p.weights.at(i, j)));
+    json row = json::array(), score_row = json::array(), clause_row = json::array();
+    for (int j = 0; j < p.size(); ++j) {
+      row.push_back(p.is_masked(i, j) ? json(nullptr) : json(p.weights.at(i, j)));
+      score_row.push_back(p.scores.at(i, j));
+      clause_row.push_back(core::constructed_head_clause(p.head, p.tokens, i, j));
+    }
     weights.push_back(std::move(row));
+    scores.push_back(std::move(score_row));
+    clauses.push_back(std::move(clause_row));
     core::LooksMostAt l = core::looks_most_at(p, i);
     summaries.push_back(
         {{"query", i}, {"keys", l.keys}, {"weight", l.weight}, {"text", core::describe_looks_most_at(l, p.tokens)}});
@@ -188,6 +196,8 @@ std::string encode_weights(const core::AttentionPattern& p) {
               {"head", core::head_info(p.head).name},
               {"mask", p.mask},
               {"weights", weights},
+              {"scores", scores},
+              {"clauses", clauses},
               {"summaries", summaries}}
       .dump();
 }

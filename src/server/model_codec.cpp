@@ -337,4 +337,56 @@ std::string encode_scan_report(const analysis::ScanReport& r, const std::string&
   return j.dump(2, ' ', false, ordered::error_handler_t::replace) + "\n";
 }
 
+Result<QueryScoresRequest> decode_query_scores_request(std::string_view body) {
+  auto j = parse_json_object(body, R"({"text": "the cat sat on the mat", "layer": 0, "head": 3, "query": 4})");
+  if (!j) return tl::unexpected(j.error());
+  HEADLAB_TRY(only_fields(*j, {"text", "bos", "layer", "head", "query"}));
+  QueryScoresRequest r;
+  HEADLAB_TRY(read_field(*j, "text", r.text, true));
+  HEADLAB_TRY(read_field(*j, "bos", r.bos, false));
+  HEADLAB_TRY(read_field(*j, "layer", r.layer, true));
+  HEADLAB_TRY(read_field(*j, "head", r.head, true));
+  HEADLAB_TRY(read_field(*j, "query", r.query, true));
+  return r;
+}
+
+std::string encode_query_scores(const QueryScoresResult& r) {
+  return dump({{"tokens", encode_tokens(r.tokens)},
+               {"layer", r.layer},
+               {"head", r.head},
+               {"query", r.query},
+               {"scores", rounded(r.scores)}});
+}
+
+Result<InductionComparisonRequest> decode_induction_comparison_request(std::string_view body) {
+  auto j = parse_json_object(body, R"({"sentence": "the cat sat . the cat sat ."})");
+  if (!j) return tl::unexpected(j.error());
+  HEADLAB_TRY(only_fields(*j, {"sentence"}));
+  InductionComparisonRequest r;
+  HEADLAB_TRY(read_field(*j, "sentence", r.sentence, true));
+  return r;
+}
+
+std::string encode_induction_comparison(const InductionComparison& c) {
+  auto head = [](const InductionHeadOnText& h) {
+    json rows = json::array();
+    for (const auto& row : h.pattern) rows.push_back(rounded(row));
+    json out = {{"name", h.name},
+                {"pattern", rows},
+                {"score", std::round(h.score.score * 1e4) / 1e4},
+                {"chance", std::round(h.score.chance * 1e4) / 1e4}};
+    if (h.layer >= 0) {
+      out["layer"] = h.layer;
+      out["head"] = h.head;
+    }
+    return out;
+  };
+  return dump({{"tokens", encode_tokens(c.tokens)},
+               {"measure", "prefix_matching"},
+               {"queries_scored", c.queries_scored},
+               {"model_head_labelled", c.model_head_labelled},
+               {"rule_built", head(c.rule_built)},
+               {"model_head", head(c.model_head)}});
+}
+
 }  // namespace headlab::server

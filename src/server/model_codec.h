@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "analysis/scanner.h"
+#include "server/handlers/induction_handlers.h"
 #include "server/model_types.h"
 #include "util/result.h"
 
@@ -23,5 +24,13 @@ std::string encode_training_log(const TrainingLog& log);
 // GET /api/model/scan and `headlab scan --format json`: the shape of docs/api.md, indented
 // by two spaces, floats unrounded (the CLI and the API give the same numbers).
 std::string encode_scan_report(const analysis::ScanReport& r, const std::string& model_name);
+
+// POST /api/model/query-scores: {"text", "bos", "layer", "head", "query"}.
+Result<QueryScoresRequest> decode_query_scores_request(std::string_view body);
+std::string encode_query_scores(const QueryScoresResult& r);
+
+// POST /api/lessons/causal-mask/induction: {"sentence": "..."}.
+Result<InductionComparisonRequest> decode_induction_comparison_request(std::string_view body);
+std::string encode_induction_comparison(const InductionComparison& c);
 
 }  // namespace headlab::server

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "analysis/query_scores.h"
 #include "analysis/run_text.h"
 #include "analysis/scan_text.h"
 #include "model/checkpoint.h"
@@ -171,6 +172,33 @@ Result<analysis::ScanReport> ModelService::scan_report() {
   if (!report) return tl::unexpected(report.error());
   scan_ = std::move(*report);
   return *scan_;
+}
+
+Result<QueryScoresResult> ModelService::query_scores(const QueryScoresRequest& req) {
+  const model::ModelConfig& c = params_.config;
+  if (auto s = model::check_layer_head(c, req.layer, req.head); !s) return tl::unexpected(s.error());
+  bool truncated = false;
+  auto tokens = tokenize(req.text, req.bos, /*truncate=*/false, truncated);
+  if (!tokens) return tl::unexpected(tokens.error());
+  const int T = static_cast<int>(tokens->size());
+  if (req.query < 0 || req.query >= T)
+    return make_error(ErrorCode::invalid_argument,
+                      "query must be a token position from 0 to " + std::to_string(T - 1) + " (this text has " +
+                          std::to_string(T) + " tokens" + (req.bos ? ", the start token included)." : ")."));
+  std::vector<int> ids;
+  for (const auto& t : *tokens) ids.push_back(t.id);
+  const QueryScoresRequest r = req;
+  // By value: a job that outlives a timed-out request must not read this frame.
+  auto scores = pool_->run<std::vector<float>>([this, ids, r](model::Workspace& ws) -> Result<std::vector<float>> {
+    model::ForwardOptions opt;
+    opt.logits = false;
+    opt.record.qkv = true;
+    model::ForwardOutput out;
+    if (auto s = model::forward(params_, ids, opt, out, ws); !s) return tl::unexpected(s.error());
+    return analysis::query_scores_all_keys(out.record, params_.config, r.layer, r.head, r.query);
+  });
+  if (!scores) return tl::unexpected(scores.error());
+  return QueryScoresResult{std::move(*tokens), req.layer, req.head, req.query, std::move(*scores)};
 }
 
 Result<std::vector<float>> ModelService::head_ablation_deltas(const std::string& text) {

@@ -37,6 +37,9 @@ class ModelService {
   const model::BpeTokenizer& tokenizer() const { return *tokenizer_; }
   Result<ModelRunResult> run(const ModelRunRequest& request);
   Result<ModelInterveneResult> intervene(const ModelInterveneRequest& request);
+  // One query's scores against every key of the text, the keys after it too
+  // (analysis/query_scores.h). Errors: the tokenizer's; a layer, head or query out of range.
+  Result<QueryScoresResult> query_scores(const QueryScoresRequest& request);
   // The scanner's report on the folder's heldout.txt (analysis::scan_text; computed on
   // first use, then kept). Errors: not_found without heldout.txt; those of scan_text.
   Result<analysis::ScanReport> scan_report();

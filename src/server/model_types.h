@@ -57,6 +57,18 @@ struct ModelInterveneRequest {
   int top_k = 5;
 };
 
+// POST /api/model/query-scores: one query's scores against every key, the later ones too.
+struct QueryScoresRequest {
+  std::string text;
+  bool bos = true;
+  int layer = 0, head = 0, query = 0;
+};
+struct QueryScoresResult {
+  std::vector<model::Token> tokens;
+  int layer = 0, head = 0, query = 0;
+  std::vector<float> scores;  // (T,) q·k * attention_scale(layer); keys after `query` are what the mask hides
+};
+
 using Prediction = analysis::Prediction;  // id, text, logit, prob
 
 // Each view holds the cells of the answer's window, row by row (window_cells in

@@ -6,6 +6,7 @@
 #include "server/errors.h"
 #include "server/handlers/class_handlers.h"
 #include "server/handlers/course_handlers.h"
+#include "server/handlers/induction_handlers.h"
 #include "server/handlers/lesson_handlers.h"
 #include "server/handlers/positions_codec.h"
 #include "server/handlers/positions_handlers.h"
@@ -149,12 +150,26 @@ std::vector<Route> make_routes(ServerContext& ctx) {
          return cached_model_answer(ctx, r, decode_model_intervene_request, &ModelService::intervene,
                                     encode_model_intervene);
        }},
+      {"POST", "/api/model/query-scores",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(ctx, r, decode_query_scores_request, &ModelService::query_scores,
+                                    encode_query_scores);
+       }},
       {"GET", "/api/model/scan",
        [&ctx](const HttpRequest&) {
          auto m = need_model(ctx);
          if (!m) return error_response(m.error());
          auto report = (*m)->scan_report();
          return report ? ok_json(encode_scan_report(*report, (*m)->info().name)) : error_response(report.error());
+       }},
+      {"POST", "/api/lessons/causal-mask/induction",
+       [&ctx](const HttpRequest& r) {
+         auto m = need_model(ctx);
+         if (!m) return error_response(m.error());
+         return answer(
+             decode_induction_comparison_request(r.body),
+             [&](const InductionComparisonRequest& req) { return handle_induction_comparison(**m, req); },
+             encode_induction_comparison);
        }},
       {"GET", "/api/model/training-log",
        [&ctx](const HttpRequest&) {

@@ -78,3 +78,31 @@ TEST(PunctuationHead, ScoresMarksAndFallsBackToPositionZero) {
     EXPECT_EQ(s.at(i, 3), 0);
   }
 }
+
+TEST(ConstructedHeadClause, NamesTheRuleThatGaveEachScore) {
+  auto t = lesson_tokens();
+  EXPECT_EQ(constructed_head_clause(HeadKind::induction, t, 7, 2), "comes right after an earlier \u201ccat\u201d");
+  EXPECT_EQ(constructed_head_clause(HeadKind::induction, t, 7, 8), "comes after the query itself");
+  EXPECT_EQ(constructed_head_clause(HeadKind::induction, t, 7, 0), "position 0, the fallback");
+  EXPECT_EQ(constructed_head_clause(HeadKind::previous, t, 0, 0),
+            "the first token has no token before it, so it scores itself");
+  EXPECT_EQ(constructed_head_clause(HeadKind::previous, t, 3, 2), "the token just before \u201cthe\u201d");
+  EXPECT_EQ(constructed_head_clause(HeadKind::same_word, t, 3, 3), "the query itself does not count");
+  EXPECT_EQ(constructed_head_clause(HeadKind::punctuation, t, 9, 5), "a punctuation mark");
+}
+
+TEST(ConstructedHeadClause, AMatchingClauseExactlyWhereTheScoreIsFive) {
+  auto t = lesson_tokens();
+  const std::vector<std::string> no_match_starts = {"not ", "a different", "the query itself", "comes after ", "no token", "position 0, the fallback"};
+  for (const HeadInfo& h : constructed_heads()) {
+    Matrix s = constructed_head_scores(h.kind, t);
+    for (int i = 0; i < s.rows; ++i)
+      for (int j = 0; j < s.cols; ++j) {
+        std::string c = constructed_head_clause(h.kind, t, i, j);
+        bool says_match = true;
+        for (const auto& p : no_match_starts)
+          if (c.rfind(p, 0) == 0) says_match = false;
+        EXPECT_EQ(says_match, s.at(i, j) == 5) << h.name << " (" << i << ", " << j << "): " << c;
+      }
+  }
+}

@@ -56,6 +56,17 @@ TEST(Api, WeightsGiveTheLessonTableWithNullForMaskedCells) {
   EXPECT_EQ(r.body["summaries"][6]["keys"], json({1, 4}));
 }
 
+TEST(Api, WeightsCarryTheRulesScoresBeforeTheMaskAndTheClauseThatGaveEach) {
+  TestServer s(temp_path("a.db"));
+  auto r = s.post("/api/weights", json{{"sentence", kLesson}, {"head", "induction"}, {"mask", true}});
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_EQ(r.body["scores"][7][2], 5.0);
+  EXPECT_EQ(r.body["scores"][7][0], 2.0);
+  EXPECT_EQ(r.body["scores"][0][1], 0.0);  // a number even where the mask hides the key
+  EXPECT_EQ(r.body["clauses"][7][2], "comes right after an earlier \u201ccat\u201d");
+  EXPECT_EQ(r.body["clauses"][7][0], "position 0, the fallback");
+}
+
 TEST(Api, WeightsWithTheMaskOffHaveNoNulls) {
   TestServer s(temp_path("a.db"));
   auto r = s.post("/api/weights", json{{"sentence", "a b . a"}, {"head", "same-word"}, {"mask", false}});

@@ -258,3 +258,67 @@ TEST(RateLimiter, AllowsNInAWindowThenRecovers) {
   EXPECT_TRUE(limiter.allow("b", t0 + seconds(2)));
   EXPECT_TRUE(limiter.allow("a", t0 + seconds(11)));
 }
+
+namespace {
+// The scanner's prefix-matching score recomputed from ragged rows: mean over queries whose
+// token occurred before of the weight on the keys right after those earlier copies.
+double prefix_matching_of(const json& rows, const std::vector<int>& ids) {
+  double sum = 0;
+  int n = 0;
+  for (std::size_t q = 1; q < ids.size(); ++q) {
+    double mass = 0;
+    bool has = false;
+    for (std::size_t k = 1; k <= q; ++k)
+      if (ids[k - 1] == ids[q]) {
+        mass += rows[q][k].get<double>();
+        has = true;
+      }
+    if (!has) continue;
+    sum += mass;
+    ++n;
+  }
+  return n ? sum / n : 0;
+}
+}  // namespace
+
+TEST(CourseApi, InductionComparisonScoresBothHeadsOnTheSameTokensWithTheScannersMeasure) {
+  TestServer s(temp_path("c.db"), model_dir());
+  auto r = s.post("/api/lessons/causal-mask/induction", json{{"sentence", "the cat sat on the mat . the cat sat on the mat ."}});
+  ASSERT_EQ(r.status, 200) << r.raw;
+  const auto& tokens = r.body["tokens"];
+  std::vector<int> ids;
+  for (const auto& t : tokens) ids.push_back(t["id"].get<int>());
+  EXPECT_EQ(r.body["measure"], "prefix_matching");
+  EXPECT_GT(r.body["queries_scored"].get<int>(), 5);
+  for (const char* which : {"rule_built", "model_head"}) {
+    const json& h = r.body[which];
+    ASSERT_EQ(h["pattern"].size(), ids.size()) << which;
+    for (std::size_t q = 0; q < ids.size(); ++q) {
+      ASSERT_EQ(h["pattern"][q].size(), q + 1) << which;
+      double row = 0;
+      for (const auto& v : h["pattern"][q]) row += v.get<double>();
+      EXPECT_NEAR(row, 1.0, 1e-3) << which << " row " << q;
+    }
+    EXPECT_NEAR(h["score"].get<double>(), prefix_matching_of(h["pattern"], ids), 1e-3) << which;
+    EXPECT_GT(h["chance"].get<double>(), 0.0) << which;
+  }
+  // The rule finds every earlier copy: most of each scored row sits on its target.
+  EXPECT_GT(r.body["rule_built"]["score"].get<double>(), 0.8);
+  EXPECT_EQ(r.body["rule_built"]["name"], "induction");
+  const json& m = r.body["model_head"];
+  EXPECT_EQ(m["name"], std::to_string(m["layer"].get<int>()) + "." + std::to_string(m["head"].get<int>()));
+}
+
+TEST(CourseApi, InductionComparisonRefusesASentenceWithNoRepeatAndSaysSo) {
+  TestServer s(temp_path("c.db"), model_dir());
+  auto r = s.post("/api/lessons/causal-mask/induction", json{{"sentence", "one two three"}});
+  EXPECT_EQ(r.status, 400) << r.raw;
+  EXPECT_NE(r.raw.find("type it again"), std::string::npos) << r.raw;
+  EXPECT_EQ(s.post("/api/lessons/causal-mask/induction", json{{"text", "a a"}}).status, 400);
+}
+
+TEST(CourseApi, InductionComparisonWithoutAModelSaysHowToLoadOne) {
+  TestServer s(temp_path("c.db"));
+  auto r = s.post("/api/lessons/causal-mask/induction", json{{"sentence", "a b a b"}});
+  EXPECT_EQ(r.status, 503) << r.raw;
+}

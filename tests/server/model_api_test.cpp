@@ -289,3 +289,27 @@ TEST(ModelApi, BadWindowsAreRefusedNamingTheFieldAndTheRange) {
   expect_error(no_bos, 400, "it has " + std::to_string(T - 1) + " tokens");
   EXPECT_EQ(with_window(json{{"queries", all}, {"keys", all}}).status, 200);
 }
+
+TEST(ModelApi, QueryScoresReachEveryKeyAndAgreeWithTheRunsScoresUpToTheQuery) {
+  TestServer s(temp_path("m.db"), make_model_dir());
+  const std::string text = "the cat sat on the mat";
+  auto run = s.post("/api/model/run", json{{"text", text}, {"heads", {{1, 2}}}, {"views", {"scores"}}, {"top_k", 0}});
+  ASSERT_EQ(run.status, 200) << run.raw;
+  const std::size_t T = run.body["tokens"].size();
+  for (std::size_t q : {std::size_t(1), T / 2, T - 1}) {
+    auto r = s.post("/api/model/query-scores", json{{"text", text}, {"layer", 1}, {"head", 2}, {"query", q}});
+    ASSERT_EQ(r.status, 200) << r.raw;
+    ASSERT_EQ(r.body["scores"].size(), T) << "a score for every key, the later ones too";
+    for (std::size_t k = 0; k <= q; ++k)
+      EXPECT_NEAR(r.body["scores"][k].get<double>(), run.body["heads"][0]["scores"][q][k].get<double>(), 2e-5)
+          << "query " << q << " key " << k;
+  }
+}
+
+TEST(ModelApi, QueryScoresRefuseAQueryOrHeadOutsideTheModelOrText) {
+  TestServer s(temp_path("m.db"), make_model_dir());
+  expect_error(s.post("/api/model/query-scores", json{{"text", "a b"}, {"layer", 0}, {"head", 0}, {"query", 9}}), 400,
+               "query must be a token position from 0 to");
+  EXPECT_EQ(s.post("/api/model/query-scores", json{{"text", "a b"}, {"layer", 5}, {"head", 0}, {"query", 0}}).status, 400);
+  EXPECT_EQ(s.post("/api/model/query-scores", json{{"text", "a b"}, {"layer", 0}, {"head", 0}}).status, 400);
+}

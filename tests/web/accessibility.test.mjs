@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { open_browser, repo_root, start_server, temp_dir, test_model } from './harness.mjs';
+import { open_browser, repo_root, screenshot, start_server, temp_dir, test_model } from './harness.mjs';
 import { lesson_page } from './lesson_page.mjs';
 
 const axe_source = fs.readFileSync(
@@ -76,4 +76,82 @@ for (const width of [1280, 360]) {
     assert.deepEqual(await violations(page), []);
     await page.close();
   });
+}
+
+// Nothing is cut off: no element's own text runs past its box or the viewport, except inside
+// the grids' own scrollers (which say what lies beyond). Returns one line per offender.
+function clipped_text() {
+  const vw = document.documentElement.clientWidth;
+  const out = [];
+  const name = (el) => `${el.tagName.toLowerCase()}${el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/)[0] : ''} “${el.textContent.trim().slice(0, 40)}”`;
+  if (document.documentElement.scrollWidth > vw + 1) out.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} > ${vw}`);
+  for (const el of document.querySelectorAll('#app *, main *, article *')) {
+    if (el.closest('.weights-grid__scroll, .sr-only, [hidden]')) continue;
+    if (['INPUT', 'TEXTAREA', 'SELECT', 'OPTION', 'SCRIPT', 'STYLE'].includes(el.tagName)) continue;
+    const cs = getComputedStyle(el);
+    if (cs.display === 'none' || cs.visibility === 'hidden') continue;
+    if (el.closest('[style*="clip-path"]') || cs.clipPath !== 'none') continue; // visually hidden on purpose, for screen readers
+    const texts = [...el.childNodes].filter((n) => n.nodeType === 3 && n.textContent.trim());
+    if (texts.length === 0) continue;
+    // Spaces at the end of a wrapped line hang past it (CSS Text 3): such text is held to its box below.
+    const wraps_with_spaces = /^(pre-wrap|break-spaces)$/.test(cs.whiteSpace);
+    for (const t of wraps_with_spaces ? [] : texts) {
+      const range = document.createRange();
+      range.selectNodeContents(t);
+      const r = range.getBoundingClientRect();
+      if (r.width > 0 && (r.right > vw + 1 || r.left < -1)) out.push(`${name(el)} runs past the viewport (${Math.round(r.left)}..${Math.round(r.right)} of ${vw})`);
+    }
+    if (el instanceof HTMLElement && cs.display !== 'inline' && el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1)
+      out.push(`${name(el)} overflows its box (${el.scrollWidth} > ${el.clientWidth})`);
+  }
+  return [...new Set(out)];
+}
+
+const lesson_pages = [
+  {
+    name: 'causal-mask',
+    url: '/',
+    ready: async (page) => {
+      await lesson_page(page).summary.looks_at.waitFor();
+      await page.getByTestId('rule-score').waitFor({ timeout: 60_000 });
+    },
+  },
+  {
+    name: 'trained-heads',
+    url: '/#/lessons/trained-heads',
+    ready: async (page) => {
+      await page.getByTestId('step-through').waitFor({ timeout: 60_000 });
+      await page.waitForFunction(() => !document.querySelector('[aria-busy="true"]') && !document.body.textContent.includes('Waiting for the head scanner'), null, { timeout: 60_000 });
+      await page.locator('.line-plot svg').first().waitFor({ timeout: 60_000 });
+    },
+  },
+];
+
+for (const { name, url, ready } of lesson_pages) {
+  for (const width of [1280, 360]) {
+    test(`${name} at ${width} px: no WCAG A/AA violations, nothing clipped, a screenshot saved`, async () => {
+      const page = await browser.newPage();
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(server.url + url);
+      await ready(page);
+      await page.waitForTimeout(800); // the last runs and the charts' first measure
+      assert.deepEqual(await violations(page), []);
+      assert.deepEqual(await page.evaluate(clipped_text), []);
+      // The step-through's last step, with its extra column, must fit too.
+      await page.getByTestId('step-through').first().getByRole('button', { name: 'Skip to the weights' }).click();
+      assert.deepEqual(await page.evaluate(clipped_text), []);
+      assert.deepEqual(await violations(page), []);
+      const file = await screenshot(page, `lesson-${name}-${width}`);
+      assert.ok(fs.statSync(file).size > 10_000, file);
+      // The check itself finds a cut-off text when there is one.
+      await page.evaluate(() => {
+        const probe = document.createElement('p');
+        probe.style.cssText = 'width: 6rem; overflow: hidden; white-space: nowrap';
+        probe.textContent = 'a line of text far too long for its narrow box';
+        document.querySelector('article').append(probe);
+      });
+      assert.equal((await page.evaluate(clipped_text)).length, 1);
+      await page.close();
+    });
+  }
 }

@@ -1,7 +1,9 @@
 // lesson_page.mjs — the lesson as a learner sees it: locators by role and accessible
 // name, so the tests read as what a person does ("pick the Induction head").
 export function lesson_page(page) {
-  const grid = page.getByRole('table');
+  // The five heads' grid (the induction comparison further down has grids of its own).
+  const five_heads = page.locator('section', { has: page.getByRole('heading', { level: 2, name: 'Five heads, one sentence' }) });
+  const grid = five_heads.getByRole('table');
   const queries = page.getByRole('toolbar', { name: 'Query token' });
   const calculator = page.locator('section', { has: page.getByRole('heading', { name: 'Splitting the model width into heads' }) });
   const try_this = page.locator('section', { has: page.getByRole('heading', { name: 'Try this' }) });
@@ -18,7 +20,7 @@ export function lesson_page(page) {
     grid_columns: grid.locator('thead th'), // the corner, then one per key
     masked_cells: grid.getByRole('cell', { name: 'masked', exact: true }),
     highlighted_row: grid.locator('tbody tr[aria-current="true"]'),
-    caption: page.locator('figure', { has: grid }).locator('figcaption'),
+    caption: five_heads.locator('figure', { has: page.getByRole('table') }).locator('figcaption'),
     summary: {
       head: page.locator('dd[data-field="head"]'),
       query: page.locator('dd[data-field="query"]'),

@@ -6,6 +6,9 @@ import type {
   FeedbackResponse,
   HeadScore,
   HeadSplitResponse,
+  InductionComparisonResponse,
+  QueryScoresRequest,
+  QueryScoresResponse,
   ModelInfo,
   ModelInterveneRequest,
   ModelInterveneResponse,
@@ -90,6 +93,9 @@ export const api = {
   // ---- the model ----
   model: () => request<ModelInfo>('GET', '/api/model'),
 
+  queryScores: (req: QueryScoresRequest) => request<QueryScoresResponse>('POST', '/api/model/query-scores', req),
+  inductionComparison: (sentence: string) =>
+    request<InductionComparisonResponse>('POST', '/api/lessons/causal-mask/induction', { sentence }),
   runModel: (req: ModelRunRequest) => request<ModelRunResponse>('POST', '/api/model/run', req),
 
   intervene: (req: ModelInterveneRequest) => request<ModelInterveneResponse>('POST', '/api/model/intervene', req),

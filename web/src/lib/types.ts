@@ -42,6 +42,8 @@ export interface WeightsResponse {
   head: HeadName;
   mask: boolean;
   weights: WeightRow[]; // (T, T): [query][key]
+  scores: number[][]; // (T, T): the rule's score before the mask
+  clauses: string[][]; // (T, T): the clause of the rule that gave each score
   summaries: LooksMostAt[]; // (T,): [query]
 }
 
@@ -252,6 +254,41 @@ export interface ModelInterveneResponse {
   tokens: ModelToken[];
   baseline: RunOutcome;
   intervened: RunOutcome;
+}
+
+/** POST /api/model/query-scores: one query's q·k/√HS against every key, the later ones too. */
+export interface QueryScoresRequest {
+  text: string;
+  bos?: boolean;
+  layer: number;
+  head: number;
+  query: number;
+}
+export interface QueryScoresResponse {
+  tokens: ModelToken[];
+  layer: number;
+  head: number;
+  query: number;
+  scores: number[]; // (T,)
+}
+
+/** POST /api/lessons/causal-mask/induction: one head on the repeated sentence. */
+export interface InductionHeadOnText {
+  name: string; // "induction" (rule-built) or "1.2" (the model's)
+  layer?: number;
+  head?: number;
+  pattern: RaggedRows; // (T, q+1)
+  score: number; // the scanner's prefix-matching score
+  chance: number; // what a head attending evenly to keys 0..q scores
+}
+
+export interface InductionComparisonResponse {
+  tokens: ModelToken[]; // (T,) BOS first
+  measure: 'prefix_matching';
+  queries_scored: number;
+  model_head_labelled: boolean;
+  rule_built: InductionHeadOnText;
+  model_head: InductionHeadOnText;
 }
 
 /** One measured score of a head next to its chance level; score is null when not measured. */

@@ -14,6 +14,10 @@ export const lesson_text = {
       'see which keys that query reads.',
     query_label: 'Query',
     query_hint: 'Arrow keys move the query once a token has focus.',
+    steps_title: (token: string, query: number, head: string) => `How “${token}” (${query}) gets its row in the ${head} head`,
+    steps_scores: (head: string, rule: string) =>
+      `The ${head} head's rule gives each key a score: ${rule}. The column “why” says which part of the rule ` +
+      'gave each score.',
   },
 
   constructed_note: {
@@ -37,6 +41,31 @@ export const lesson_text = {
       'the full stop they are after may lie ahead.',
   },
 
+  compare: {
+    title: 'The rule beside a trained head',
+    intro:
+      'The Induction head above is a rule written by hand. A trained model grows its own induction head. Here both ' +
+      'read the same repeated sentence, split into the model’s tokens, and the head scanner scores both the same ' +
+      'way: on every token that already appeared earlier, how much weight goes to the token that followed that ' +
+      'earlier copy.',
+    label: 'A sentence that repeats',
+    run: 'Compare',
+    repeat_mine: 'Use my sentence, twice',
+    working: 'Running both heads…',
+    no_model: 'This part needs the built-in model, which the server has not loaded. ',
+    rule_title: 'Rule-built Induction head',
+    model_title: (name: string, labelled: boolean) =>
+      labelled ? `The model’s induction head, ${name}` : `The model’s best induction scorer, ${name} (not labelled induction)`,
+    score: (score: string, chance: string) => `Scanner score ${score} (an even spread would score ${chance})`,
+    reading: (queries: number, rule: string, name: string, trained: string, chance: string) =>
+      `The scanner scored ${queries} tokens that appeared before. The rule gives the follower of the earlier copy ` +
+      `${rule} of a row on average; head ${name}, trained on text, gives ${trained}; a head spreading its weight ` +
+      `evenly would give ${chance}. ` +
+      (Number(trained) < Number(rule)
+        ? 'The rule puts nearly all of each row on the follower; the trained head finds it too, and spends the rest of its weight elsewhere.'
+        : 'On this sentence the trained head matches the rule or beats it.'),
+  },
+
   programs: {
     title: 'A masked attention head in a few lines',
     intro:
@@ -56,4 +85,7 @@ export const lesson_text = {
 /** The lesson's worked example: the second "cat" of its sentence. */
 export const WORKED_EXAMPLE_QUERY = 7;
 export const LESSON_ID = 'causal-mask';
+/** The induction comparison's first sentence: one span, then the same span again, in words the
+ *  built-in model's tokenizer keeps whole (no space before the full stops: " ." is two tokens). */
+export const COMPARE_SENTENCE = 'the people of every country must work for peace. the people of every country must work for peace.';
 export const FIRST_HEAD = 'induction';

@@ -46,6 +46,11 @@ export const lesson_text = {
           'gives most of every row to it, which draws a bright line one cell left of the diagonal.',
     next_row: 'Next row',
     previous_row: 'Previous row',
+    steps_title: (token: string, query: number, head: string) => `How “${token}” (${query}) gets its row in head ${head}`,
+    steps_scores: (head: string, hs: number) =>
+      `Head ${head} turns the query token into a query vector q and every key token into a key vector k, both ` +
+      `${hs} numbers long; a key's score is q·k/√${hs}. The engine's forward computes the scores of the keys up to ` +
+      'the query; the later ones, which the mask will throw away, come from the same q and k it recorded.',
     quiz_title: 'Your turn',
     quiz_question: 'A head’s job is to pass along the word right before each token. Which pattern does it draw?',
     choices: [
