@@ -41,7 +41,8 @@ for name in "${names[@]}"; do
        --log-every 50 --eval-every 250 --checkpoint-every 500 --seed 1)
   echo "== $name: ${cmd[*]}" >&2
   cd "$root"
-  printf 'HEADLAB_NUM_THREADS=%s %s\n' "$HEADLAB_NUM_THREADS" "${cmd[*]}" > "$out/train_command.txt"
+  # the command as run, with paths relative to the repository
+  printf 'HEADLAB_NUM_THREADS=%s %s\n' "$HEADLAB_NUM_THREADS" "${cmd[*]}" | sed "s#$root/##g" > "$out/train_command.txt"
   "${cmd[@]}" 2>&1 | tee "$out/train_output.log" >&2
   # the optimiser state is only for --resume (9 MB); the committed folders leave it out
   rm -f "$out/train_state.bin"
