@@ -49,6 +49,16 @@ void on_stop_signal(int sig) {
   train::train_request_stop();
 }
 
+std::string positions_description(const model::ModelConfig& c) {
+  using P = model::ModelConfig::Positions;
+  if (c.positions == P::none) return "no positions";
+  if (c.positions == P::learned) return "learned positions";
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "rotary positions (theta %g, %d of %d channels per head)", double(c.rope_theta),
+                c.rotary_size(), c.head_size());
+  return buf;
+}
+
 int run_plot(const TrainCliOptions& o) {
   auto log = file_read(o.plot);
   if (!log) return print_error("cannot read the training log: " + log.error().message);
@@ -76,9 +86,10 @@ int run_train_or_throw(TrainCliOptions& o) {
   if (!o.quiet) {
     const auto& c = session->model.config;
     std::fprintf(stderr,
-                 "training %d layers x %d heads, C = %d, %s, V = %d on batch %d x %d tokens; corpus %zu tokens, "
+                 "training %d layers x %d heads, C = %d, %s, %s, V = %d on batch %d x %d tokens; corpus %zu tokens, "
                  "held out %zu%s\n",
-                 c.n_layer, c.n_head, c.n_embd, c.mlp ? "with MLP" : "attention-only", c.vocab_size, session->model.B,
+                 c.n_layer, c.n_head, c.n_embd, c.mlp ? "with MLP" : "attention-only", positions_description(c).c_str(),
+                 c.vocab_size, session->model.B,
                  session->model.T, session->corpus_tokens.size(), session->heldout_tokens.size(),
                  session->step > 0 ? (", resuming at step " + std::to_string(session->step)).c_str() : "");
     std::fprintf(stderr, "matrix products on %s\n", model::blas_kernels_description().c_str());
@@ -163,9 +174,12 @@ void add_train_command(CLI::App& app, int& exit_code) {
       "stops; --resume continues exactly. Writes a Hugging Face model directory plus\n"
       "heldout.txt (the --heldout text, which `headlab scan` and the server read), train_log.csv\n"
       "and train_log.json (loss, held-out loss, the best heads' scores).\n\n"
+      "Positions: learned (wpe, GPT-2's), rotary (RoPE) or none (--positions); the written\n"
+      "config.json says which (headlab_positions), and headlab's engine runs it as trained.\n\n"
       "Examples:\n"
       "  headlab train --config models/headlab-tiny/train_config.json --tokenizer models/headlab-tiny \\\n"
       "      --corpus data/corpus/build/sotu --heldout data/corpus/build/heldout --out /tmp/tiny --steps 3000\n"
+      "  headlab train ... --positions rotary --rope-theta 10000 --out /tmp/tiny-rope\n"
       "  headlab train --plot models/headlab-tiny/train_log.csv --plot-out curve.svg");
   cmd->add_option("--config", t.config_path, "config.json of the model to train");
   cmd->add_option("--tokenizer", t.tokenizer_dir, "Directory with vocab.json + merges.txt (headlab train-tokenizer)");
@@ -185,6 +199,24 @@ void add_train_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--init-std", t.init_std, "Std of the initial weights (0: GPT-2's 0.02)")->capture_default_str();
   cmd->add_option("--sinusoid-positions", t.sinusoid_positions,
                   "Start the position embeddings as sinusoids of this amplitude (0: random, as GPT-2)")
+      ->capture_default_str();
+  cmd->add_option("--positions", t.positions,
+                  "How the model knows where a token is (default: the config's, learned unless its config.json\n"
+                  "sets headlab_positions):\n"
+                  "  learned  GPT-2's wpe: a trained vector per position added to the token's; cannot read\n"
+                  "           past n_ctx, the last position it has a vector for\n"
+                  "  rotary   RoPE (Su et al. 2021): q and k of every head turned by position x frequency,\n"
+                  "           so q.k depends on the offset between two tokens (NeoX halves pairing)\n"
+                  "  none     no positions: only the causal mask tells positions apart, and models still\n"
+                  "           learn where they are from it (Haviv et al. 2022)")
+      ->check(CLI::IsMember({"learned", "rotary", "none"}));
+  cmd->add_option("--rope-theta", t.rope_theta,
+                  "Rotary: the base theta of the frequencies theta^(-2i/d); a larger base turns slower and\n"
+                  "reaches further (GPT-NeoX 10000, Llama 3 500000; 0: the config's, 10000)")
+      ->capture_default_str();
+  cmd->add_option("--rotary-fraction", t.rotary_fraction,
+                  "Rotary: the fraction of each head's channels turned, the rest left as they are\n"
+                  "(Pythia turns 0.25; 0: the config's, all of the head)")
       ->capture_default_str();
   cmd->add_option("--copied-span", t.mix.copied_span, "Fraction of text windows with a span copied later")
       ->capture_default_str();

@@ -162,7 +162,8 @@ std::vector<TensorSlot> checkpoint_slots(const ModelConfig& c, const ParameterTe
   auto at = slot_dest(t);
   std::vector<TensorSlot> slots;
   slots.push_back({"wte.weight", {V, C}, at(&P::wte, 0), false});
-  slots.push_back({"wpe.weight", {maxT, C}, at(&P::wpe, 0), false});
+  if (c.positions == ModelConfig::Positions::learned)  // headlab_positions rotary or none: no wpe
+    slots.push_back({"wpe.weight", {maxT, C}, at(&P::wpe, 0), false});
   for (int l = 0; l < c.n_layer; l++) {
     const std::string h = "h." + std::to_string(l) + ".";
     slots.push_back({h + "ln_1.weight", {C}, at(&P::ln1w, l * C), false});

@@ -169,6 +169,31 @@ Result<ModelConfig> config_parse(const std::string& json_text, const std::string
     if (j.contains("scale_attn_by_inverse_layer_idx"))
       c.scale_attn_by_inverse_layer_idx = j["scale_attn_by_inverse_layer_idx"].get<bool>();
     if (j.contains("reorder_and_upcast_attn")) c.reorder_and_upcast_attn = j["reorder_and_upcast_attn"].get<bool>();
+    // headlab's trainer writes models without learned positions in this layout too
+    // (docs/formats.md): "headlab_positions" rotary (with rope_theta and rotary_dim, NeoX
+    // halves) or none. The rotary keys without rotary positions would be ignored: refused.
+    if (j.contains("headlab_positions")) {
+      const std::string pos = j["headlab_positions"].get<std::string>();
+      if (pos == "learned") c.positions = ModelConfig::Positions::learned;
+      else if (pos == "rotary") c.positions = ModelConfig::Positions::rotary;
+      else if (pos == "none") c.positions = ModelConfig::Positions::none;
+      else
+        return make_error(ErrorCode::unsupported, what + ": \"headlab_positions\": \"" + pos +
+                                                      "\" is not one of learned, rotary, none");
+    }
+    for (const char* key : {"rope_theta", "rotary_dim"})
+      if (j.contains(key) && c.positions != ModelConfig::Positions::rotary)
+        return make_error(ErrorCode::unsupported, what + ": \"" + key +
+                                                      "\" is set but \"headlab_positions\" is not \"rotary\"");
+    if (j.contains("rope_theta")) {
+      const auto& v = j["rope_theta"];
+      if (!v.is_number() || !(v.get<double>() > 1.0) || !(v.get<double>() < 1e12))
+        return make_error(ErrorCode::corrupt, what + ": \"rope_theta\" must be a number above 1");
+      c.rope_theta = static_cast<float>(v.get<double>());
+    }
+    get_int("rotary_dim", c.rotary_dim);
+    if (!bad_key.empty())
+      return make_error(ErrorCode::corrupt, what + ": \"" + bad_key + "\" must be a whole number that fits in 32 bits");
     if (n_inner != 4 * c.n_embd)
       return make_error(ErrorCode::unsupported, what + ": n_inner other than 4 * n_embd is not supported");
   } catch (const nlohmann::json::exception& e) {
@@ -212,6 +237,15 @@ std::string config_to_json(const ModelConfig& c) {
   // Attention-only models are not a transformers architecture: other tools read them as
   // GPT-2 with the MLP weights they lack; headlab marks them with its own key.
   j["headlab_mlp"] = c.mlp;
+  // Positions other than GPT-2's learned wpe (headlab's trainer): the keys config_parse reads
+  // back. Written only then, so a GPT-2 config stays GPT-2's.
+  if (c.positions == ModelConfig::Positions::rotary) {
+    j["headlab_positions"] = "rotary";
+    j["rope_theta"] = c.rope_theta;
+    j["rotary_dim"] = c.rotary_size();
+  } else if (c.positions == ModelConfig::Positions::none) {
+    j["headlab_positions"] = "none";
+  }
   return j.dump(2) + "\n";
 }
 

@@ -1,5 +1,6 @@
 // train/gpt_train.cpp — the training forward (keeping activations) and its backward.
 // The forward numbers its steps; the backward walks the same numbers in reverse.
+// Positions: learned (wpe added in step 0), rotary (q and k turned in step 1b) or none.
 #include "train/gpt_train.h"
 
 #include <algorithm>
@@ -173,6 +174,18 @@ void attention_backward_parallel(float* dinp, const float* dout, const float* in
   });
 }
 
+// Rotary positions: q and k of every head of every sequence turn by their position
+// (train/rotary.h). `x` is qkv (B, T, 3C), or its gradient for the backward.
+void rotary_qk_parallel(float* x, const RotaryTable& r, bool backward, int B, int T, int C, int NH) {
+  const std::size_t t3c = std::size_t(T) * 3 * C;
+  thread_pool_run(B, [&](int b) {
+    for (float* part : {x + b * t3c, x + b * t3c + C}) {  // q, then k
+      if (backward) rotary_backward(part, r, T, NH, C / NH, 3 * C);
+      else rotary_forward(part, r, T, NH, C / NH, 3 * C);
+    }
+  });
+}
+
 }  // namespace
 
 std::size_t train_memory_bytes(const ModelConfig& config, int B, int T) {
@@ -185,7 +198,13 @@ Result<TrainModel> train_model_create(const ModelConfig& config, int B, int T, s
   if (auto ok = config_validate(config); !ok) return tl::unexpected(ok.error());
   if (!config.is_gpt2())
     return make_error(ErrorCode::unsupported, "the trainer trains GPT-2 models only, not model_type \"" + config.family +
-                                                  "\" (its backward has LayerNorm, GELU and learned positions)");
+                                                  "\" (its backward has LayerNorm, GELU and learned, rotary or no "
+                                                  "positions)");
+  if (config.positions == ModelConfig::Positions::rotary && config.rotary_interleaved)
+    return make_error(ErrorCode::unsupported,
+                      "the trainer rotates NeoX halves (i, i + d/2) only, not GPT-J's interleaved pairs (rotary_interleaved)");
+  if (config.positions == ModelConfig::Positions::rotary && config.rope_linear_factor != 1.0f)
+    return make_error(ErrorCode::unsupported, "the trainer does not scale rotary positions (rope_scaling)");
   if (std::string keys = config_untrainable_keys(config); !keys.empty())
     return make_error(ErrorCode::unsupported, "config.json sets " + keys +
                                                   ": the trainer's backward scales the scores by 1/sqrt(HS) only");
@@ -215,6 +234,8 @@ Result<TrainModel> train_model_create(const ModelConfig& config, int B, int T, s
   m.dacts = activations_point(m.dacts_memory.data(), config, B, T, true);
   m.inputs.assign(std::size_t(B) * T, 0);
   m.targets.assign(std::size_t(B) * T, -1);
+  if (config.positions == ModelConfig::Positions::rotary)
+    m.rotary = rotary_table(T, config.rotary_size(), config.rope_theta);
   return m;
 }
 
@@ -229,7 +250,15 @@ float train_forward(TrainModel& m, const int* inputs, const int* targets) {
   std::copy(targets, targets + BT, m.targets.begin());
 
   // 0. x = wte[inputs] + wpe[0..T)                                       (B, T, C)
-  embedding_forward(a.encoded, inputs, p.wte, p.wpe, B, T, C);
+  //    (rotary or no positions: x = wte[inputs]; rotary turns q and k in step 1b)
+  const bool learned = c.positions == ModelConfig::Positions::learned;
+  const bool rotary = c.positions == ModelConfig::Positions::rotary;
+  if (learned) {
+    embedding_forward(a.encoded, inputs, p.wte, p.wpe, B, T, C);
+  } else {
+    for (int i = 0; i < BT; ++i)
+      std::copy(p.wte + std::size_t(inputs[i]) * C, p.wte + std::size_t(inputs[i] + 1) * C, a.encoded + std::size_t(i) * C);
+  }
   const float* residual = a.encoded;
   for (int l = 0; l < L; ++l) {
     const std::size_t btc = std::size_t(BT) * C;
@@ -250,6 +279,8 @@ float train_forward(TrainModel& m, const int* inputs, const int* targets) {
     // 1. qkv = ln_1(x) @ c_attn^T + b                                    (B, T, 3C)
     layernorm_forward_pooled(l_ln1, l_ln1_mean, l_ln1_rstd, residual, ln1w, ln1b, BT, C, eps);
     matmul_forward(l_qkv, l_ln1, qkvw, qkvb, BT, C, 3 * C);
+    // 1b. rotary: q and k turn by their position, in place               (B, T, 3C)
+    if (rotary) rotary_qk_parallel(l_qkv, m.rotary, false, B, T, C, NH);
     // 2. z = attention(qkv): scores, mask, pattern, pattern @ v          (B, T, C)
     attention_forward_parallel(l_atty, l_att, l_qkv, B, T, C, NH);
     // 3. x = x + z @ c_proj^T + b
@@ -356,14 +387,25 @@ void train_backward(TrainModel& m) {
     const std::size_t tt = std::size_t(B) * NH * T * T;
     attention_backward_parallel(d.qkv + l * 3 * btc, d.atty + l * btc, a.qkv + l * 3 * btc, a.att + l * tt, B, T, C,
                                 NH, m.attention_scratch);
+    // 1b. rotary: dq and dk turn back by the negative angle (the rotation's transpose)
+    if (c.positions == ModelConfig::Positions::rotary)
+      rotary_qk_parallel(d.qkv + l * 3 * btc, m.rotary, true, B, T, C, NH);
     // 1. qkv = ln_1(x) @ c_attn^T + b
     matmul_backward_pooled(d.ln1 + l * btc, g.qkvw + std::size_t(l) * 3 * C * C, g.qkvb + l * 3 * C,
                     d.qkv + l * 3 * btc, a.ln1 + l * btc, p.qkvw + std::size_t(l) * 3 * C * C, BT, C, 3 * C);
     layernorm_backward_pooled(dresidual, g.ln1w + l * C, g.ln1b + l * C, d.ln1 + l * btc, residual, p.ln1w + l * C,
                        a.ln1_mean + l * BT, a.ln1_rstd + l * BT, BT, C);
   }
-  // 0. x = wte[inputs] + wpe
-  embedding_backward(g.wte, g.wpe, d.encoded, m.inputs.data(), B, T, C);
+  // 0. x = wte[inputs] + wpe   (rotary or no positions: x = wte[inputs])
+  if (c.positions == ModelConfig::Positions::learned) {
+    embedding_backward(g.wte, g.wpe, d.encoded, m.inputs.data(), B, T, C);
+  } else {
+    for (int i = 0; i < BT; ++i) {
+      float* dwte = g.wte + std::size_t(m.inputs[i]) * C;
+      const float* dx = d.encoded + std::size_t(i) * C;
+      for (int k = 0; k < C; ++k) dwte[k] += dx[k];
+    }
+  }
 }
 
 }  // namespace headlab::train

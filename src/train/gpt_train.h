@@ -17,6 +17,7 @@
 
 #include "model/config.h"
 #include "model/parameters.h"
+#include "train/rotary.h"
 #include "util/result.h"
 
 namespace headlab::train {
@@ -27,11 +28,11 @@ inline constexpr int kNumActivationTensors = 22;
 // For an attention-only config the MLP tensors (ln2 .. residual3) have size 0, and the
 // layer's output is residual2.
 struct ActivationTensors {
-  float* encoded;    // (B, T, C)        wte[x] + wpe
+  float* encoded;    // (B, T, C)        wte[x] + wpe (rotary or no positions: wte[x])
   float* ln1;        // (L, B, T, C)
   float* ln1_mean;   // (L, B, T)
   float* ln1_rstd;   // (L, B, T)
-  float* qkv;        // (L, B, T, 3*C)
+  float* qkv;        // (L, B, T, 3*C)   rotary: q and k after the rotation
   float* atty;       // (L, B, T, C)     z: the heads' outputs side by side
   float* att;        // (L, B, NH, T, T) pattern, its causal half (attention_head_forward)
   float* attproj;    // (L, B, T, C)     z @ c_proj^T + b
@@ -67,6 +68,7 @@ struct TrainModel {
   std::vector<float> dacts_memory;  // gradients of the activations, same layout
   ActivationTensors dacts{};        // (no att, no probs)
   std::vector<float> attention_scratch;  // per thread: dpattern of one block of queries
+  RotaryTable rotary;        // rotary positions: cos and sin of (T, rotary_dim / 2); else empty
   std::vector<int> inputs;   // (B, T) of the last forward
   std::vector<int> targets;  // (B, T)
   float mean_loss = 0.0f;    // of the last forward
@@ -81,8 +83,11 @@ struct TrainModel {
 // and their gradients.
 std::size_t train_memory_bytes(const model::ModelConfig& config, int B, int T);
 
-// Allocates a model of the config (zero weights) for batches of (B, T).
-// Errors: invalid_argument (config_validate, B or T < 1, T > n_ctx), too_long when
+// Allocates a model of the config (zero weights) for batches of (B, T). Positions may be
+// learned (wpe), rotary (NeoX halves, any rotary_dim and rope_theta) or none.
+// Errors: invalid_argument (config_validate, B or T < 1, T > n_ctx), unsupported (a family
+// other than GPT-2, GPT-J's interleaved rotary pairs, rope scaling, scores not scaled by
+// 1/sqrt(HS)), too_long when
 // train_memory_bytes exceeds max_bytes (the message gives both in MiB).
 Result<TrainModel> train_model_create(const model::ModelConfig& config, int B, int T,
                                       std::size_t max_bytes = std::size_t(16) << 30);

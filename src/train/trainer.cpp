@@ -123,6 +123,9 @@ nlohmann::ordered_json options_json(const TrainOptions& o) {
   j["seed"] = o.seed;
   j["init_std"] = o.init_std;
   j["sinusoid_positions"] = o.sinusoid_positions;
+  j["positions"] = o.positions;
+  j["rope_theta"] = o.rope_theta;
+  j["rotary_fraction"] = o.rotary_fraction;
   j["copied_span"] = o.mix.copied_span;
   j["repeated_random"] = o.mix.repeated_random;
   j["previous_token"] = o.mix.previous_token;
@@ -212,6 +215,46 @@ double optimizer_step(TrainModel& m, std::vector<float>& mom, std::vector<float>
   return norm;
 }
 
+namespace {
+
+// The config with the run's position options applied (TrainOptions::positions). Errors:
+// invalid_argument naming the option.
+Result<model::ModelConfig> config_with_positions(model::ModelConfig c, const TrainOptions& o) {
+  using P = model::ModelConfig::Positions;
+  auto bad = [](const std::string& m) { return make_error(ErrorCode::invalid_argument, m); };
+  if (!o.positions.empty()) {
+    if (o.positions == "learned") c.positions = P::learned;
+    else if (o.positions == "rotary") c.positions = P::rotary;
+    else if (o.positions == "none") c.positions = P::none;
+    else return bad("--positions must be learned, rotary or none, not \"" + o.positions + "\"");
+  }
+  if (c.positions != P::rotary && (o.rope_theta != 0.0f || o.rotary_fraction != 0.0f))
+    return bad("--rope-theta and --rotary-fraction set rotary positions: add --positions rotary");
+  if (c.positions != P::learned && o.sinusoid_positions > 0.0f)
+    return bad("--sinusoid-positions starts the learned position embeddings (wpe): it needs --positions learned");
+  if (o.rope_theta != 0.0f) {
+    if (!std::isfinite(o.rope_theta) || !(o.rope_theta > 1.0f) || o.rope_theta > 1e12f)
+      return bad("--rope-theta must be a number above 1 (GPT-NeoX uses 10000, Llama 3 500000)");
+    c.rope_theta = o.rope_theta;
+  }
+  if (o.rotary_fraction != 0.0f) {
+    const int HS = c.head_size();
+    const bool in_range = std::isfinite(o.rotary_fraction) && o.rotary_fraction > 0.0f && o.rotary_fraction <= 1.0f;
+    const int d = in_range ? static_cast<int>(std::lround(double(o.rotary_fraction) * HS)) : 0;
+    if (d < 2 || d % 2 != 0)
+      return bad("--rotary-fraction must give an even number of channels from 2 to the head size " +
+                 std::to_string(HS) + " (fraction x " + std::to_string(HS) + ")");
+    c.rotary_dim = d;
+  }
+  return c;
+}
+
+bool same_positions(const model::ModelConfig& a, const model::ModelConfig& b) {
+  return a.positions == b.positions && a.rotary_size() == b.rotary_size() && a.rope_theta == b.rope_theta;
+}
+
+}  // namespace
+
 Result<TrainSession> train_prepare(const TrainOptions& o) {
   if (o.steps < 1) return make_error(ErrorCode::invalid_argument, "--steps must be at least 1");
   if (o.batch < 1) return make_error(ErrorCode::invalid_argument, "--batch must be at least 1");
@@ -252,6 +295,15 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
   Result<model::ModelConfig> config = o.resume ? model::config_load(o.out_dir + "/config.json")
                                                : model::config_load(o.config_path);
   if (!config) return tl::unexpected(config.error());
+  {
+    auto placed = config_with_positions(*config, o);
+    if (!placed) return tl::unexpected(placed.error());
+    if (o.resume && !same_positions(*placed, *config))
+      return make_error(ErrorCode::invalid_argument,
+                        "--positions, --rope-theta or --rotary-fraction differ from the checkpoint's config.json in " +
+                            o.out_dir + ": resume with the run's own options");
+    config = std::move(*placed);
+  }
   // 2. the tokenizer, which must be the model's
   const std::string tok_dir = o.resume ? o.out_dir : o.tokenizer_dir;
   // (GPT-2's two files: the checkpoint copies them next to the weights)

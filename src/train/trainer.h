@@ -60,6 +60,13 @@ struct TrainOptions {
   // positions alike, so attention by relative offset is within one linear map's reach)
   // instead of random values; they are trained like any weight.
   float sinusoid_positions = 0.0f;
+  // How the model knows where a token is, over the config's choice (config.json's
+  // headlab_positions, learned when absent): "learned" (GPT-2's wpe), "rotary" (q and k
+  // turned by position, NeoX halves; Su et al. 2021) or "none" (only the causal mask tells
+  // positions apart; Haviv et al. 2022). Empty: the config's.
+  std::string positions;
+  float rope_theta = 0.0f;       // rotary: the frequencies' base theta; 0: the config's (10,000)
+  float rotary_fraction = 0.0f;  // rotary: the fraction of each head's channels turned; 0: the config's (all)
   DataMix mix;
   int log_every = 10;
   int eval_every = 100;                  // 0: never (only at the end)
@@ -85,7 +92,11 @@ struct TrainSession {
 // not_found / invalid_argument for a missing or empty corpus or held-out file, a missing
 // tokenizer or config; invalid_argument for a number that is not finite or out of range
 // (--lr nan, --lr 0, --init-std -1, a mix fraction above 1); invalid_argument for a config whose vocab_size differs from the
-// tokenizer's or a corpus shorter than one window; too_long when the run needs more
+// tokenizer's or a corpus shorter than one window; invalid_argument for --positions other than
+// learned, rotary or none, --rope-theta or --rotary-fraction without rotary positions (or out of
+// range), --sinusoid-positions without learned ones, and on --resume a position setting that
+// differs from the checkpoint's; unsupported for a config the trainer cannot train
+// (train_model_create); too_long when the run needs more
 // memory than max_memory_bytes; corrupt / not_found for a bad --resume directory.
 Result<TrainSession> train_prepare(const TrainOptions& options);
 

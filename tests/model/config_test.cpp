@@ -283,4 +283,33 @@ TEST(ModelConfig, MultimodalGemma3ReadsItsTextConfig) {
   EXPECT_TRUE(c->multimodal_text);
   EXPECT_EQ(c->n_layer, 2);
   EXPECT_EQ(c->eos_token_id, 1);
+// headlab's trainer writes rotary and no-position models in GPT-2's layout with
+// headlab_positions (docs/formats.md); every key it writes is read back.
+TEST(ModelConfig, HeadlabPositionsRoundTripThroughConfigJson) {
+  auto rope = config_parse(small_json(R"("headlab_positions": "rotary", "rope_theta": 500000.0, "rotary_dim": 4)"),
+                           "config.json");
+  ASSERT_TRUE(rope) << rope.error().message;
+  EXPECT_EQ(rope->positions, ModelConfig::Positions::rotary);
+  auto again = config_parse(config_to_json(*rope), "again");
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->positions, ModelConfig::Positions::rotary);
+  EXPECT_EQ(again->rope_theta, 500000.0f);
+  EXPECT_EQ(again->rotary_size(), 4);
+  auto none = config_parse(config_to_json(*config_parse(small_json(R"("headlab_positions": "none")"), "c")), "again");
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_EQ(none->positions, ModelConfig::Positions::none);
+  // learned positions write no such key: a GPT-2 config.json stays GPT-2's
+  EXPECT_EQ(config_to_json(*config_parse(small_json(""), "c")).find("headlab_positions"), std::string::npos);
+}
+
+TEST(ModelConfig, HeadlabPositionsKeysThatCannotBeHonouredAreRefusedByName) {
+  EXPECT_NE(error_of(small_json(R"("headlab_positions": "alibi")")).find("\"alibi\" is not one of learned, rotary, none"),
+            std::string::npos);
+  EXPECT_NE(error_of(small_json(R"("rope_theta": 10000.0)")).find("\"rope_theta\" is set but"), std::string::npos);
+  EXPECT_NE(error_of(small_json(R"("headlab_positions": "none", "rotary_dim": 4)")).find("\"rotary_dim\" is set but"),
+            std::string::npos);
+  EXPECT_NE(error_of(small_json(R"("headlab_positions": "rotary", "rope_theta": -1)")).find("rope_theta"),
+            std::string::npos);
+  EXPECT_NE(error_of(small_json(R"("headlab_positions": "rotary", "rotary_dim": 3)")).find("rotary channels (3)"),
+            std::string::npos);
 }

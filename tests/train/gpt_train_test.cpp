@@ -25,10 +25,15 @@ model::ModelConfig tiny_config(bool mlp, bool tied) {
   return c;
 }
 
+using Positions = model::ModelConfig::Positions;
+
 // Every parameter tensor's gradient against finite differences of the mean loss.
-void check_all_gradients(bool mlp, bool tied) {
+void check_all_gradients(bool mlp, bool tied, Positions positions = Positions::learned, int rotary_dim = 0) {
   const int B = 2, T = 5;
-  auto m = train_model_create(tiny_config(mlp, tied), B, T);
+  auto config = tiny_config(mlp, tied);
+  config.positions = positions;
+  config.rotary_dim = rotary_dim;
+  auto m = train_model_create(config, B, T);
   ASSERT_TRUE(m) << m.error().message;
   model::parameters_init_random(m->params, 3);
   // larger weights than GPT-2's init so every path carries a visible gradient
@@ -56,6 +61,39 @@ void check_all_gradients(bool mlp, bool tied) {
 
 TEST(TrainBackward, AttentionOnlyMatchesFiniteDifferences) { check_all_gradients(false, true); }
 TEST(TrainBackward, WithMlpUntiedMatchesFiniteDifferences) { check_all_gradients(true, false); }
+TEST(TrainBackward, RotaryPositionsMatchFiniteDifferences) { check_all_gradients(false, false, Positions::rotary); }
+TEST(TrainBackward, PartialRotaryWithMlpMatchesFiniteDifferences) {
+  check_all_gradients(true, true, Positions::rotary, /*rotary_dim=*/2);  // half of each head of 4
+}
+TEST(TrainBackward, NoPositionsMatchFiniteDifferences) { check_all_gradients(false, false, Positions::none); }
+
+// Rotary and no positions have no wpe: the model holds one fewer tensor, and none is trained.
+TEST(TrainModelCreate, RotaryAndNoPositionsHaveNoPositionEmbedding) {
+  for (Positions pos : {Positions::rotary, Positions::none}) {
+    auto c = tiny_config(false, true);
+    c.positions = pos;
+    auto m = train_model_create(c, 1, 4);
+    ASSERT_TRUE(m) << m.error().message;
+    EXPECT_EQ(model::parameters_sizes(c)[1], 0u);
+  }
+}
+
+// The backward turns NeoX halves by position only: GPT-J's pairs and rope scaling are
+// refused by name rather than trained as something else.
+TEST(TrainModelCreate, RefusesRotaryVariantsItsBackwardDoesNotHonourByName) {
+  auto c = tiny_config(false, true);
+  c.positions = Positions::rotary;
+  c.rotary_interleaved = true;
+  auto m = train_model_create(c, 1, 4);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, ErrorCode::unsupported);
+  EXPECT_NE(m.error().message.find("rotary_interleaved"), std::string::npos) << m.error().message;
+  c.rotary_interleaved = false;
+  c.rope_linear_factor = 2.0f;
+  m = train_model_create(c, 1, 4);
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message.find("rope_scaling"), std::string::npos) << m.error().message;
+}
 
 namespace {
 

@@ -160,3 +160,42 @@ TEST(TrainCommand, RefusesLearningRatesThatAreNotFinitePositiveNumbers) {
     EXPECT_FALSE(fs::exists(f.dir / "out" / "model.safetensors")) << lr;
   }
 }
+
+// --positions rotary trains and says so; the folder it writes runs in `headlab run`.
+TEST(TrainCommand, PositionsRotaryTrainsAModelThatHeadlabRunReads) {
+  Fixture f("rotary");
+  std::vector<std::string> a = f.args(3);
+  for (const char* x : {"--positions", "rotary", "--rope-theta", "500"}) a.push_back(x);
+  Child child(a);
+  const int status = child.wait();
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << child.output();
+  EXPECT_NE(child.output().find("rotary positions (theta 500, 8 of 8 channels per head)"), std::string::npos)
+      << child.output();
+  Child run({"run", "--model", (f.dir / "out").string(), "--ids", "1 2 3"});
+  const int run_status = run.wait();
+  ASSERT_TRUE(WIFEXITED(run_status));
+  EXPECT_EQ(WEXITSTATUS(run_status), 0) << run.output();
+}
+
+// A usage error (exit 2) that names what is wrong, and a --help that teaches the three kinds.
+TEST(TrainCommand, RefusesPositionsItCannotTrainAndItsHelpNamesTheThree) {
+  Fixture f("positions");
+  for (std::vector<std::string> extra : {std::vector<std::string>{"--positions", "alibi"},
+                                         std::vector<std::string>{"--rope-theta", "10000"}}) {
+    std::vector<std::string> a = f.args(3);
+    a.insert(a.end(), extra.begin(), extra.end());
+    Child child(a);
+    const int status = child.wait();
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 2) << extra[0] << ": " << child.output();
+    EXPECT_NE(child.output().find(extra[0] == "--positions" ? "alibi" : "--positions rotary"), std::string::npos)
+        << child.output();
+    EXPECT_FALSE(fs::exists(f.dir / "out" / "model.safetensors"));
+  }
+  Child help({"train", "--help"});
+  help.wait();
+  for (const char* needle : {"learned  GPT-2's wpe", "rotary   RoPE (Su et al. 2021)", "none     no positions",
+                             "Llama 3 500000"})
+    EXPECT_NE(help.output().find(needle), std::string::npos) << needle;
+}

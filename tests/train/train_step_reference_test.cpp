@@ -106,3 +106,5 @@ void check_fixture(const std::string& name) {
 
 TEST(TrainStepReference, AttentionOnlyTiedMatchesPyTorch) { check_fixture("attention_only_tied"); }
 TEST(TrainStepReference, MlpUntiedMatchesPyTorch) { check_fixture("mlp_untied"); }
+TEST(TrainStepReference, RotaryOnHalfOfEachHeadMatchesPyTorch) { check_fixture("rotary_untied"); }
+TEST(TrainStepReference, NoPositionsMatchesPyTorch) { check_fixture("no_positions_untied"); }

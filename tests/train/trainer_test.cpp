@@ -15,6 +15,7 @@
 #include "model/bpe_tokenizer.h"
 #include "model/checkpoint.h"
 #include "model/config.h"
+#include "model/forward.h"
 #include "train/bpe_trainer.h"
 #include "train/train_plot.h"
 
@@ -341,6 +342,91 @@ TEST(TrainRun, StopSavesAndResumeContinuesExactly) {
   EXPECT_EQ(resumed->step, 3);
   ASSERT_TRUE(train_run(*resumed, nullptr));
   EXPECT_EQ(resumed->model.params.memory, straight->model.params.memory);
+}
+
+// What the trainer writes for rotary and no positions is what the engine runs: config.json
+// says which positions (headlab_positions, rope_theta, rotary_dim), the checkpoint has no
+// wpe, and the engine's logits are the trainer's.
+TEST(TrainRun, RotaryAndNoPositionModelsRunInTheEngineWithTheTrainersLogits) {
+  using P = model::ModelConfig::Positions;
+  for (const char* positions : {"rotary", "none"}) {
+    Fixture f(std::string("engine_") + positions);
+    TrainOptions o = f.options();
+    o.steps = 4;
+    o.positions = positions;
+    if (o.positions == "rotary") {
+      o.rope_theta = 500.0f;
+      o.rotary_fraction = 0.5f;  // 4 of each head's 8 channels
+    }
+    auto s = train_prepare(o);
+    ASSERT_TRUE(s) << s.error().message;
+    ASSERT_TRUE(train_run(*s, nullptr));
+    auto loaded = model::checkpoint_load((f.dir / "out").string());
+    ASSERT_TRUE(loaded) << loaded.error().message;
+    const model::ModelConfig& c = loaded->config;
+    EXPECT_EQ(c.positions, o.positions == "rotary" ? P::rotary : P::none) << positions;
+    if (c.positions == P::rotary) {
+      EXPECT_EQ(c.rotary_size(), 4);
+      EXPECT_EQ(c.rope_theta, 500.0f);
+    }
+    EXPECT_EQ(model::parameters_sizes(c)[1], 0u);  // no wpe
+    // the trainer's forward on the saved weights against the engine's, position by position
+    const int T = 16;
+    std::vector<int> ids(T), targets(T, -1);
+    for (int t = 0; t < T; ++t) ids[t] = t == 0 ? 256 : 'a' + (t * 7) % 26;
+    auto m = train_model_create(c, 1, T);
+    ASSERT_TRUE(m);
+    std::copy(loaded->memory.begin(), loaded->memory.end(), m->params.memory.begin());
+    train_forward(*m, ids.data(), targets.data());
+    model::ForwardOptions fo;
+    model::ForwardOutput out;
+    model::Workspace ws;
+    ASSERT_TRUE(model::forward(*loaded, ids, fo, out, ws));
+    double max_diff = 0.0;
+    for (std::size_t i = 0; i < out.logits.size(); ++i)
+      max_diff = std::max(max_diff, double(std::fabs(out.logits[i] - m->acts.logits[i])));
+    std::printf("  %s: engine vs trainer logits, max abs diff %.3g\n", positions, max_diff);
+    EXPECT_EQ(out.logits.size(), std::size_t(T) * 257);
+    EXPECT_LT(max_diff, 1e-4) << positions;
+  }
+}
+
+TEST(TrainPrepare, RefusesPositionOptionsThatDoNotFitByName) {
+  Fixture f("positions");
+  auto refused = [&](const std::function<void(TrainOptions&)>& change, const std::string& needle) {
+    TrainOptions o = f.options();
+    change(o);
+    auto s = train_prepare(o);
+    ASSERT_FALSE(s) << needle;
+    EXPECT_EQ(s.error().code, ErrorCode::invalid_argument);
+    EXPECT_NE(s.error().message.find(needle), std::string::npos) << s.error().message;
+  };
+  refused([](TrainOptions& o) { o.positions = "sinusoidal"; }, "learned, rotary or none");
+  refused([](TrainOptions& o) { o.rope_theta = 10000.0f; }, "--positions rotary");
+  refused([](TrainOptions& o) { o.rotary_fraction = 0.5f; }, "--positions rotary");
+  refused([](TrainOptions& o) { o.positions = "none"; o.sinusoid_positions = 0.1f; }, "--sinusoid-positions");
+  refused([](TrainOptions& o) { o.positions = "rotary"; o.rope_theta = 0.5f; }, "--rope-theta");
+  refused([](TrainOptions& o) { o.positions = "rotary"; o.rope_theta = std::nanf(""); }, "--rope-theta");
+  refused([](TrainOptions& o) { o.positions = "rotary"; o.rotary_fraction = 0.1f; }, "--rotary-fraction");  // 0.8 of 8
+  refused([](TrainOptions& o) { o.positions = "rotary"; o.rotary_fraction = 1.5f; }, "--rotary-fraction");
+}
+
+TEST(TrainPrepare, RefusesResumeWithOtherPositionsThanTheCheckpoints) {
+  Fixture f("resume_positions");
+  TrainOptions o = f.options();
+  o.steps = 2;
+  o.positions = "rotary";
+  auto s = train_prepare(o);
+  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_TRUE(train_run(*s, nullptr));
+  o.resume = true;
+  o.steps = 4;
+  EXPECT_TRUE(train_prepare(o));  // the same options resume
+  o.positions = "none";
+  auto r = train_prepare(o);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(r.error().message.find("differ from the checkpoint"), std::string::npos) << r.error().message;
 }
 
 TEST(TrainLogSvg, RejectsAFileThatIsNotALog) {

@@ -2,10 +2,11 @@
 """tools/reference/train/train_step_reference.py — PyTorch reference for one training step.
 
 For small GPT-2-family models (attention-only with tied unembedding, and with MLP blocks
-and a separate lm_head) it builds random weights, runs one step — forward, mean
+and a separate lm_head; learned positions, rotary positions on half of each head (NeoX
+halves, as GPT-NeoX's rotate_half), and no positions) it builds random weights, runs one step — forward, mean
 cross-entropy (targets of -1 ignored), backward, global-norm clipping, AdamW with decay on
 matrices and embeddings only — and writes a fixture directory per model:
-    config.json            the model (HF GPT-2 keys + headlab_mlp)
+    config.json            the model (HF GPT-2 keys + headlab_mlp, headlab_positions)
     model.safetensors      the weights before the step (HF layout, Conv1D (in, out))
     grads.safetensors      dloss/dweight, same names and layout
     updated.safetensors    the weights after the AdamW step
@@ -55,7 +56,9 @@ def make_params(cfg, gen):
     def randn(*shape, std=0.2):
         return (torch.randn(*shape, generator=gen) * std).requires_grad_()
 
-    p = {"transformer.wte.weight": randn(V, C), "transformer.wpe.weight": randn(T, C)}
+    p = {"transformer.wte.weight": randn(V, C)}
+    if positions(cfg) == "learned":
+        p["transformer.wpe.weight"] = randn(T, C)
     for l in range(L):
         h = f"transformer.h.{l}."
         p[h + "ln_1.weight"] = (1.0 + torch.randn(C, generator=gen) * 0.1).requires_grad_()
@@ -78,13 +81,34 @@ def make_params(cfg, gen):
     return p
 
 
+def positions(cfg):
+    return cfg.get("headlab_positions", "learned")
+
+
+def rotate(x, cfg):
+    """Rotary positions (Su et al. 2021) as GPT-NeoX applies them: the first rotary_dim
+    channels of each head, channel i paired with i + d/2 (rotate_half), turned by
+    t * theta^(-2i/d); the other channels pass through. x: (B, NH, T, HS)."""
+    T, d = x.shape[2], cfg["rotary_dim"]
+    inv_freq = (1.0 / (cfg["rope_theta"] ** (torch.arange(0, d, 2, dtype=torch.float64) / d))).float()
+    angles = torch.arange(T, dtype=torch.float64)[:, None] * inv_freq.double()[None, :]  # (T, d/2)
+    cos = torch.cat([angles.cos(), angles.cos()], dim=-1).float()  # (T, d)
+    sin = torch.cat([angles.sin(), angles.sin()], dim=-1).float()
+    rot, rest = x[..., :d], x[..., d:]
+    half = torch.cat([-rot[..., d // 2:], rot[..., :d // 2]], dim=-1)  # rotate_half
+    return torch.cat([rot * cos + half * sin, rest], dim=-1)
+
+
 def forward(cfg, p, idx, targets):
-    """nanoGPT's forward: pre-LayerNorm blocks, causal attention, GELU-tanh MLP."""
+    """nanoGPT's forward: pre-LayerNorm blocks, causal attention, GELU-tanh MLP; positions
+    learned (wpe added to the input), rotary (q and k turned) or none."""
     B, T = idx.shape
     C, NH, L = cfg["n_embd"], cfg["n_head"], cfg["n_layer"]
     HS = C // NH
     eps = cfg["layer_norm_epsilon"]
-    x = p["transformer.wte.weight"][idx] + p["transformer.wpe.weight"][:T]
+    x = p["transformer.wte.weight"][idx]
+    if positions(cfg) == "learned":
+        x = x + p["transformer.wpe.weight"][:T]
     mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
     for l in range(L):
         h = f"transformer.h.{l}."
@@ -92,6 +116,8 @@ def forward(cfg, p, idx, targets):
         qkv = a @ p[h + "attn.c_attn.weight"] + p[h + "attn.c_attn.bias"]
         q, k, v = qkv.split(C, dim=2)
         q, k, v = (t.view(B, T, NH, HS).transpose(1, 2) for t in (q, k, v))
+        if positions(cfg) == "rotary":
+            q, k = rotate(q, cfg), rotate(k, cfg)
         att = (q @ k.transpose(-2, -1)) / math.sqrt(HS)
         att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
         y = (att @ v).transpose(1, 2).reshape(B, T, C)
@@ -153,6 +179,12 @@ def main():
                 layer_norm_epsilon=1e-5)
     make_fixture("attention_only_tied", dict(base, headlab_mlp=False, tie_word_embeddings=True), seed=1)
     make_fixture("mlp_untied", dict(base, headlab_mlp=True, tie_word_embeddings=False), seed=2)
+    # rotary on half of each head of 8 (partial, as Pythia), a base small enough that every
+    # pair turns visibly within 8 positions
+    make_fixture("rotary_untied", dict(base, headlab_mlp=False, tie_word_embeddings=False,
+                                       headlab_positions="rotary", rope_theta=100.0, rotary_dim=4), seed=3)
+    make_fixture("no_positions_untied", dict(base, headlab_mlp=False, tie_word_embeddings=False,
+                                             headlab_positions="none"), seed=4)
 
 
 if __name__ == "__main__":
