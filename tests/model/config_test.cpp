@@ -283,6 +283,8 @@ TEST(ModelConfig, MultimodalGemma3ReadsItsTextConfig) {
   EXPECT_TRUE(c->multimodal_text);
   EXPECT_EQ(c->n_layer, 2);
   EXPECT_EQ(c->eos_token_id, 1);
+}
+
 // headlab's trainer writes rotary and no-position models in GPT-2's layout with
 // headlab_positions (docs/formats.md); every key it writes is read back.
 TEST(ModelConfig, HeadlabPositionsRoundTripThroughConfigJson) {
