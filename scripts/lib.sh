@@ -56,18 +56,18 @@ apt_install() {
 
 # npm ci in a folder unless its node_modules was installed from the current lock file.
 npm_install() {
-  local dir="$1"
+  local dir="$1"; shift
   [ -f "$dir/package-lock.json" ] || return 0
   if [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then return 0; fi
   say "installing npm packages in ${dir#$HEADLAB_ROOT/}"
-  npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+  npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error "$@"
 }
 
 install_deps() {
   local kind="$1"
   if [ "$kind" = test ]; then apt_install "${SERVE_PACKAGES[@]}" "${TEST_PACKAGES[@]}"; else apt_install "${SERVE_PACKAGES[@]}"; fi
   npm_install "$HEADLAB_ROOT/web"
-  if [ -d "$HEADLAB_ROOT/data/npm" ]; then npm_install "$HEADLAB_ROOT/data/npm"; fi
+  if [ -d "$HEADLAB_ROOT/data/npm" ]; then npm_install "$HEADLAB_ROOT/data/npm" --omit=optional; fi  # optional: node-llama-cpp's CUDA/Vulkan/ARM builds (about 1 GB); the tests read the fixtures the x64 libllama made
 }
 
 build_all() {
