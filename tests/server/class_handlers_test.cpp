@@ -93,9 +93,10 @@ TEST(ClassView, ListsEveryLessonWithChallengesForEveryLearnerInJoiningOrder) {
   ASSERT_TRUE(v);
   ASSERT_EQ(v->learners.size(), 2u);
   EXPECT_EQ(v->learners[0].nickname, "Zed");
-  ASSERT_EQ(v->learners[0].lessons.size(), 2u);
+  ASSERT_EQ(v->learners[0].lessons.size(), 3u);
   EXPECT_EQ(v->learners[0].lessons[0].lesson, "causal-mask");
   EXPECT_EQ(v->learners[0].lessons[1].lesson, "trained-heads");
+  EXPECT_EQ(v->learners[0].lessons[2].lesson, "word-order");
   EXPECT_EQ(v->learners[0].lessons[1].challenges.size(), 4u);
   EXPECT_EQ(build_class_view(*f.store, "NOSUCH").error().code, ErrorCode::not_found);
 }
