@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "server/class_codec.h"
 #include "server/class_store.h"
+#include "server/db/target.h"
 #include "server/handlers/class_handlers.h"
 #include "server/progress_store.h"
 
@@ -33,7 +34,7 @@ std::string db_path(const ClassOptions& o) { return o.db.empty() ? server::defau
 // Opens an existing database (show, list, delete never create one by accident).
 Result<std::unique_ptr<server::ClassStore>> open_existing(const ClassOptions& o) {
   const std::string path = db_path(o);
-  if (!std::filesystem::exists(path))
+  if (!server::db::is_postgresql_url(path) && !std::filesystem::exists(path))
     return make_error(ErrorCode::not_found, "No database at " + path + ". Pass the --db that `headlab serve` used.");
   return server::ClassStore::open(path);
 }
@@ -129,7 +130,7 @@ int run_create(const ClassOptions& o) {
   std::string base = o.url;
   while (!base.empty() && base.back() == '/') base.pop_back();
   const std::string& code = made->info.code;
-  std::cout << "Class \"" << printable(made->info.name) << "\" created in " << db_path(o) << ".\n\n"
+  std::cout << "Class \"" << printable(made->info.name) << "\" created in " << (*store)->display_name() << ".\n\n"
             << "  Join link:  " << base << server::class_join_path(code) << "\n"
             << "  Join code:  " << code << "\n"
             << "  Your page:  " << base << "/#/teacher/" << code << "\n";

@@ -1,15 +1,15 @@
-// server/class_store.cpp — SQLite tables classes, class_members, class_attempts and
-// teacher_sessions; libsodium for random codes, Argon2id credential hashes and token hashes.
+// server/class_store.cpp — the tables classes, class_members, class_attempts and
+// teacher_sessions (migration 2, server/db/schema.cpp) through the db layer; libsodium for
+// random codes, Argon2id credential hashes and token hashes.
 #include "server/class_store.h"
 
 #include <sodium.h>
-#include <sqlite3.h>
 
 #include <chrono>
 #include <ctime>
-#include <initializer_list>
 
-#include "server/sqlite_db.h"
+#include "server/db/database.h"
+#include "server/db/schema.h"
 
 namespace headlab::server {
 namespace {
@@ -72,72 +72,30 @@ bool has_control_characters(const std::string& s) {
   return false;
 }
 
-// A prepared statement with its parameters bound in order: text, or integers.
-struct Bound {
-  SqliteStatement st;
-  bool ok = false;
-};
-
-struct Param {
-  enum { text, integer } kind;
-  std::string s;
-  std::int64_t i = 0;
-  Param(const std::string& v) : kind(text), s(v) {}
-  Param(const char* v) : kind(text), s(v) {}
-  Param(std::int64_t v) : kind(integer), i(v) {}
-  Param(int v) : kind(integer), i(v) {}
-  Param(bool v) : kind(integer), i(v ? 1 : 0) {}
-};
-
-bool prepare(sqlite3* db, SqliteStatement& st, const char* sql, std::initializer_list<Param> params) {
-  if (sqlite3_prepare_v2(db, sql, -1, &st.stmt, nullptr) != SQLITE_OK) return false;
-  int at = 1;
-  for (const Param& p : params) {
-    int rc = p.kind == Param::text ? sqlite3_bind_text(st.stmt, at, p.s.c_str(), -1, SQLITE_TRANSIENT)
-                                   : sqlite3_bind_int64(st.stmt, at, p.i);
-    if (rc != SQLITE_OK) return false;
-    ++at;
-  }
-  return true;
+// A failure the store decides inside a transaction body (an unknown code, a nickname taken):
+// the body returns it, the transaction rolls back, and it reaches the caller as it is.
+bool is_database_error(const Error& e) {
+  return e.code == ErrorCode::io_error || e.code == ErrorCode::unavailable || e.code == ErrorCode::storage_full;
 }
 
-std::string column_text(sqlite3_stmt* st, int i) {
-  const unsigned char* t = sqlite3_column_text(st, i);
-  return t ? reinterpret_cast<const char*>(t) : "";
+Error class_not_found(const std::string& code) {
+  return Error{ErrorCode::not_found, "No class has the code '" + code.substr(0, 16) + "'. Check the code."};
 }
 
-// Rolls back unless committed: every early return of a write leaves the file as it was.
-class Transaction {
- public:
-  explicit Transaction(sqlite3* db) : db_(db) { ok_ = sqlite3_exec(db, "BEGIN IMMEDIATE;", nullptr, nullptr, nullptr) == SQLITE_OK; }
-  ~Transaction() {
-    if (ok_ && !done_) sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
-  }
-  bool started() const { return ok_; }
-  bool commit() {
-    done_ = sqlite3_exec(db_, "COMMIT;", nullptr, nullptr, nullptr) == SQLITE_OK;
-    return done_;
-  }
+ClassInfo class_info(const db::Row& row) { return {row.text(0), row.text(1), row.text(2), row.integer(3)}; }
 
- private:
-  sqlite3* db_;
-  bool ok_ = false, done_ = false;
-};
+Status bump_version(db::Session& tx, const std::string& code) {
+  auto n = tx.exec("UPDATE classes SET version = version + 1 WHERE code = $1", {code});
+  if (!n) return tl::unexpected(n.error());
+  return {};
+}
 
-const char* kSchema[] = {
-    "CREATE TABLE IF NOT EXISTS classes ("
-    "  code TEXT PRIMARY KEY, name TEXT NOT NULL, credential_hash TEXT NOT NULL,"
-    "  created_at TEXT NOT NULL, version INTEGER NOT NULL);",
-    "CREATE TABLE IF NOT EXISTS class_members ("
-    "  learner TEXT PRIMARY KEY, class_code TEXT NOT NULL, nickname TEXT NOT NULL,"
-    "  nickname_key TEXT NOT NULL, joined_at TEXT NOT NULL, UNIQUE (class_code, nickname_key));",
-    "CREATE TABLE IF NOT EXISTS class_attempts ("
-    "  class_code TEXT NOT NULL, learner TEXT NOT NULL, lesson TEXT NOT NULL, challenge TEXT NOT NULL,"
-    "  passed INTEGER NOT NULL, answer TEXT NOT NULL, at TEXT NOT NULL);",
-    "CREATE INDEX IF NOT EXISTS class_attempts_by_class ON class_attempts (class_code, at);",
-    "CREATE TABLE IF NOT EXISTS teacher_sessions ("
-    "  token_hash TEXT PRIMARY KEY, class_code TEXT NOT NULL, expires_at INTEGER NOT NULL);",
-};
+// Deletes a learner's attempts and membership (leave, remove) and raises the class's version.
+Status delete_learner(db::Session& tx, const std::string& code, const std::string& learner) {
+  for (const char* sql : {"DELETE FROM class_attempts WHERE learner = $1", "DELETE FROM class_members WHERE learner = $1"})
+    if (auto n = tx.exec(sql, {learner}); !n) return tl::unexpected(n.error());
+  return bump_version(tx, code);
+}
 
 }  // namespace
 
@@ -151,10 +109,12 @@ std::string iso_utc(std::int64_t ms) {
   return buf;
 }
 
-ClassStore::ClassStore(sqlite3* db, std::string path, ClassStoreOptions options)
-    : db_(db), path_(std::move(path)), options_(std::move(options)) {}
+ClassStore::ClassStore(std::unique_ptr<db::Database> db, std::string path, ClassStoreOptions options)
+    : db_(std::move(db)), path_(std::move(path)), options_(std::move(options)) {}
 
-ClassStore::~ClassStore() { sqlite3_close(db_); }
+ClassStore::~ClassStore() = default;
+
+const std::string& ClassStore::display_name() const { return db_->name(); }
 
 std::int64_t ClassStore::now_ms() const {
   if (options_.clock) return options_.clock();
@@ -164,48 +124,27 @@ std::int64_t ClassStore::now_ms() const {
 
 std::string ClassStore::now_iso() const { return iso_utc(now_ms()); }
 
-Error ClassStore::sqlite_error(const std::string& doing) const {
-  if (sqlite3_errcode(db_) == SQLITE_FULL)
-    return Error{ErrorCode::storage_full, "The class database " + path_ + " is full, so " + doing +
+Error ClassStore::failure(const std::string& doing, const Error& e) const {
+  if (!is_database_error(e)) return e;
+  if (e.code == ErrorCode::storage_full)
+    return Error{ErrorCode::storage_full, "The class database " + db_->name() + " is full, so " + doing +
                                               " failed. What is saved already can still be read."};
-  return Error{ErrorCode::io_error,
-               "Could not " + doing + " in the class database " + path_ + ": " + sqlite3_errmsg(db_) + "."};
+  return Error{e.code, "Could not " + doing + " in the class database " + db_->name() + ": " + e.message + "."};
 }
 
-Status ClassStore::exec(const char* sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    return make_error(ErrorCode::io_error, "Class database " + path_ + ": " + msg + ".");
-  }
-  return {};
-}
-
-Result<std::unique_ptr<ClassStore>> ClassStore::open(const std::string& path, ClassStoreOptions options) {
+Result<std::unique_ptr<ClassStore>> ClassStore::open(const std::string& target, ClassStoreOptions options) {
   if (sodium_init() < 0) return make_error(ErrorCode::internal, "libsodium could not start (no source of randomness).");
-  auto db = sqlite_open_durable(path, "class database");
+  // secure_delete: deleted rows are overwritten with zeros in an SQLite file, not only
+  // unlinked: "delete the class" means it.
+  auto db = db::Database::open(target, {.what = "class database", .secure_delete = true});
   if (!db) return tl::unexpected(db.error());
-  const std::int64_t max_bytes = options.max_bytes;
-  std::unique_ptr<ClassStore> store(new ClassStore(*db, path, std::move(options)));
-  // Deleted rows are overwritten with zeros, not only unlinked: "delete the class" means it.
-  if (auto s = store->exec("PRAGMA secure_delete=ON;"); !s) return tl::unexpected(s.error());
-  for (const char* sql : kSchema)
-    if (auto s = store->exec(sql); !s)
-      return make_error(ErrorCode::io_error, s.error().message + " Is it a headlab database? Choose another with --db PATH.");
-  if (max_bytes > 0) {
-    std::string sql = "PRAGMA max_page_count=" + std::to_string(std::max<std::int64_t>(1, max_bytes / 4096)) + ";";
-    if (auto s = store->exec(sql.c_str()); !s) return tl::unexpected(s.error());
+  if (auto s = db::migrate(**db, db::headlab_migrations()); !s) {
+    Error e = s.error();
+    if (e.code == ErrorCode::io_error) e.message += " Is it a headlab database? Choose another with --db PATH.";
+    return tl::unexpected(e);
   }
-  return store;
-}
-
-Status ClassStore::bump_version(const std::string& code) {
-  SqliteStatement st;
-  if (!prepare(db_, st, "UPDATE classes SET version = version + 1 WHERE code = ?1", {code}) ||
-      sqlite3_step(st.stmt) != SQLITE_DONE)
-    return tl::unexpected(sqlite_error("update the class"));
-  return {};
+  if (auto s = (*db)->cap_size(options.max_bytes); !s) return tl::unexpected(s.error());
+  return std::unique_ptr<ClassStore>(new ClassStore(std::move(*db), target, std::move(options)));
 }
 
 Result<NewClass> ClassStore::create_class(const std::string& raw_name, const std::string& passphrase) {
@@ -231,67 +170,61 @@ Result<NewClass> ClassStore::create_class(const std::string& raw_name, const std
     return make_error(ErrorCode::unavailable, "Not enough memory to hash the teacher's secret right now; try again.");
   made.info.name = name;
   made.info.created_at = now_iso();
-  std::lock_guard<std::mutex> lock(mutex_);
   for (int tries = 0; tries < 20; ++tries) {
     made.info.code = random_chars(kCodeLength);
-    SqliteStatement st;
-    if (!prepare(db_, st,
-                 "INSERT INTO classes (code, name, credential_hash, created_at, version) VALUES (?1, ?2, ?3, ?4, 0)",
-                 {made.info.code, name, std::string(hash), made.info.created_at}))
-      return tl::unexpected(sqlite_error("create the class"));
-    int rc = sqlite3_step(st.stmt);
-    if (rc == SQLITE_DONE) return made;
-    if (rc != SQLITE_CONSTRAINT) return tl::unexpected(sqlite_error("create the class"));
+    std::int64_t inserted = 0;
+    // ON CONFLICT DO NOTHING rather than catching the violation: on PostgreSQL a failed
+    // statement spoils the whole transaction.
+    Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+      auto n = tx.exec(
+          "INSERT INTO classes (code, name, credential_hash, created_at, version) VALUES ($1, $2, $3, $4, 0) "
+          "ON CONFLICT DO NOTHING",
+          {made.info.code, name, std::string(hash), made.info.created_at});
+      if (!n) return tl::unexpected(n.error());
+      inserted = *n;
+      return {};
+    });
+    if (!s) return tl::unexpected(failure("create the class", s.error()));
+    if (inserted == 1) return made;
     // the code was taken: draw another
   }
   return make_error(ErrorCode::unavailable, "Could not find a free class code; try again.");
 }
 
 Result<ClassInfo> ClassStore::find_class(const std::string& code) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  SqliteStatement st;
-  if (!prepare(db_, st, "SELECT code, name, created_at, version FROM classes WHERE code = ?1", {code}))
-    return tl::unexpected(sqlite_error("read the class"));
-  int rc = sqlite3_step(st.stmt);
-  if (rc == SQLITE_DONE)
-    return make_error(ErrorCode::not_found, "No class has the code '" + code.substr(0, 16) + "'. Check the code.");
-  if (rc != SQLITE_ROW) return tl::unexpected(sqlite_error("read the class"));
-  return ClassInfo{column_text(st.stmt, 0), column_text(st.stmt, 1), column_text(st.stmt, 2),
-                   sqlite3_column_int64(st.stmt, 3)};
+  auto rows = db_->query("SELECT code, name, created_at, version FROM classes WHERE code = $1", {code});
+  if (!rows) return tl::unexpected(failure("read the class", rows.error()));
+  if (rows->empty()) return tl::unexpected(class_not_found(code));
+  return class_info(rows->front());
 }
 
 Result<std::vector<ClassInfo>> ClassStore::classes() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  SqliteStatement st;
-  if (!prepare(db_, st, "SELECT code, name, created_at, version FROM classes ORDER BY created_at, code", {}))
-    return tl::unexpected(sqlite_error("list the classes"));
+  auto rows = db_->query("SELECT code, name, created_at, version FROM classes ORDER BY created_at, code");
+  if (!rows) return tl::unexpected(failure("list the classes", rows.error()));
   std::vector<ClassInfo> out;
-  int rc;
-  while ((rc = sqlite3_step(st.stmt)) == SQLITE_ROW)
-    out.push_back({column_text(st.stmt, 0), column_text(st.stmt, 1), column_text(st.stmt, 2),
-                   sqlite3_column_int64(st.stmt, 3)});
-  if (rc != SQLITE_DONE) return tl::unexpected(sqlite_error("list the classes"));
+  out.reserve(rows->size());
+  for (const db::Row& row : *rows) out.push_back(class_info(row));
   return out;
 }
 
 Status ClassStore::delete_class(const std::string& code) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    Transaction tx(db_);
-    if (!tx.started()) return tl::unexpected(sqlite_error("delete the class"));
-    int deleted = 0;
-    for (const char* sql : {"DELETE FROM class_attempts WHERE class_code = ?1", "DELETE FROM class_members WHERE class_code = ?1",
-                            "DELETE FROM teacher_sessions WHERE class_code = ?1", "DELETE FROM classes WHERE code = ?1"}) {
-      SqliteStatement st;
-      if (!prepare(db_, st, sql, {code}) || sqlite3_step(st.stmt) != SQLITE_DONE)
-        return tl::unexpected(sqlite_error("delete the class"));
-      deleted = sqlite3_changes(db_);
+  Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+    std::int64_t deleted = 0;
+    for (const char* sql : {"DELETE FROM class_attempts WHERE class_code = $1", "DELETE FROM class_members WHERE class_code = $1",
+                            "DELETE FROM teacher_sessions WHERE class_code = $1", "DELETE FROM classes WHERE code = $1"}) {
+      auto n = tx.exec(sql, {code});
+      if (!n) return tl::unexpected(n.error());
+      deleted = *n;
     }
     if (deleted == 0) return make_error(ErrorCode::not_found, "No class has the code '" + code.substr(0, 16) + "'.");
-    if (!tx.commit()) return tl::unexpected(sqlite_error("delete the class"));
-    // The old pages may still sit in the write-ahead log: fold it into the file now.
-    sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
-  }
+    return {};
+  });
+  if (!s) return tl::unexpected(failure("delete the class", s.error()));
+  // SQLite: the old pages may still sit in the write-ahead log; fold it into the file now.
+  // PostgreSQL: the committed DELETE is all (see class_store.h).
+  // The delete is committed either way; a checkpoint that fails now is done by SQLite's next
+  // automatic one, so it is not reported as a failed delete.
+  (void)db_->checkpoint();
   return {};
 }
 
@@ -300,230 +233,163 @@ Result<ClassMember> ClassStore::join(const std::string& code, const std::string&
   if (nickname.empty()) return make_error(ErrorCode::invalid_argument, "Choose a nickname (not your real name).");
   if (code_points(nickname) > 24 || has_control_characters(nickname))
     return make_error(ErrorCode::invalid_argument, "A nickname is at most 24 characters, without control characters.");
-  std::lock_guard<std::mutex> lock(mutex_);
-  Transaction tx(db_);
-  if (!tx.started()) return tl::unexpected(sqlite_error("join the class"));
-  {
-    SqliteStatement st;
-    if (!prepare(db_, st, "SELECT code FROM classes WHERE code = ?1", {code}))
-      return tl::unexpected(sqlite_error("join the class"));
-    int rc = sqlite3_step(st.stmt);
-    if (rc == SQLITE_DONE)
-      return make_error(ErrorCode::not_found, "No class has the code '" + code.substr(0, 16) + "'. Check the code.");
-    if (rc != SQLITE_ROW) return tl::unexpected(sqlite_error("join the class"));
-  }
-  {
-    SqliteStatement st;
-    if (!prepare(db_, st, "SELECT class_code, nickname, joined_at FROM class_members WHERE learner = ?1", {learner}))
-      return tl::unexpected(sqlite_error("join the class"));
-    int rc = sqlite3_step(st.stmt);
-    if (rc == SQLITE_ROW) {
-      ClassMember m{learner, column_text(st.stmt, 1), column_text(st.stmt, 2)};
-      if (column_text(st.stmt, 0) == code && ascii_lower(m.nickname) == ascii_lower(nickname)) return m;
-      return make_error(ErrorCode::invalid_argument,
-                        column_text(st.stmt, 0) == code
-                            ? "You are in this class already, as " + m.nickname + "."
-                            : "You are in another class already; leave it first.");
+  ClassMember m;
+  Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+    m = ClassMember{learner, nickname, now_iso()};
+    auto cls = tx.query("SELECT code FROM classes WHERE code = $1", {code});
+    if (!cls) return tl::unexpected(cls.error());
+    if (cls->empty()) return tl::unexpected(class_not_found(code));
+    auto mine = tx.query("SELECT class_code, nickname, joined_at FROM class_members WHERE learner = $1", {learner});
+    if (!mine) return tl::unexpected(mine.error());
+    if (!mine->empty()) {
+      const db::Row& row = mine->front();
+      ClassMember was{learner, row.text(1), row.text(2)};
+      if (row.text(0) == code && ascii_lower(was.nickname) == ascii_lower(nickname)) {
+        m = was;  // the same again: the membership as it is
+        return {};
+      }
+      return make_error(ErrorCode::invalid_argument, row.text(0) == code
+                                                         ? "You are in this class already, as " + was.nickname + "."
+                                                         : "You are in another class already; leave it first.");
     }
-    if (rc != SQLITE_DONE) return tl::unexpected(sqlite_error("join the class"));
-  }
-  ClassMember m{learner, nickname, now_iso()};
-  SqliteStatement st;
-  if (!prepare(db_, st,
-               "INSERT INTO class_members (learner, class_code, nickname, nickname_key, joined_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-               {learner, code, nickname, ascii_lower(nickname), m.joined_at}))
-    return tl::unexpected(sqlite_error("join the class"));
-  int rc = sqlite3_step(st.stmt);
-  if (rc == SQLITE_CONSTRAINT)
-    return make_error(ErrorCode::invalid_argument, "Someone in this class is called " + nickname + " already; choose another nickname.");
-  if (rc != SQLITE_DONE) return tl::unexpected(sqlite_error("join the class"));
-  if (auto s = bump_version(code); !s) return tl::unexpected(s.error());
-  if (!tx.commit()) return tl::unexpected(sqlite_error("join the class"));
+    auto n = tx.exec(
+        "INSERT INTO class_members (learner, class_code, nickname, nickname_key, joined_at) VALUES ($1, $2, $3, $4, $5) "
+        "ON CONFLICT DO NOTHING",
+        {learner, code, nickname, ascii_lower(nickname), m.joined_at});
+    if (!n) return tl::unexpected(n.error());
+    if (*n == 0)
+      return make_error(ErrorCode::invalid_argument,
+                        "Someone in this class is called " + nickname + " already; choose another nickname.");
+    return bump_version(tx, code);
+  });
+  if (!s) return tl::unexpected(failure("join the class", s.error()));
   return m;
 }
 
 Result<std::optional<std::pair<ClassInfo, ClassMember>>> ClassStore::membership(const std::string& learner) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  SqliteStatement st;
-  if (!prepare(db_, st,
-               "SELECT c.code, c.name, c.created_at, c.version, m.nickname, m.joined_at "
-               "FROM class_members m JOIN classes c ON c.code = m.class_code WHERE m.learner = ?1",
-               {learner}))
-    return tl::unexpected(sqlite_error("read the class"));
-  int rc = sqlite3_step(st.stmt);
-  if (rc == SQLITE_DONE) return std::optional<std::pair<ClassInfo, ClassMember>>();
-  if (rc != SQLITE_ROW) return tl::unexpected(sqlite_error("read the class"));
-  ClassInfo c{column_text(st.stmt, 0), column_text(st.stmt, 1), column_text(st.stmt, 2), sqlite3_column_int64(st.stmt, 3)};
-  ClassMember m{learner, column_text(st.stmt, 4), column_text(st.stmt, 5)};
-  return std::optional<std::pair<ClassInfo, ClassMember>>(std::pair{std::move(c), std::move(m)});
+  auto rows = db_->query(
+      "SELECT c.code, c.name, c.created_at, c.version, m.nickname, m.joined_at "
+      "FROM class_members m JOIN classes c ON c.code = m.class_code WHERE m.learner = $1",
+      {learner});
+  if (!rows) return tl::unexpected(failure("read the class", rows.error()));
+  if (rows->empty()) return std::optional<std::pair<ClassInfo, ClassMember>>();
+  const db::Row& row = rows->front();
+  ClassMember m{learner, row.text(4), row.text(5)};
+  return std::optional<std::pair<ClassInfo, ClassMember>>(std::pair{class_info(row), std::move(m)});
 }
 
 Status ClassStore::leave(const std::string& learner) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  Transaction tx(db_);
-  if (!tx.started()) return tl::unexpected(sqlite_error("leave the class"));
-  std::string code;
-  {
-    SqliteStatement st;
-    if (!prepare(db_, st, "SELECT class_code FROM class_members WHERE learner = ?1", {learner}))
-      return tl::unexpected(sqlite_error("leave the class"));
-    int rc = sqlite3_step(st.stmt);
-    if (rc == SQLITE_DONE) return make_error(ErrorCode::not_found, "You are not in a class.");
-    if (rc != SQLITE_ROW) return tl::unexpected(sqlite_error("leave the class"));
-    code = column_text(st.stmt, 0);
-  }
-  for (const char* sql : {"DELETE FROM class_attempts WHERE learner = ?1", "DELETE FROM class_members WHERE learner = ?1"}) {
-    SqliteStatement st;
-    if (!prepare(db_, st, sql, {learner}) || sqlite3_step(st.stmt) != SQLITE_DONE)
-      return tl::unexpected(sqlite_error("leave the class"));
-  }
-  if (auto s = bump_version(code); !s) return s;
-  if (!tx.commit()) return tl::unexpected(sqlite_error("leave the class"));
+  Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+    auto rows = tx.query("SELECT class_code FROM class_members WHERE learner = $1", {learner});
+    if (!rows) return tl::unexpected(rows.error());
+    if (rows->empty()) return make_error(ErrorCode::not_found, "You are not in a class.");
+    return delete_learner(tx, rows->front().text(0), learner);
+  });
+  if (!s) return tl::unexpected(failure("leave the class", s.error()));
   return {};
 }
 
 Status ClassStore::remove_member(const std::string& code, const std::string& nickname) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  Transaction tx(db_);
-  if (!tx.started()) return tl::unexpected(sqlite_error("remove the learner"));
-  std::string learner;
-  {
-    SqliteStatement st;
-    if (!prepare(db_, st, "SELECT learner FROM class_members WHERE class_code = ?1 AND nickname_key = ?2",
-                 {code, ascii_lower(trim(nickname))}))
-      return tl::unexpected(sqlite_error("remove the learner"));
-    int rc = sqlite3_step(st.stmt);
-    if (rc == SQLITE_DONE)
+  Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+    auto rows = tx.query("SELECT learner FROM class_members WHERE class_code = $1 AND nickname_key = $2",
+                         {code, ascii_lower(trim(nickname))});
+    if (!rows) return tl::unexpected(rows.error());
+    if (rows->empty())
       return make_error(ErrorCode::not_found, "Nobody in this class is called '" + nickname.substr(0, 32) + "'.");
-    if (rc != SQLITE_ROW) return tl::unexpected(sqlite_error("remove the learner"));
-    learner = column_text(st.stmt, 0);
-  }
-  for (const char* sql : {"DELETE FROM class_attempts WHERE learner = ?1", "DELETE FROM class_members WHERE learner = ?1"}) {
-    SqliteStatement st;
-    if (!prepare(db_, st, sql, {learner}) || sqlite3_step(st.stmt) != SQLITE_DONE)
-      return tl::unexpected(sqlite_error("remove the learner"));
-  }
-  if (auto s = bump_version(code); !s) return s;
-  if (!tx.commit()) return tl::unexpected(sqlite_error("remove the learner"));
+    return delete_learner(tx, code, rows->front().text(0));
+  });
+  if (!s) return tl::unexpected(failure("remove the learner", s.error()));
   return {};
 }
 
 Result<std::vector<ClassMember>> ClassStore::members(const std::string& code) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  SqliteStatement st;
-  if (!prepare(db_, st,
-               "SELECT learner, nickname, joined_at FROM class_members WHERE class_code = ?1 ORDER BY joined_at, nickname_key",
-               {code}))
-    return tl::unexpected(sqlite_error("read the class"));
+  auto rows = db_->query(
+      "SELECT learner, nickname, joined_at FROM class_members WHERE class_code = $1 ORDER BY joined_at, nickname_key",
+      {code});
+  if (!rows) return tl::unexpected(failure("read the class", rows.error()));
   std::vector<ClassMember> out;
-  int rc;
-  while ((rc = sqlite3_step(st.stmt)) == SQLITE_ROW)
-    out.push_back({column_text(st.stmt, 0), column_text(st.stmt, 1), column_text(st.stmt, 2)});
-  if (rc != SQLITE_DONE) return tl::unexpected(sqlite_error("read the class"));
+  out.reserve(rows->size());
+  for (const db::Row& row : *rows) out.push_back({row.text(0), row.text(1), row.text(2)});
   return out;
 }
 
 Status ClassStore::record_attempt(const std::string& learner, const std::string& lesson, const std::string& challenge,
                                   bool passed, const std::string& answer) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  Transaction tx(db_);
-  if (!tx.started()) return tl::unexpected(sqlite_error("record the check"));
-  std::string code;
-  {
-    SqliteStatement st;
-    if (!prepare(db_, st, "SELECT class_code FROM class_members WHERE learner = ?1", {learner}))
-      return tl::unexpected(sqlite_error("record the check"));
-    int rc = sqlite3_step(st.stmt);
-    if (rc == SQLITE_DONE) return {};  // in no class: nothing to keep
-    if (rc != SQLITE_ROW) return tl::unexpected(sqlite_error("record the check"));
-    code = column_text(st.stmt, 0);
-  }
-  SqliteStatement st;
-  if (!prepare(db_, st,
-               "INSERT INTO class_attempts (class_code, learner, lesson, challenge, passed, answer, at) "
-               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-               {code, learner, lesson, challenge, passed, answer.substr(0, 200), now_iso()}) ||
-      sqlite3_step(st.stmt) != SQLITE_DONE)
-    return tl::unexpected(sqlite_error("record the check"));
-  if (auto s = bump_version(code); !s) return s;
-  if (!tx.commit()) return tl::unexpected(sqlite_error("record the check"));
+  const std::string at = now_iso();
+  Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+    auto rows = tx.query("SELECT class_code FROM class_members WHERE learner = $1", {learner});
+    if (!rows) return tl::unexpected(rows.error());
+    if (rows->empty()) return {};  // in no class: nothing to keep
+    const std::string code = rows->front().text(0);
+    auto n = tx.exec(
+        "INSERT INTO class_attempts (class_code, learner, lesson, challenge, passed, answer, at) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        {code, learner, lesson, challenge, std::int64_t{passed ? 1 : 0}, answer.substr(0, 200), at});
+    if (!n) return tl::unexpected(n.error());
+    return bump_version(tx, code);
+  });
+  if (!s) return tl::unexpected(failure("record the check", s.error()));
   return {};
 }
 
 Result<std::vector<Attempt>> ClassStore::attempts(const std::string& code) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  SqliteStatement st;
-  if (!prepare(db_, st,
-               "SELECT learner, lesson, challenge, passed, answer, at FROM class_attempts WHERE class_code = ?1 ORDER BY at",
-               {code}))
-    return tl::unexpected(sqlite_error("read the class"));
+  // Oldest first; attempts in the same millisecond in the order they were recorded: rowid in
+  // SQLite, seq in PostgreSQL (see migration 2).
+  const char* sql =
+      db_->engine() == db::Engine::sqlite
+          ? "SELECT learner, lesson, challenge, passed, answer, at FROM class_attempts WHERE class_code = $1 ORDER BY at, rowid"
+          : "SELECT learner, lesson, challenge, passed, answer, at FROM class_attempts WHERE class_code = $1 ORDER BY at, seq";
+  auto rows = db_->query(sql, {code});
+  if (!rows) return tl::unexpected(failure("read the class", rows.error()));
   std::vector<Attempt> out;
-  int rc;
-  while ((rc = sqlite3_step(st.stmt)) == SQLITE_ROW)
-    out.push_back({column_text(st.stmt, 0), column_text(st.stmt, 1), column_text(st.stmt, 2),
-                   sqlite3_column_int64(st.stmt, 3) != 0, column_text(st.stmt, 4), column_text(st.stmt, 5)});
-  if (rc != SQLITE_DONE) return tl::unexpected(sqlite_error("read the class"));
+  out.reserve(rows->size());
+  for (const db::Row& row : *rows)
+    out.push_back({row.text(0), row.text(1), row.text(2), row.integer(3) != 0, row.text(4), row.text(5)});
   return out;
 }
 
 Result<bool> ClassStore::verify_teacher(const std::string& code, const std::string& secret) {
-  std::string hash;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    SqliteStatement st;
-    if (!prepare(db_, st, "SELECT credential_hash FROM classes WHERE code = ?1", {code}))
-      return tl::unexpected(sqlite_error("check the teacher's secret"));
-    int rc = sqlite3_step(st.stmt);
-    if (rc == SQLITE_DONE) return false;
-    if (rc != SQLITE_ROW) return tl::unexpected(sqlite_error("check the teacher's secret"));
-    hash = column_text(st.stmt, 0);
-  }
-  // Outside the lock: Argon2id takes a tenth of a second on purpose.
+  auto rows = db_->query("SELECT credential_hash FROM classes WHERE code = $1", {code});
+  if (!rows) return tl::unexpected(failure("check the teacher's secret", rows.error()));
+  if (rows->empty()) return false;
+  const std::string hash = rows->front().text(0);
+  // No connection is held here: Argon2id takes a tenth of a second on purpose.
   return crypto_pwhash_str_verify(hash.c_str(), secret.data(), secret.size()) == 0;
 }
 
 Result<TeacherSession> ClassStore::open_session(const std::string& code) {
   unsigned char raw[32];
   randombytes_buf(raw, sizeof raw);
-  TeacherSession s{hex(raw, sizeof raw), now_ms() / 1000 + options_.session_seconds};
-  std::lock_guard<std::mutex> lock(mutex_);
-  Transaction tx(db_);
-  if (!tx.started()) return tl::unexpected(sqlite_error("open a teacher session"));
-  {
-    SqliteStatement st;
-    if (!prepare(db_, st, "DELETE FROM teacher_sessions WHERE expires_at <= ?1", {now_ms() / 1000}) ||
-        sqlite3_step(st.stmt) != SQLITE_DONE)
-      return tl::unexpected(sqlite_error("open a teacher session"));
-  }
-  SqliteStatement st;
-  if (!prepare(db_, st, "INSERT INTO teacher_sessions (token_hash, class_code, expires_at) VALUES (?1, ?2, ?3)",
-               {token_hash(s.token), code, s.expires_at}) ||
-      sqlite3_step(st.stmt) != SQLITE_DONE)
-    return tl::unexpected(sqlite_error("open a teacher session"));
-  if (!tx.commit()) return tl::unexpected(sqlite_error("open a teacher session"));
-  return s;
+  const std::int64_t now_s = now_ms() / 1000;
+  TeacherSession session{hex(raw, sizeof raw), now_s + options_.session_seconds};
+  Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+    if (auto n = tx.exec("DELETE FROM teacher_sessions WHERE expires_at <= $1", {now_s}); !n) return tl::unexpected(n.error());
+    auto n = tx.exec("INSERT INTO teacher_sessions (token_hash, class_code, expires_at) VALUES ($1, $2, $3)",
+                     {token_hash(session.token), code, session.expires_at});
+    if (!n) return tl::unexpected(n.error());
+    return {};
+  });
+  if (!s) return tl::unexpected(failure("open a teacher session", s.error()));
+  return session;
 }
 
 Result<std::string> ClassStore::session_class(const std::string& token) {
   const Error none{ErrorCode::unauthorized, "Log in as the class's teacher first (your session may have expired)."};
   if (token.empty()) return tl::unexpected(none);
-  std::lock_guard<std::mutex> lock(mutex_);
-  SqliteStatement st;
-  if (!prepare(db_, st, "SELECT class_code FROM teacher_sessions WHERE token_hash = ?1 AND expires_at > ?2",
-               {token_hash(token), now_ms() / 1000}))
-    return tl::unexpected(sqlite_error("check the teacher session"));
-  int rc = sqlite3_step(st.stmt);
-  if (rc == SQLITE_DONE) return tl::unexpected(none);
-  if (rc != SQLITE_ROW) return tl::unexpected(sqlite_error("check the teacher session"));
-  return column_text(st.stmt, 0);
+  auto rows = db_->query("SELECT class_code FROM teacher_sessions WHERE token_hash = $1 AND expires_at > $2",
+                         {token_hash(token), std::int64_t{now_ms() / 1000}});
+  if (!rows) return tl::unexpected(failure("check the teacher session", rows.error()));
+  if (rows->empty()) return tl::unexpected(none);
+  return rows->front().text(0);
 }
 
 Status ClassStore::close_session(const std::string& token) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  SqliteStatement st;
-  if (!prepare(db_, st, "DELETE FROM teacher_sessions WHERE token_hash = ?1", {token_hash(token)}) ||
-      sqlite3_step(st.stmt) != SQLITE_DONE)
-    return tl::unexpected(sqlite_error("end the teacher session"));
+  Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+    auto n = tx.exec("DELETE FROM teacher_sessions WHERE token_hash = $1", {token_hash(token)});
+    if (!n) return tl::unexpected(n.error());
+    return {};
+  });
+  if (!s) return tl::unexpected(failure("end the teacher session", s.error()));
   return {};
 }
 

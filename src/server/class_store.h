@@ -1,8 +1,9 @@
-// server/class_store.h — classes in the embedded SQLite file: a class, its learners (by a
-// nickname they choose), the teacher's credential and sessions, and every check a learner
-// of the class made (the evidence of the teacher's view).
+// server/class_store.h — classes on the store layer (server/db/), so on SQLite (a path) and
+// on PostgreSQL (a postgresql:// URL) alike: a class, its learners (by a nickname they
+// choose), the teacher's credential and sessions, and every check a learner of the class made
+// (the evidence of the teacher's view). Its tables are migration 2 (server/db/schema.cpp).
 //
-//   auto store = ClassStore::open("headlab.db");
+//   auto store = ClassStore::open("headlab.db");               // or "postgresql://..."
 //   auto made = (*store)->create_class("Period 3", "");        // made->secret: shown once
 //   (*store)->join(made->info.code, "learner-id", "Ada");
 //   (*store)->record_attempt("learner-id", "trained-heads", "pattern-quiz", false, "uniform");
@@ -12,29 +13,34 @@
 // - A learner id is in at most one class. Attempts of a learner in no class are not kept.
 // - The teacher's secret or passphrase is kept only as an Argon2id hash (libsodium's
 //   crypto_pwhash_str); a session token only as its BLAKE2b hash. Neither can be read back.
-// - Leaving, removing a learner and deleting a class delete the rows (secure_delete: the
-//   freed pages are zeroed), and a deleted class's WAL frames are checkpointed away.
+// - Leaving, removing a learner and deleting a class delete the rows in one committed
+//   transaction. On SQLite the freed pages are zeroed (secure_delete) and a deleted class's
+//   write-ahead log is checkpointed away, so its text is gone from the files. On PostgreSQL
+//   the committed DELETE is what we do: no query, connection or server sees the rows again;
+//   their old bytes stay in the table's pages until (auto)vacuum reuses them, and in the
+//   server's WAL and backups, which are the database administrator's to keep or purge.
 // - Every change to a class (join, leave, remove, attempt) raises its version by one, so a
 //   teacher's page can ask "anything new since version N?" cheaply.
-// - SQL is portable (no SQLite-only functions in queries); times are ISO-8601 UTC text made
-//   here, session expiry is whole seconds since 1970.
-// Thread-safe: one connection behind a mutex. Errors: io_error naming the file,
-// storage_full when the file reached its cap, invalid_argument / not_found as documented.
+// - Times are ISO-8601 UTC text made here, session expiry is whole seconds since 1970.
+// Thread-safe (the db layer's pool). Several servers may share one PostgreSQL database.
+// Errors: io_error / unavailable / storage_full from the database (named, never with its
+// password), invalid_argument / not_found as documented.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "util/result.h"
 
-struct sqlite3;
-
 namespace headlab::server {
+
+namespace db {
+class Database;
+}
 
 struct ClassInfo {
   std::string code;        // the short join code, "K7QPM3": the class's key
@@ -78,7 +84,9 @@ struct ClassStoreOptions {
 
 class ClassStore {
  public:
-  static Result<std::unique_ptr<ClassStore>> open(const std::string& path, ClassStoreOptions options = {});
+  // `target`: an SQLite path (the file is made) or a postgresql:// URL; the schema is
+  // migrated to the newest version first. Errors: the database's, naming it.
+  static Result<std::unique_ptr<ClassStore>> open(const std::string& target, ClassStoreOptions options = {});
   ~ClassStore();
   ClassStore(const ClassStore&) = delete;
   ClassStore& operator=(const ClassStore&) = delete;
@@ -122,20 +130,20 @@ class ClassStore {
   Result<std::string> session_class(const std::string& token);
   Status close_session(const std::string& token);
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return path_; }  // the target as given (a URL may hold a password)
+  const std::string& display_name() const;          // for messages: the password hidden
   std::int64_t now_ms() const;
 
  private:
-  ClassStore(sqlite3* db, std::string path, ClassStoreOptions options);
-  Error sqlite_error(const std::string& doing) const;
-  Status exec(const char* sql);
-  Status bump_version(const std::string& code);
+  ClassStore(std::unique_ptr<db::Database> db, std::string path, ClassStoreOptions options);
+  // The database's error `e` while doing `doing`, naming the database; errors the store made
+  // itself (not_found, invalid_argument, ...) pass as they are.
+  Error failure(const std::string& doing, const Error& e) const;
   std::string now_iso() const;
 
-  sqlite3* db_;
+  std::unique_ptr<db::Database> db_;
   std::string path_;
   ClassStoreOptions options_;
-  std::mutex mutex_;
 };
 
 // "2026-12-01T22:41:07.120Z" for milliseconds since 1970.

@@ -23,6 +23,9 @@ struct DatabaseOptions {
   std::int64_t max_bytes = 0;     // SQLite: the file's cap, writes past it fail with storage_full;
                                   // PostgreSQL: not used (its disk is the server's business)
   int max_connections = 0;        // 0: the engine's default (SQLite 1, PostgreSQL 8)
+  bool secure_delete = false;     // SQLite: deleted rows' bytes are overwritten with zeros
+                                  // (PRAGMA secure_delete, on every connection); PostgreSQL:
+                                  // not used (a committed DELETE makes rows unreadable)
 };
 
 // Not thread-safe: Database lends a connection to one caller at a time.

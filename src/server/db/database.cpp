@@ -120,6 +120,13 @@ Status Database::cap_size(std::int64_t max_bytes) {
   return {};
 }
 
+Status Database::checkpoint() {
+  if (target_.engine != Engine::sqlite) return {};
+  auto r = run_alone("PRAGMA wal_checkpoint(TRUNCATE)", {}, /*repeat_if_dropped=*/true);
+  if (!r) return tl::unexpected(r.error());
+  return {};
+}
+
 Result<QueryResult> Database::run_alone(std::string_view sql, const Params& params, bool repeat_if_dropped) {
   for (int attempt = 0;; ++attempt) {
     auto conn = acquire();

@@ -79,6 +79,12 @@ class Database {
   // the cap is the learners' data, as before migrations. PostgreSQL: nothing to do.
   Status cap_size(std::int64_t max_bytes);
 
+  // Makes deleted rows gone from the files too, after a committed DELETE. SQLite: folds the
+  // write-ahead log into the database file and truncates it (PRAGMA wal_checkpoint(TRUNCATE)),
+  // since the log still holds the pages as they were; with secure_delete the freed pages in
+  // the file are zeros. PostgreSQL: nothing to do here (see README.md, "Deleting").
+  Status checkpoint();
+
   // One statement on its own (autocommit), for reads and for what cannot run inside a
   // transaction (CREATE DATABASE). query runs once more when the link drops (a read repeats
   // safely); exec does not: a write that must survive a dropped link goes in transaction().

@@ -27,6 +27,36 @@ const std::vector<Migration>& headlab_migrations() {
        "  contact TEXT NOT NULL DEFAULT '',"
        "  created_at TEXT NOT NULL"
        "    DEFAULT (to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')));"},
+      {2, "classes and teacher sessions",
+       // SQLite: byte for byte the CREATE statements of ClassStore before migrations, so a file
+       // it made (its tables there already, no schema_migrations row for them) takes this as is.
+       "CREATE TABLE IF NOT EXISTS classes ("
+       "  code TEXT PRIMARY KEY, name TEXT NOT NULL, credential_hash TEXT NOT NULL,"
+       "  created_at TEXT NOT NULL, version INTEGER NOT NULL);"
+       "CREATE TABLE IF NOT EXISTS class_members ("
+       "  learner TEXT PRIMARY KEY, class_code TEXT NOT NULL, nickname TEXT NOT NULL,"
+       "  nickname_key TEXT NOT NULL, joined_at TEXT NOT NULL, UNIQUE (class_code, nickname_key));"
+       "CREATE TABLE IF NOT EXISTS class_attempts ("
+       "  class_code TEXT NOT NULL, learner TEXT NOT NULL, lesson TEXT NOT NULL, challenge TEXT NOT NULL,"
+       "  passed INTEGER NOT NULL, answer TEXT NOT NULL, at TEXT NOT NULL);"
+       "CREATE INDEX IF NOT EXISTS class_attempts_by_class ON class_attempts (class_code, at);"
+       "CREATE TABLE IF NOT EXISTS teacher_sessions ("
+       "  token_hash TEXT PRIMARY KEY, class_code TEXT NOT NULL, expires_at INTEGER NOT NULL);",
+       // PostgreSQL: the same columns; BIGINT where SQLite's INTEGER holds 64 bits (a version,
+       // seconds since 1970); seq keeps the order attempts were recorded in (SQLite's rowid).
+       "CREATE TABLE IF NOT EXISTS classes ("
+       "  code TEXT PRIMARY KEY, name TEXT NOT NULL, credential_hash TEXT NOT NULL,"
+       "  created_at TEXT NOT NULL, version BIGINT NOT NULL);"
+       "CREATE TABLE IF NOT EXISTS class_members ("
+       "  learner TEXT PRIMARY KEY, class_code TEXT NOT NULL, nickname TEXT NOT NULL,"
+       "  nickname_key TEXT NOT NULL, joined_at TEXT NOT NULL, UNIQUE (class_code, nickname_key));"
+       "CREATE TABLE IF NOT EXISTS class_attempts ("
+       "  class_code TEXT NOT NULL, learner TEXT NOT NULL, lesson TEXT NOT NULL, challenge TEXT NOT NULL,"
+       "  passed INTEGER NOT NULL, answer TEXT NOT NULL, at TEXT NOT NULL,"
+       "  seq BIGINT GENERATED ALWAYS AS IDENTITY);"
+       "CREATE INDEX IF NOT EXISTS class_attempts_by_class ON class_attempts (class_code, at);"
+       "CREATE TABLE IF NOT EXISTS teacher_sessions ("
+       "  token_hash TEXT PRIMARY KEY, class_code TEXT NOT NULL, expires_at BIGINT NOT NULL);"},
   };
   return list;
 }

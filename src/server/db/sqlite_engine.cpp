@@ -110,6 +110,10 @@ Result<std::unique_ptr<Connection>> sqlite_connect(const std::string& path, cons
   auto opened = sqlite_open_durable(path, options.what);
   if (!opened) return tl::unexpected(opened.error());
   auto conn = std::make_unique<SqliteConnection>(*opened);
+  if (options.secure_delete) {
+    if (auto r = conn->run("PRAGMA secure_delete=ON", {}); !r)
+      return make_error(ErrorCode::io_error, "The " + options.what + " " + path + ": " + r.error().message + ".");
+  }
   if (options.max_bytes > 0) {
     // The cap is per connection: every connection of the pool sets it.
     if (auto r = conn->run(sqlite_size_cap_sql(options.max_bytes), {}); !r)
