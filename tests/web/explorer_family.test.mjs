@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { api_get, eventually, open_browser, repo_root, screenshot, start_server, temp_dir, watch_console } from './harness.mjs';
+import { api_get, artifacts_dir, eventually, open_browser, repo_root, screenshot, start_server, temp_dir, watch_console } from './harness.mjs';
 
 const HELDOUT = 'The committee met on a grey morning to read the report. Nobody had read it before the meeting, so the chair read it aloud, page by page, while the others took notes.\n';
 
@@ -30,7 +30,8 @@ async function explorer_on(name, width) {
   opened.push({ close: async () => { await browser.close(); await server.stop(); } });
   const page = await browser.newPage();
   const problems = watch_console(page);
-  await page.goto(server.url + '/#/explorer');
+  // a short text: these models read at most 32 tokens, fewer than the explorer's default text
+  await page.goto(server.url + '/?text=' + encodeURIComponent('the hat, the hat in') + '#/explorer');
   await page.getByRole('heading', { level: 1, name: 'Every head, on your text' }).waitFor();
   const model = (await api_get(server, '/api/model')).body;
   return { server, page, problems, model };
@@ -49,7 +50,12 @@ test('a Gemma 3 shows its family, one KV head for every query head and which lay
   );
   assert.match(await line(page, 'norm').textContent(), /^RMSNorm × \(1 \+ w\), before and after attention and MLP, and on each head’s q and k$/);
   assert.match(await line(page, 'mlp').textContent(), new RegExp(`^GeGLU: .*, ${b.d_mlp} wide$`));
-  assert.match(await line(page, 'positions').textContent(), new RegExp(`^rotary \\(RoPE\\) on all ${b.head_size} channels`));
+  assert.equal(b.rope_scaling, 'linear');
+  assert.equal(
+    await line(page, 'positions').textContent(),
+    `rotary (RoPE) on all ${b.head_size} channels of q and k, base θ = ${b.rope_theta.toLocaleString('en-US')}, positions ÷ ${b.rope_scaling_factor}; ` +
+      `sliding layers: base ${b.rope_local_theta.toLocaleString('en-US')}, unscaled`,
+  );
   // the windows the API reports, layer by layer: [w, w, 0] reads "layers 0–1 see the last w tokens; layer 2 sees every earlier token"
   const w = b.window[0];
   assert.deepEqual(b.window, [w, w, 0]);
@@ -70,6 +76,8 @@ test('a Llama 3 with grouped-query attention says which KV head each query head 
   );
   assert.equal(await line(page, 'windows').textContent(), 'every layer sees every earlier token');
   assert.match(await line(page, 'mlp').textContent(), /^SwiGLU/);
+  assert.equal(model.config.block.rope_scaling, 'llama3');
+  assert.match(await line(page, 'positions').textContent(), new RegExp(`Llama 3 scaling \\(slow frequencies ÷ ${model.config.block.rope_scaling_factor}\\)$`));
   assert.deepEqual(problems, []);
 });
 
@@ -80,4 +88,6 @@ test('the block summary fits a 360 px screen without scrolling sideways', async 
   const fits = await summary.evaluate((el) => el.scrollWidth <= el.clientWidth && el.getBoundingClientRect().right <= window.innerWidth);
   assert.ok(fits, 'the summary is no wider than the screen');
   await screenshot(page, '72-explorer-block-360px');
+  fs.mkdirSync(artifacts_dir, { recursive: true });
+  await summary.screenshot({ path: path.join(artifacts_dir, '73-explorer-block-summary-360px.png') });
 });

@@ -46,6 +46,12 @@ export function block_lines(config: ModelConfig): BlockLine[] {
   if (b.positions === 'rotary') {
     const part = b.rotary_dim === b.head_size ? 'all' : `${b.rotary_dim} of the`;
     positions = `rotary (RoPE) on ${part} ${b.head_size} channels of q and k, base θ = ${number(b.rope_theta)}`;
+    const scaling = b.rope_scaling ?? 'none';
+    const factor = number(b.rope_scaling_factor ?? 1);
+    if (scaling === 'linear') positions += `, positions ÷ ${factor}`;
+    else if (scaling.startsWith('llama3')) positions += `, Llama 3 scaling (slow frequencies ÷ ${factor})`;
+    else if (scaling.startsWith('per-frequency')) positions += ', each frequency divided by its own factor (rope_freqs)';
+    if (b.rope_local_theta) positions += `; sliding layers: base ${number(b.rope_local_theta)}, unscaled`;
   }
   lines.push({ label: 'Positions', text: positions });
 
