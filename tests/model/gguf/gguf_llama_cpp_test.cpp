@@ -175,6 +175,19 @@ INSTANTIATE_TEST_SUITE_P(Families, GgufFamiliesAgainstLlamaCpp,
                                            FamilyCase{"gemma3_random", 1e-2}, FamilyCase{"llama3_random", 5e-4},
                                            FamilyCase{"mistral_random", 5e-4}));
 
+// The rope_freqs.weight of the Llama 3.1 export is what makes llama.cpp's logits: without its
+// divisors (the frequencies unscaled) headlab is far from llama.cpp, with them within 1e-5.
+TEST(GgufLlamaCpp, RopeFreqsOfLlama3AreWhatLlamaCppRotatesBy) {
+  Parameters p = load_gguf(exported("headlab_gguf_llama3_freqs.gguf", gguf::TensorType::f32, "llama3_random"));
+  ASSERT_EQ(p.config.rope_freq_factors.size(), std::size_t(p.config.head_size() / 2));
+  const double with = max_diff_to_llama_cpp(logits_of(p), "llama3_random.f32");
+  p.config.rope_freq_factors.clear();
+  const double without = max_diff_to_llama_cpp(logits_of(p), "llama3_random.f32");
+  std::printf("Llama 3.1 export against llama.cpp: %.3g with rope_freqs.weight, %.3g without\n", with, without);
+  EXPECT_LT(with, 1e-4);
+  EXPECT_GT(without, 1e-2);
+}
+
 // On a quantized file llama.cpp rounds each matrix product's input vector to 8 bits as well
 // (Q8_0 or Q8_K, its vec_dot types), so its logits carry that error on top of the weights';
 // headlab keeps float32 activations. The exact comparison is therefore with llama.cpp on the
