@@ -72,14 +72,21 @@ ScanReport scan_text_constructed(std::string_view text, const ScanOptions& optio
   return scan_constructed_heads(scan_words(text), options);
 }
 
-std::string heldout_path(const std::string& model_dir) { return (fs::path(model_dir) / "heldout.txt").string(); }
+std::string heldout_path(const std::string& model_dir) {
+  std::error_code ec;
+  const fs::path p(model_dir);
+  // a model file (GGUF): the heldout.txt beside it
+  if (fs::is_regular_file(p, ec)) return (p.parent_path() / "heldout.txt").string();
+  return (p / "heldout.txt").string();
+}
 
 Result<std::string> heldout_text_read(const std::string& model_dir) {
   const std::string path = heldout_path(model_dir);
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
     return make_error(ErrorCode::not_found,
-                      "The model folder " + model_dir +
+                      (fs::is_regular_file(model_dir, ec) ? "The folder of the model file " + model_dir
+                                                          : "The model folder " + model_dir) +
                           " has no heldout.txt, the held-out text the scanner reads. Add one (plain English, a few "
                           "thousand words the model never trained on).");
   return file_read(path);

@@ -45,7 +45,8 @@ Result<ScanReport> scan_text(const model::Parameters& params, const model::BpeTo
 ScanReport scan_text_constructed(std::string_view text, const ScanOptions& options);
 std::vector<std::string> scan_words(std::string_view text);
 
-// The held-out text of a model folder: model_dir/heldout.txt.
+// The held-out text of a model folder: model_dir/heldout.txt (beside the file for a model
+// file, a GGUF).
 std::string heldout_path(const std::string& model_dir);
 // Errors: not_found (the folder has no heldout.txt, with what to do about it), io_error.
 Result<std::string> heldout_text_read(const std::string& model_dir);

@@ -43,6 +43,10 @@ void add_export_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "export",
       "Write a model as a GGUF file that llama.cpp and ollama run.\n"
+      "The file has llama.cpp's architecture of the model's family: gpt2, gptneox, llama (Mistral\n"
+      "too), qwen2, qwen3, gemma2 or gemma3. A setting that architecture cannot say is refused by\n"
+      "name rather than written wrong (a Qwen 3 or Mistral sliding window that hides keys, a\n"
+      "Gemma 2 query_pre_attn_scalar other than the head size, an untied Gemma 2, ...).\n"
       "Example:\n"
       "  headlab export --gguf tiny.gguf --model runs/tiny            # F32\n"
       "  headlab export --gguf tiny-f16.gguf --model runs/tiny --dtype f16");

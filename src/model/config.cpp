@@ -60,6 +60,13 @@ Status config_validate(const ModelConfig& c) {
   if (c.rotary_size() % 2 != 0 || c.rotary_size() > c.head_size())
     return bad("the rotary channels (" + std::to_string(c.rotary_size()) + ") must be even and at most the head size (" +
                std::to_string(c.head_size()) + ")");
+  if (!c.rope_freq_factors.empty()) {
+    if (int(c.rope_freq_factors.size()) * 2 != c.rotary_size())
+      return bad("rope_freq_factors has " + std::to_string(c.rope_freq_factors.size()) +
+                 " entries; the rotary channels need one per pair (" + std::to_string(c.rotary_size() / 2) + ")");
+    for (float f : c.rope_freq_factors)
+      if (!(f > 0.0f) || !std::isfinite(f)) return bad("rope_freq_factors must be positive finite numbers");
+  }
   if (c.head_dim == 0 && c.n_embd % c.n_head != 0)
     return bad("n_embd (" + std::to_string(c.n_embd) + ") must be divisible by n_head (" +
                std::to_string(c.n_head) + ")");

@@ -82,6 +82,10 @@ struct ModelConfig {
   float rope_llama3_low_freq_factor = 1.0f;
   float rope_llama3_high_freq_factor = 4.0f;
   int rope_llama3_original_max_positions = 8192;
+  // llama.cpp's rope_freqs.weight (how a GGUF file stores Llama 3's scaling): one divisor per
+  // rotary frequency of the global layers, f_i / rope_freq_factors[i].   (rotary_size / 2)
+  // Empty = none. Applied after rope_llama3_* (a config sets one or the other).
+  std::vector<float> rope_freq_factors;
   // Gemma 3: the sliding (local) layers rotate with this base and without rope_scaling;
   // rope_theta and the scaling are the global layers'. 0 = every layer uses rope_theta.
   float rope_local_theta = 0.0f;

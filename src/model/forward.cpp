@@ -107,6 +107,26 @@ struct Buffers {
 
 }  // namespace
 
+bool rope_is_local(const ModelConfig& c, int layer) { return c.rope_local_theta > 0.0f && c.window_of(layer) > 0; }
+
+LayerRope rope_of_layer(const ModelConfig& c, int layer) {
+  LayerRope r;
+  r.local = rope_is_local(c, layer);
+  const int rd = c.rotary_size();
+  if (r.local) {
+    r.inv_freq = rope_frequencies(rd, c.rope_local_theta);
+    return r;
+  }
+  r.inv_freq = rope_frequencies(rd, c.rope_theta);
+  if (c.rope_llama3_factor > 0.0f)
+    rope_llama3_frequencies(r.inv_freq, c.rope_llama3_factor, c.rope_llama3_low_freq_factor,
+                            c.rope_llama3_high_freq_factor, c.rope_llama3_original_max_positions);
+  for (std::size_t i = 0; i < c.rope_freq_factors.size() && i < r.inv_freq.size(); i++)
+    r.inv_freq[i] /= c.rope_freq_factors[i];  // GGUF's rope_freqs.weight
+  r.scale = c.rope_linear_factor;
+  return r;
+}
+
 Status forward(const Parameters& params, std::span<const int> ids, const ForwardOptions& options,
                ForwardOutput& out, Workspace& ws) {
   const ModelConfig& c = params.config;
@@ -205,14 +225,15 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     const float s = static_cast<float>(std::sqrt(double(C)));
     for (std::size_t i = 0; i < TC; i++) x[i] *= s;
   }
-  // The rotary frequencies: global layers (rope_theta, with llama3 scaling when configured)
-  // and Gemma 3's local ones (rope_local_theta, unscaled).
+  // The rotary frequencies: the global layers' and Gemma 3's local ones (rope_of_layer).
   const int rd = c.rotary_size();
-  std::vector<float> freq_global = rope_frequencies(rd, c.rope_theta);
-  if (c.rope_llama3_factor > 0.0f)
-    rope_llama3_frequencies(freq_global, c.rope_llama3_factor, c.rope_llama3_low_freq_factor,
-                            c.rope_llama3_high_freq_factor, c.rope_llama3_original_max_positions);
-  const std::vector<float> freq_local = rope_frequencies(rd, c.rope_local_theta > 0.0f ? c.rope_local_theta : c.rope_theta);
+  LayerRope rope_global, rope_local;
+  if (c.positions == ModelConfig::Positions::rotary) {
+    for (int l = 0; l < L; l++) {
+      LayerRope& r = rope_is_local(c, l) ? rope_local : rope_global;
+      if (r.inv_freq.empty() && rd > 0) r = rope_of_layer(c, l);
+    }
+  }
 
   for (int l = 0; l < L; l++) {
     if (rq.residual) std::copy(x, x + TC, rec.residual.begin() + l * TC);
@@ -232,11 +253,9 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     // 1b. rotary: q's NH heads and k's NKV heads turn by their position (Gemma 3's local
     //     layers with their own base and no scaling)
     if (c.positions == ModelConfig::Positions::rotary) {
-      const bool local = c.rope_local_theta > 0.0f && c.window_of(l) > 0;
-      const float* freq = local ? freq_local.data() : freq_global.data();
-      const float scale = local ? 1.0f : c.rope_linear_factor;
-      rope_forward_frequencies(b.qkv, T, NH, HS, QKV, rd, c.rotary_interleaved, freq, scale);
-      rope_forward_frequencies(b.qkv + D, T, NKV, HS, QKV, rd, c.rotary_interleaved, freq, scale);
+      const LayerRope& r = rope_is_local(c, l) ? rope_local : rope_global;
+      rope_forward_frequencies(b.qkv, T, NH, HS, QKV, rd, c.rotary_interleaved, r.inv_freq.data(), r.scale);
+      rope_forward_frequencies(b.qkv + D, T, NKV, HS, QKV, rd, c.rotary_interleaved, r.inv_freq.data(), r.scale);
     }
     // 1c. GQA/MQA: query head h reads KV head h / (NH / NKV); give it its own copy  (T, 3D)
     if (expand) {

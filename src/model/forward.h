@@ -132,6 +132,18 @@ struct ForwardOutput {
   ActivationRecord record;
 };
 
+// The rotary frequencies (rotary_size / 2) of layer `layer`'s q and k and its positions'
+// divisor (angle = t / scale * inv_freq[i]): a global layer's (rope_theta, llama3 scaling or
+// rope_freq_factors, rope_linear_factor) or a Gemma 3 local layer's (rope_local_theta,
+// unscaled). The forward's step 1b, and the GGUF writer's check of what a file carries.
+struct LayerRope {
+  std::vector<float> inv_freq;  // (rotary_size / 2)
+  float scale = 1.0f;
+  bool local = false;
+};
+bool rope_is_local(const ModelConfig& config, int layer);
+LayerRope rope_of_layer(const ModelConfig& config, int layer);
+
 // Buffers reused between calls (they grow to the largest T seen and are never shrunk).
 struct Workspace {
   std::vector<float> buffer;

@@ -4,6 +4,7 @@
 #include "model/normalizer.h"
 
 #include <cstdlib>
+#include <vector>
 
 #include <utf8proc.h>
 
@@ -52,17 +53,32 @@ void unicode_form(AlignedText& t, int options) {
   t = std::move(out);
 }
 
+// Full lowercase, as Hugging Face's Lowercase (Rust's str::to_lowercase; the JS port's
+// toLowerCase): U+0130 becomes two characters, and Σ depends on its word (lowercase_sigma).
 void lowercase(AlignedText& t) {
-  AlignedText out;
+  std::vector<std::int32_t> cps;
+  std::vector<std::size_t> at, size;  // each code point's byte offset and length
   for (std::size_t i = 0; i < t.text.size();) {
     int len = 1;
-    std::int32_t cp = utf8_decode(t.text, i, &len);
+    cps.push_back(utf8_decode(t.text, i, &len));
     if (len <= 0) len = 1;
+    at.push_back(i), size.push_back(std::size_t(len));
+    i += std::size_t(len);
+  }
+  AlignedText out;
+  for (std::size_t k = 0; k < cps.size(); k++) {
+    const std::size_t i = at[k], len = size[k];
     std::string c;
-    if (cp >= 0) utf8_append(c, static_cast<std::uint32_t>(utf8proc_tolower(cp)));
-    else c = t.text.substr(i, len);
+    if (cps[k] < 0) {
+      c = t.text.substr(i, len);
+    } else if (cps[k] == 0x3a3) {
+      utf8_append(c, lowercase_sigma(cps.data(), cps.size(), k));
+    } else {
+      std::uint32_t lower[2];
+      const int n = lowercase_mapping(std::uint32_t(cps[k]), lower);
+      for (int j = 0; j < n; j++) utf8_append(c, lower[j]);
+    }
     out.append(c, t.begin[i], t.end[i + len - 1]);
-    i += len;
   }
   t = std::move(out);
 }

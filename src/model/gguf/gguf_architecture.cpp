@@ -1,14 +1,20 @@
 // model/gguf/gguf_architecture.cpp — llama.cpp's architectures onto the configured block
-// (see gguf_architecture.h). One table of slots per architecture names each tensor, its
-// shape in ggml's order (ne = {cols, rows}) and where its rows go in headlab's parameters.
+// (see gguf_architecture.h). One table of slots names each tensor of a config, its shape in
+// ggml's order (ne = {cols, rows}) and where its rows go in headlab's parameters; the reader
+// sets the config from the keys, the writer writes the keys and reads them back through the
+// same reader, so a file never says less than the model does.
 #include "model/gguf/gguf_architecture.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <new>
 #include <set>
+#include <tuple>
 
+#include "model/forward.h"
 #include "model/gguf/gguf_dequantize.h"
+#include "model/ops/rope.h"
 #include "model/packed_weights.h"
 #include "util/check.h"
 
@@ -29,26 +35,34 @@ struct Slot {
   std::int64_t offset;  // floats into the tensor
   Layout layout = Layout::copy;
   int heads = 0;        // rope_pairs: heads in the tensor's rows
+  float shift = 0.0f;   // the file holds headlab's value + shift (Gemma's norms: 1 + w)
 };
 
-bool llama_permuted(const ModelConfig& c) { return c.family == "llama"; }
+const std::set<std::string> kArchitectures = {"gpt2", "gptneox", "llama", "qwen2", "qwen3", "gemma2", "gemma3"};
+
+bool is_gemma(const std::string& arch) { return arch == "gemma2" || arch == "gemma3"; }
 
 std::vector<Slot> slots_for(const ModelConfig& c) {
+  const std::string arch = architecture_of(c);
   const std::int64_t C = c.n_embd, V = c.vocab_size, QKV = c.qkv_width(), D = c.q_width(), F = c.mlp_width();
   const std::int64_t FC = c.fc_width(), HS = c.head_size(), KVD = std::int64_t(c.kv_heads()) * HS;
   const bool layernorm = c.norm == ModelConfig::Norm::layernorm;
+  const float shift = c.norm_plus_one ? 1.0f : 0.0f;  // Gemma's converter adds 1 to every norm weight
   std::vector<Slot> s;
+  auto norm = [&](std::string name, std::int64_t n, float* P::*tensor, std::int64_t offset) {
+    s.push_back({std::move(name), {n}, tensor, offset, Layout::copy, 0, shift});
+  };
   s.push_back({"token_embd.weight", {C, V}, &P::wte, 0});
   if (c.positions == ModelConfig::Positions::learned) s.push_back({"position_embd.weight", {C, c.n_ctx}, &P::wpe, 0});
   for (std::int64_t l = 0; l < c.n_layer; l++) {
     const std::string b = "blk." + std::to_string(l) + ".";
-    s.push_back({b + "attn_norm.weight", {C}, &P::ln1w, l * C});
+    norm(b + "attn_norm.weight", C, &P::ln1w, l * C);
     if (layernorm) s.push_back({b + "attn_norm.bias", {C}, &P::ln1b, l * C});
     if (c.is_gpt2() || c.family == "gpt_neox") {
       s.push_back({b + "attn_qkv.weight", {C, QKV}, &P::qkvw, l * QKV * C});
       if (c.qkv_bias) s.push_back({b + "attn_qkv.bias", {QKV}, &P::qkvb, l * QKV});
     } else {
-      const Layout rope = llama_permuted(c) ? Layout::rope_pairs : Layout::copy;
+      const Layout rope = arch == "llama" ? Layout::rope_pairs : Layout::copy;
       s.push_back({b + "attn_q.weight", {C, D}, &P::qkvw, l * QKV * C, rope, c.n_head});
       s.push_back({b + "attn_k.weight", {C, KVD}, &P::qkvw, l * QKV * C + D * C, rope, c.kv_heads()});
       s.push_back({b + "attn_v.weight", {C, KVD}, &P::qkvw, l * QKV * C + (D + KVD) * C});
@@ -58,12 +72,17 @@ std::vector<Slot> slots_for(const ModelConfig& c) {
         s.push_back({b + "attn_v.bias", {KVD}, &P::qkvb, l * QKV + D + KVD});
       }
     }
+    if (c.qk_norm) {  // one (HS) weight shared by the heads, before the rotary
+      norm(b + "attn_q_norm.weight", HS, &P::qnormw, l * HS);
+      norm(b + "attn_k_norm.weight", HS, &P::knormw, l * HS);
+    }
     s.push_back({b + "attn_output.weight", {D, C}, &P::attprojw, l * C * D});
     if (c.attn_out_bias) s.push_back({b + "attn_output.bias", {C}, &P::attprojb, l * C});
+    if (c.sandwich_norm) norm(b + "post_attention_norm.weight", C, &P::postattnw, l * C);
     if (!c.mlp) continue;
-    s.push_back({b + "ffn_norm.weight", {C}, &P::ln2w, l * C});
+    norm(b + "ffn_norm.weight", C, &P::ln2w, l * C);
     if (layernorm) s.push_back({b + "ffn_norm.bias", {C}, &P::ln2b, l * C});
-    if (c.mlp_kind == ModelConfig::Mlp::swiglu) {
+    if (c.gated()) {  // c_fc holds [gate; up]
       s.push_back({b + "ffn_gate.weight", {C, F}, &P::fcw, l * FC * C});
       s.push_back({b + "ffn_up.weight", {C, F}, &P::fcw, l * FC * C + F * C});
       if (c.mlp_bias) {
@@ -76,8 +95,9 @@ std::vector<Slot> slots_for(const ModelConfig& c) {
     }
     s.push_back({b + "ffn_down.weight", {F, C}, &P::fcprojw, l * C * F});
     if (c.mlp_bias) s.push_back({b + "ffn_down.bias", {C}, &P::fcprojb, l * C});
+    if (c.sandwich_norm) norm(b + "post_ffw_norm.weight", C, &P::postmlpw, l * C);
   }
-  s.push_back({"output_norm.weight", {C}, &P::lnfw, 0});
+  norm("output_norm.weight", C, &P::lnfw, 0);
   if (layernorm) s.push_back({"output_norm.bias", {C}, &P::lnfb, 0});
   if (!c.tied) s.push_back({"output.weight", {C, V}, &P::lm_head, 0});
   return s;
@@ -99,6 +119,12 @@ std::string shape_string(const std::vector<std::int64_t>& ne) {
   std::string out = "{";
   for (std::size_t i = 0; i < ne.size(); i++) out += (i ? ", " : "") + std::to_string(ne[i]);
   return out + "}";
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
 }
 
 // The keys of "<arch>.*" each architecture reads (honoured, or checked to change nothing).
@@ -124,9 +150,36 @@ const std::set<std::string>& known_keys(const std::string& arch) {
               "attention.sliding_window"});
     return k;
   }();
+  static const std::set<std::string> gemma2 = [] {
+    auto k = llama;
+    k.insert({"attn_logit_softcapping", "final_logit_softcapping", "attention.sliding_window_pattern", "rope.freq_base_swa"});
+    return k;
+  }();
+  static const std::set<std::string> gemma3 = [] {
+    auto k = llama;  // no attn_logit_softcapping: llama.cpp's gemma3 does not cap the scores
+    k.insert({"final_logit_softcapping", "attention.sliding_window_pattern", "rope.freq_base_swa"});
+    return k;
+  }();
   if (arch == "gpt2") return gpt2;
   if (arch == "gptneox") return neox;
+  if (arch == "gemma2") return gemma2;
+  if (arch == "gemma3") return gemma3;
   return llama;
+}
+
+// The sliding layers of llama.cpp's swa pattern n (llama_hparams::set_swa_pattern): layer l
+// slides when l % n < n - 1 (n = 0: every layer).
+std::vector<unsigned char> swa_layers(int n_layer, std::int64_t n) {
+  std::vector<unsigned char> out(std::size_t(std::max(n_layer, 0)));
+  for (int l = 0; l < n_layer; l++) out[std::size_t(l)] = n == 0 || (l % n < n - 1);
+  return out;
+}
+
+// Gemma's score scale as llama.cpp sets it: 1/sqrt(HS), except for the 27B models (46 layers
+// of Gemma 2, 62 of Gemma 3), whose query_pre_attn_scalar is C / NH.
+float gemma_query_pre_attn_scalar(const std::string& arch, const ModelConfig& c) {
+  const bool big = (arch == "gemma2" && c.n_layer == 46) || (arch == "gemma3" && c.n_layer == 62);
+  return float(big && c.n_head > 0 ? c.n_embd / c.n_head : c.head_size());
 }
 
 }  // namespace
@@ -134,7 +187,8 @@ const std::set<std::string>& known_keys(const std::string& arch) {
 std::string architecture_of(const ModelConfig& c) {
   if (c.is_gpt2()) return "gpt2";
   if (c.family == "gpt_neox") return "gptneox";
-  if (c.family == "llama" || c.family == "qwen2") return c.family;
+  if (c.family == "llama" || c.family == "mistral") return "llama";  // llama.cpp converts Mistral as llama
+  if (c.family == "qwen2" || c.family == "qwen3" || c.family == "gemma2" || c.family == "gemma3") return c.family;
   return {};
 }
 
@@ -146,11 +200,8 @@ Result<ModelConfig> config_from_file(const File& f) {
   if (!arch_value || arch_value->type != ValueType::string)
     return corrupt("general.architecture is missing or not a string");
   const std::string arch = arch_value->text;
-  if (arch == "qwen3" || arch == "gemma2" || arch == "gemma3" || arch == "gemma")
-    return unsupported("architecture \"" + arch + "\" is not supported yet: its block (q/k norm, soft-capping, "
-                       "Gemma's norms) is not in headlab's ModelConfig; supported: gpt2, gptneox, llama, qwen2");
-  if (arch != "gpt2" && arch != "gptneox" && arch != "llama" && arch != "qwen2")
-    return unsupported("architecture \"" + arch + "\" is not supported (gpt2, gptneox, llama, qwen2)");
+  if (!kArchitectures.count(arch))
+    return unsupported("architecture \"" + arch + "\" is not supported (gpt2, gptneox, llama, qwen2, qwen3, gemma2, gemma3)");
 
   // every "<arch>.*" key must be one the architecture reads: none is silently ignored
   const std::string prefix = arch + ".";
@@ -164,25 +215,27 @@ Result<ModelConfig> config_from_file(const File& f) {
     const Value* v = f.find(prefix + k);
     if (!v) {
       if (required && bad.empty()) bad = prefix + k + " is missing";
-      return;
+      return false;
     }
     const auto n = v->as_int();
     if (!n || *n < 0 || *n > 0x7fffffff) {
       if (bad.empty()) bad = prefix + k + " must be a whole number that fits in 32 bits (it is a " +
                              std::string(value_type_name(v->type)) + ")";
-      return;
+      return false;
     }
     field = int(*n);
+    return true;
   };
   auto float_key = [&](const std::string& k, float& field) {
     const Value* v = f.find(prefix + k);
-    if (!v) return;
+    if (!v) return false;
     const auto x = v->as_number();
     if (!x || !std::isfinite(*x) || *x <= 0) {
       if (bad.empty()) bad = prefix + k + " must be a positive number";
-      return;
+      return false;
     }
     field = float(*x);
+    return true;
   };
   const TensorInfo* embd = f.find_tensor("token_embd.weight");
   if (!embd) return corrupt("missing tensor \"token_embd.weight\"");
@@ -238,23 +291,24 @@ Result<ModelConfig> config_from_file(const File& f) {
     c.qkv_bias = has_bias("attn_qkv");
     c.attn_out_bias = has_bias("attn_output");
     c.mlp_bias = has_bias("ffn_up");
-  } else {  // llama, qwen2
+  } else {  // llama, qwen2, qwen3, gemma2, gemma3: RMSNorm, rotary on every channel of a head
+    const bool gemma = is_gemma(arch);
     c.family = arch;
     c.positions = ModelConfig::Positions::rotary;
     c.norm = ModelConfig::Norm::rmsnorm;
-    c.mlp_kind = ModelConfig::Mlp::swiglu;
+    c.mlp_kind = gemma ? ModelConfig::Mlp::geglu : ModelConfig::Mlp::swiglu;
     c.d_mlp = ff;
     c.n_kv_head = kv_heads;
     c.layer_norm_eps = 1e-5f;
     float_key("attention.layer_norm_rms_epsilon", c.layer_norm_eps);
     float_key("rope.freq_base", c.rope_theta);
-    int key_length = 0, value_length = 0, rope_dims = 0, experts = 0, used = 0;
+    int key_length = 0, value_length = 0, rope_dims = 0, experts = 0, used = 0, window = 0;
     int_key("attention.key_length", key_length, false);
     int_key("attention.value_length", value_length, false);
     int_key("rope.dimension_count", rope_dims, false);
     int_key("expert_count", experts, false);
     int_key("expert_used_count", used, false);
-    int_key("attention.sliding_window", c.sliding_window, false);
+    const bool has_window = int_key("attention.sliding_window", window, false);
     if (bad.empty()) {
       if (experts > 0 || used > 0) return unsupported(prefix + "expert_count: mixture-of-experts blocks are not supported");
       if (key_length != value_length)
@@ -264,23 +318,90 @@ Result<ModelConfig> config_from_file(const File& f) {
       if (rope_dims != 0 && rope_dims != hs)
         return unsupported(prefix + "rope.dimension_count is " + std::to_string(rope_dims) + ", not the head size " +
                            std::to_string(hs) + " (partial rotary is not supported for " + arch + ")");
+      if (arch == "qwen2" && c.n_head > 0 && std::int64_t(hs) * c.n_head != c.n_embd)
+        return unsupported(prefix + "attention.key_length times head_count is not embedding_length: llama.cpp's qwen2 "
+                                    "projects q to embedding_length channels");
     }
+    // rope scaling: llama.cpp reads rope.scaling.factor as linear unless the type says otherwise
+    std::string kind = "linear";
     if (const Value* v = f.find(prefix + "rope.scaling.type")) {
-      const std::string kind = v->type == ValueType::string ? v->text : "";
-      if (kind == "linear") {
-        float factor = 1.0f;
-        float_key("rope.scaling.factor", factor);
-        if (factor < 1.0f) return unsupported(prefix + "rope.scaling.factor below 1 is not supported");
-        c.rope_linear_factor = factor;
-      } else if (kind != "none") {
-        return unsupported(prefix + "rope.scaling.type \"" + kind + "\" is not supported (none, linear)");
+      if (v->type != ValueType::string) return corrupt(prefix + "rope.scaling.type is not a string");
+      kind = v->text;
+    }
+    float factor = 1.0f;
+    const bool has_factor = float_key("rope.scaling.factor", factor);
+    if (kind == "linear") {
+      if (factor < 1.0f) return unsupported(prefix + "rope.scaling.factor below 1 is not supported");
+      c.rope_linear_factor = factor;
+    } else if (kind == "none") {
+      if (has_factor && factor != 1.0f)
+        return unsupported(prefix + "rope.scaling.factor " + num(factor) + " with rope.scaling.type \"none\" "
+                           "(llama.cpp scales Gemma 2's sliding layers by it and no other): not supported");
+    } else {
+      return unsupported(prefix + "rope.scaling.type \"" + kind + "\" is not supported (none, linear)");
+    }
+    c.qkv_bias = has_bias("attn_q");
+    // the biases each graph adds: llama has them all; the others q, k and v only, so an
+    // attn_output or ffn bias in their file is a tensor no weight reads (refused below)
+    c.attn_out_bias = arch == "llama" && has_bias("attn_output");
+    c.mlp_bias = arch == "llama" && has_bias("ffn_up");
+    c.qk_norm = arch == "qwen3" || arch == "gemma3";
+    if (arch == "llama" || arch == "qwen2" || arch == "qwen3") {
+      // llama.cpp's llama, qwen2 and qwen3 attend to every key whatever the file says: a
+      // window here would mean one thing to llama.cpp and another to a reader of the key
+      if (window > 0)
+        return unsupported(prefix + "attention.sliding_window is " + std::to_string(window) + ", but llama.cpp's " +
+                           arch + " applies no sliding window (every query sees every key): headlab refuses the file "
+                           "rather than guess which was meant");
+    }
+    if (arch == "llama") {
+      if (const TensorInfo* t = f.find_tensor("rope_freqs.weight")) {
+        // Llama 3's rope scaling as llama.cpp stores it: frequency i is divided by value i
+        const std::int64_t half = c.head_size() / 2;
+        if (t->ne != std::vector<std::int64_t>{half})
+          return corrupt("tensor \"rope_freqs.weight\" has shape " + shape_string(t->ne) + ", the head size implies {" +
+                         std::to_string(half) + "}");
+        if (half > (1 << 20)) return corrupt("tensor \"rope_freqs.weight\" is implausibly large");
+        c.rope_freq_factors.resize(std::size_t(half));
+        dequantize(t->type, f.tensor_data(*t), half, c.rope_freq_factors.data());
+        for (float x : c.rope_freq_factors)
+          if (!(x > 0.0f) || !std::isfinite(x))
+            return corrupt("tensor \"rope_freqs.weight\" holds " + num(x) + ": each frequency's divisor must be a "
+                           "positive number");
       }
     }
-    if (f.find_tensor("rope_freqs.weight"))
-      return unsupported("tensor \"rope_freqs.weight\" (Llama 3's rope scaling factors) is not supported");
-    c.qkv_bias = has_bias("attn_q");
-    c.attn_out_bias = has_bias("attn_output");
-    c.mlp_bias = has_bias("ffn_up");
+    if (gemma) {
+      // Gemma: (1 + w) norms (the file holds 1 + w), norms after attention and MLP, x * sqrt(C)
+      c.norm_plus_one = c.sandwich_norm = c.embed_scale = true;
+      if (arch == "gemma2") c.tied = true;  // llama.cpp's gemma2 unembeds with token_embd (an output.weight is refused)
+      c.query_pre_attn_scalar = gemma_query_pre_attn_scalar(arch, c);
+      if (arch == "gemma2") {
+        c.attn_softcap = 50.0f, c.final_softcap = 30.0f;  // llama.cpp's defaults when the keys are absent
+        float_key("attn_logit_softcapping", c.attn_softcap);
+      }
+      float_key("final_logit_softcapping", c.final_softcap);
+      // the sliding layers: a window of n keys on the layers of the pattern
+      if (arch == "gemma2" && !has_window) window = 4096;
+      std::int64_t pattern = arch == "gemma2" ? 2 : 6;
+      if (const Value* v = f.find(prefix + "attention.sliding_window_pattern")) {
+        const auto n = v->as_int();
+        if (v->type == ValueType::array)
+          return unsupported(prefix + "attention.sliding_window_pattern as a list: llama.cpp's " + arch +
+                             " reads only a number (every n-th layer global)");
+        if (!n || *n < 0 || *n > 0x7fffffff) return corrupt(prefix + "attention.sliding_window_pattern is not a count of layers");
+        pattern = *n;
+      }
+      if (window > 0) {
+        c.sliding_window = window;
+        c.sliding_layers = swa_layers(c.n_layer, pattern);
+      }
+      float base_swa = arch == "gemma2" ? c.rope_theta : 10000.0f;  // llama.cpp's defaults
+      const bool has_base_swa = float_key("rope.freq_base_swa", base_swa);
+      if (arch == "gemma3" && c.sliding_window > 0) c.rope_local_theta = base_swa;  // the local layers, unscaled
+      if (arch == "gemma2" && has_base_swa && base_swa != c.rope_theta)
+        return unsupported(prefix + "rope.freq_base_swa differs from rope.freq_base: Gemma 2's layers share one "
+                                    "rotary base in headlab");
+    }
   }
   if (!bad.empty()) return corrupt(bad);
   // sizes a lying file could make overflow the shapes' arithmetic: each block has tensors in
@@ -294,7 +415,8 @@ Result<ModelConfig> config_from_file(const File& f) {
   constexpr int kMaxWidth = 1 << 24;
   for (auto [name, v] : {std::pair{"attention.head_count", c.n_head}, {"attention.head_count_kv", c.n_kv_head},
                          {"attention.key_length", c.head_dim}, {"feed_forward_length", c.d_mlp},
-                         {"context_length", c.n_ctx}, {"rope.dimension_count", c.rotary_dim}})
+                         {"context_length", c.n_ctx}, {"rope.dimension_count", c.rotary_dim},
+                         {"attention.sliding_window", c.sliding_window}})
     if (v > kMaxWidth) return unsupported(prefix + name + " is " + std::to_string(v) + ", more than headlab handles (2^24)");
   if (std::int64_t(c.head_size()) * (std::int64_t(c.n_head) + 2 * c.kv_heads()) > kMaxWidth)
     return unsupported("the attention's q, k and v rows ((head_count + 2 * head_count_kv) * head size) pass 2^24");
@@ -309,6 +431,7 @@ Result<Parameters> parameters_from_file(const File& f) {
   const std::vector<Slot> slots = slots_for(c);
   // every tensor is where the config says, of its shape, before anything is allocated
   std::set<std::string> used;
+  if (!c.rope_freq_factors.empty()) used.insert("rope_freqs.weight");  // read into the config
   for (const Slot& s : slots) {
     const TensorInfo* t = f.find_tensor(s.name);
     if (!t) return make_error(ErrorCode::corrupt, f.path + ": missing tensor \"" + s.name + "\"");
@@ -344,6 +467,8 @@ Result<Parameters> parameters_from_file(const File& f) {
       if (!std::isfinite(into[i]))
         return make_error(ErrorCode::corrupt, f.path + ": tensor \"" + s.name + "\" holds a non-finite value at flat index " +
                                                   std::to_string(i));
+    if (s.shift != 0.0f)
+      for (std::int64_t i = 0; i < n; i++) into[i] -= s.shift;  // Gemma: the file's 1 + w back to w
     if (s.layout == Layout::rope_pairs) rope_rows(dest, tmp.data(), s.heads, c.head_size(), s.ne.size() == 2 ? s.ne[0] : 1, true);
   }
   return p;
@@ -362,8 +487,10 @@ Result<Parameters> parameters_load(const std::string& path) {
   return p;
 }
 
-Result<std::vector<NamedTensor>> tensors_for_file(const Parameters& params) {
-  const ModelConfig& c = params.config;
+namespace {
+
+// What refuses a config outright: no llama.cpp architecture has its block at all.
+Status architecture_exists(const ModelConfig& c) {
   if (architecture_of(c).empty())
     return make_error(ErrorCode::unsupported, "a " + c.family + " model has no llama.cpp architecture headlab writes");
   if (!c.mlp) return make_error(ErrorCode::unsupported, "an attention-only model has no llama.cpp architecture (its blocks need an MLP)");
@@ -373,6 +500,91 @@ Result<std::vector<NamedTensor>> tensors_for_file(const Parameters& params) {
   if (c.positions == ModelConfig::Positions::rotary && c.rotary_interleaved)
     return make_error(ErrorCode::unsupported, "rotary pairs (2i, 2i+1) are not written (llama.cpp's " + architecture_of(c) +
                                                   " reads Hugging Face's halves order)");
+  return {};
+}
+
+// rope_freqs.weight for a llama whose global frequencies are scaled one by one (Llama 3):
+// divisor i = the unscaled frequency / the scaled one, as llama.cpp's converter computes it.
+std::vector<float> rope_freqs_of(const ModelConfig& c) {
+  if (architecture_of(c) != "llama" || (c.rope_llama3_factor <= 0.0f && c.rope_freq_factors.empty())) return {};
+  const std::vector<float> plain = rope_frequencies(c.rotary_size(), c.rope_theta);
+  ModelConfig global = c;
+  global.rope_local_theta = 0.0f;
+  const std::vector<float> scaled = rope_of_layer(global, 0).inv_freq;
+  std::vector<float> out(plain.size());
+  for (std::size_t i = 0; i < out.size(); i++) out[i] = float(double(plain[i]) / double(scaled[i]));
+  return out;
+}
+
+// The first setting that changes the forward and differs between the model's config and the
+// one a file would carry, as "setting: model value here, file value in the file"; empty if none.
+std::string config_difference(const ModelConfig& a, const ModelConfig& b) {
+  auto differ = [](const std::string& what, double x, double y) {
+    return what + " is " + num(x) + " here but would read back as " + num(y);
+  };
+  std::vector<std::tuple<std::string, double, double>> fields = {
+      {"n_layer", a.n_layer, b.n_layer},
+      {"n_head", a.n_head, b.n_head},
+      {"n_embd", a.n_embd, b.n_embd},
+      {"n_ctx", a.n_ctx, b.n_ctx},
+      {"vocab_size", a.vocab_size, b.vocab_size},
+      {"tied (unembedding = wte)", a.tied, b.tied},
+      {"layer_norm_eps", a.layer_norm_eps, b.layer_norm_eps},
+      {"bos_token_id", a.bos_token_id, b.bos_token_id},
+      {"eos_token_id", a.eos_token_id, b.eos_token_id},
+      {"positions (0 learned, 1 rotary, 2 none)", int(a.positions), int(b.positions)},
+      {"rotary channels", a.rotary_size(), b.rotary_size()},
+      {"norm (0 LayerNorm, 1 RMSNorm)", int(a.norm), int(b.norm)},
+      {"mlp_kind (0 gelu_tanh, 1 gelu_erf, 2 swiglu, 3 geglu)", int(a.mlp_kind), int(b.mlp_kind)},
+      {"KV heads", a.kv_heads(), b.kv_heads()},
+      {"head size", a.head_size(), b.head_size()},
+      {"MLP width", a.mlp_width(), b.mlp_width()},
+      {"qkv_bias", a.qkv_bias, b.qkv_bias},
+      {"attn_out_bias (the o_proj bias)", a.attn_out_bias, b.attn_out_bias},
+      {"mlp_bias", a.mlp_bias, b.mlp_bias},
+      {"parallel_residual", a.parallel_residual, b.parallel_residual},
+      {"qk_norm", a.qk_norm, b.qk_norm},
+      {"norm_plus_one (Gemma's 1 + w)", a.norm_plus_one, b.norm_plus_one},
+      {"sandwich_norm", a.sandwich_norm, b.sandwich_norm},
+      {"embed_scale (x * sqrt(C))", a.embed_scale, b.embed_scale},
+      {"attn_logit_softcapping", a.attn_softcap, b.attn_softcap},
+      {"final_logit_softcapping", a.final_softcap, b.final_softcap},
+  };
+  for (const auto& [what, x, y] : fields)
+    if (x != y) return differ(what, x, y);
+  // a window as long as the context hides no key (Mistral 7B v0.1's 4096 keys in a model of 32)
+  auto window = [](const ModelConfig& c, int l) { return c.window_of(l) >= c.n_ctx ? 0 : c.window_of(l); };
+  for (int l = 0; l < a.n_layer; l++) {
+    if (window(a, l) != window(b, l))
+      return differ("layer " + std::to_string(l) + "'s sliding window", window(a, l), window(b, l));
+    if (a.attention_scale(l) != b.attention_scale(l))
+      return differ("layer " + std::to_string(l) + "'s score scale (query_pre_attn_scalar, 1/sqrt(HS))",
+                    a.attention_scale(l), b.attention_scale(l));
+    if (a.positions != ModelConfig::Positions::rotary) continue;
+    const LayerRope ra = rope_of_layer(a, l), rb = rope_of_layer(b, l);
+    if (ra.scale != rb.scale) return differ("layer " + std::to_string(l) + "'s rope scaling factor", ra.scale, rb.scale);
+    for (std::size_t i = 0; i < ra.inv_freq.size() && i < rb.inv_freq.size(); i++)
+      if (std::fabs(double(ra.inv_freq[i]) - rb.inv_freq[i]) > 1e-6 * std::fabs(double(ra.inv_freq[i])))
+        return differ("layer " + std::to_string(l) + "'s rotary frequency " + std::to_string(i) +
+                          " (rope_theta, its scaling, Gemma 3's local base)",
+                      ra.inv_freq[i], rb.inv_freq[i]);
+  }
+  return {};
+}
+
+Value scalar_value(const MetadataValue& m) {
+  Value v;
+  v.type = m.type;
+  v.bits = m.bits;
+  v.text = m.text;
+  return v;
+}
+
+}  // namespace
+
+Result<std::vector<NamedTensor>> tensors_for_file(const Parameters& params) {
+  const ModelConfig& c = params.config;
+  if (Status s = architecture_exists(c); !s) return tl::unexpected(s.error());
   std::vector<NamedTensor> out;
   for (const Slot& s : slots_for(c)) {
     const float* src = params.t.*s.tensor + s.offset;
@@ -380,9 +592,90 @@ Result<std::vector<NamedTensor>> tensors_for_file(const Parameters& params) {
     for (std::int64_t d : s.ne) n *= d;
     NamedTensor t{s.name, s.ne, std::vector<float>(src, src + n)};
     if (s.layout == Layout::rope_pairs) rope_rows(t.values.data(), src, s.heads, c.head_size(), s.ne.size() == 2 ? s.ne[0] : 1, false);
+    if (s.shift != 0.0f)
+      for (float& x : t.values) x += s.shift;
     out.push_back(std::move(t));
   }
+  std::vector<float> freqs = rope_freqs_of(c);
+  if (!freqs.empty()) out.push_back({"rope_freqs.weight", {std::int64_t(freqs.size())}, std::move(freqs)});
   return out;
+}
+
+Result<std::vector<Metadata>> metadata_for_file(const Parameters& params) {
+  const ModelConfig& c = params.config;
+  if (Status s = architecture_exists(c); !s) return tl::unexpected(s.error());
+  const std::string arch = architecture_of(c);
+  const std::string a = arch + ".";
+  std::vector<Metadata> m;
+  m.emplace_back("general.architecture", meta_string(arch));
+  m.emplace_back(a + "context_length", meta_u32(std::uint32_t(c.n_ctx)));
+  m.emplace_back(a + "embedding_length", meta_u32(std::uint32_t(c.n_embd)));
+  m.emplace_back(a + "block_count", meta_u32(std::uint32_t(c.n_layer)));
+  m.emplace_back(a + "feed_forward_length", meta_u32(std::uint32_t(c.mlp_width())));
+  m.emplace_back(a + "attention.head_count", meta_u32(std::uint32_t(c.n_head)));
+  if (c.norm == ModelConfig::Norm::layernorm) {
+    m.emplace_back(a + "attention.layer_norm_epsilon", meta_f32(c.layer_norm_eps));
+  } else {
+    m.emplace_back(a + "attention.layer_norm_rms_epsilon", meta_f32(c.layer_norm_eps));
+  }
+  if (c.positions == ModelConfig::Positions::rotary) {
+    m.emplace_back(a + "rope.dimension_count", meta_u32(std::uint32_t(c.rotary_size())));
+    m.emplace_back(a + "rope.freq_base", meta_f32(c.rope_theta));
+    if (c.rope_linear_factor != 1.0f) {
+      m.emplace_back(a + "rope.scaling.type", meta_string("linear"));
+      m.emplace_back(a + "rope.scaling.factor", meta_f32(c.rope_linear_factor));
+    }
+  }
+  if (arch != "gpt2" && arch != "gptneox") {
+    m.emplace_back(a + "attention.head_count_kv", meta_u32(std::uint32_t(c.kv_heads())));
+    if (c.head_dim > 0 && c.head_dim * c.n_head != c.n_embd) {
+      m.emplace_back(a + "attention.key_length", meta_u32(std::uint32_t(c.head_dim)));
+      m.emplace_back(a + "attention.value_length", meta_u32(std::uint32_t(c.head_dim)));
+    }
+  }
+  if (arch == "gptneox") m.emplace_back(a + "use_parallel_residual", meta_bool(c.parallel_residual));
+  if (is_gemma(arch)) {
+    // (no cap is not a number llama.cpp reads: Gemma 2 without its keys caps at 50 and 30)
+    if (arch == "gemma2" && c.attn_softcap > 0.0f) m.emplace_back(a + "attn_logit_softcapping", meta_f32(c.attn_softcap));
+    if (c.final_softcap > 0.0f) m.emplace_back(a + "final_logit_softcapping", meta_f32(c.final_softcap));
+    // the sliding layers as llama.cpp's pattern: the smallest n with layer l sliding when l % n < n - 1
+    bool slides = false;
+    for (int l = 0; l < c.n_layer; l++) slides = slides || c.window_of(l) > 0;
+    if (slides) {
+      std::vector<unsigned char> want(std::size_t(c.n_layer));
+      for (int l = 0; l < c.n_layer; l++) want[std::size_t(l)] = c.window_of(l) > 0;
+      int pattern = c.n_layer + 1;  // every layer slides
+      for (int n = 1; n <= c.n_layer + 1; n++)
+        if (swa_layers(c.n_layer, n) == want) {
+          pattern = n;
+          break;
+        }
+      m.emplace_back(a + "attention.sliding_window", meta_u32(std::uint32_t(c.sliding_window)));
+      m.emplace_back(a + "attention.sliding_window_pattern", meta_u32(std::uint32_t(pattern)));
+      if (arch == "gemma3")
+        m.emplace_back(a + "rope.freq_base_swa", meta_f32(c.rope_local_theta > 0.0f ? c.rope_local_theta : c.rope_theta));
+    } else if (arch == "gemma2") {
+      m.emplace_back(a + "attention.sliding_window_pattern", meta_u32(1));  // no layer slides
+    }
+  }
+  // Read the keys back as a file would be read: whatever the architecture cannot say shows
+  // up as a setting that differs, and is refused by name instead of written wrong.
+  File view;
+  view.path = "as written";
+  for (const Metadata& kv : m) view.metadata.emplace_back(kv.first, scalar_value(kv.second));
+  view.metadata.emplace_back("tokenizer.ggml.bos_token_id", scalar_value(meta_u32(std::uint32_t(c.bos_token_id))));
+  view.metadata.emplace_back("tokenizer.ggml.eos_token_id", scalar_value(meta_u32(std::uint32_t(c.eos_token_id))));
+  for (const Slot& s : slots_for(c)) view.tensors.push_back({s.name, s.ne, TensorType::f32, 0, 0});
+  const std::vector<float> freqs = rope_freqs_of(c);
+  if (!freqs.empty()) {
+    view.tensors.push_back({"rope_freqs.weight", {std::int64_t(freqs.size())}, TensorType::f32, 0, freqs.size() * 4});
+    view.bytes = reinterpret_cast<const unsigned char*>(freqs.data());
+  }
+  auto back = config_from_file(view);
+  const std::string cannot = "llama.cpp's " + arch + " cannot express this " + c.family + " model: ";
+  if (!back) return make_error(ErrorCode::unsupported, cannot + back.error().message);
+  if (std::string d = config_difference(c, *back); !d.empty()) return make_error(ErrorCode::unsupported, cannot + d);
+  return m;
 }
 
 }  // namespace headlab::model::gguf

@@ -1,15 +1,26 @@
 // model/gguf/gguf_architecture.h — a GGUF file's architecture onto headlab's one configured
 // block: general.architecture and its "<arch>.*" keys onto ModelConfig, llama.cpp's tensor
-// names (llama-arch.cpp: token_embd, blk.N.attn_q, ...) onto headlab's parameters.
+// names (llama-arch.cpp: token_embd, blk.N.attn_q, ...) onto headlab's parameters. Each
+// architecture is what llama.cpp's graph for it computes (src/models/<arch>.cpp):
 //   gpt2     learned positions, LayerNorm, fused attn_qkv [q; k; v], GELU (tanh)
 //   gptneox  LayerNorm, partial NeoX rotary, fused attn_qkv (the converter already put it
 //            in [q; k; v] order), GELU, parallel residual
 //   llama    RMSNorm, rotary, GQA, SwiGLU. llama.cpp rotates pairs (2i, 2i+1), so its
 //            converter permuted the rows of attn_q and attn_k head by head from Hugging
-//            Face's halves order; the loader undoes that, so q and k match the HF model's
+//            Face's halves order; the loader undoes that, so q and k match the HF model's.
+//            Llama 3's rope scaling is the tensor rope_freqs.weight: a divisor per frequency
 //   qwen2    llama's block with q/k/v biases and NeoX rotary (rows not permuted)
-// qwen3, gemma2, gemma3 and every other architecture are refused by name, as is any
-// "<arch>.*" key that changes the maths and is not implemented.
+//   qwen3    qwen2's with q/k norm (attn_q_norm, attn_k_norm) and no biases required
+//   gemma2   RMSNorm stored as 1 + w (the converter adds 1; the loader takes it off, so the
+//            config is the Hugging Face model's), norms after attention and MLP too
+//            (post_attention_norm, post_ffw_norm), GeGLU, x * sqrt(C), soft-capping of the
+//            scores and the logits, even layers sliding; the scores scaled by 1/sqrt(HS)
+//            (1/sqrt(C/NH) for the 46-layer 27B): llama.cpp has no query_pre_attn_scalar key
+//   gemma3   gemma2's with q/k norm, no score soft-capping, every 6th layer global
+//            (sliding_window_pattern), local layers rotating with rope.freq_base_swa unscaled
+// Every other architecture is refused by name, as is any "<arch>.*" key llama.cpp's graph
+// reads and headlab does not implement, and any key llama.cpp ignores for that architecture
+// but that would change the maths (attention.sliding_window on llama, qwen2, qwen3).
 //
 //   Result<Parameters> p = gguf::parameters_load(file);   // dequantized to float32
 #pragma once
@@ -18,6 +29,7 @@
 #include <vector>
 
 #include "model/gguf/gguf_file.h"
+#include "model/gguf/gguf_writer.h"
 #include "model/parameters.h"
 #include "util/result.h"
 
@@ -25,7 +37,8 @@ namespace headlab::model::gguf {
 
 // The ModelConfig the file's metadata and tensor shapes describe.
 // Errors: unsupported (the architecture, a key, a rope scaling type, named), corrupt (a key
-// missing or of the wrong type, named), invalid_argument (config_validate).
+// missing or of the wrong type, named; a bad rope_freqs.weight), invalid_argument
+// (config_validate).
 Result<ModelConfig> config_from_file(const File& file);
 
 // Every weight, dequantized to float32 into headlab's layout. The shape of each tensor is
@@ -39,17 +52,24 @@ Result<Parameters> parameters_from_file(const File& file);
 Result<Parameters> parameters_load(const std::string& path);
 
 // One tensor as llama.cpp names and shapes it, with its values in llama.cpp's row order
-// (for the writer).
+// and convention (Gemma's norms as 1 + w), for the writer.
 struct NamedTensor {
   std::string name;
   std::vector<std::int64_t> ne;  // ne[0] fastest
   std::vector<float> values;
 };
-// The metadata keys of the architecture ("general.architecture", "<arch>.block_count", ...)
-// and the tensors of `params`, as gguf::file_write takes them.
+// The tensors of `params` as gguf::file_write takes them (and rope_freqs.weight for a rope
+// scaled per frequency).
 // Errors: unsupported (a config llama.cpp's architectures cannot express, named).
 Result<std::vector<NamedTensor>> tensors_for_file(const Parameters& params);
-// The llama.cpp architecture name of a config: "gpt2", "gptneox", "llama", "qwen2"; empty if none.
+// The keys of the architecture ("general.architecture", "<arch>.block_count", ...) for a
+// model, checked both ways: the config config_from_file reads back from them and from the
+// tensors of tensors_for_file is the model's own in every setting that changes the forward.
+// Errors: unsupported (the first setting llama.cpp's architecture cannot express, named with
+// the model's value and the one the file would carry).
+Result<std::vector<Metadata>> metadata_for_file(const Parameters& params);
+// The llama.cpp architecture name of a config: "gpt2", "gptneox", "llama" (also Mistral's),
+// "qwen2", "qwen3", "gemma2", "gemma3"; empty if none.
 std::string architecture_of(const ModelConfig& config);
 
 }  // namespace headlab::model::gguf

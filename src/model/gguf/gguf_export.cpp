@@ -18,40 +18,14 @@ Status export_model(const std::string& path, const Parameters& params, const Tok
                                                        std::to_string(c.vocab_size));
   auto tensors = tensors_for_file(params);
   if (!tensors) return make_error(tensors.error().code, path + ": " + tensors.error().message);
-  const std::string arch = architecture_of(c);
-  const std::string a = arch + ".";
+  auto keys = metadata_for_file(params);
+  if (!keys) return make_error(keys.error().code, path + ": " + keys.error().message);
   std::vector<Metadata> m;
-  m.emplace_back("general.architecture", meta_string(arch));
+  m.push_back(std::move(keys->front()));  // general.architecture first, as llama.cpp's writer has it
   m.emplace_back("general.name", meta_string(name));
   // llama_ftype: 0 all F32, 1 mostly F16, 32 mostly BF16
   m.emplace_back("general.file_type", meta_u32(dtype == TensorType::f32 ? 0 : dtype == TensorType::f16 ? 1 : 32));
-  m.emplace_back(a + "context_length", meta_u32(std::uint32_t(c.n_ctx)));
-  m.emplace_back(a + "embedding_length", meta_u32(std::uint32_t(c.n_embd)));
-  m.emplace_back(a + "block_count", meta_u32(std::uint32_t(c.n_layer)));
-  m.emplace_back(a + "feed_forward_length", meta_u32(std::uint32_t(c.mlp_width())));
-  m.emplace_back(a + "attention.head_count", meta_u32(std::uint32_t(c.n_head)));
-  if (c.norm == ModelConfig::Norm::layernorm) {
-    m.emplace_back(a + "attention.layer_norm_epsilon", meta_f32(c.layer_norm_eps));
-  } else {
-    m.emplace_back(a + "attention.layer_norm_rms_epsilon", meta_f32(c.layer_norm_eps));
-  }
-  if (c.positions == ModelConfig::Positions::rotary) {
-    m.emplace_back(a + "rope.dimension_count", meta_u32(std::uint32_t(c.rotary_size())));
-    m.emplace_back(a + "rope.freq_base", meta_f32(c.rope_theta));
-    if (c.rope_linear_factor != 1.0f) {
-      m.emplace_back(a + "rope.scaling.type", meta_string("linear"));
-      m.emplace_back(a + "rope.scaling.factor", meta_f32(c.rope_linear_factor));
-    }
-  }
-  if (arch == "llama" || arch == "qwen2") {
-    m.emplace_back(a + "attention.head_count_kv", meta_u32(std::uint32_t(c.kv_heads())));
-    if (c.head_dim > 0 && c.head_dim * c.n_head != c.n_embd) {
-      m.emplace_back(a + "attention.key_length", meta_u32(std::uint32_t(c.head_dim)));
-      m.emplace_back(a + "attention.value_length", meta_u32(std::uint32_t(c.head_dim)));
-    }
-    if (c.sliding_window > 0) m.emplace_back(a + "attention.sliding_window", meta_u32(std::uint32_t(c.sliding_window)));
-  }
-  if (arch == "gptneox") m.emplace_back(a + "use_parallel_residual", meta_bool(c.parallel_residual));
+  for (std::size_t i = 1; i < keys->size(); i++) m.push_back(std::move((*keys)[i]));
   // llama.cpp reads one token per row of token_embd: a padded vocabulary gets unused tokens
   TokenizerTables tables = tokenizer;
   for (int id = int(tables.tokens.size()); id < c.vocab_size; id++) {

@@ -106,10 +106,13 @@ Result<std::string> tokenizer_json_from_file(const File& f) {
   auto unk = token_id("tokenizer.ggml.unknown_token_id");
   auto add_bos = flag("tokenizer.ggml.add_bos_token", spm);
   auto add_eos = flag("tokenizer.ggml.add_eos_token", false);
+  // SentencePiece's "▁" before the text (llama.cpp's default for "llama"; Gemma's files say false)
+  auto add_space = flag("tokenizer.ggml.add_space_prefix", spm);
   for (auto* r : {&bos, &eos, &unk})
     if (!*r) return tl::unexpected(r->error());
   if (!add_bos) return tl::unexpected(add_bos.error());
   if (!add_eos) return tl::unexpected(add_eos.error());
+  if (!add_space) return tl::unexpected(add_space.error());
 
   json vocab = json::object();
   std::unordered_map<std::string, int> ids;
@@ -171,16 +174,18 @@ Result<std::string> tokenizer_json_from_file(const File& f) {
       scores[i] = float(*x);
     }
     for (auto& [a, b] : merges_from_scores(tokens->strings, scores, ids)) merges.push_back(json::array({a, b}));
-    j["normalizer"] = {{"type", "Sequence"},
-                       {"normalizers", json::array({{{"type", "Prepend"}, {"prepend", "\xe2\x96\x81"}},
-                                                    {{"type", "Replace"}, {"pattern", {{"String", " "}}},
-                                                     {"content", "\xe2\x96\x81"}}})}};
+    // the text's spaces become "▁", and a "▁" goes first when add_space_prefix (Llama 2's
+    // tokenizer.json: Prepend then Replace; Gemma's: Replace alone), taken off again on decoding
+    json normalizers = json::array(), decoders = json::array();
+    if (*add_space) normalizers.push_back({{"type", "Prepend"}, {"prepend", "\xe2\x96\x81"}});
+    normalizers.push_back({{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\xe2\x96\x81"}});
+    decoders.push_back({{"type", "Replace"}, {"pattern", {{"String", "\xe2\x96\x81"}}}, {"content", " "}});
+    decoders.push_back({{"type", "ByteFallback"}});
+    decoders.push_back({{"type", "Fuse"}});
+    if (*add_space) decoders.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
+    j["normalizer"] = {{"type", "Sequence"}, {"normalizers", normalizers}};
     j["pre_tokenizer"] = nullptr;
-    j["decoder"] = {{"type", "Sequence"},
-                    {"decoders", json::array({{{"type", "Replace"}, {"pattern", {{"String", "\xe2\x96\x81"}}}, {"content", " "}},
-                                              {{"type", "ByteFallback"}},
-                                              {{"type", "Fuse"}},
-                                              {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}})}};
+    j["decoder"] = {{"type", "Sequence"}, {"decoders", decoders}};
     j["model"] = {{"type", "BPE"}, {"dropout", nullptr},
                   {"unk_token", *unk >= 0 ? json(tokens->strings[std::size_t(*unk)]) : json(nullptr)},
                   {"fuse_unk", true}, {"byte_fallback", true}, {"ignore_merges", false}, {"vocab", vocab}, {"merges", merges}};

@@ -9,6 +9,8 @@
 //                             (Llama 3), qwen2 (with its NFC normalizer); others refused by name
 //   tokenizer.ggml.token_type 3 (control) and 4 (user-defined) tokens are added tokens
 //   tokenizer.ggml.bos_token_id, add_bos_token, eos_token_id, add_eos_token: the template
+//   tokenizer.ggml.add_space_prefix  a "llama" model's "▁" before the text (default true;
+//                             Gemma's files say false)
 //
 //   Result<BpeTokenizer> tok = gguf::tokenizer_from_file(file);
 // And the other way, for the writer: a byte-level BPE tokenizer's tables as metadata.

@@ -8,6 +8,7 @@
 //   Llama files   5e-4 (logits span -29 .. 51): the same float32 maths in another order
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <unistd.h>
@@ -127,6 +128,65 @@ TEST_P(GgufExportFamilies, FileGivesTheFoldersLogitsAndLlamaCpps) {
 
 INSTANTIATE_TEST_SUITE_P(Families, GgufExportFamilies,
                          ::testing::Values(ExportCase{"qwen2_random", 5e-4}, ExportCase{"pythia_random", 1e-2}));
+
+// The families llama.cpp has its own graph for beyond GPT-2, GPT-NeoX, Llama and Qwen 2: each
+// random model (tools/reference/make_llama_fixtures.py: FAMILY_MODELS) exported by headlab, run
+// by llama.cpp, and checked three ways: headlab on the GGUF file against headlab on the folder
+// it came from, against the PyTorch reference of that folder ("reference", float64), and
+// against llama.cpp's logits on the file. The bounds, as max |difference| (logits span about
+// +-5 to +-15):
+//   the folder       1e-5: the same float32 maths; Gemma's norms come back as (1 + w) - 1
+//   the reference    1e-4, the bar of the family fixtures
+//   llama.cpp        FamilyCase::llama_cpp: llama.cpp's tanh GELU reads a float16 table
+//                    (GGML_GELU_FP16), so Gemma's GeGLU carries its rounding
+struct FamilyCase {
+  const char* dir;
+  double llama_cpp;
+};
+
+class GgufFamiliesAgainstLlamaCpp : public ::testing::TestWithParam<FamilyCase> {};
+
+TEST_P(GgufFamiliesAgainstLlamaCpp, FileGivesTheFoldersTheReferencesAndLlamaCppsLogits) {
+  const FamilyCase& c = GetParam();
+  auto folder = checkpoint_load(gguf_fixture(c.dir));
+  ASSERT_TRUE(folder) << folder.error().message;
+  const std::vector<float> got = logits_of(load_gguf(exported(std::string("headlab_gguf_") + c.dir + ".gguf",
+                                                              gguf::TensorType::f32, c.dir)));
+  const std::vector<float> from_folder = logits_of(*folder);
+  ASSERT_EQ(got.size(), from_folder.size());
+  double to_folder = 0;
+  for (std::size_t i = 0; i < got.size(); i++) to_folder = std::max(to_folder, std::fabs(double(got[i]) - from_folder[i]));
+  const nlohmann::json& ref = expected()["reference"][c.dir];
+  ASSERT_EQ(ref.size() * ref[0].size(), got.size());
+  double to_reference = 0;
+  for (std::size_t t = 0; t < ref.size(); t++)
+    for (std::size_t v = 0; v < ref[t].size(); v++)
+      to_reference = std::max(to_reference, std::fabs(double(got[t * ref[t].size() + v]) - ref[t][v].get<double>()));
+  const double to_llama_cpp = max_diff_to_llama_cpp(got, std::string(c.dir) + ".f32");
+  std::printf("headlab's %s export: max |GGUF - folder| = %.3g, |GGUF - PyTorch| = %.3g, |GGUF - llama.cpp| = %.3g\n",
+              c.dir, to_folder, to_reference, to_llama_cpp);
+  EXPECT_LT(to_folder, 1e-5);
+  EXPECT_LT(to_reference, 1e-4);
+  EXPECT_LT(to_llama_cpp, c.llama_cpp);
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, GgufFamiliesAgainstLlamaCpp,
+                         ::testing::Values(FamilyCase{"qwen3_random", 5e-4}, FamilyCase{"gemma2_random", 1e-2},
+                                           FamilyCase{"gemma3_random", 1e-2}, FamilyCase{"llama3_random", 5e-4},
+                                           FamilyCase{"mistral_random", 5e-4}));
+
+// The rope_freqs.weight of the Llama 3.1 export is what makes llama.cpp's logits: without its
+// divisors (the frequencies unscaled) headlab is far from llama.cpp, with them within 1e-5.
+TEST(GgufLlamaCpp, RopeFreqsOfLlama3AreWhatLlamaCppRotatesBy) {
+  Parameters p = load_gguf(exported("headlab_gguf_llama3_freqs.gguf", gguf::TensorType::f32, "llama3_random"));
+  ASSERT_EQ(p.config.rope_freq_factors.size(), std::size_t(p.config.head_size() / 2));
+  const double with = max_diff_to_llama_cpp(logits_of(p), "llama3_random.f32");
+  p.config.rope_freq_factors.clear();
+  const double without = max_diff_to_llama_cpp(logits_of(p), "llama3_random.f32");
+  std::printf("Llama 3.1 export against llama.cpp: %.3g with rope_freqs.weight, %.3g without\n", with, without);
+  EXPECT_LT(with, 1e-4);
+  EXPECT_GT(without, 1e-2);
+}
 
 // On a quantized file llama.cpp rounds each matrix product's input vector to 8 bits as well
 // (Q8_0 or Q8_K, its vec_dot types), so its logits carry that error on top of the weights';

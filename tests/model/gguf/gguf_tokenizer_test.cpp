@@ -102,6 +102,42 @@ TEST(GgufTokenizer, SentencePieceMetadataBuildsMergesFromScoresAndFallsBackToByt
   EXPECT_EQ(*ids, (std::vector<int>{1, V - 1, V - 1, V - 6, 3 + 0x63}));
 }
 
+TEST(GgufTokenizer, GemmasAddSpacePrefixFalsePutsNoMarkBeforeTheText) {
+  // Gemma's GGUF files say tokenizer.ggml.add_space_prefix = false: "ab" is "ab", not "▁ab"
+  std::vector<std::string> tokens = {"<unk>", "<bos>", "<eos>"};
+  std::vector<std::int32_t> types = {2, 3, 3};
+  std::vector<float> scores = {0, 0, 0};
+  for (int b = 0; b < 256; b++) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    tokens.push_back(name), types.push_back(6), scores.push_back(0);
+  }
+  for (auto [t, s] : std::vector<std::pair<std::string, float>>{
+           {"\xe2\x96\x81", -10}, {"a", -11}, {"b", -12}, {"\xe2\x96\x81" "a", -1}, {"ab", -2}, {"\xe2\x96\x81" "ab", -3}})
+    tokens.push_back(t), types.push_back(1), scores.push_back(s);
+  const int V = int(tokens.size());
+  for (bool prefix : {true, false}) {
+    std::vector<Metadata> m = {{"tokenizer.ggml.model", meta_string("llama")},
+                               {"tokenizer.ggml.tokens", meta_strings(tokens)},
+                               {"tokenizer.ggml.scores", meta_f32s(scores)},
+                               {"tokenizer.ggml.token_type", meta_i32s(types)},
+                               {"tokenizer.ggml.bos_token_id", meta_u32(1)},
+                               {"tokenizer.ggml.unknown_token_id", meta_u32(0)},
+                               {"tokenizer.ggml.add_space_prefix", meta_bool(prefix)}};
+    const std::string path = temp("headlab_spm_prefix.gguf");
+    ASSERT_TRUE(file_write(path, m, {}));
+    auto tok = tokenizer_load(path);
+    ASSERT_TRUE(tok) << tok.error().message;
+    auto ids = tok->encode_ids("ab ab");
+    ASSERT_TRUE(ids) << ids.error().message;
+    // with the prefix: "▁ab" "▁ab"; without: "ab" "▁ab"
+    EXPECT_EQ(*ids, (std::vector<int>{prefix ? V - 1 : V - 2, V - 1})) << prefix;
+    auto text = tok->decode(*ids);
+    ASSERT_TRUE(text);
+    EXPECT_EQ(*text, "ab ab");
+  }
+}
+
 TEST(GgufTokenizer, RefusesAnUnknownPreTokenizerByName) {
   std::vector<Metadata> m = {{"tokenizer.ggml.model", meta_string("gpt2")},
                              {"tokenizer.ggml.pre", meta_string("deepseek-llm")},

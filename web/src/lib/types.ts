@@ -131,6 +131,9 @@ export interface ModelBlock {
   rotary_dim: number; // rotated channels of each head (0 without rotary)
   rotary_pairing: "halves" | "interleaved";
   rope_theta: number;
+  rope_scaling?: string; // the global layers': "none", "linear", "llama3", "per-frequency" (GGUF's rope_freqs)
+  rope_scaling_factor?: number; // linear's or llama3's factor (1 = none)
+  rope_local_theta?: number; // Gemma 3's sliding layers' base, unscaled (0 = no such layer)
   norm: "layernorm" | "rmsnorm" | "rmsnorm_plus_one";
   mlp_kind: "gelu_tanh" | "gelu_erf" | "swiglu" | "geglu";
   n_kv_head: number; // query head h reads KV head h / (n_head / n_kv_head)
