@@ -4,11 +4,13 @@
  * (tools/reference/llama_peer.h: 2 threads, F32 KV cache, flash attention off), the cache
  * cleared between repeats. One length per process, like headlab_engine_bench.
  *
- *   llama_bench --model F.gguf --tokens 256 [--repeats 5] [--last-only] [--dump-last FILE]
+ *   llama_bench --model F.gguf --tokens 256 [--repeats 5] [--last-only] [--dump-last FILE] [--threads 2]
  *   llama_bench --info         the CPU backend ggml loaded and llama_print_system_info()
  * prints: tokens=256 median_ms=... min_ms=... cpu_ms=... peak_rss_mb=... load_rss_mb=... load_ms=...
  *         argmax_last=... logit_sum_last=... model=qwen2_1B_BF16 backend=libggml-cpu-zen4.so
- * Logits of every position unless --last-only (headlab's forward computes them all).
+ * Logits of every position unless --last-only (headlab's forward computes them all). --threads
+ * other than the peer's 2 is for diagnosis: ggml's threads spin at each step's barrier, so on a
+ * loaded machine two threads can take longer than one.
  * Built by bench/run_family_bench.sh against the headers of node-llama-cpp's git bundle.
  */
 #include <stdio.h>
@@ -36,7 +38,7 @@ static void loaded_backend(char* out, size_t size) {
 
 static int usage(void) {
   fprintf(stderr,
-          "usage: llama_bench --model F.gguf --tokens T [--repeats N] [--last-only] [--dump-last FILE]\n"
+          "usage: llama_bench --model F.gguf --tokens T [--repeats N] [--last-only] [--dump-last FILE] [--threads N]\n"
           "       llama_bench --info   (the CPU backend loaded and llama.cpp's system info)\n"
           "LLAMA_BACKEND_DIR names the folder of libggml-cpu-*.so.\n");
   return 2;
@@ -44,13 +46,14 @@ static int usage(void) {
 
 int main(int argc, char** argv) {
   const char *path = NULL, *dump_last = NULL;
-  int tokens = 0, repeats = 5, last_only = 0, info = 0;
+  int tokens = 0, repeats = 5, last_only = 0, info = 0, threads = 2;
   for (int i = 1; i < argc; i++) {
     const char* next = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(argv[i], "--model") == 0 && next) path = argv[++i];
     else if (strcmp(argv[i], "--tokens") == 0 && next) tokens = atoi(argv[++i]);
     else if (strcmp(argv[i], "--repeats") == 0 && next) repeats = atoi(argv[++i]);
     else if (strcmp(argv[i], "--dump-last") == 0 && next) dump_last = argv[++i];
+    else if (strcmp(argv[i], "--threads") == 0 && next) threads = atoi(argv[++i]);
     else if (strcmp(argv[i], "--last-only") == 0) last_only = 1;
     else if (strcmp(argv[i], "--info") == 0) info = 1;
     else return usage();
@@ -62,7 +65,7 @@ int main(int argc, char** argv) {
     printf("backend=%s\n%s\n", backend, llama_print_system_info());
     return 0;
   }
-  if (!path || tokens <= 0 || repeats <= 0) return usage();
+  if (!path || tokens <= 0 || repeats <= 0 || threads <= 0) return usage();
 
   const double load_t0 = bench_wall_ms();
   struct llama_model* model = llama_peer_load("llama_bench", path);
@@ -72,6 +75,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "llama_bench: cannot make a context of %d tokens for %s\n", tokens, path);
     return 1;
   }
+  llama_set_n_threads(ctx, threads, threads);
   const int V = llama_vocab_n_tokens(llama_model_get_vocab(model));
   int* ids = malloc(sizeof(int) * (size_t)tokens);
   double* ms = malloc(sizeof(double) * (size_t)repeats);
@@ -108,9 +112,9 @@ int main(int argc, char** argv) {
     if (*c == ' ') *c = '_';
   const double median = bench_median(ms, repeats);
   printf("tokens=%d median_ms=%.1f min_ms=%.1f cpu_ms=%.1f peak_rss_mb=%.0f load_rss_mb=%.0f load_ms=%.0f argmax_last=%d "
-         "logit_sum_last=%.4f logits=%s model=%s backend=%s\n",
+         "logit_sum_last=%.4f logits=%s threads=%d model=%s backend=%s\n",
          tokens, median, ms[0], bench_median(cpu_ms, repeats), bench_peak_rss_mb(), load_rss, load_ms,
-         bench_argmax(last, V), sum, last_only ? "last" : "all", desc, backend);
+         bench_argmax(last, V), sum, last_only ? "last" : "all", threads, desc, backend);
   free(ids);
   free(ms);
   free(cpu_ms);
