@@ -3,8 +3,8 @@ ids every side is fed, the timed repeats and the result line, with the same fiel
 definitions as the C programs (bench/bench_clock.h).
 
     w = read_safetensors(path, torch.float32)          # {name: tensor}
-    times, out = time_forwards(lambda: model(idx), repeats)
-    print(result_line(T, times, logits[-1], dtype="float32"))
+    times, cpu, (logits, patterns) = time_forwards(lambda: model(idx), repeats)
+    print(result_line(T, times, cpu, logits[-1], dtype="float32"))
 """
 import json
 import struct
@@ -45,17 +45,18 @@ def token_ids(T, V):
 
 def time_forwards(run, repeats):
     """Calls run() repeats + 1 times (the first warms up and is not counted); returns the
-    sorted wall times in ms and the last call's result."""
-    times, out = [], None
+    sorted wall times in ms, the sorted CPU times (every thread's) and the last call's result."""
+    times, cpu, out = [], [], None
     with torch.inference_mode():
         for r in range(repeats + 1):
             out = None  # the previous result (and its patterns) is freed before the next run, as in a loop over inputs
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             out = run()
-            t1 = time.perf_counter()
+            t1, c1 = time.perf_counter(), time.process_time()
             if r > 0:
                 times.append((t1 - t0) * 1000)
-    return sorted(times), out
+                cpu.append((c1 - c0) * 1000)
+    return sorted(times), sorted(cpu), out
 
 
 def peak_rss_mb():
@@ -78,13 +79,13 @@ def blas_core():
         return "unknown"
 
 
-def result_line(T, times, last_logits, dump_last=None, **extra):
+def result_line(T, times, cpu, last_logits, dump_last=None, **extra):
     """One line of key=value fields, as the C programs print it. last_logits: (V) of the last position."""
     last = last_logits.float()
     if dump_last:
         last.numpy().astype(np.float32).tofile(dump_last)
     fields = [f"tokens={T}", f"median_ms={times[len(times) // 2]:.1f}", f"min_ms={times[0]:.1f}",
-              f"peak_rss_mb={peak_rss_mb():.0f}", f"argmax_last={int(last.argmax())}",
+              f"cpu_ms={cpu[len(cpu) // 2]:.1f}", f"peak_rss_mb={peak_rss_mb():.0f}", f"argmax_last={int(last.argmax())}",
               f"logit_sum_last={float(last.double().sum()):.4f}"]
     fields += [f"{k}={v}" for k, v in extra.items()]
     return " ".join(fields + [f"blas={blas_core()}"])

@@ -8,7 +8,8 @@
 //   headlab_engine_bench --model DIR --tokens 256 --repeats 5 --plain      logits only, no record
 //   headlab_engine_bench --kernels                   the kernels it would use, and why
 // prints: tokens=256 median_ms=... min_ms=... cpu_ms=... peak_rss_mb=... load_rss_mb=...
-//         weights_mb=... bytes_per_weight=... load_ms=... argmax_last=... logit_sum_last=... blas=...
+//         weights_mb=... bytes_per_weight=... dtype=f32 load_ms=... argmax_last=... logit_sum_last=...
+//         mode=... cpu=... linear=... blas=...
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -93,7 +94,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   // What the loaded weights hold, measured by the OS, so it reads the same whatever the engine
-  // keeps (float32 and its packed copy today; 16-bit weights later): MB, and bytes per weight.
+  // keeps: MB, and bytes per weight. This engine keeps every weight float32 (dtype=f32 below:
+  // Parameters::memory), and the matrices again, packed, for short inputs.
   const double weights_mb = bench_rss_mb() - rss_before;
   const double load_peak_mb = bench_peak_rss_mb();
   const double n_weights = double(parameters_count(params->config));
@@ -122,7 +124,7 @@ int main(int argc, char** argv) {
   }
   const double median = bench_median(ms.data(), int(ms.size()));
   std::printf("tokens=%d median_ms=%.1f min_ms=%.1f cpu_ms=%.1f peak_rss_mb=%.0f load_rss_mb=%.0f weights_mb=%.0f "
-              "bytes_per_weight=%.2f load_ms=%.0f argmax_last=%d logit_sum_last=%.4f mode=%s %s\n",
+              "bytes_per_weight=%.2f dtype=f32 load_ms=%.0f argmax_last=%d logit_sum_last=%.4f mode=%s %s\n",
               tokens, median, ms[0], bench_median(cpu_ms.data(), int(cpu_ms.size())), bench_peak_rss_mb(),
               load_peak_mb, weights_mb, weights_mb * 1048576.0 / n_weights, load_ms, bench_argmax(last, out.V), sum,
               plain ? "plain" : "patterns", kernels_line().c_str());

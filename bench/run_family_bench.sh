@@ -18,6 +18,8 @@
 #                          scale figure (default lengths "256", GGUF files "f32 f16")
 #     --gguf "f16 q8_0"    which GGUF files llama.cpp runs (of f32 f16 bf16 q8_0)
 #     --torch-bf16         also time PyTorch in bfloat16 (a column beside the ratio, never in it)
+#     --llama-threads N    llama.cpp's threads (default 2, as headlab's pool): 1 is for diagnosis on a
+#                          loaded machine, where ggml's spinning barriers make 2 threads slower than 1
 #     --no-torch, --no-llama   leave a peer out
 # The model files are made when missing (bench/family_model.py, `headlab export --gguf`,
 # llama.cpp's llama_model_quantize) in $HEADLAB_BENCH_MODELS/<shape> (default /tmp/headlab-bench):
@@ -29,13 +31,14 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/bench/bench_lib.sh"
 
-SHAPE=qwen2.5-0.5b LENGTHS="" GGUF="" TORCH_BF16=no USE_TORCH=yes USE_LLAMA=yes
+SHAPE=qwen2.5-0.5b LENGTHS="" GGUF="" TORCH_BF16=no USE_TORCH=yes USE_LLAMA=yes LLAMA_THREADS=2
 while [ $# -gt 0 ]; do
   case $1 in
     --shape) SHAPE=$2; shift 2 ;;
     --lengths) LENGTHS=$2; shift 2 ;;
     --gguf) GGUF=$2; shift 2 ;;
     --torch-bf16) TORCH_BF16=yes; shift ;;
+    --llama-threads) LLAMA_THREADS=$2; shift 2 ;;
     --no-torch) USE_TORCH=no; shift ;;
     --no-llama) USE_LLAMA=no; shift ;;
     -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -166,6 +169,9 @@ printf '%7s  %10s  %10s  %6s  %6s  %4s  %10s  %10s  %6s  %4s  %6s  %9s  %10s\n' 
   headlab_MB pytorch_MB ratio met argmax max_diff torch_bf16 >"$D/table_patterns"
 printf '%7s  %5s  %10s  %10s  %6s  %6s  %4s  %10s  %10s  %6s  %9s\n' tokens file headlab_ms llama_ms ratio target met \
   headlab_MB llama_MB argmax max_diff >"$D/table_plain"
+printf '%7s  %12s  %10s  %13s' tokens headlab_patt pytorch headlab_plain >"$D/table_cpu"
+for t in $GGUF; do printf '  %10s' "llama_$t" >>"$D/table_cpu"; done
+echo >>"$D/table_cpu"
 for T in $LENGTHS; do
   rm -f "$D"/*.best "$D"/*.line "$D"/*.last
   r=1
@@ -181,7 +187,7 @@ for T in $LENGTHS; do
     if [ "$USE_LLAMA" = yes ]; then
       for t in $GGUF; do
         say "$T tokens, round $r: llama.cpp ($t)"
-        keep "llama_$t" "$("$LLAMA_BENCH" --model "$MODELS/$t.gguf" --tokens "$T" --repeats "$REPEATS" --dump-last "$D/llama_$t.last")"
+        keep "llama_$t" "$("$LLAMA_BENCH" --model "$MODELS/$t.gguf" --tokens "$T" --repeats "$REPEATS" --threads "$LLAMA_THREADS" --dump-last "$D/llama_$t.last")"
       done
     fi
     if [ "$TORCH" = yes ] && [ "$TORCH_BF16" = yes ]; then
@@ -205,6 +211,9 @@ for T in $LENGTHS; do
         "$(maxdiff "$D/plain.last" "$D/llama_$t.last")" >>"$D/table_plain"
     done
   fi
+  printf '%7s  %12s  %10s  %13s' "$T" "$(get headlab cpu_ms)" "$(get torch cpu_ms)" "$(get plain cpu_ms)" >>"$D/table_cpu"
+  for t in $GGUF; do printf '  %10s' "$(get "llama_$t" cpu_ms)" >>"$D/table_cpu"; done
+  echo >>"$D/table_cpu"
   say "$T tokens done"
 done
 
@@ -217,8 +226,12 @@ if [ "$USE_LLAMA" = yes ]; then
   echo "## plain forward (logits of every position): headlab ÷ llama.cpp, from each GGUF file"
   cat "$D/table_plain"
   echo "(argmax and max_diff: headlab's last logits (BF16 folder) against llama.cpp's on that file, which rounds its activations to the weights' type)"
-  echo "llama.cpp: $(get "llama_$(echo $GGUF | cut -d' ' -f1)" model), $(get "llama_$(echo $GGUF | cut -d' ' -f1)" backend), 2 threads, F32 KV cache, flash attention off"
+  echo "llama.cpp: $(get "llama_$(echo $GGUF | cut -d' ' -f1)" model), $(get "llama_$(echo $GGUF | cut -d' ' -f1)" backend), $LLAMA_THREADS thread(s), F32 KV cache, flash attention off"
 fi
-echo "headlab weights in memory: $(get plain weights_mb) MB, $(get plain bytes_per_weight) bytes per weight (resident memory the load added; float32 = 4, plus any packed copy)"
-echo "headlab kernels: $(get plain cpu) linear=$(get plain linear) blas=$(get plain blas); PyTorch: $(get torch blas)"
+echo
+echo "## CPU time of one forward, every thread (ms, the last round's median): the work, apart from waiting on a busy machine"
+cat "$D/table_cpu"
+echo "(llama.cpp's includes its threads spinning at each step's barrier, which a loaded machine makes long)"
+echo "headlab weights in memory: matrices $(get plain dtype), $(get plain weights_mb) MB, $(get plain bytes_per_weight) bytes per weight (resident memory the load added: float32 is 4, BF16 2, plus any packed copy)"
+echo "headlab kernels: $(get plain cpu) linear=$(get plain linear)$(get plain kernels) blas=$(get plain blas); PyTorch: $(get torch blas)"
 echo "load average: $LOAD_START at the start, $(bench_load) at the end; took $(($(date +%s) - START)) s"

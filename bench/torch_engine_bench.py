@@ -64,8 +64,8 @@ def main():
     model = GPT2(cfg, read_safetensors(os.path.join(args.model, "model.safetensors"), strip_prefix="transformer."))
     T = args.tokens
     idx = torch.tensor(token_ids(T, cfg["vocab_size"]))
-    times, (logits, _) = time_forwards(lambda: model(idx), args.repeats)
-    print(result_line(T, times, logits[-1]))
+    times, cpu, (logits, _) = time_forwards(lambda: model(idx), args.repeats)
+    print(result_line(T, times, cpu, logits[-1]))
 
 
 if __name__ == "__main__":

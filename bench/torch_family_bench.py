@@ -109,8 +109,8 @@ def main():
     model = LlamaFamily(cfg, read_safetensors(os.path.join(args.model, "model.safetensors"), dtype))
     T = args.tokens
     idx = torch.tensor([token_ids(T, cfg["vocab_size"])])
-    times, (logits, _) = time_forwards(lambda: model(idx), args.repeats)
-    print(result_line(T, times, logits[-1], args.dump_last, dtype=args.dtype))
+    times, cpu, (logits, _) = time_forwards(lambda: model(idx), args.repeats)
+    print(result_line(T, times, cpu, logits[-1], args.dump_last, dtype=args.dtype))
 
 
 if __name__ == "__main__":
