@@ -170,7 +170,7 @@ printf '%7s  %10s  %10s  %6s  %6s  %4s  %10s  %10s  %6s  %4s  %6s  %9s  %10s\n' 
 printf '%7s  %5s  %10s  %10s  %6s  %6s  %4s  %10s  %10s  %6s  %9s\n' tokens file headlab_ms llama_ms ratio target met \
   headlab_MB llama_MB argmax max_diff >"$D/table_plain"
 printf '%7s  %12s  %10s  %13s' tokens headlab_patt pytorch headlab_plain >"$D/table_cpu"
-for t in $GGUF; do printf '  %10s' "llama_$t" >>"$D/table_cpu"; done
+[ "$USE_LLAMA" = yes ] && for t in $GGUF; do printf '  %10s' "llama_$t" >>"$D/table_cpu"; done
 echo >>"$D/table_cpu"
 for T in $LENGTHS; do
   rm -f "$D"/*.best "$D"/*.line "$D"/*.last
@@ -212,7 +212,7 @@ for T in $LENGTHS; do
     done
   fi
   printf '%7s  %12s  %10s  %13s' "$T" "$(get headlab cpu_ms)" "$(get torch cpu_ms)" "$(get plain cpu_ms)" >>"$D/table_cpu"
-  for t in $GGUF; do printf '  %10s' "$(get "llama_$t" cpu_ms)" >>"$D/table_cpu"; done
+  [ "$USE_LLAMA" = yes ] && for t in $GGUF; do printf '  %10s' "$(get "llama_$t" cpu_ms)" >>"$D/table_cpu"; done
   echo >>"$D/table_cpu"
   say "$T tokens done"
 done
