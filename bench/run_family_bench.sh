@@ -1,16 +1,19 @@
 #!/bin/sh
 # bench/run_family_bench.sh — issue 14's benchmark: a Llama-family model of Qwen2.5-0.5B's shape
 # (random BF16 weights, batch 1) in headlab, in PyTorch and in llama.cpp, in turns, at 16, 64,
-# 256 and 1,024 tokens. Two tables:
+# 256 and 1,024 tokens. Three tables:
 #   every pattern recorded: headlab ÷ PyTorch (Hugging Face's eager attention returning every
 #     pattern, float32), time and peak memory, against the targets (≤ 0.5 at 16 and 64 tokens,
 #     ≤ 0.7 at 256 and 1,024; memory ≤ 0.6), the same argmax and max |diff| of the last logits;
 #   plain forward (logits of every position, no record): headlab ÷ llama.cpp (the npm package's
 #     libllama, 2 threads) from the BF16, F16 and Q8_0 GGUF files of the same weights (≤ 0.6 from
-#     F16/BF16 and ≤ 1.0 from Q8_0 at 64 and 256 tokens), with max |diff| of the last logits.
+#     F16/BF16 and ≤ 1.0 from Q8_0 at 64 and 256 tokens), with max |diff| of the last logits;
+#   the CPU time of one forward on every side (the work, apart from waiting on a busy machine).
 # Each process runs one length and reports the median of REPEATS forwards after a warm-up; the
 # engines take turns for ROUNDS rounds and the best round of each is printed, so a busy machine
 # slows every engine alike rather than whichever ran during a burst. Progress goes to stderr.
+# A whole run (3 repeats, 2 rounds, the four lengths) took 59 minutes on 2 cores at load 11,
+# 34 of them at 1,024 tokens; `--lengths "16 64 256"` takes about a third of that.
 #
 #   bench/run_family_bench.sh [options] [BUILD_DIR] [REPEATS] [ROUNDS]      (build, 3, 2)
 #     --lengths "16 64"    the token counts (default "16 64 256 1024"; 1,024 is the slow one)
