@@ -1,50 +1,62 @@
-// bench/engine_bench.cpp — times headlab's forward on a GPT-2-family model with every
-// head's pattern recorded (batch 1), the figure bench/run_engine_bench.sh sets next to
-// PyTorch's. One length per process, so the peak memory printed is that length's.
+// bench/engine_bench.cpp — times headlab's forward (batch 1) on any model it loads, the figure
+// bench/run_engine_bench.sh (GPT-2 small) and bench/run_family_bench.sh (Qwen2.5-0.5B's shape)
+// set next to PyTorch's and llama.cpp's. One length per process, so the peak memory printed is
+// that length's. Logits are computed for every position (the forward has no last-only mode).
 //
 //   headlab_engine_bench --make-model DIR            random GPT-2-small weights, HF layout
-//   headlab_engine_bench --model DIR --tokens 256 --repeats 5
-// prints: tokens=256 median_ms=... min_ms=... peak_rss_mb=... argmax_last=... logit_sum_last=...
-#include <algorithm>
-#include <chrono>
+//   headlab_engine_bench --model DIR --tokens 256 --repeats 5              every pattern recorded
+//   headlab_engine_bench --model DIR --tokens 256 --repeats 5 --plain      logits only, no record
+//   headlab_engine_bench --kernels                   the kernels it would use, and why
+// prints: tokens=256 median_ms=... min_ms=... cpu_ms=... peak_rss_mb=... load_rss_mb=...
+//         weights_mb=... bytes_per_weight=... dtype=f32 load_ms=... argmax_last=... logit_sum_last=...
+//         mode=... cpu=... linear=... blas=...
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <random>
 #include <string>
-#include <ctime>
 #include <vector>
 
+#include "bench_clock.h"
 #include "model/blas.h"
 #include "model/checkpoint.h"
 #include "model/forward.h"
+#include "model/ops/matmul_packed.h"
 
 using namespace headlab::model;
 
 namespace {
 
-long peak_rss_kb() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
-  return -1;
-}
-
 int usage() {
   std::fprintf(stderr,
                "usage: headlab_engine_bench --make-model DIR [--seed N]\n"
-               "       headlab_engine_bench --model DIR --tokens T [--repeats N]\n"
-               "       headlab_engine_bench --blas     (the OpenBLAS kernels it would use)\n");
+               "       headlab_engine_bench --model DIR|FILE.gguf --tokens T [--repeats N] [--plain]\n"
+               "                            [--dump-last FILE]   (the last position's logits, float32)\n"
+               "       headlab_engine_bench --blas      (the OpenBLAS kernels it would use)\n"
+               "       headlab_engine_bench --kernels   (every kernel choice, one line)\n");
   return 2;
+}
+
+// The CPU features the kernels are chosen by, and which of headlab's kernels run: the packed
+// AVX-512 products up to matmul_packed_max_rows() tokens, OpenBLAS's sgemm beyond (and on a
+// CPU without AVX-512). One line, key=value, for the scripts' table.
+std::string kernels_line() {
+  const CpuFeatures f = cpu_features();
+  std::string cpu;
+  for (auto [name, has] : {std::pair{"avx2", f.avx2}, {"fma", f.fma}, {"avx512f", f.avx512f}, {"avx512bw", f.avx512bw},
+                           {"avx512_bf16", f.avx512_bf16}})
+    if (has) cpu += (cpu.empty() ? "" : ",") + std::string(name);
+  const std::string linear = matmul_packed_supported()
+                                 ? "packed-avx512(T<=" + std::to_string(matmul_packed_max_rows()) + ")+sgemm"
+                                 : std::string("sgemm");
+  return "cpu=" + (cpu.empty() ? std::string("none") : cpu) + " linear=" + linear + " blas=" + blas_core_name();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   blas_use_cpu_kernels(argv);  // OpenBLAS's kernels by the CPU's features, as `headlab` chooses them
-  std::string make_dir, model_dir;
+  std::string make_dir, model_dir, dump_last;
   int tokens = 0, repeats = 5;
+  bool plain = false;
   unsigned seed = 1;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
@@ -54,8 +66,13 @@ int main(int argc, char** argv) {
     else if (a == "--tokens") tokens = std::atoi(next().c_str());
     else if (a == "--repeats") repeats = std::atoi(next().c_str());
     else if (a == "--seed") seed = static_cast<unsigned>(std::atoi(next().c_str()));
-    else if (a == "--blas") {  // the kernels in use: run_engine_bench.sh gives PyTorch the same
+    else if (a == "--plain") plain = true;
+    else if (a == "--dump-last") dump_last = next();
+    else if (a == "--blas") {  // the kernels in use: the scripts give PyTorch the same
       std::printf("%s\n%s\n", blas_core_name(), blas_kernels_description().c_str());
+      return 0;
+    } else if (a == "--kernels") {
+      std::printf("%s\n", kernels_line().c_str());
       return 0;
     } else return usage();
   }
@@ -69,44 +86,47 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (model_dir.empty() || tokens <= 0 || repeats <= 0) return usage();
+  const double rss_before = bench_rss_mb(), load_t0 = bench_wall_ms();
   auto params = checkpoint_load(model_dir);
+  const double load_ms = bench_wall_ms() - load_t0;
   if (!params) {
     std::fprintf(stderr, "headlab_engine_bench: %s\n", params.error().message.c_str());
     return 1;
   }
-  // the same ids as the PyTorch peer: 0, 1, ... spread over the vocabulary
+  // What the loaded weights hold, measured by the OS, so it reads the same whatever the engine
+  // keeps: MB, and bytes per weight. This engine keeps every weight float32 (dtype=f32 below:
+  // Parameters::memory), and the matrices again, packed, for short inputs.
+  const double weights_mb = bench_rss_mb() - rss_before;
+  const double load_peak_mb = bench_peak_rss_mb();
+  const double n_weights = double(parameters_count(params->config));
   std::vector<int> ids(tokens);
-  for (int t = 0; t < tokens; t++) ids[t] = int((std::uint64_t(t) * 7919 + 13) % params->config.vocab_size);
+  for (int t = 0; t < tokens; t++) ids[t] = bench_token_id(t, params->config.vocab_size);
   ForwardOptions opt;
-  opt.record.pattern = true;
+  opt.record.pattern = !plain;
   ForwardOutput out;
   Workspace ws;
   std::vector<double> ms, cpu_ms;
-  auto cpu_now = [] {
-    timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-  };
   for (int r = 0; r < repeats + 1; r++) {  // the first run warms up and is not counted
-    const double c0 = cpu_now();
-    auto t0 = std::chrono::steady_clock::now();
+    const double c0 = bench_cpu_ms(), t0 = bench_wall_ms();
     if (auto s = forward(*params, ids, opt, out, ws); !s) {
       std::fprintf(stderr, "headlab_engine_bench: %s\n", s.error().message.c_str());
       return 1;
     }
-    auto t1 = std::chrono::steady_clock::now();
-    if (r > 0) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    if (r > 0) cpu_ms.push_back(cpu_now() - c0);
+    if (r > 0) ms.push_back(bench_wall_ms() - t0);
+    if (r > 0) cpu_ms.push_back(bench_cpu_ms() - c0);
   }
-  std::sort(ms.begin(), ms.end());
-  std::sort(cpu_ms.begin(), cpu_ms.end());
   const float* last = out.logits.data() + std::size_t(tokens - 1) * out.V;
   double sum = 0;
   for (int v = 0; v < out.V; v++) sum += last[v];
-  // cpu_ms (all threads' CPU time) tells the work apart from waiting on a busy machine
-  std::printf("tokens=%d median_ms=%.1f min_ms=%.1f cpu_ms=%.1f peak_rss_mb=%.0f argmax_last=%d logit_sum_last=%.4f "
-              "blas=%s\n",
-              tokens, ms[ms.size() / 2], ms[0], cpu_ms[cpu_ms.size() / 2], peak_rss_kb() / 1024.0,
-              top_k(last, out.V, 1)[0], sum, blas_core_name());
+  if (!dump_last.empty() && bench_write_floats(dump_last.c_str(), last, out.V) != 0) {
+    std::fprintf(stderr, "headlab_engine_bench: cannot write %s\n", dump_last.c_str());
+    return 1;
+  }
+  const double median = bench_median(ms.data(), int(ms.size()));
+  std::printf("tokens=%d median_ms=%.1f min_ms=%.1f cpu_ms=%.1f peak_rss_mb=%.0f load_rss_mb=%.0f weights_mb=%.0f "
+              "bytes_per_weight=%.2f dtype=f32 load_ms=%.0f argmax_last=%d logit_sum_last=%.4f mode=%s %s\n",
+              tokens, median, ms[0], bench_median(cpu_ms.data(), int(cpu_ms.size())), bench_peak_rss_mb(),
+              load_peak_mb, weights_mb, weights_mb * 1048576.0 / n_weights, load_ms, bench_argmax(last, out.V), sum,
+              plain ? "plain" : "patterns", kernels_line().c_str());
   return 0;
 }

@@ -9,61 +9,35 @@
 #
 #   bench/run_engine_bench.sh [BUILD_DIR] [REPEATS] [ROUNDS]   (build-bench, 5, 2)
 #
-# PyTorch runs in its fair configuration on 2 cores: 2 threads, OMP_WAIT_POLICY=PASSIVE
-# and jemalloc that keeps its pages (as installed, it busy-waits and page-faults).
+# PyTorch runs in its fair configuration on 2 cores (bench/bench_lib.sh says which).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/bench/bench_lib.sh"
 BUILD=${1:-$ROOT/build-bench}
 REPEATS=${2:-5}
 ROUNDS=${3:-2}
 MODEL=${HEADLAB_BENCH_MODEL:-/tmp/headlab-bench-gpt2-random}
 
-if [ ! -x "$BUILD/bench/headlab_engine_bench" ]; then
-  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DHEADLAB_BUILD_BENCH=ON -DHEADLAB_BUILD_TESTS=OFF >/dev/null
-  cmake --build "$BUILD" -j2 --target headlab_engine_bench >/dev/null
-fi
+bench_build "$BUILD" headlab_engine_bench
 if [ ! -f "$MODEL/model.safetensors" ]; then
   echo "making random GPT-2-small weights in $MODEL (500 MB) ..."
   "$BUILD/bench/headlab_engine_bench" --make-model "$MODEL"
 fi
-JEMALLOC=$(ls /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 2>/dev/null || true)
-if [ -z "$JEMALLOC" ]; then
-  echo "note: libjemalloc2 is not installed (apt-get install libjemalloc2); PyTorch runs with glibc malloc"
-fi
-if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-  echo "note: Debian's python3-torch is not installed: only headlab's figures are printed"
-  TORCH=no
-else
-  TORCH=yes
-fi
-
-field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
-# The kernels headlab chooses (by the CPU's features, or the user's OPENBLAS_CORETYPE);
-# PyTorch gets the same through OPENBLAS_CORETYPE: Debian's PyTorch uses the same OpenBLAS.
-BLAS_CORE=$("$BUILD/bench/headlab_engine_bench" --blas | sed -n 1p)
-echo "headlab: $("$BUILD/bench/headlab_engine_bench" --blas | sed -n 2p)"
-echo "PyTorch: OPENBLAS_CORETYPE=$BLAS_CORE"
+bench_torch_setup "$BUILD/bench/headlab_engine_bench"
 
 printf '%7s  %12s  %12s  %7s  %12s  %12s  %s\n' tokens headlab_ms pytorch_ms ratio headlab_MB pytorch_MB same_argmax
-min() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || (b != "nan" && b + 0 < a + 0)) print b; else print a }'; }
 for T in 16 64 256 1024; do
   hm=""; pm=""; H=""; P=""
   r=0
   while [ $r -lt "$ROUNDS" ]; do
     H=$(OPENBLAS_NUM_THREADS=2 "$BUILD/bench/headlab_engine_bench" --model "$MODEL" --tokens $T --repeats $REPEATS)
-    hm=$(min "$hm" "$(field "$H" median_ms)")
-    if [ "$TORCH" = yes ]; then
-      P=$(OPENBLAS_CORETYPE=$BLAS_CORE OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=2 MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1 \
-          LD_PRELOAD=$JEMALLOC /usr/bin/python3 "$ROOT/bench/torch_engine_bench.py" --model "$MODEL" --tokens $T --repeats $REPEATS)
-      pm=$(min "$pm" "$(field "$P" median_ms)")
-    else
-      P="median_ms=nan peak_rss_mb=nan argmax_last=nan"
-      pm=nan
-    fi
+    hm=$(bench_min "$hm" "$(bench_field "$H" median_ms)")
+    P=$(bench_torch "$ROOT/bench/torch_engine_bench.py" --model "$MODEL" --tokens $T --repeats $REPEATS)
+    pm=$(bench_min "$pm" "$(bench_field "$P" median_ms)")
     r=$((r + 1))
   done
-  ratio=$(awk -v a="$hm" -v b="$pm" 'BEGIN { if (b == "nan") print "-"; else printf "%.2f", a / b }')
-  same=$([ "$(field "$H" argmax_last)" = "$(field "$P" argmax_last)" ] && echo yes || echo NO)
-  printf '%7s  %12s  %12s  %7s  %12s  %12s  %s\n' $T "$hm" "$pm" "$ratio" "$(field "$H" peak_rss_mb)" "$(field "$P" peak_rss_mb)" "$same"
+  same=$([ "$(bench_field "$H" argmax_last)" = "$(bench_field "$P" argmax_last)" ] && echo yes || echo NO)
+  printf '%7s  %12s  %12s  %7s  %12s  %12s  %s\n' $T "$hm" "$pm" "$(bench_ratio "$hm" "$pm")" \
+    "$(bench_field "$H" peak_rss_mb)" "$(bench_field "$P" peak_rss_mb)" "$same"
 done
-echo "(OpenBLAS kernels: headlab $(field "$H" blas), PyTorch $(field "$P" blas); OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} in the caller's environment; load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "(OpenBLAS kernels: headlab $(bench_field "$H" blas), PyTorch $(bench_field "$P" blas); OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} in the caller's environment; load average: $(bench_load))"

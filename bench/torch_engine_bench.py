@@ -13,27 +13,10 @@ import argparse
 import json
 import math
 import os
-import struct
-import time
 
-import numpy as np
 import torch
 
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    out = {}
-    for name, meta in header.items():
-        if name == "__metadata__":
-            continue
-        assert meta["dtype"] == "F32", f"{name}: the bench reads F32 only"
-        b, e = meta["data_offsets"]
-        out[name.removeprefix("transformer.")] = torch.from_numpy(
-            np.frombuffer(data, dtype=np.float32, count=(e - b) // 4, offset=b).reshape(meta["shape"]).copy())
-    return out
+from bench_common import read_safetensors, result_line, time_forwards, token_ids
 
 
 class GPT2(torch.nn.Module):
@@ -69,26 +52,6 @@ class GPT2(torch.nn.Module):
         return x @ w["wte.weight"].T, patterns
 
 
-def peak_rss_mb():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return -1
-
-
-def blas_core():
-    """The kernels of the OpenBLAS this process loaded (Debian's PyTorch links the same
-    libopenblas.so.0 as headlab), or "unknown"."""
-    try:
-        import ctypes
-        lib = ctypes.CDLL("libopenblas.so.0")
-        lib.openblas_get_corename.restype = ctypes.c_char_p
-        return lib.openblas_get_corename().decode()
-    except (OSError, AttributeError):
-        return "unknown"
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True)
@@ -98,22 +61,11 @@ def main():
     torch.set_num_threads(2)
     with open(os.path.join(args.model, "config.json")) as f:
         cfg = json.load(f)
-    model = GPT2(cfg, read_safetensors(os.path.join(args.model, "model.safetensors")))
+    model = GPT2(cfg, read_safetensors(os.path.join(args.model, "model.safetensors"), strip_prefix="transformer."))
     T = args.tokens
-    idx = torch.tensor([(t * 7919 + 13) % cfg["vocab_size"] for t in range(T)])
-    times = []
-    with torch.inference_mode():
-        for r in range(args.repeats + 1):
-            t0 = time.perf_counter()
-            logits, patterns = model(idx)
-            t1 = time.perf_counter()
-            if r > 0:
-                times.append((t1 - t0) * 1000)
-            del patterns
-    times.sort()
-    last = logits[-1]
-    print(f"tokens={T} median_ms={times[len(times) // 2]:.1f} min_ms={times[0]:.1f} peak_rss_mb={peak_rss_mb():.0f} "
-          f"argmax_last={int(last.argmax())} logit_sum_last={float(last.double().sum()):.4f} blas={blas_core()}")
+    idx = torch.tensor(token_ids(T, cfg["vocab_size"]))
+    times, cpu, (logits, _) = time_forwards(lambda: model(idx), args.repeats)
+    print(result_line(T, times, cpu, logits[-1]))
 
 
 if __name__ == "__main__":
