@@ -48,6 +48,30 @@ const std::vector<WordOrderModel>& word_order_models() {
   return all;
 }
 
+std::vector<std::pair<int, int>> previous_token_bands(int context) {
+  std::vector<std::pair<int, int>> out;
+  for (auto [from, to] : {std::pair{2, 8}, std::pair{8, 32}, std::pair{32, context}})
+    if (from < context) out.push_back({from, std::min(to, context)});
+  return out;
+}
+
+std::vector<PreviousTokenShare> previous_token_shares(const std::vector<analysis::PatternView>& patterns,
+                                                     const std::vector<std::pair<int, int>>& bands) {
+  std::vector<PreviousTokenShare> out;
+  for (auto [from, to] : bands) {
+    PreviousTokenShare s{std::max(from, 2), to, 0, 0.0, 0.0};
+    for (const analysis::PatternView& p : patterns)
+      for (int q = s.from; q < std::min(to, p.T); ++q) {
+        s.share += p.at(q, q - 1);
+        s.chance += 1.0 / (q + 1);
+        ++s.queries;
+      }
+    if (s.queries > 0) s.share /= s.queries, s.chance /= s.queries;
+    out.push_back(s);
+  }
+  return out;
+}
+
 Verdict check_shuffle_follows(const ShuffleEvidence& e) {
   const int T = static_cast<int>(e.tokens.size());
   Verdict v;

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { open_browser, repo_root, screenshot, start_server, temp_dir, test_model } from './harness.mjs';
+import { fresh_db, open_browser, repo_root, screenshot, start_server, test_model } from './harness.mjs';
 import { lesson_page } from './lesson_page.mjs';
 
 const axe_source = fs.readFileSync(
@@ -15,7 +15,7 @@ const axe_source = fs.readFileSync(
 let server, browser;
 
 before(async () => {
-  server = await start_server({ db: path.join(temp_dir('headlab-web-db-'), 'progress.db'), model: test_model() });
+  server = await start_server({ db: fresh_db(), model: test_model() });
   browser = await open_browser();
 });
 

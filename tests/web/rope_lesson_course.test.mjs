@@ -7,24 +7,14 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { eventually, open_browser, repo_root, screenshot, watch_console } from './harness.mjs';
-import { challenge, get, part, post, start_rope_server } from './rope_lesson_setup.mjs';
+import { eventually, repo_root, screenshot } from './harness.mjs';
+import { challenge, get, open_rope_lesson, post } from './rope_lesson_setup.mjs';
 
 const axe_source = fs.readFileSync(createRequire(path.join(repo_root, 'web', 'package.json')).resolve('axe-core/axe.min.js'), 'utf8');
-let server, browser, page, problems;
+let server, browser, page, problems, close;
 
-before(async () => {
-  server = await start_rope_server();
-  browser = await open_browser();
-  page = await browser.newPage();
-  problems = watch_console(page);
-  await page.goto(server.url + '/#/lessons/word-order');
-  await page.getByTestId('order-grid').waitFor({ timeout: 30_000 });
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+before(async () => ({ server, browser, page, problems, close } = await open_rope_lesson('order-grid')));
+after(() => close?.());
 
 test('Part 4 shows each lesson model’s best previous-token and induction heads as the scanner scores them', async () => {
   const models = (await get(server, '/api/positions/models')).body.models;
@@ -38,6 +28,9 @@ test('Part 4 shows each lesson model’s best previous-token and induction heads
     const ind = `${m.induction.layer}.${m.induction.head}: ${m.induction.score.toFixed(2)} (even spread ${m.induction.chance.toFixed(2)})`;
     assert.equal((await card.getByTestId('model-induction').textContent()).replace(/\s+/g, ' ').trim(), ind);
     assert.equal(await card.getByTestId('model-positions').textContent(), m.config_positions);
+    // the previous-token head by where the query sits, each band beside an even spread
+    const bands = m.previous_by_position.map((b) => `queries ${b.from}–${b.to - 1}: ${b.share.toFixed(2)} (even spread ${b.chance.toFixed(2)})`);
+    assert.deepEqual(await card.getByTestId('model-bands').locator('li').evaluateAll((lis) => lis.map((li) => li.textContent.replace(/\s+/g, ' ').trim())), bands);
   }
 });
 
@@ -52,6 +45,8 @@ test('Part 4 measures the loss by position live, as the server computes it', asy
   assert.match(text, new RegExp(`Mean loss at positions 0–${l.trained_context - 1}: ${l.inside.toFixed(3)} nats`));
   if (l.beyond !== null) assert.match(text, new RegExp(`${l.beyond.toFixed(3)} nats`));
   else assert.match(text, /cannot run it there/);
+  // the chart marks where the trained length ends
+  assert.equal(await page.locator(`section[data-part="4"] svg line[data-mark="${l.trained_context}"]`).count(), 1);
   process.stderr.write(`click to measured loss: ${ms} ms\n`);
 });
 

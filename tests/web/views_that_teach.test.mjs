@@ -2,9 +2,8 @@
 // induction head beside the model's, grids that fit, charts with round ticks. Every number
 // the page shows is compared with what the test asks the same server for.
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { api_get, api_post, eventually, open_browser, screenshot, start_server, temp_dir, test_model, watch_console } from './harness.mjs';
+import { api_get, api_post, eventually, fresh_db, open_browser, screenshot, start_server, test_model, watch_console } from './harness.mjs';
 import { lesson_page } from './lesson_page.mjs';
 import { pick, run, scan_report } from './model_api.mjs';
 
@@ -13,7 +12,7 @@ const pages = [];
 const LESSON_SENTENCE = 'the cat chased the dog . the cat chased the';
 
 before(async () => {
-  server = await start_server({ db: path.join(temp_dir('headlab-web-db-'), 'progress.db'), model: test_model() });
+  server = await start_server({ db: fresh_db(), model: test_model() });
   scan = await scan_report(server);
   browser = await open_browser();
 });

@@ -26,6 +26,19 @@ import type {
   WeightsRequest,
   WeightsResponse,
 } from './types';
+import type {
+  ContentOnlyResponse,
+  LengthResponse,
+  LessonModel,
+  LessonRunResponse,
+  PositionsResponse,
+  RopeRequest,
+  RopeResponse,
+  WavelengthsResponse,
+  WordOrderAnswer,
+  WordOrderChallenge,
+  WordOrderCheckResponse,
+} from './positions_types';
 import type { ClassView, CreatedClass, ClassInfo, Membership } from '../teacher/class_types';
 
 /** An error the learner can read: the API's `{"error": {code, message}}`, or a network failure. */
@@ -39,6 +52,9 @@ export class ApiError extends Error {
     this.name = 'ApiError';
   }
 }
+
+/** What to tell the learner about a failed call: the server's own words, or what went wrong. */
+export const error_message = (e: unknown) => (e instanceof ApiError ? e.message : 'Something went wrong: ' + String(e));
 
 export async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
   let response: Response;
@@ -110,7 +126,29 @@ export const api = {
   checkTrainedHeads: (req: TrainedHeadsCheckRequest) =>
     request<TrainedHeadsCheckResponse>('POST', '/api/lessons/trained-heads/check', req),
 
+  checkWordOrder: (learner: string, challenge: WordOrderChallenge, answer: WordOrderAnswer) =>
+    request<WordOrderCheckResponse>('POST', '/api/lessons/word-order/check', { learner, challenge, answer }),
+
   feedback: (req: FeedbackRequest) => request<FeedbackResponse>('POST', '/api/feedback', req),
+
+  // ---- word order: RoPE, position vectors, the three lesson models (lesson 3) ----
+  rope: (req: RopeRequest) => request<RopeResponse>('POST', '/api/rope', req),
+
+  /** Both as typed, so the server can say what is wrong with them. */
+  ropeWavelengths: (theta: string, head_size: string) =>
+    request<WavelengthsResponse>('GET', '/api/rope/wavelengths?' + query({ theta, head_size })),
+
+  positions: () => request<PositionsResponse>('GET', '/api/positions'),
+
+  contentOnly: (text: string, head: number, order?: number[]) =>
+    request<ContentOnlyResponse>('POST', '/api/positions/content-only', order ? { text, head, order } : { text, head }),
+
+  lessonModels: async () => (await request<{ models: LessonModel[] }>('GET', '/api/positions/models')).models,
+
+  positionsLength: (model: string) => request<LengthResponse>('POST', '/api/positions/length', { model }),
+
+  positionsRun: (model: string, text: string, layer: number, head: number) =>
+    request<LessonRunResponse>('POST', '/api/positions/run', { model, text, layer, head }),
 
   // ---- classes (the teacher's session travels in an HttpOnly cookie the page never reads) ----
   createClass: (name: string, passphrase?: string) =>

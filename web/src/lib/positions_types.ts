@@ -57,6 +57,15 @@ export interface ContentOnlyResponse {
   pattern: number[][]; // (T, T) every key, no mask
 }
 
+/** A head's mean weight on the token just before, over queries from <= q < to, beside an even spread's. */
+export interface PreviousTokenShare {
+  from: number;
+  to: number;
+  queries: number;
+  share: number;
+  chance: number;
+}
+
 export interface BestHead {
   layer: number;
   head: number;
@@ -79,6 +88,7 @@ export interface LessonModel {
   run_limit?: number;
   previous_token?: BestHead;
   induction?: BestHead;
+  previous_by_position?: PreviousTokenShare[]; // the previous-token head, by band of query positions
 }
 
 /** POST /api/positions/length */
@@ -100,6 +110,7 @@ export interface LessonRunResponse {
   positions: string;
   tokens: ModelToken[];
   pattern: number[][]; // (T, T) zeros above the diagonal
+  previous_token: PreviousTokenShare; // the head on this text, queries 2..T-1
 }
 
 export type WordOrderChallenge = 'shuffle-follows' | 'wpe-neighbour' | 'offset-only';
