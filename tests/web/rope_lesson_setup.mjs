@@ -1,33 +1,26 @@
 // rope_lesson_setup.mjs — what the lesson-3 browser tests share: a server whose models folder
-// holds the three lesson models (models/headlab-nopos, -learned, -rope), the lesson page open
-// on it, and locators for its parts.
+// is the repository's models/, which holds the three lesson models (headlab-nopos, -learned,
+// -rope), the lesson page open on it, and locators for its parts.
 //
 //   let server, browser, page, problems, close;
 //   before(async () => ({ server, browser, page, problems, close } = await open_rope_lesson('order-grid')));
 //   after(() => close?.());
 //
-// Until the three are in models/, each is a copy of the test model (the built-in one, or the
-// harness's stand-in) made in a temp folder here; the tests read every number from the API,
-// so they hold either way.
+// The tests read every figure from the API, so they hold for any retraining of the models;
+// tests/server/lesson_models_test.cpp holds the models to the figures models/README.md states.
 import fs from 'node:fs';
 import path from 'node:path';
-import { open_page, repo_root, temp_dir, test_model } from './harness.mjs';
+import { open_page, repo_root, test_model } from './harness.mjs';
 
 export const LESSON_MODELS = ['headlab-nopos', 'headlab-learned', 'headlab-rope'];
 export const ROUTE = '/#/lessons/word-order';
-
-export function lesson_models_dir() {
-  const shipped = path.join(repo_root, 'models');
-  if (LESSON_MODELS.every((n) => fs.existsSync(path.join(shipped, n, 'model.safetensors')))) return shipped;
-  const source = test_model() ?? path.join(repo_root, 'models', 'headlab-tiny');
-  const dir = temp_dir('headlab-lesson-models-');
-  for (const name of LESSON_MODELS) fs.cpSync(path.resolve(repo_root, source), path.join(dir, name), { recursive: true });
-  return dir;
-}
+const models_dir = path.join(repo_root, 'models');
 
 /** The server, a browser and the lesson page, once the element with this test id shows. */
 export async function open_rope_lesson(ready_testid) {
-  const s = await open_page({ route: ROUTE, model: test_model(), args: ['--models-dir', lesson_models_dir()] });
+  const missing = LESSON_MODELS.filter((n) => !fs.existsSync(path.join(models_dir, n, 'model.safetensors')));
+  if (missing.length) throw new Error(`${missing.join(', ')} not in ${models_dir}: train them with scripts/train_lesson7_models.sh`);
+  const s = await open_page({ route: ROUTE, model: test_model(), args: ['--models-dir', models_dir] });
   try {
     await s.page.getByTestId(ready_testid).waitFor({ timeout: 30_000 });
   } catch (e) {
