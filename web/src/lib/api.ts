@@ -56,17 +56,17 @@ export class ApiError extends Error {
 /** What to tell the learner about a failed call: the server's own words, or what went wrong. */
 export const error_message = (e: unknown) => (e instanceof ApiError ? e.message : 'Something went wrong: ' + String(e));
 
-export async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-  let response: Response;
+// The one place that calls fetch. A server that cannot be reached is an ApiError too.
+async function send(path: string, init: RequestInit): Promise<Response> {
   try {
-    response = await fetch(path, {
-      method,
-      headers: body === undefined ? { Accept: 'application/json' } : { Accept: 'application/json', 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    return await fetch(path, init);
   } catch {
     throw new ApiError(0, 'network', 'Could not reach the headlab server. Is `headlab serve` running?');
   }
+}
+
+// The answer's JSON, or the ApiError its error envelope (or its status) describes.
+async function answer_of<T>(response: Response): Promise<T> {
   let data: unknown = null;
   try {
     data = await response.json();
@@ -81,6 +81,15 @@ export async function request<T>(method: 'GET' | 'POST', path: string, body?: un
   }
   if (data === null) throw new ApiError(response.status, 'bad_response', 'The server sent an answer that is not JSON.');
   return data as T;
+}
+
+export async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  const response = await send(path, {
+    method,
+    headers: body === undefined ? { Accept: 'application/json' } : { Accept: 'application/json', 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return answer_of<T>(response);
 }
 
 const query = (params: Record<string, string>) => new URLSearchParams(params).toString();
@@ -178,30 +187,11 @@ export const api = {
 
 // Short polling: If-None-Match with the last ETag; 304 means nothing new.
 async function class_view(code: string, etag: string | null): Promise<{ view: ClassView; etag: string | null } | null> {
-  let response: Response;
-  try {
-    const headers: Record<string, string> = { Accept: 'application/json' };
-    if (etag) headers['If-None-Match'] = etag;
-    response = await fetch('/api/class/view?' + query({ code }), { headers, cache: 'no-store' });
-  } catch {
-    throw new ApiError(0, 'network', 'Could not reach the headlab server. Is `headlab serve` running?');
-  }
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (etag) headers['If-None-Match'] = etag;
+  const response = await send('/api/class/view?' + query({ code }), { headers, cache: 'no-store' });
   if (response.status === 304) return null;
-  let data: unknown = null;
-  try {
-    data = await response.json();
-  } catch {
-    // reported below
-  }
-  if (!response.ok) {
-    const error = (data as { error?: { code?: unknown; message?: unknown } } | null)?.error;
-    throw new ApiError(
-      response.status,
-      typeof error?.code === 'string' ? error.code : 'http_' + response.status,
-      typeof error?.message === 'string' ? error.message : `The server answered ${response.status}.`,
-    );
-  }
-  return { view: data as ClassView, etag: response.headers.get('ETag') };
+  return { view: await answer_of<ClassView>(response), etag: response.headers.get('ETag') };
 }
 
 // GET /api/model/scan as the server's codec writes it (docs/api.md): scores and chance
