@@ -1,16 +1,11 @@
 // Lesson 3, part 4 and the rest: the three lesson models with the scanner's scores and the
 // loss measured live, the quiz, the programs' build-time output, the course around the
-// lesson (pager, overview, progress), and the page at 360 and 1280 px: nothing clipped,
-// no WCAG A/AA violations (axe-core), screenshots kept as artefacts.
+// lesson (pager, overview, progress).
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { eventually, repo_root, screenshot } from './harness.mjs';
+import { eventually } from './harness.mjs';
 import { challenge, get, open_rope_lesson, post } from './rope_lesson_setup.mjs';
 
-const axe_source = fs.readFileSync(createRequire(path.join(repo_root, 'web', 'package.json')).resolve('axe-core/axe.min.js'), 'utf8');
 let server, browser, page, problems, close;
 
 before(async () => ({ server, browser, page, problems, close } = await open_rope_lesson('order-grid')));
@@ -109,49 +104,8 @@ test('the lesson keeps its state in the address: a link reproduces the sentence,
   await p.close();
 });
 
-async function violations(p) {
-  await p.evaluate(axe_source);
-  const r = await p.evaluate(() => globalThis.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }));
-  return r.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.length}×, e.g. ${v.nodes[0].target.join(' ')})`);
-}
-
-for (const width of [1280, 360]) {
-  test(`at ${width} px nothing is cut off, axe finds no WCAG A/AA violation, and a screenshot is kept`, async () => {
-    const p = await browser.newPage();
-    await p.setViewportSize({ width, height: 900 });
-    await p.goto(server.url + '/#/lessons/word-order');
-    await p.getByTestId('order-grid').waitFor({ timeout: 30_000 });
-    await p.getByTestId('lesson-model-none').getByTestId('model-previous').waitFor({ timeout: 60_000 });
-    await p.getByTestId('dial-dot').waitFor();
-    await p.getByTestId('shuffle').click();
-    await p.getByTestId('shuffle-reveal').click();
-    await p.getByTestId('shuffled-grid').waitFor();
-    assert.equal(await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), 0, 'no sideways scrolling');
-    // every part's content fits inside its panel
-    const clipped = await p.evaluate(() =>
-      [...document.querySelectorAll('section[data-part] *')]
-        .filter((el) => {
-          const r = el.getBoundingClientRect();
-          const panel = el.closest('section').getBoundingClientRect();
-          return r.width > 0 && (r.right > panel.right + 1 || r.left < panel.left - 1);
-        })
-        .map((el) => `${el.tagName.toLowerCase()}.${el.className}`)
-        .slice(0, 5),
-    );
-    assert.deepEqual(clipped, []);
-    // the grids' labels keep a readable size
-    const smallest = await p.evaluate(() => Math.min(...[...document.querySelectorAll('[data-testid="order-grid"] th')].map((th) => parseFloat(getComputedStyle(th).fontSize))));
-    assert.ok(smallest >= 11, `grid labels are ${smallest}px`);
-    const cut_labels = await p.evaluate(() =>
-      [...document.querySelectorAll('[data-testid="order-grid"] th.row')].filter((th) => th.scrollWidth > th.clientWidth + 1).map((th) => th.textContent),
-    );
-    assert.deepEqual(cut_labels, [], 'row labels stay whole');
-    assert.deepEqual(await violations(p), []);
-    const file = await screenshot(p, `rope-lesson-${width}`);
-    process.stderr.write(`screenshot: ${file}\n`);
-    await p.close();
-  });
-}
+// The page at 1280 and 360 px (axe, nothing cut off, the screenshots) is checked with the other
+// lessons' in accessibility.test.mjs.
 
 test('the page logged no errors', () => {
   assert.deepEqual(problems, []);

@@ -14,13 +14,13 @@ import { open_page, repo_root, test_model } from './harness.mjs';
 
 export const LESSON_MODELS = ['headlab-nopos', 'headlab-learned', 'headlab-rope'];
 export const ROUTE = '/#/lessons/word-order';
-const models_dir = path.join(repo_root, 'models');
+export const LESSON_MODELS_DIR = path.join(repo_root, 'models');
 
 /** The server, a browser and the lesson page, once the element with this test id shows. */
 export async function open_rope_lesson(ready_testid) {
-  const missing = LESSON_MODELS.filter((n) => !fs.existsSync(path.join(models_dir, n, 'model.safetensors')));
-  if (missing.length) throw new Error(`${missing.join(', ')} not in ${models_dir}: train them with scripts/train_lesson7_models.sh`);
-  const s = await open_page({ route: ROUTE, model: test_model(), args: ['--models-dir', models_dir] });
+  const missing = LESSON_MODELS.filter((n) => !fs.existsSync(path.join(LESSON_MODELS_DIR, n, 'model.safetensors')));
+  if (missing.length) throw new Error(`${missing.join(', ')} not in ${LESSON_MODELS_DIR}: train them with scripts/train_lesson7_models.sh`);
+  const s = await open_page({ route: ROUTE, model: test_model(), args: ['--models-dir', LESSON_MODELS_DIR] });
   try {
     await s.page.getByTestId(ready_testid).waitFor({ timeout: 30_000 });
   } catch (e) {
