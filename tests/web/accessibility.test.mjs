@@ -154,6 +154,38 @@ const lesson_pages = [
   },
 ];
 
+// The explorer at 360 px: what does not fit the screen (its rows of head thumbnails) sits in a
+// sideways scroller that itself fits; no text is cut off anywhere else.
+test('the explorer at 360 px: thumbnails and charts fit the screen or scroll inside it', async () => {
+  const page = await browser.newPage();
+  await page.setViewportSize({ width: 360, height: 900 });
+  await page.goto(server.url + '/#/explorer');
+  await page.getByRole('heading', { level: 1, name: 'Every head, on your text' }).waitFor();
+  await page.locator('main canvas, main svg').first().waitFor({ timeout: 60_000 });
+  await page.waitForTimeout(1500);
+  const outside = await page.evaluate(() => {
+    const vw = window.innerWidth;
+    const scroller = (el) => {
+      for (let e = el.parentElement; e && e.tagName !== 'MAIN'; e = e.parentElement)
+        if (/auto|scroll/.test(getComputedStyle(e).overflowX)) return e;
+      return null;
+    };
+    const fits = (r) => r.right <= vw + 1 && r.left >= -1;
+    return [...document.querySelectorAll('main canvas, main svg, main span, main p, main td, main th')]
+      .filter((el) => !el.closest('[hidden], .sr-only'))
+      .map((el) => [el, el.getBoundingClientRect()])
+      .filter(([, r]) => r.width > 0 && !fits(r))
+      .filter(([el]) => {
+        const s = scroller(el);
+        return !s || !fits(s.getBoundingClientRect());
+      })
+      .map(([el, r]) => `${el.tagName.toLowerCase()} “${(el.getAttribute('aria-label') ?? el.textContent).trim().slice(0, 30)}” at ${Math.round(r.left)}..${Math.round(r.right)}`);
+  });
+  assert.deepEqual(outside, []);
+  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), 0, 'no sideways scrolling of the page');
+  await page.close();
+});
+
 for (const { name, url, ready, no_step_through } of lesson_pages) {
   for (const width of [1280, 360]) {
     test(`${name} at ${width} px: no WCAG A/AA violations, nothing clipped, a screenshot saved`, async () => {
