@@ -217,6 +217,29 @@ export async function eventually(assertion, ms = 10_000) {
   }
 }
 
+/**
+ * Clicks the button inside `root` (a locator) whose text starts with `label`, and measures in
+ * the page the time until the next frame after `watched` (default: `root`) changed: a click to
+ * the redrawn view, without the driver's own waits.
+ */
+export async function click_to_redraw(root, label, watched = root) {
+  const target = await watched.elementHandle();
+  return root.evaluate(
+    (el, [label, target]) =>
+      new Promise((resolve) => {
+        const button = [...el.querySelectorAll('button')].find((b) => b.textContent.trim().startsWith(label));
+        const t0 = performance.now();
+        const seen = new MutationObserver(() => {
+          seen.disconnect();
+          requestAnimationFrame(() => resolve(performance.now() - t0));
+        });
+        seen.observe(target, { subtree: true, childList: true, characterData: true });
+        button.click();
+      }),
+    [label, target],
+  );
+}
+
 /** The server's JSON API, for tests that compute what the page should show. */
 export async function api_post(server, route, body) {
   const r = await fetch(server.url + route, {
