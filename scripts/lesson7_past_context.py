@@ -6,7 +6,10 @@ by `headlab tokenize`, and `headlab run --format json` scores windows of BOS + 1
 (twice the trained context of 64); its per-token loss (token_loss) is averaged over the
 positions the models were trained on (1-63) and over those past it (64-127). A model that
 cannot read 128 tokens (learned positions: n_ctx 64) says so in headlab's own words.
-Then `headlab scan` at window lengths 64 and 128 gives the head scores at both lengths.
+The best previous-token head's weight on the token before, by band of query positions, is
+measured on the scanner's own windows, so it matches what the lesson page shows
+(GET /api/positions/models' previous_by_position). Then `headlab scan` at window lengths 64
+and 128 gives the head scores at both lengths.
 
     scripts/lesson7_past_context.py                   # all three, 16 windows each
     HEADLAB_BIN=build/headlab scripts/lesson7_past_context.py --windows 8
@@ -50,31 +53,31 @@ def losses_by_part(model, windows, length):
     return mean(inside), mean(past), None
 
 
-BUCKETS = [(1, 8), (8, 32), (32, TRAINED)]  # query positions [a, b)
+BANDS = [(2, 8), (8, 32), (32, TRAINED)]  # query positions [a, b), as course::previous_token_bands
 
 
-def previous_token_by_position(model, windows):
-    """The weight each head puts on the token just before the query, averaged over queries
-    in each bucket of positions: where a model can tell its neighbours apart. Returns
-    [(bucket, best head, its share)]."""
+def previous_token_by_position(model, scan, windows=4):
+    """The best previous-token head's weight on the token just before the query, averaged over
+    the queries of each band, on the scanner's own natural windows (`windows` of TRAINED tokens
+    spread evenly over the held-out text, as analysis::scan_probes_build places them): the
+    numbers GET /api/positions/models gives the lesson page. Returns [(band, head, share, chance)]."""
+    score, name = max((h["scores"]["previous_token"], h["name"]) for h in scan["heads"])
+    layer, head = (int(x) for x in name.split("."))
     heldout = os.path.join(model, "heldout.txt")
     ids = headlab("tokenize", "--model", model, "--file", heldout, "--format", "ids", "--no-special").stdout.split()
-    step = (len(ids) - TRAINED) // max(1, windows - 1)
-    sums = {}  # (layer, head, bucket) -> [total, count]
+    span = len(ids) - (TRAINED - 1)
+    sums = [[0.0, 0.0, 0] for _ in BANDS]  # share, chance, queries
     for w in range(windows):
-        window = " ".join(ids[w * step: w * step + TRAINED - 1])
+        start = span * w // (windows - 1) if windows > 1 else 0
+        window = " ".join(ids[start: start + TRAINED - 1])  # + BOS = TRAINED tokens
         r = headlab("run", "--model", model, "--ids", window, "--format", "json", "--top", "1")
-        for h in json.loads(r.stdout)["heads"]:
-            for bi, (a, b) in enumerate(BUCKETS):
-                acc = sums.setdefault((h["layer"], h["head"], bi), [0.0, 0])
-                for t in range(a, min(b, len(h["pattern"]))):
-                    acc[0] += h["pattern"][t][t - 1]
-                    acc[1] += 1
-    out = []
-    for bi, bucket in enumerate(BUCKETS):
-        share, name = max((v[0] / v[1], f"{k[0]}.{k[1]}") for k, v in sums.items() if k[2] == bi)
-        out.append((bucket, name, share))
-    return out
+        pattern = next(h["pattern"] for h in json.loads(r.stdout)["heads"] if h["layer"] == layer and h["head"] == head)
+        for acc, (a, b) in zip(sums, BANDS):
+            for t in range(a, min(b, len(pattern))):
+                acc[0] += pattern[t][t - 1]
+                acc[1] += 1 / (t + 1)
+                acc[2] += 1
+    return [(band, name, s / n, c / n) for band, (s, c, n) in zip(BANDS, sums)]
 
 
 def best(scan, key):
@@ -82,12 +85,19 @@ def best(scan, key):
     return f"{name}: {score:.2f}"
 
 
-def scan_at(model, length, windows=4):
+def scan_json(model, length, windows=4):
+    """`headlab scan --format json` at windows of `length` tokens, or headlab's error."""
     r = headlab("scan", "--model", model, "--format", "json", "--window-length", str(length),
                 "--windows", str(windows))
     if r.returncode != 0:
-        return r.stderr.strip()
-    s = json.loads(r.stdout)
+        return None, r.stderr.strip()
+    return json.loads(r.stdout), None
+
+
+def scan_at(model, length, windows=4):
+    s, err = scan_json(model, length, windows)
+    if err:
+        return err
     read = s["probes"]["natural_tokens"] // windows + 1  # the scanner keeps to n_ctx
     if read != length:
         return f"windows of {read} tokens only: the model reads at most n_ctx = {read}"
@@ -114,9 +124,15 @@ def main():
             print(f"{name}: held-out loss, positions 1-{TRAINED - 1}: {inside:.3f}; "
                   f"positions {TRAINED}-{a.length - 1} (past the trained context): {past:.3f}")
         # chance: a query at t spreading evenly over its t + 1 keys puts 1 / (t + 1) on each
-        parts = ", ".join(f"queries {a_}-{b_ - 1}: {head} {share:.2f} (chance {mean([1 / (t + 1) for t in range(a_, b_)]):.2f})"
-                          for (a_, b_), head, share in previous_token_by_position(model, a.windows))
-        print(f"{name}: attention on the previous token, best head by query position: {parts}")
+        scan, err = scan_json(model, TRAINED)
+        if err:
+            print(f"{name}: scan at {TRAINED} tokens failed: {err}")
+        else:
+            bands = previous_token_by_position(model, scan)
+            parts = ", ".join(f"queries {a_}-{b_ - 1}: {share:.3f} (even spread {chance:.3f})"
+                              for (a_, b_), _, share, chance in bands)
+            head = bands[0][1]
+            print(f"{name}: head {head} on the previous token, by query position (the page's bands): {parts}")
         for length in (TRAINED, a.length):
             print(f"{name}: scan at {length} tokens: {scan_at(model, length)}")
     return 0

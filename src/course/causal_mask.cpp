@@ -2,20 +2,13 @@
 // (the constructed heads' patterns and "looks most at").
 #include "course/causal_mask.h"
 
-#include <cstdio>
-
 #include "core/constructed_heads.h"
 #include "core/pattern_summary.h"
 #include "core/sentence.h"
+#include "course/answer_check.h"
 
 namespace headlab::course {
 namespace {
-
-std::string percent(double w) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * w);
-  return buf;
-}
 
 // "Query 8 (chased)"
 std::string query_name(const CausalMaskEvidence& e) {

@@ -3,17 +3,12 @@
 #include "course/trained_heads.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
+
+#include "course/answer_check.h"
 
 namespace headlab::course {
 namespace {
-
-std::string fixed(double v, int digits = 2) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 std::string head_name(int layer, int head) { return std::to_string(layer) + "." + std::to_string(head); }
 
@@ -43,12 +38,6 @@ const QuizChoice* find_choice(const std::string& choice) {
   for (const QuizChoice& c : quiz_choices())
     if (c.choice == choice) return &c;
   return nullptr;
-}
-
-std::string challenge_ids() {
-  std::string out;
-  for (const Challenge& c : trained_heads_lesson().challenges) out += (out.empty() ? "" : ", ") + c.id;
-  return out;
 }
 
 }  // namespace
@@ -193,12 +182,8 @@ Result<Verdict> check_answer_on_evidence(const Answer& a, LessonModel* model) {
       if (auto s = model->scan_report()) scan = std::move(*s);
     return check_pattern_quiz({a.choice, scan ? &*scan : nullptr});
   }
-  if (c != "find-induction" && c != "find-sink" && c != "ablation-matters")
-    return make_error(ErrorCode::invalid_argument,
-                      "Unknown challenge '" + c.substr(0, 64) + "'. Challenges: " + challenge_ids() + ".");
-  if (!model)
-    return make_error(ErrorCode::unavailable,
-                      "No model is loaded, so this challenge cannot be checked. Start the server with --model DIR.");
+  if (c != "find-induction" && c != "find-sink" && c != "ablation-matters") return unknown_challenge(trained_heads_lesson(), c);
+  if (auto s = require_model(model); !s) return tl::unexpected(s.error());
   const int L = model->n_layer(), NH = model->n_head();
   if (a.layer < 0 || a.layer >= L || a.head < 0 || a.head >= NH)
     return make_error(ErrorCode::invalid_argument, "Answer with a head of the model: layer 0 to " + std::to_string(L - 1) +
@@ -222,14 +207,8 @@ Result<Verdict> check_answer_on_evidence(const Answer& a, LessonModel* model) {
 }  // namespace
 
 Result<Verdict> check_trained_heads_answer(const Answer& a, LessonModel* model) {
-  auto v = check_answer_on_evidence(a, model);
-  if (v && a.revealed) {
-    v->explanation += v->met ? " But the answer was shown before you checked, so this earns no credit. Hide it, "
-                               "reload the page and answer without it to tick the challenge."
-                             : " (The answer was shown before you checked.)";
-    v->met = false;
-  }
-  return v;
+  return without_credit_if_revealed(check_answer_on_evidence(a, model), a.revealed,
+                                    "Hide it, reload the page and answer without it to tick the challenge.");
 }
 
 Lesson trained_heads_lesson() {

@@ -4,19 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "analysis/position_views.h"
+#include "course/answer_check.h"
 
 namespace headlab::course {
 namespace {
 
-std::string fixed(double v, int digits = 2) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-std::string pct(double v) { return fixed(v * 100, 0) + "%"; }
 
 // A token as the learner reads it: quoted, a leading space shown as is.
 std::string shown(const std::string& t) { return "\u201c" + t.substr(0, 40) + "\u201d"; }
@@ -32,12 +26,6 @@ std::vector<float> make_vector(double a, double b) {
   std::vector<float> v(64);
   for (int i = 0; i < 64; ++i) v[i] = static_cast<float>(std::sin(a * i + b));
   return v;
-}
-
-std::string challenge_ids() {
-  std::string out;
-  for (const Challenge& c : word_order_lesson().challenges) out += (out.empty() ? "" : ", ") + c.id;
-  return out;
 }
 
 }  // namespace
@@ -58,6 +46,30 @@ const std::vector<WordOrderModel>& word_order_models() {
       {"rotary", "headlab-rope", "Rotary positions"},
   };
   return all;
+}
+
+std::vector<std::pair<int, int>> previous_token_bands(int context) {
+  std::vector<std::pair<int, int>> out;
+  for (auto [from, to] : {std::pair{2, 8}, std::pair{8, 32}, std::pair{32, context}})
+    if (from < context) out.push_back({from, std::min(to, context)});
+  return out;
+}
+
+std::vector<PreviousTokenShare> previous_token_shares(const std::vector<analysis::PatternView>& patterns,
+                                                     const std::vector<std::pair<int, int>>& bands) {
+  std::vector<PreviousTokenShare> out;
+  for (auto [from, to] : bands) {
+    PreviousTokenShare s{std::max(from, 2), to, 0, 0.0, 0.0};
+    for (const analysis::PatternView& p : patterns)
+      for (int q = s.from; q < std::min(to, p.T); ++q) {
+        s.share += p.at(q, q - 1);
+        s.chance += 1.0 / (q + 1);
+        ++s.queries;
+      }
+    if (s.queries > 0) s.share /= s.queries, s.chance /= s.queries;
+    out.push_back(s);
+  }
+  return out;
 }
 
 Verdict check_shuffle_follows(const ShuffleEvidence& e) {
@@ -82,13 +94,13 @@ Verdict check_shuffle_follows(const ShuffleEvidence& e) {
   v.met = picked >= after_best - 1e-6f;
   v.explanation = "Before the shuffle, " + shown(e.tokens[was]) + " (position " + std::to_string(was) + ") looked most at " +
                   shown(e.tokens[before_key]) + " (position " + std::to_string(before_key) + ", " +
-                  pct(e.before[std::size_t(was) * T + before_key]) + "). In your shuffle (" + std::to_string(moved) +
+                  percent(e.before[std::size_t(was) * T + before_key]) + "). In your shuffle (" + std::to_string(moved) +
                   " tokens moved) it sits at position " + std::to_string(e.query) + " and looks most at " +
                   shown(e.tokens[e.order[after_key]]) + ", now at position " + std::to_string(after_key) + " (" +
-                  pct(after_best) + "). ";
+                  percent(after_best) + "). ";
   v.explanation += v.met ? "You picked it: the row moved with the words, because without positions the head sees only which tokens are there."
                          : "You picked " + shown(e.tokens[e.order[e.key]]) + " at position " + std::to_string(e.key) + ", which gets " +
-                               pct(picked) + ". Follow the word, not the place.";
+                               percent(picked) + ". Follow the word, not the place.";
   return v;
 }
 
@@ -140,12 +152,8 @@ Result<Verdict> check_on_evidence(const Answer& a, LessonModel* model) {
     if (!dots) return tl::unexpected(dots.error());
     return check_offset_only({a.positions[0], a.positions[1], a.positions[2], a.positions[3], (*dots)[0].dot, (*dots)[1].dot});
   }
-  if (c != "shuffle-follows" && c != "wpe-neighbour")
-    return make_error(ErrorCode::invalid_argument,
-                      "Unknown challenge '" + c.substr(0, 64) + "'. Challenges: " + challenge_ids() + ".");
-  if (!model)
-    return make_error(ErrorCode::unavailable,
-                      "No model is loaded, so this challenge cannot be checked. Start the server with --model DIR.");
+  if (c != "shuffle-follows" && c != "wpe-neighbour") return unknown_challenge(word_order_lesson(), c);
+  if (auto s = require_model(model); !s) return tl::unexpected(s.error());
   if (c == "wpe-neighbour") {
     if (a.positions.size() != 2)
       return make_error(ErrorCode::invalid_argument, "Send 'positions' as [position, your guess].");
@@ -189,14 +197,7 @@ Result<Verdict> check_on_evidence(const Answer& a, LessonModel* model) {
 }  // namespace
 
 Result<Verdict> check_word_order_answer(const Answer& a, LessonModel* model) {
-  auto v = check_on_evidence(a, model);
-  if (v && a.revealed) {
-    v->explanation += v->met ? " But the answer was shown before you checked, so this earns no credit. Try it again "
-                               "without showing it."
-                             : " (The answer was shown before you checked.)";
-    v->met = false;
-  }
-  return v;
+  return without_credit_if_revealed(check_on_evidence(a, model), a.revealed, "Try it again without showing it.");
 }
 
 Lesson word_order_lesson() {

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/head_scores.h"
 #include "course/lesson.h"
 
 namespace headlab::course {
@@ -55,6 +56,23 @@ struct WordOrderModel {
   const char* title;      // as the page heads its column
 };
 const std::vector<WordOrderModel>& word_order_models();
+
+// How much a head looks at the token just before, by where the query sits: the scanner's
+// previous-token measure (analysis/head_scores.h: mean p[q][q-1], q >= 2, so the token before
+// is never BOS) over the queries from <= q < to of every pattern given, beside what an even
+// spread over keys 0..q gives (mean 1/(q + 1)). Part 4 shows it per band: a model without
+// positions can tell its neighbours apart near the start, where the causal mask's signal
+// (a query at q averages q + 1 keys) changes most from one position to the next.
+struct PreviousTokenShare {
+  int from = 2, to = 0;
+  int queries = 0;  // rows counted over all patterns; share and chance are 0 without any
+  double share = 0.0, chance = 0.0;
+};
+// Bands 2-7, 8-31 and 32 to context - 1, cut to the context.
+std::vector<std::pair<int, int>> previous_token_bands(int context);
+// patterns: each (T, T) row-major, BOS first. One share per band, in order.
+std::vector<PreviousTokenShare> previous_token_shares(const std::vector<analysis::PatternView>& patterns,
+                                                     const std::vector<std::pair<int, int>>& bands);
 
 struct OffsetEvidence {
   int m1 = 0, n1 = 0, m2 = 0, n2 = 0;

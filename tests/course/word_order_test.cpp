@@ -67,6 +67,43 @@ TEST(WpeNeighbour, ThePositionItselfDoesNotCount) {
   EXPECT_FALSE(check_wpe_neighbour(e).met);
 }
 
+TEST(PreviousTokenShares, BandsAre2To7And8To31AndTheRestOfTheContext) {
+  using Bands = std::vector<std::pair<int, int>>;
+  EXPECT_EQ(previous_token_bands(64), (Bands{{2, 8}, {8, 32}, {32, 64}}));
+  EXPECT_EQ(previous_token_bands(20), (Bands{{2, 8}, {8, 20}}));
+  EXPECT_EQ(previous_token_bands(5), (Bands{{2, 5}}));
+}
+
+TEST(PreviousTokenShares, AverageTheWeightOneStepBackBesideAnEvenSpread) {
+  // T = 6: a head that puts 0.5 one step back from query 2 on, and spreads the rest
+  const int T = 6;
+  std::vector<float> p(T * T, 0.0f);
+  for (int q = 0; q < T; ++q)
+    for (int k = 0; k <= q; ++k) p[q * T + k] = q < 2 ? 1.0f / (q + 1) : (k == q - 1 ? 0.5f : 0.5f / q);
+  std::vector<float> even(T * T, 0.0f);
+  for (int q = 0; q < T; ++q)
+    for (int k = 0; k <= q; ++k) even[q * T + k] = 1.0f / (q + 1);
+  const auto s = previous_token_shares({{p.data(), T}, {even.data(), T}}, {{2, 4}, {4, 64}});
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].queries, 4);  // queries 2 and 3 of both patterns
+  EXPECT_NEAR(s[0].share, (0.5 + 0.5 + 1.0 / 3 + 1.0 / 4) / 4, 1e-6);
+  EXPECT_NEAR(s[0].chance, (1.0 / 3 + 1.0 / 4) / 2, 1e-9);
+  EXPECT_EQ(s[1].from, 4);
+  EXPECT_EQ(s[1].queries, 4);  // queries 4 and 5: the band stops at T
+  EXPECT_NEAR(s[1].chance, (1.0 / 5 + 1.0 / 6) / 2, 1e-9);
+}
+
+TEST(PreviousTokenShares, NeverCountTheFirstTwoQueriesAndAreZeroWithoutAny) {
+  const int T = 3;
+  std::vector<float> p = {1, 0, 0, 0, 1, 0, 0, 1, 0};
+  const auto s = previous_token_shares({{p.data(), T}}, {{0, 2}, {0, 3}});
+  EXPECT_EQ(s[0].from, 2);
+  EXPECT_EQ(s[0].queries, 0);
+  EXPECT_EQ(s[0].share, 0.0);
+  EXPECT_EQ(s[1].queries, 1);
+  EXPECT_EQ(s[1].share, 1.0);
+}
+
 TEST(OffsetOnly, IsMetByTheSameOffsetFarApartWithTheEnginesNumbers) {
   Answer a;
   a.challenge = "offset-only";

@@ -158,6 +158,18 @@ TEST(PositionsApi, ListsTheThreeLessonModelsAndSaysWhereAMissingOneWasLookedFor)
   EXPECT_EQ(m[2]["trained_context"], 64);
   EXPECT_GE(m[2]["previous_token"]["layer"].get<int>(), 0);
   EXPECT_GE(m[2]["induction"]["score"].get<double>(), 0.0);
+  // the previous-token head by band of query positions, cut to the trained context
+  const auto& bands = m[2]["previous_by_position"];
+  ASSERT_EQ(bands.size(), 3u) << m[2];
+  EXPECT_EQ(bands[0]["from"], 2);
+  EXPECT_EQ(bands[1]["from"], 8);
+  EXPECT_EQ(bands[2]["to"], 64);
+  for (const auto& b : bands) {
+    EXPECT_GT(b["queries"].get<int>(), 0);
+    EXPECT_GE(b["share"].get<double>(), 0.0);
+    EXPECT_LE(b["share"].get<double>(), 1.0);
+    EXPECT_NEAR(b["chance"].get<double>(), 1.0 / ((b["from"].get<int>() + b["to"].get<int>()) / 2.0), 0.07) << b;
+  }
 }
 
 TEST(PositionsApi, MeasuresTheLossInsideAndPastTheTrainedLength) {
@@ -190,6 +202,13 @@ TEST(PositionsApi, RunsOneHeadOfALessonModelUnderTheMask) {
     }
     EXPECT_NEAR(sum, 1.0, 1e-3);
   }
+  // the share on the token before, over queries 2..T-1, read off the same pattern
+  double share = 0, chance = 0;
+  for (int q = 2; q < T; ++q) share += p[q][q - 1].get<double>(), chance += 1.0 / (q + 1);
+  const auto& prev = r.body["previous_token"];
+  EXPECT_EQ(prev["queries"], T - 2);
+  EXPECT_NEAR(prev["share"].get<double>(), share / (T - 2), 1e-4);
+  EXPECT_NEAR(prev["chance"].get<double>(), chance / (T - 2), 1e-4);
   EXPECT_EQ(s.post("/api/positions/run", json{{"model", "headlab-rope"}, {"text", "a"}, {"layer", 5}, {"head", 0}}).status, 400);
 }
 

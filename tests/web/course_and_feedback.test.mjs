@@ -5,18 +5,14 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { api_get, api_post, eventually, open_browser, repo_root, screenshot, start_server, temp_dir, watch_console, test_model } from './harness.mjs';
+import { api_get, api_post, eventually, fresh_db, open_page, repo_root, screenshot, test_model } from './harness.mjs';
 
-let server, browser, page, problems, course;
-const db = path.join(temp_dir('headlab-web-db-'), 'progress.db');
+let server, page, problems, course, close;
+const db = fresh_db();
 const headlab_bin = path.resolve(repo_root, process.env.HEADLAB_BIN || 'build/headlab');
 
 before(async () => {
-  server = await start_server({ db, model: test_model() });
-  browser = await open_browser();
-  page = await browser.newPage();
-  problems = watch_console(page);
-  await page.goto(server.url + '/');
+  ({ server, page, problems, close } = await open_page({ db, model: test_model() }));
   const learner = await page.evaluate(() => localStorage.getItem('headlab.learner'));
   // Meet one challenge of the first lesson through the API, so the overview has progress to show.
   await api_post(server, '/api/progress/check', {
@@ -25,10 +21,7 @@ before(async () => {
   course = (await api_get(server, `/api/lessons?learner=${learner}`)).body.lessons;
 });
 
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+after(() => close?.());
 
 test('the course overview lists every lesson in order with the learner’s progress', async () => {
   await page.getByRole('navigation', { name: 'Lessons' }).getByRole('link', { name: 'Course' }).click();

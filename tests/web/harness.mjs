@@ -109,6 +109,43 @@ export async function start_server({ db, port: wanted_port, model = process.env.
   };
 }
 
+/** A progress database in a fresh temporary directory: each server starts with no learners. */
+export const fresh_db = () => path.join(temp_dir('headlab-web-db-'), 'progress.db');
+
+/**
+ * What a test file opens in its before(): a server (start_server's options; a fresh database
+ * unless `db` is given), a browser, and one page at `route` whose console errors are collected
+ * in `problems`. close() is the file's after().
+ *
+ *   let server, page, problems, close;
+ *   before(async () => ({ server, page, problems, close } = await open_page({ route: '/#/lessons/word-order' })));
+ *   after(() => close?.());
+ */
+export async function open_page({ route = '/', ...server_options } = {}) {
+  const server = await start_server({ db: fresh_db(), ...server_options });
+  let browser;
+  try {
+    browser = await open_browser();
+    const page = await browser.newPage();
+    const problems = watch_console(page);
+    await page.goto(server.url + route);
+    return {
+      server,
+      browser,
+      page,
+      problems,
+      async close() {
+        await browser.close();
+        await server.stop();
+      },
+    };
+  } catch (e) {
+    await browser?.close();
+    await server.stop();
+    throw e;
+  }
+}
+
 /** Debian's chromium, headless, with a fresh profile in a temp dir. One context = one learner. */
 export async function open_browser({ width = 1280, height = 900 } = {}) {
   const profile = temp_dir('headlab-chromium-');
@@ -178,6 +215,29 @@ export async function eventually(assertion, ms = 10_000) {
       await sleep(100);
     }
   }
+}
+
+/**
+ * Clicks the button inside `root` (a locator) whose text starts with `label`, and measures in
+ * the page the time until the next frame after `watched` (default: `root`) changed: a click to
+ * the redrawn view, without the driver's own waits.
+ */
+export async function click_to_redraw(root, label, watched = root) {
+  const target = await watched.elementHandle();
+  return root.evaluate(
+    (el, [label, target]) =>
+      new Promise((resolve) => {
+        const button = [...el.querySelectorAll('button')].find((b) => b.textContent.trim().startsWith(label));
+        const t0 = performance.now();
+        const seen = new MutationObserver(() => {
+          seen.disconnect();
+          requestAnimationFrame(() => resolve(performance.now() - t0));
+        });
+        seen.observe(target, { subtree: true, childList: true, characterData: true });
+        button.click();
+      }),
+    [label, target],
+  );
 }
 
 /** The server's JSON API, for tests that compute what the page should show. */

@@ -3,25 +3,18 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { eventually, open_browser, screenshot, start_server, temp_dir, watch_console } from './harness.mjs';
+import { eventually, open_page, screenshot } from './harness.mjs';
 import { lesson_page } from './lesson_page.mjs';
 
-let server, browser, page, calc, problems;
+let server, browser, page, calc, problems, close;
 
 before(async () => {
-  server = await start_server({ db: path.join(temp_dir('headlab-web-db-'), 'progress.db') });
-  browser = await open_browser();
-  page = await browser.newPage();
-  problems = watch_console(page);
+  ({ server, browser, page, problems, close } = await open_page());
   calc = lesson_page(page).calculator;
-  await page.goto(server.url + '/');
   await calc.d_k.waitFor();
 });
 
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+after(() => close?.());
 
 const shapes = () => calc.shapes.locator('li').allTextContents();
 

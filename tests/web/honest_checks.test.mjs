@@ -1,9 +1,8 @@
 // Issue 15: every check ticks on the learner's own evidence, and the smaller defects a new
 // learner met. Each test is one claim; the numbers come from the server the page talks to.
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { api_get, api_post, eventually, open_browser, screenshot, start_server, temp_dir, test_model, watch_console } from './harness.mjs';
+import { api_get, api_post, eventually, fresh_db, open_browser, screenshot, start_server, test_model, watch_console } from './harness.mjs';
 import { lesson_page } from './lesson_page.mjs';
 
 let server, browser, problems;
@@ -31,7 +30,7 @@ async function open_lesson2(url = server.url + '/#/lessons/trained-heads') {
 }
 
 before(async () => {
-  server = await start_server({ db: path.join(temp_dir('headlab-web-db-'), 'progress.db'), model: test_model() });
+  server = await start_server({ db: fresh_db(), model: test_model() });
   browser = await open_browser();
   problems = [];
 });
@@ -208,6 +207,31 @@ test('lesson 1: after a keyboard guess the focus is on the verdict, not the page
   await verdict.waitFor();
   assert.equal(await page.evaluate(() => document.activeElement?.classList.contains('predict__verdict')), true);
   assert.doesNotMatch(await verdict.textContent(), /looks most at splits/);
+});
+
+test('lesson 1: a guess on a tied row reads "it splits between …", never "looks most at splits between …"', async () => {
+  const page = await fresh_page(server.url + '/');
+  const lesson = lesson_page(page);
+  await lesson.summary.looks_at.waitFor();
+  const { heads, default_sentence } = (await api_get(server, '/api/heads')).body;
+  // The first head whose last row, on the lesson's sentence with the mask on, is a tie.
+  let tied = null;
+  for (const h of heads) {
+    const w = (await api_post(server, '/api/weights', { sentence: default_sentence, head: h.name, mask: true })).body;
+    const last = w.summaries[w.tokens.length - 1];
+    if (last.text.startsWith('splits between')) {
+      tied = { head: h, text: last.text };
+      break;
+    }
+  }
+  assert.ok(tied, 'one of the five heads splits its last row on the lesson sentence');
+  await lesson.try_this.getByRole('list', { name: 'Heads to predict' }).getByRole('button', { name: new RegExp(`^${tied.head.title}`) }).click();
+  await lesson.try_this.getByRole('group', { name: /Your prediction/ }).getByRole('button').first().click();
+  const verdict = lesson.try_this.getByRole('status').filter({ hasText: /Right\.|Not this time\./ });
+  await verdict.waitFor();
+  const said = (await verdict.textContent()).replace(/\s+/g, ' ');
+  assert.ok(/[Ii]t splits between/.test(said) && said.includes(tied.text), said);
+  assert.doesNotMatch(said, /looks most at splits/);
 });
 
 test('lesson 1: the calculator says "1 number", never "1 numbers"', async () => {

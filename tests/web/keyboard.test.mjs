@@ -1,27 +1,14 @@
 // The lesson works from the keyboard alone, with a visible focus ring: skip link, head
 // radios, the query toolbar's arrow keys, the mask switch, the sentence box.
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { eventually, open_browser, screenshot, start_server, temp_dir, watch_console } from './harness.mjs';
-import { lesson_page } from './lesson_page.mjs';
+import { eventually, screenshot } from './harness.mjs';
+import { open_causal_mask_lesson } from './lesson_page.mjs';
 
-let server, browser, page, lesson, problems;
+let server, browser, page, lesson, problems, close;
 
-before(async () => {
-  server = await start_server({ db: path.join(temp_dir('headlab-web-db-'), 'progress.db') });
-  browser = await open_browser();
-  page = await browser.newPage();
-  problems = watch_console(page);
-  lesson = lesson_page(page);
-  await page.goto(server.url + '/');
-  await lesson.summary.looks_at.waitFor();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+before(async () => ({ server, browser, page, problems, lesson, close } = await open_causal_mask_lesson()));
+after(() => close?.());
 
 /** Presses Tab until `locator` has focus; fails after `limit` presses. */
 async function tab_to(locator, limit = 40) {

@@ -2,14 +2,13 @@
 // the causal mask, meets all three challenges by doing them, and keeps that progress
 // across a reload and a restart of the server.
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { api_post, eventually, open_browser, screenshot, start_server, temp_dir, update_readme_screenshot, watch_console } from './harness.mjs';
-import { expected_row, grid_row_values, lesson_page } from './lesson_page.mjs';
+import { api_post, eventually, fresh_db, screenshot, start_server, update_readme_screenshot } from './harness.mjs';
+import { expected_row, grid_row_values, open_causal_mask_lesson } from './lesson_page.mjs';
 
 const SENTENCE = 'the cat chased the dog . the cat chased the';
-let server, browser, page, lesson, problems;
-const db = path.join(temp_dir('headlab-web-db-'), 'progress.db');
+let server, browser, page, lesson, problems, close;
+const db = fresh_db();
 
 async function weights(head, mask) {
   const r = await api_post(server, '/api/weights', { sentence: SENTENCE, head, mask });
@@ -17,18 +16,10 @@ async function weights(head, mask) {
   return r.body;
 }
 
-before(async () => {
-  server = await start_server({ db });
-  browser = await open_browser();
-  page = await browser.newPage();
-  problems = watch_console(page);
-  lesson = lesson_page(page);
-  await page.goto(server.url + '/');
-  await lesson.summary.looks_at.waitFor();
-});
-
+before(async () => ({ server, browser, page, problems, lesson, close } = await open_causal_mask_lesson({ db })));
+// close() stops the first server; the test that restarts it leaves another in `server`.
 after(async () => {
-  await browser?.close();
+  await close?.();
   await server?.stop();
 });
 

@@ -1,5 +1,24 @@
 // lesson_page.mjs — the lesson as a learner sees it: locators by role and accessible
 // name, so the tests read as what a person does ("pick the Induction head").
+import { open_page } from './harness.mjs';
+
+/**
+ * The server, a browser and lesson 1 open once its summary shows (open_page's options):
+ *   before(async () => ({ server, browser, page, problems, lesson, close } = await open_causal_mask_lesson()));
+ *   after(() => close?.());
+ */
+export async function open_causal_mask_lesson(options = {}) {
+  const s = await open_page(options);
+  s.lesson = lesson_page(s.page);
+  try {
+    await s.lesson.summary.looks_at.waitFor();
+  } catch (e) {
+    await s.close();
+    throw e;
+  }
+  return s;
+}
+
 export function lesson_page(page) {
   // The five heads' grid (the induction comparison further down has grids of its own).
   const five_heads = page.locator('section', { has: page.getByRole('heading', { level: 2, name: 'Five heads, one sentence' }) });

@@ -1,24 +1,14 @@
 // Started without a model, the server answers the model routes with 503 and a message;
 // the model pages say plainly that no model is loaded, and lesson 1 still works.
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { api_get, eventually, open_browser, start_server, temp_dir, watch_console } from './harness.mjs';
+import { api_get, eventually, open_page } from './harness.mjs';
 
-let server, browser, page, problems;
-const db = path.join(temp_dir('headlab-web-db-'), 'progress.db');
+let server, page, problems, close;
 
-before(async () => {
-  server = await start_server({ db, no_model: true });
-  browser = await open_browser();
-  page = await browser.newPage();
-  problems = watch_console(page);
-});
+before(async () => ({ server, page, problems, close } = await open_page({ no_model: true })));
 
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+after(() => close?.());
 
 test('lesson 2 says no model is loaded, in the server’s words', async () => {
   const r = await api_get(server, '/api/model');

@@ -2,29 +2,15 @@
 // the server's error for one that is too long, and shares a link that reproduces the
 // view. Also: the page reads at 360 px wide.
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { api_post, eventually, open_browser, repo_root, screenshot, start_server, temp_dir, watch_console } from './harness.mjs';
-import { expected_row, grid_row_values, lesson_page } from './lesson_page.mjs';
+import { api_post, eventually, screenshot } from './harness.mjs';
+import { expected_row, grid_row_values, lesson_page, open_causal_mask_lesson } from './lesson_page.mjs';
 
 const OWN = 'a bird sang , a dog barked , a bird flew';
-let server, browser, page, lesson, problems;
+let server, browser, page, lesson, problems, close;
 
-before(async () => {
-  server = await start_server({ db: path.join(temp_dir('headlab-web-db-'), 'progress.db') });
-  browser = await open_browser();
-  page = await browser.newPage();
-  problems = watch_console(page);
-  lesson = lesson_page(page);
-  await page.goto(server.url + '/');
-  await lesson.summary.looks_at.waitFor();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+before(async () => ({ server, browser, page, problems, lesson, close } = await open_causal_mask_lesson()));
+after(() => close?.());
 
 test('a sentence of your own redraws the grid, the query picker and the summary', async () => {
   const w = (await api_post(server, '/api/weights', { sentence: OWN, head: 'induction', mask: true })).body;

@@ -2,31 +2,20 @@
 // key, then sees the real row and whether the guess was right (right = the guessed key
 // is among the row's favourite keys, ties included).
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { api_post, eventually, open_browser, screenshot, start_server, temp_dir, watch_console } from './harness.mjs';
-import { lesson_page } from './lesson_page.mjs';
+import { api_get, api_post, eventually, screenshot } from './harness.mjs';
+import { open_causal_mask_lesson } from './lesson_page.mjs';
 
 const SENTENCE = 'the cat chased the dog . the cat chased the';
 const Q = 9;
-let server, browser, page, lesson, try_this, problems, heads;
+let server, browser, page, lesson, try_this, problems, heads, close;
 
 before(async () => {
-  server = await start_server({ db: path.join(temp_dir('headlab-web-db-'), 'progress.db') });
-  browser = await open_browser();
-  page = await browser.newPage();
-  problems = watch_console(page);
-  lesson = lesson_page(page);
+  ({ server, browser, page, problems, lesson, close } = await open_causal_mask_lesson());
   try_this = lesson.try_this;
-  heads = (await (await fetch(server.url + '/api/heads')).json()).heads;
-  await page.goto(server.url + '/');
-  await lesson.summary.looks_at.waitFor();
+  heads = (await api_get(server, '/api/heads')).body.heads;
 });
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+after(() => close?.());
 
 const key_button = (token, key) =>
   try_this.getByRole('group', { name: /Your prediction/ }).getByRole('button', { name: `${token} ${key}`, exact: true });

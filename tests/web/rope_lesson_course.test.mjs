@@ -1,30 +1,15 @@
 // Lesson 3, part 4 and the rest: the three lesson models with the scanner's scores and the
 // loss measured live, the quiz, the programs' build-time output, the course around the
-// lesson (pager, overview, progress), and the page at 360 and 1280 px: nothing clipped,
-// no WCAG A/AA violations (axe-core), screenshots kept as artefacts.
+// lesson (pager, overview, progress).
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { eventually, open_browser, repo_root, screenshot, watch_console } from './harness.mjs';
-import { challenge, get, part, post, start_rope_server } from './rope_lesson_setup.mjs';
+import { eventually } from './harness.mjs';
+import { challenge, get, open_rope_lesson, post } from './rope_lesson_setup.mjs';
 
-const axe_source = fs.readFileSync(createRequire(path.join(repo_root, 'web', 'package.json')).resolve('axe-core/axe.min.js'), 'utf8');
-let server, browser, page, problems;
+let server, browser, page, problems, close;
 
-before(async () => {
-  server = await start_rope_server();
-  browser = await open_browser();
-  page = await browser.newPage();
-  problems = watch_console(page);
-  await page.goto(server.url + '/#/lessons/word-order');
-  await page.getByTestId('order-grid').waitFor({ timeout: 30_000 });
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+before(async () => ({ server, browser, page, problems, close } = await open_rope_lesson('order-grid')));
+after(() => close?.());
 
 test('Part 4 shows each lesson model’s best previous-token and induction heads as the scanner scores them', async () => {
   const models = (await get(server, '/api/positions/models')).body.models;
@@ -38,6 +23,9 @@ test('Part 4 shows each lesson model’s best previous-token and induction heads
     const ind = `${m.induction.layer}.${m.induction.head}: ${m.induction.score.toFixed(2)} (even spread ${m.induction.chance.toFixed(2)})`;
     assert.equal((await card.getByTestId('model-induction').textContent()).replace(/\s+/g, ' ').trim(), ind);
     assert.equal(await card.getByTestId('model-positions').textContent(), m.config_positions);
+    // the previous-token head by where the query sits, each band beside an even spread
+    const bands = m.previous_by_position.map((b) => `queries ${b.from}–${b.to - 1}: ${b.share.toFixed(2)} (even spread ${b.chance.toFixed(2)})`);
+    assert.deepEqual(await card.getByTestId('model-bands').locator('li').evaluateAll((lis) => lis.map((li) => li.textContent.replace(/\s+/g, ' ').trim())), bands);
   }
 });
 
@@ -52,6 +40,8 @@ test('Part 4 measures the loss by position live, as the server computes it', asy
   assert.match(text, new RegExp(`Mean loss at positions 0–${l.trained_context - 1}: ${l.inside.toFixed(3)} nats`));
   if (l.beyond !== null) assert.match(text, new RegExp(`${l.beyond.toFixed(3)} nats`));
   else assert.match(text, /cannot run it there/);
+  // the chart marks where the trained length ends
+  assert.equal(await page.locator(`section[data-part="4"] svg line[data-mark="${l.trained_context}"]`).count(), 1);
   process.stderr.write(`click to measured loss: ${ms} ms\n`);
 });
 
@@ -114,49 +104,8 @@ test('the lesson keeps its state in the address: a link reproduces the sentence,
   await p.close();
 });
 
-async function violations(p) {
-  await p.evaluate(axe_source);
-  const r = await p.evaluate(() => globalThis.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }));
-  return r.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.length}×, e.g. ${v.nodes[0].target.join(' ')})`);
-}
-
-for (const width of [1280, 360]) {
-  test(`at ${width} px nothing is cut off, axe finds no WCAG A/AA violation, and a screenshot is kept`, async () => {
-    const p = await browser.newPage();
-    await p.setViewportSize({ width, height: 900 });
-    await p.goto(server.url + '/#/lessons/word-order');
-    await p.getByTestId('order-grid').waitFor({ timeout: 30_000 });
-    await p.getByTestId('lesson-model-none').getByTestId('model-previous').waitFor({ timeout: 60_000 });
-    await p.getByTestId('dial-dot').waitFor();
-    await p.getByTestId('shuffle').click();
-    await p.getByTestId('shuffle-reveal').click();
-    await p.getByTestId('shuffled-grid').waitFor();
-    assert.equal(await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), 0, 'no sideways scrolling');
-    // every part's content fits inside its panel
-    const clipped = await p.evaluate(() =>
-      [...document.querySelectorAll('section[data-part] *')]
-        .filter((el) => {
-          const r = el.getBoundingClientRect();
-          const panel = el.closest('section').getBoundingClientRect();
-          return r.width > 0 && (r.right > panel.right + 1 || r.left < panel.left - 1);
-        })
-        .map((el) => `${el.tagName.toLowerCase()}.${el.className}`)
-        .slice(0, 5),
-    );
-    assert.deepEqual(clipped, []);
-    // the grids' labels keep a readable size
-    const smallest = await p.evaluate(() => Math.min(...[...document.querySelectorAll('[data-testid="order-grid"] th')].map((th) => parseFloat(getComputedStyle(th).fontSize))));
-    assert.ok(smallest >= 11, `grid labels are ${smallest}px`);
-    const cut_labels = await p.evaluate(() =>
-      [...document.querySelectorAll('[data-testid="order-grid"] th.row')].filter((th) => th.scrollWidth > th.clientWidth + 1).map((th) => th.textContent),
-    );
-    assert.deepEqual(cut_labels, [], 'row labels stay whole');
-    assert.deepEqual(await violations(p), []);
-    const file = await screenshot(p, `rope-lesson-${width}`);
-    process.stderr.write(`screenshot: ${file}\n`);
-    await p.close();
-  });
-}
+// The page at 1280 and 360 px (axe, nothing cut off, the screenshots) is checked with the other
+// lessons' in accessibility.test.mjs.
 
 test('the page logged no errors', () => {
   assert.deepEqual(problems, []);

@@ -4,10 +4,10 @@
 // is compared with what the test asks the server for itself; no challenge ticks on defaults.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { eventually, open_browser, watch_console } from './harness.mjs';
-import { challenge, get, part, post, start_rope_server } from './rope_lesson_setup.mjs';
+import { eventually } from './harness.mjs';
+import { challenge, get, open_rope_lesson, part, post } from './rope_lesson_setup.mjs';
 
-let server, browser, page, problems;
+let server, page, problems, close;
 const SENTENCE = 'the man sent his men to the mill by the river';
 
 /** The values of a Heatmap table, row by row ("masked" where masked). */
@@ -15,18 +15,8 @@ const grid_values = (locator) =>
   locator.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.querySelector('.sr-only')?.textContent ?? '')));
 const fixed2 = (rows) => rows.map((r) => r.map((v) => (v === null ? 'masked' : v.toFixed(2))));
 
-before(async () => {
-  server = await start_rope_server();
-  browser = await open_browser();
-  page = await browser.newPage();
-  problems = watch_console(page);
-  await page.goto(server.url + '/#/lessons/word-order');
-  await page.getByTestId('order-grid').waitFor({ timeout: 30_000 });
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+before(async () => ({ server, page, problems, close } = await open_rope_lesson('order-grid')));
+after(() => close?.());
 
 test('no challenge of the lesson is met when the page opens', async () => {
   for (const id of ['shuffle-follows', 'wpe-neighbour', 'offset-only']) {
@@ -100,7 +90,7 @@ test('Part 1: showing the new grid before guessing earns no credit', async () =>
   await eventually(async () => assert.equal(await v.getAttribute('data-correct'), 'false'));
 });
 
-test('the twist: the no-positions model’s previous-token head and its score are the server’s', async () => {
+test('the twist: the no-positions model’s previous-token head, its score and its share on the learner’s sentence are the server’s', async () => {
   const models = (await get(server, '/api/positions/models')).body.models;
   const nopos = models.find((m) => m.positions === 'none');
   assert.ok(nopos.available, nopos.error);
@@ -109,6 +99,13 @@ test('the twist: the no-positions model’s previous-token head and its score ar
   const run = (await post(server, '/api/positions/run', { model: nopos.name, text: SENTENCE, layer: nopos.previous_token.layer, head: nopos.previous_token.head })).body;
   const masked = run.pattern.map((row, q) => row.map((v, k) => (k > q ? null : v)));
   assert.deepEqual(await grid_values(page.getByTestId('nopos-grid')), fixed2(masked));
+  // what the head does on this sentence, beside an even spread, in the server's numbers
+  const pct = (x) => `${Math.round(x * 100)}%`;
+  const said = (await page.getByTestId('nopos-sentence-share').textContent()).replace(/\s+/g, ' ');
+  assert.ok(said.includes(`gives the token just before ${pct(run.previous_token.share)} of each token’s attention`), said);
+  assert.ok(said.includes(`an even spread would give ${pct(run.previous_token.chance)}`), said);
+  // the caption says how to read the grid, not that a stripe is there
+  assert.doesNotMatch(await page.getByTestId('nopos-twist').textContent(), /bright cells one step below the diagonal are the word before/);
 });
 
 test('Part 2: a wrong nearest-position guess is not met, the right one is, with the cosine in the reason', async () => {

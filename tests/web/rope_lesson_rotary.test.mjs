@@ -3,23 +3,13 @@
 // two far-apart pairs of one offset; the wavelength calculator's presets and its messages.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { eventually, open_browser, watch_console } from './harness.mjs';
-import { challenge, get, part, post, start_rope_server } from './rope_lesson_setup.mjs';
+import { eventually } from './harness.mjs';
+import { challenge, get, open_rope_lesson, part, post } from './rope_lesson_setup.mjs';
 
-let server, browser, page, problems;
+let server, page, problems, close;
 
-before(async () => {
-  server = await start_rope_server();
-  browser = await open_browser();
-  page = await browser.newPage();
-  problems = watch_console(page);
-  await page.goto(server.url + '/#/lessons/word-order');
-  await page.getByTestId('dial-dot').waitFor({ timeout: 30_000 });
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+before(async () => ({ server, page, problems, close } = await open_rope_lesson('dial-dot')));
+after(() => close?.());
 
 const dot_at = async (m, n) => (await post(server, '/api/rope', { pairs: [[m, n]] })).body.pairs[0].dot.toFixed(4);
 

@@ -2,9 +2,8 @@
 // induction head beside the model's, grids that fit, charts with round ticks. Every number
 // the page shows is compared with what the test asks the same server for.
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { api_get, api_post, eventually, open_browser, screenshot, start_server, temp_dir, test_model, watch_console } from './harness.mjs';
+import { api_get, api_post, click_to_redraw, eventually, fresh_db, open_browser, screenshot, start_server, test_model, watch_console } from './harness.mjs';
 import { lesson_page } from './lesson_page.mjs';
 import { pick, run, scan_report } from './model_api.mjs';
 
@@ -13,7 +12,7 @@ const pages = [];
 const LESSON_SENTENCE = 'the cat chased the dog . the cat chased the';
 
 before(async () => {
-  server = await start_server({ db: path.join(temp_dir('headlab-web-db-'), 'progress.db'), model: test_model() });
+  server = await start_server({ db: fresh_db(), model: test_model() });
   scan = await scan_report(server);
   browser = await open_browser();
 });
@@ -40,26 +39,6 @@ const sr_label = /^(score|after the mask|weight|q·k\/√\d+): ?/;
 const shown = async (st) => (await values(st)).map((v) => v.replace(sr_label, ''));
 const fixed = (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2));
 const pct = (x) => `${(100 * x).toFixed(x > 0 && x < 0.001 ? 2 : 1)}%`;
-
-/** Clicks the button inside `root` whose text starts with `label`, and measures in the page the
- *  time until the next frame after `watched` (default: `root`) changed. */
-async function click_to_redraw(root, label, watched = root) {
-  const target = await watched.elementHandle();
-  return root.evaluate(
-    (el, [label, target]) =>
-      new Promise((resolve) => {
-        const button = [...el.querySelectorAll('button')].find((b) => b.textContent.trim().startsWith(label));
-        const t0 = performance.now();
-        const seen = new MutationObserver(() => {
-          seen.disconnect();
-          requestAnimationFrame(() => resolve(performance.now() - t0));
-        });
-        seen.observe(target, { subtree: true, childList: true, characterData: true });
-        button.click();
-      }),
-    [label, target],
-  );
-}
 
 test('lesson 1: the step-through shows the rule’s score and clause for every key, then −∞ after the query, then the server’s weights', async () => {
   const page = await fresh_page(server.url + '/');

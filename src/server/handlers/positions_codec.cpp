@@ -36,6 +36,10 @@ json tokens_json(const std::vector<model::Token>& tokens) {
   return out;
 }
 
+json share_json(const course::PreviousTokenShare& s) {
+  return {{"from", s.from}, {"to", s.to}, {"queries", s.queries}, {"share", r5(s.share)}, {"chance", r5(s.chance)}};
+}
+
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 Status read_floats(const json& j, const char* name, std::vector<float>& out) {
@@ -189,6 +193,9 @@ std::string encode_positions_models(const std::vector<LessonModelSummary>& model
       m["run_limit"] = s.run_limit;
       m["previous_token"] = best(s.previous_token, s.previous_token_chance);
       m["induction"] = best(s.induction, s.induction_chance);
+      json bands = json::array();
+      for (const auto& b : s.previous_by_position) bands.push_back(share_json(b));
+      m["previous_by_position"] = std::move(bands);
     }
     out.push_back(std::move(m));
   }
@@ -211,7 +218,8 @@ std::string encode_lesson_run(const LessonRunAnswer& a) {
   return dump({{"model", a.model},
                {"positions", a.positions},
                {"tokens", tokens_json(a.tokens)},
-               {"pattern", square(a.pattern, static_cast<int>(a.tokens.size()))}});
+               {"pattern", square(a.pattern, static_cast<int>(a.tokens.size()))},
+               {"previous_token", share_json(a.previous_token)}});
 }
 
 }  // namespace headlab::server

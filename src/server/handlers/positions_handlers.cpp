@@ -37,6 +37,30 @@ Result<double> number_from(const std::string& typed, const char* what) {
   return v;
 }
 
+// One head's share on the token before, by query band, on the scanner's own natural windows
+// (the probes scan_text scored it on). The caller holds e.mutex.
+Result<std::vector<course::PreviousTokenShare>> previous_by_position(LessonModelEntry& e, const analysis::BestHead& head,
+                                                                     const analysis::ScanOptions& o) {
+  const model::ModelConfig& c = e.params.config;
+  auto ids = e.tokenizer->encode_ids(e.heldout);
+  if (!ids) return make_error(ids.error().code, "the held-out text: " + ids.error().message);
+  auto probes = analysis::scan_probes_build(*ids, analysis::punctuation_table(*e.tokenizer, c.vocab_size, c.bos_token_id),
+                                            c.vocab_size, c.bos_token_id, c.n_ctx, o);
+  if (!probes) return tl::unexpected(probes.error());
+  std::vector<std::vector<float>> patterns;
+  for (const std::vector<int>& window : probes->natural) {
+    model::ForwardOptions opt;
+    opt.record.pattern = true;
+    opt.logits = false;
+    model::ForwardOutput out;
+    if (auto st = model::forward(e.params, window, opt, out, e.workspace); !st) return tl::unexpected(st.error());
+    patterns.push_back(out.record.pattern_full(head.layer, head.head));
+  }
+  std::vector<analysis::PatternView> views;
+  for (std::size_t i = 0; i < patterns.size(); ++i) views.push_back({patterns[i].data(), int(probes->natural[i].size())});
+  return course::previous_token_shares(views, course::previous_token_bands(int(probes->natural.front().size())));
+}
+
 }  // namespace
 
 Result<RopeAnswer> handle_rope(const RopeRequest& r) {
@@ -150,7 +174,14 @@ Result<std::vector<LessonModelSummary>> handle_positions_models(LessonModelShelf
         out.push_back(std::move(s));
         continue;
       }
+      auto bands = previous_by_position(e, analysis::best_head(*scan, &analysis::HeadScores::previous_token), o);
+      if (!bands) {
+        s.error = bands.error().message;
+        out.push_back(std::move(s));
+        continue;
+      }
       e.scan = std::move(*scan);
+      e.previous_by_position = std::move(*bands);
     }
     s.available = true;
     s.config_positions = e.positions;  // what the folder holds, which the page shows
@@ -161,6 +192,7 @@ Result<std::vector<LessonModelSummary>> handle_positions_models(LessonModelShelf
     s.run_limit = e.run_limit;
     s.previous_token = analysis::best_head(*e.scan, &analysis::HeadScores::previous_token);
     s.induction = analysis::best_head(*e.scan, &analysis::HeadScores::induction);
+    s.previous_by_position = e.previous_by_position;
     for (const analysis::HeadReport& h : e.scan->heads) {
       if (h.layer == s.previous_token.layer && h.head == s.previous_token.head) s.previous_token_chance = h.scores.previous_token.chance;
       if (h.layer == s.induction.layer && h.head == s.induction.head) s.induction_chance = h.scores.induction.chance;
@@ -228,6 +260,8 @@ Result<LessonRunAnswer> handle_positions_run(LessonModelShelf& shelf, const Less
   model::ForwardOutput out;
   if (auto s = model::forward(e.params, ids, opt, out, e.workspace); !s) return tl::unexpected(s.error());
   a.pattern = out.record.pattern_full(r.layer, r.head);
+  const int T = static_cast<int>(ids.size());
+  a.previous_token = course::previous_token_shares({{a.pattern.data(), T}}, {{2, T}}).front();
   return a;
 }
 

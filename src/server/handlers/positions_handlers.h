@@ -10,6 +10,7 @@
 
 #include "analysis/position_views.h"
 #include "analysis/scanner.h"
+#include "course/word_order.h"
 #include "model/bpe_tokenizer.h"
 #include "server/handlers/positions_models.h"
 #include "server/model_service.h"
@@ -81,7 +82,8 @@ struct ContentOnlyAnswer {
 Result<ContentOnlyAnswer> handle_content_only(ModelService& model, const ContentOnlyRequest& request);
 
 // GET /api/positions/models: the three lesson models, each found or not, with the scanner's
-// best previous-token and induction heads.
+// best previous-token and induction heads, and the previous-token head's share by query band
+// (course::previous_token_bands of the trained context) on the scanner's natural windows.
 struct LessonModelSummary {
   std::string positions, name, title;  // the lesson's table (course::word_order_models)
   std::string config_positions;         // what the folder's config says: learned, rotary or none
@@ -90,6 +92,7 @@ struct LessonModelSummary {
   int n_layer = 0, n_head = 0, n_ctx = 0, trained_context = 0, run_limit = 0;
   analysis::BestHead previous_token, induction;
   double previous_token_chance = 0, induction_chance = 0;
+  std::vector<course::PreviousTokenShare> previous_by_position;  // the previous-token head, by query band
 };
 Result<std::vector<LessonModelSummary>> handle_positions_models(LessonModelShelf& shelf);
 
@@ -117,6 +120,7 @@ struct LessonRunAnswer {
   std::string model, positions;
   std::vector<model::Token> tokens;  // (T) BOS first
   std::vector<float> pattern;        // (T, T) zeros above the diagonal
+  course::PreviousTokenShare previous_token;  // the head's share on the token before, queries 2..T-1
 };
 Result<LessonRunAnswer> handle_positions_run(LessonModelShelf& shelf, const LessonRunRequest& request);
 

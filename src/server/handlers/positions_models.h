@@ -17,6 +17,7 @@
 #include <string>
 
 #include "analysis/scanner.h"
+#include "course/word_order.h"
 #include "model/bpe_tokenizer.h"
 #include "model/forward.h"
 #include "model/parameters.h"
@@ -35,6 +36,9 @@ struct LessonModelEntry {
   std::optional<model::BpeTokenizer> tokenizer;
   std::string heldout;                       // heldout.txt, empty when missing
   std::optional<analysis::ScanReport> scan;  // the scanner's report, made on first use
+  // with it: the best previous-token head's share on the token before, by query position,
+  // on the scanner's natural windows (course::previous_token_shares)
+  std::vector<course::PreviousTokenShare> previous_by_position;
 
   std::mutex mutex;  // guards workspace and scan
   model::Workspace workspace;

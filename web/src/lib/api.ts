@@ -26,6 +26,19 @@ import type {
   WeightsRequest,
   WeightsResponse,
 } from './types';
+import type {
+  ContentOnlyResponse,
+  LengthResponse,
+  LessonModel,
+  LessonRunResponse,
+  PositionsResponse,
+  RopeRequest,
+  RopeResponse,
+  WavelengthsResponse,
+  WordOrderAnswer,
+  WordOrderChallenge,
+  WordOrderCheckResponse,
+} from './positions_types';
 import type { ClassView, CreatedClass, ClassInfo, Membership } from '../teacher/class_types';
 
 /** An error the learner can read: the API's `{"error": {code, message}}`, or a network failure. */
@@ -40,17 +53,20 @@ export class ApiError extends Error {
   }
 }
 
-export async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-  let response: Response;
+/** What to tell the learner about a failed call: the server's own words, or what went wrong. */
+export const error_message = (e: unknown) => (e instanceof ApiError ? e.message : 'Something went wrong: ' + String(e));
+
+// The one place that calls fetch. A server that cannot be reached is an ApiError too.
+async function send(path: string, init: RequestInit): Promise<Response> {
   try {
-    response = await fetch(path, {
-      method,
-      headers: body === undefined ? { Accept: 'application/json' } : { Accept: 'application/json', 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    return await fetch(path, init);
   } catch {
     throw new ApiError(0, 'network', 'Could not reach the headlab server. Is `headlab serve` running?');
   }
+}
+
+// The answer's JSON, or the ApiError its error envelope (or its status) describes.
+async function answer_of<T>(response: Response): Promise<T> {
   let data: unknown = null;
   try {
     data = await response.json();
@@ -65,6 +81,15 @@ export async function request<T>(method: 'GET' | 'POST', path: string, body?: un
   }
   if (data === null) throw new ApiError(response.status, 'bad_response', 'The server sent an answer that is not JSON.');
   return data as T;
+}
+
+export async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  const response = await send(path, {
+    method,
+    headers: body === undefined ? { Accept: 'application/json' } : { Accept: 'application/json', 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return answer_of<T>(response);
 }
 
 const query = (params: Record<string, string>) => new URLSearchParams(params).toString();
@@ -110,7 +135,29 @@ export const api = {
   checkTrainedHeads: (req: TrainedHeadsCheckRequest) =>
     request<TrainedHeadsCheckResponse>('POST', '/api/lessons/trained-heads/check', req),
 
+  checkWordOrder: (learner: string, challenge: WordOrderChallenge, answer: WordOrderAnswer) =>
+    request<WordOrderCheckResponse>('POST', '/api/lessons/word-order/check', { learner, challenge, answer }),
+
   feedback: (req: FeedbackRequest) => request<FeedbackResponse>('POST', '/api/feedback', req),
+
+  // ---- word order: RoPE, position vectors, the three lesson models (lesson 3) ----
+  rope: (req: RopeRequest) => request<RopeResponse>('POST', '/api/rope', req),
+
+  /** Both as typed, so the server can say what is wrong with them. */
+  ropeWavelengths: (theta: string, head_size: string) =>
+    request<WavelengthsResponse>('GET', '/api/rope/wavelengths?' + query({ theta, head_size })),
+
+  positions: () => request<PositionsResponse>('GET', '/api/positions'),
+
+  contentOnly: (text: string, head: number, order?: number[]) =>
+    request<ContentOnlyResponse>('POST', '/api/positions/content-only', order ? { text, head, order } : { text, head }),
+
+  lessonModels: async () => (await request<{ models: LessonModel[] }>('GET', '/api/positions/models')).models,
+
+  positionsLength: (model: string) => request<LengthResponse>('POST', '/api/positions/length', { model }),
+
+  positionsRun: (model: string, text: string, layer: number, head: number) =>
+    request<LessonRunResponse>('POST', '/api/positions/run', { model, text, layer, head }),
 
   // ---- classes (the teacher's session travels in an HttpOnly cookie the page never reads) ----
   createClass: (name: string, passphrase?: string) =>
@@ -140,30 +187,11 @@ export const api = {
 
 // Short polling: If-None-Match with the last ETag; 304 means nothing new.
 async function class_view(code: string, etag: string | null): Promise<{ view: ClassView; etag: string | null } | null> {
-  let response: Response;
-  try {
-    const headers: Record<string, string> = { Accept: 'application/json' };
-    if (etag) headers['If-None-Match'] = etag;
-    response = await fetch('/api/class/view?' + query({ code }), { headers, cache: 'no-store' });
-  } catch {
-    throw new ApiError(0, 'network', 'Could not reach the headlab server. Is `headlab serve` running?');
-  }
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (etag) headers['If-None-Match'] = etag;
+  const response = await send('/api/class/view?' + query({ code }), { headers, cache: 'no-store' });
   if (response.status === 304) return null;
-  let data: unknown = null;
-  try {
-    data = await response.json();
-  } catch {
-    // reported below
-  }
-  if (!response.ok) {
-    const error = (data as { error?: { code?: unknown; message?: unknown } } | null)?.error;
-    throw new ApiError(
-      response.status,
-      typeof error?.code === 'string' ? error.code : 'http_' + response.status,
-      typeof error?.message === 'string' ? error.message : `The server answered ${response.status}.`,
-    );
-  }
-  return { view: data as ClassView, etag: response.headers.get('ETag') };
+  return { view: await answer_of<ClassView>(response), etag: response.headers.get('ETag') };
 }
 
 // GET /api/model/scan as the server's codec writes it (docs/api.md): scores and chance

@@ -1,21 +1,18 @@
 // lesson_state.svelte.ts — the lesson's state and every call it makes to the server.
 // The view (sentence, head, query, mask) is mirrored in the URL; each change of it is
 // reported to the server, which decides whether a challenge is met.
-import { api, ApiError } from '../../lib/api';
+import { LessonProgress } from '../../course/lesson_progress.svelte';
+import { api, error_message } from '../../lib/api';
 import type { HeadFocus } from '../../lib/focus';
-import { learner_id } from '../../lib/learner';
 import type {
   HeadInfo,
   HeadSplitPreset,
   HeadSplitResponse,
   Program,
-  ProgressResponse,
   WeightsResponse,
 } from '../../lib/types';
 import { FIRST_HEAD, LESSON_ID, WORKED_EXAMPLE_QUERY } from './text';
 import { read_view, write_view, type LessonView } from './view_state';
-
-const message = (e: unknown) => (e instanceof ApiError ? e.message : 'Something went wrong: ' + String(e));
 
 export class CausalMaskLessonState {
   // What the server told us once.
@@ -31,8 +28,7 @@ export class CausalMaskLessonState {
   sentence_error = $state<string | null>(null);
   busy = $state(false);
 
-  progress = $state<ProgressResponse | null>(null);
-  progress_error = $state<string | null>(null);
+  readonly challenges = new LessonProgress(LESSON_ID);
 
   programs = $state<Program[]>([]);
   programs_error = $state<string | null>(null);
@@ -45,11 +41,9 @@ export class CausalMaskLessonState {
   /** Counts focus() calls, so the section that shows the focus can bring itself into view. */
   focus_requests = $state(0);
 
-  readonly learner = learner_id();
   private weights_seq = 0;
   private split_seq = 0;
   private split_timer: ReturnType<typeof setTimeout> | undefined;
-  private progress_chain: Promise<unknown> = Promise.resolve();
 
   // The current head's weights and its info; undefined until loaded.
   current = $derived(this.by_head[this.view.head] as WeightsResponse | undefined);
@@ -62,14 +56,14 @@ export class CausalMaskLessonState {
       heads = await api.heads();
     } catch (e) {
       this.status = 'failed';
-      this.load_error = message(e);
+      this.load_error = error_message(e);
       return;
     }
     this.heads = heads.heads;
     this.default_sentence = heads.default_sentence;
     this.max_tokens = heads.max_tokens;
 
-    void this.load_progress();
+    void this.challenges.load();
     void this.load_programs();
     void this.load_split_presets();
 
@@ -82,13 +76,13 @@ export class CausalMaskLessonState {
       by_head = await this.compute(sentence, mask);
     } catch (e) {
       // A link with a sentence the server refuses: say why, and show the lesson's own.
-      this.sentence_error = message(e);
+      this.sentence_error = error_message(e);
       sentence = heads.default_sentence;
       try {
         by_head = await this.compute(sentence, mask);
       } catch (e2) {
         this.status = 'failed';
-        this.load_error = message(e2);
+        this.load_error = error_message(e2);
         return;
       }
     }
@@ -125,7 +119,7 @@ export class CausalMaskLessonState {
       this.view.mask = mask;
       this.changed();
     } catch (e) {
-      if (seq === this.weights_seq) this.sentence_error = message(e);
+      if (seq === this.weights_seq) this.sentence_error = error_message(e);
     } finally {
       if (seq === this.weights_seq) this.busy = false;
     }
@@ -146,7 +140,7 @@ export class CausalMaskLessonState {
       if (!same_sentence) this.view.query = this.default_query(sentence, tokens);
       this.changed();
     } catch (e) {
-      if (seq === this.weights_seq) this.sentence_error = message(e);
+      if (seq === this.weights_seq) this.sentence_error = error_message(e);
     } finally {
       if (seq === this.weights_seq) this.busy = false;
     }
@@ -185,37 +179,10 @@ export class CausalMaskLessonState {
 
   // ---- challenges ----
 
-  private async load_progress(): Promise<void> {
-    try {
-      this.progress = await api.progress(this.learner, LESSON_ID);
-      this.progress_error = null;
-    } catch (e) {
-      this.progress_error = 'Your progress could not be loaded: ' + message(e);
-    }
-  }
-
-  reset_progress(): void {
-    this.progress_chain = this.progress_chain.then(async () => {
-      try {
-        this.progress = await api.resetProgress(this.learner, LESSON_ID);
-        this.progress_error = null;
-      } catch (e) {
-        this.progress_error = 'Your progress could not be reset: ' + message(e);
-      }
-    });
-  }
-
-  /** Tell the server what is on screen; checks run one after another, in order. */
+  /** Tell the server what is on screen; it decides which challenges that meets. */
   private check_progress(): void {
-    const report = { learner: this.learner, lesson: LESSON_ID, ...$state.snapshot(this.view) };
-    this.progress_chain = this.progress_chain.then(async () => {
-      try {
-        this.progress = await api.checkProgress(report);
-        this.progress_error = null;
-      } catch (e) {
-        this.progress_error = 'Your progress could not be saved: ' + message(e);
-      }
-    });
+    const report = { learner: this.challenges.learner, lesson: LESSON_ID, ...$state.snapshot(this.view) };
+    this.challenges.record(() => api.checkProgress(report), (p) => p, 'Your progress could not be saved: ').catch(() => {});
   }
 
   // ---- example programs ----
@@ -224,7 +191,7 @@ export class CausalMaskLessonState {
     try {
       this.programs = (await api.programs(LESSON_ID)).programs;
     } catch (e) {
-      this.programs_error = message(e);
+      this.programs_error = error_message(e);
     }
   }
 
@@ -237,7 +204,7 @@ export class CausalMaskLessonState {
       this.split = first;
       this.split_fields = { d_model: String(first.d_model), h: String(first.h) };
     } catch (e) {
-      this.split_error = message(e);
+      this.split_error = error_message(e);
     }
   }
 
@@ -259,7 +226,7 @@ export class CausalMaskLessonState {
       } catch (e) {
         if (seq !== this.split_seq) return;
         this.split = null;
-        this.split_error = message(e);
+        this.split_error = error_message(e);
       }
     }, 200);
   }

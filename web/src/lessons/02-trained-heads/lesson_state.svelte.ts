@@ -1,13 +1,12 @@
 // lesson_state.svelte.ts — what the whole trained-heads lesson shares: the loaded model,
 // the head scanner's report, the learner's progress, and answering a challenge. Each
 // part keeps its own runs of the model in its own small state class.
-import { api, ApiError } from '../../lib/api';
+import { LessonProgress } from '../../course/lesson_progress.svelte';
+import { api, ApiError, error_message } from '../../lib/api';
 import { heads_labelled, top_head, token_label, token_labels } from '../../lib/heads';
-import { learner_id } from '../../lib/learner';
 import type {
   ModelInfo,
   ModelToken,
-  ProgressResponse,
   ScanReport,
   ScannedHead,
   TrainedHeadsCheckRequest,
@@ -15,7 +14,7 @@ import type {
 } from '../../lib/types';
 import { LESSON_ID } from './text';
 
-export const message = (e: unknown) => (e instanceof ApiError ? e.message : 'Something went wrong: ' + String(e));
+export { error_message as message };
 
 export class TrainedHeadsLessonState {
   status = $state<'loading' | 'ready' | 'no-model' | 'failed'>('loading');
@@ -23,11 +22,7 @@ export class TrainedHeadsLessonState {
   model = $state<ModelInfo | null>(null);
   scan = $state<ScanReport | null>(null);
   scan_error = $state<string | null>(null);
-  progress = $state<ProgressResponse | null>(null);
-  progress_error = $state<string | null>(null);
-
-  readonly learner = learner_id();
-  private progress_chain: Promise<unknown> = Promise.resolve();
+  readonly challenges = new LessonProgress(LESSON_ID);
 
   /** The model's clearest previous-token head: labelled if any is, else the top scorer. */
   previous_head = $derived<ScannedHead | null>(
@@ -43,19 +38,19 @@ export class TrainedHeadsLessonState {
   first_token_heads = $derived<ScannedHead[]>(this.scan ? heads_labelled(this.scan, 'first_token') : []);
 
   async start(): Promise<void> {
-    void this.load_progress();
+    void this.challenges.load();
     try {
       this.model = await api.model();
     } catch (e) {
       this.status = e instanceof ApiError && e.status === 503 ? 'no-model' : 'failed';
-      this.load_error = message(e);
+      this.load_error = error_message(e);
       return;
     }
     this.status = 'ready';
     try {
       this.scan = await api.scan();
     } catch (e) {
-      this.scan_error = 'The head scanner could not report on this model: ' + message(e);
+      this.scan_error = 'The head scanner could not report on this model: ' + error_message(e);
     }
   }
 
@@ -63,31 +58,9 @@ export class TrainedHeadsLessonState {
   /** The labels of a run's tokens; pieces of a character show their bytes. text: what the run was sent. */
   labels = (tokens: ModelToken[], text: string) => token_labels(tokens, text, this.model?.bos_token.id ?? null);
 
-  private async load_progress(): Promise<void> {
-    try {
-      this.progress = await api.progress(this.learner, LESSON_ID);
-      this.progress_error = null;
-    } catch (e) {
-      this.progress_error = 'Your progress could not be loaded: ' + message(e);
-    }
-  }
-
-  reset_progress(): void {
-    this.progress_chain = this.progress_chain.then(async () => {
-      try {
-        this.progress = await api.resetProgress(this.learner, LESSON_ID);
-        this.progress_error = null;
-      } catch (e) {
-        this.progress_error = 'Your progress could not be reset: ' + message(e);
-      }
-    });
-  }
-
   /** Sends one answer to the server, which checks it against the model and records a right one. */
-  async check(challenge: TrainedHeadsCheckRequest['challenge'], answer: TrainedHeadsCheckRequest['answer']): Promise<TrainedHeadsCheckResponse> {
-    const result = await api.checkTrainedHeads({ learner: this.learner, challenge, answer });
-    this.progress = result.progress;
-    this.progress_error = null;
-    return result;
+  check(challenge: TrainedHeadsCheckRequest['challenge'], answer: TrainedHeadsCheckRequest['answer']): Promise<TrainedHeadsCheckResponse> {
+    const { learner } = this.challenges;
+    return this.challenges.record(() => api.checkTrainedHeads({ learner, challenge, answer }), (r) => r.progress);
   }
 }

@@ -1,57 +1,34 @@
 // lesson_state.svelte.ts — what the whole word-order lesson shares: the loaded model, the
 // learner's progress, and sending an answer. Each part keeps its own runs in its own state.
-import { api, ApiError } from '../../lib/api';
-import { learner_id } from '../../lib/learner';
-import type { ModelInfo, ProgressResponse } from '../../lib/types';
-import { word_order_api } from './api';
+import { LessonProgress } from '../../course/lesson_progress.svelte';
+import { api, ApiError, error_message } from '../../lib/api';
+import type { ModelInfo } from '../../lib/types';
 import { LESSON_ID } from './text';
-import type { WordOrderAnswer, WordOrderChallenge, WordOrderCheckResponse } from './types';
+import type { WordOrderAnswer, WordOrderChallenge, WordOrderCheckResponse } from '../../lib/positions_types';
 
-export const message = (e: unknown) => (e instanceof ApiError ? e.message : 'Something went wrong: ' + String(e));
+export { error_message as message };
 
 export class WordOrderLessonState {
   status = $state<'loading' | 'ready' | 'no-model' | 'failed'>('loading');
   load_error = $state<string | null>(null);
   model = $state<ModelInfo | null>(null);
-  progress = $state<ProgressResponse | null>(null);
-  progress_error = $state<string | null>(null);
-  readonly learner = learner_id();
+  readonly challenges = new LessonProgress(LESSON_ID);
 
   async start(): Promise<void> {
-    void this.load_progress();
+    void this.challenges.load();
     try {
       this.model = await api.model();
       this.status = 'ready';
     } catch (e) {
       this.status = e instanceof ApiError && e.status === 503 ? 'no-model' : 'failed';
-      this.load_error = message(e);
-    }
-  }
-
-  private async load_progress(): Promise<void> {
-    try {
-      this.progress = await api.progress(this.learner, LESSON_ID);
-      this.progress_error = null;
-    } catch (e) {
-      this.progress_error = 'Your progress could not be loaded: ' + message(e);
-    }
-  }
-
-  async reset_progress(): Promise<void> {
-    try {
-      this.progress = await api.resetProgress(this.learner, LESSON_ID);
-      this.progress_error = null;
-    } catch (e) {
-      this.progress_error = 'Your progress could not be reset: ' + message(e);
+      this.load_error = error_message(e);
     }
   }
 
   /** Sends one answer; the server checks it on the evidence it carries and records a right one. */
-  async check(challenge: WordOrderChallenge, answer: WordOrderAnswer): Promise<WordOrderCheckResponse> {
-    const result = await word_order_api.check(this.learner, challenge, answer);
-    this.progress = result.progress;
-    this.progress_error = null;
-    return result;
+  check(challenge: WordOrderChallenge, answer: WordOrderAnswer): Promise<WordOrderCheckResponse> {
+    const { learner } = this.challenges;
+    return this.challenges.record(() => api.checkWordOrder(learner, challenge, answer), (r) => r.progress);
   }
 }
 

@@ -1,8 +1,8 @@
 // models_store.svelte.ts — the three lesson models (GET /api/positions/models), asked for once
 // and shared by part 1's twist and part 4.
-import { word_order_api } from './api';
+import { api } from '../../lib/api';
 import { message } from './lesson_state.svelte';
-import type { LessonModel } from './types';
+import type { LessonModel } from '../../lib/positions_types';
 
 class ModelsStore {
   models = $state<LessonModel[] | null>(null);
@@ -11,8 +11,7 @@ class ModelsStore {
   load(): void {
     if (this.asked) return;
     this.asked = true;
-    word_order_api
-      .models()
+    api.lessonModels()
       .then((m) => (this.models = m))
       .catch((e) => (this.error = 'The lesson models could not be listed: ' + message(e)));
   }

@@ -41,9 +41,12 @@ export const lesson_text = {
     twist:
       'Real language models use a causal mask: token t may only read tokens 0 to t. That alone tells a model ' +
       'something about where it is: the first token can only look at itself, the tenth spreads over ten. ' +
-      'Models trained with no position vectors at all still learn to find the word before them ' +
-      '(Haviv et al. 2022), and can generalise to longer texts better than some models with positions ' +
-      '(Kazemnejad et al. 2023). Below, a head of headlab-nopos, trained without positions, on your sentence.',
+      'Models trained with no position vectors at all still learn where they are (Haviv et al. 2022), and can ' +
+      'generalise to longer texts better than some models with positions (Kazemnejad et al. 2023). How much a ' +
+      'small model learns from the mask alone is a matter of numbers. Below, the head of headlab-nopos (trained ' +
+      'without positions) that the scanner finds looking most at the token before, on your sentence.',
+    twist_caption:
+      'The same sentence through that head, with the causal mask. Cells one step below the diagonal are its weight on the token before.',
   },
 
   added: {
@@ -86,6 +89,12 @@ export const lesson_text = {
       'Three small models headlab trained on the same data with the same budget, differing only in their ' +
       'positions: none, learned, rotary. The head scanner scores each on its held-out text: the best ' +
       'previous-token head and the best induction head, beside what a head that spreads evenly would score.',
+    bands:
+      'Where in the text does each model find the token before? Each line is its previous-token head\u2019s mean ' +
+      'weight on the token just before the query, for queries at those positions of the scanner\u2019s texts, and ' +
+      'in brackets what an even spread over the keys would give. Learned and rotary positions tell a model ' +
+      'exactly which key sits one step back. Without positions the only clue is the causal mask: a query at ' +
+      'position t averages over t + 1 keys, which changes by about 1/t from one position to the next.',
     length:
       'Each model was trained on texts of a fixed length. Measure its loss at every position of a held-out ' +
       'text: inside the trained length, and past it where the model allows.',

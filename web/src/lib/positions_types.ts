@@ -1,5 +1,6 @@
-// types.ts — the word-order routes' JSON (docs/api.md, "Word order"), as this lesson reads it.
-import type { ModelToken, ProgressResponse } from '../../lib/types';
+// positions_types.ts — the JSON of the word-order routes (docs/api.md, "Word order"): RoPE, position
+// vectors, the content-only head, the three lesson models and lesson 3's answer check.
+import type { ModelToken, ProgressResponse } from './types';
 
 /** POST /api/rope */
 export interface RopeRequest {
@@ -56,6 +57,15 @@ export interface ContentOnlyResponse {
   pattern: number[][]; // (T, T) every key, no mask
 }
 
+/** A head's mean weight on the token just before, over queries from <= q < to, beside an even spread's. */
+export interface PreviousTokenShare {
+  from: number;
+  to: number;
+  queries: number;
+  share: number;
+  chance: number;
+}
+
 export interface BestHead {
   layer: number;
   head: number;
@@ -78,6 +88,7 @@ export interface LessonModel {
   run_limit?: number;
   previous_token?: BestHead;
   induction?: BestHead;
+  previous_by_position?: PreviousTokenShare[]; // the previous-token head, by band of query positions
 }
 
 /** POST /api/positions/length */
@@ -99,6 +110,7 @@ export interface LessonRunResponse {
   positions: string;
   tokens: ModelToken[];
   pattern: number[][]; // (T, T) zeros above the diagonal
+  previous_token: PreviousTokenShare; // the head on this text, queries 2..T-1
 }
 
 export type WordOrderChallenge = 'shuffle-follows' | 'wpe-neighbour' | 'offset-only';
