@@ -120,9 +120,17 @@ Status Database::cap_size(std::int64_t max_bytes) {
   return {};
 }
 
-Status Database::checkpoint() {
-  if (target_.engine != Engine::sqlite) return {};
-  auto r = run_alone("PRAGMA wal_checkpoint(TRUNCATE)", {}, /*repeat_if_dropped=*/true);
+Status Database::forget_deleted(const std::vector<std::string>& tables) {
+  std::string sql;
+  if (target_.engine == Engine::sqlite) {
+    sql = "PRAGMA wal_checkpoint(TRUNCATE)";
+  } else {
+    if (tables.empty()) return {};
+    // SKIP_LOCKED: a table another server is vacuuming now is left to it, not waited for.
+    sql = "VACUUM (SKIP_LOCKED)";
+    for (std::size_t i = 0; i < tables.size(); ++i) sql += (i ? ", " : " ") + tables[i];
+  }
+  auto r = run_alone(sql, {}, /*repeat_if_dropped=*/true);
   if (!r) return tl::unexpected(r.error());
   return {};
 }
