@@ -4,9 +4,9 @@
 #include "server/class_store.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <atomic>
+#include <filesystem>
 #include <chrono>
 #include <fstream>
 #include <iterator>
@@ -15,6 +15,7 @@
 #include "server/db/database.h"
 #include "server/db/migrations.h"
 #include "server/db/schema.h"
+#include "server/handlers/class_handlers.h"
 #include "server/progress_store.h"
 #include "server/store_testing.h"
 #include "testing/test_server.h"
@@ -114,44 +115,6 @@ int pg_files_holding(const std::string& target, const std::string& text) {
       {text});
   if (!rows) return -1;
   return static_cast<int>(rows->front().integer(0));
-}
-
-// ClassStore's tables exactly as it created them itself, before they were a migration.
-const char* kTablesBeforeMigrations =
-    "CREATE TABLE IF NOT EXISTS classes ("
-    "  code TEXT PRIMARY KEY, name TEXT NOT NULL, credential_hash TEXT NOT NULL,"
-    "  created_at TEXT NOT NULL, version INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS class_members ("
-    "  learner TEXT PRIMARY KEY, class_code TEXT NOT NULL, nickname TEXT NOT NULL,"
-    "  nickname_key TEXT NOT NULL, joined_at TEXT NOT NULL, UNIQUE (class_code, nickname_key));"
-    "CREATE TABLE IF NOT EXISTS class_attempts ("
-    "  class_code TEXT NOT NULL, learner TEXT NOT NULL, lesson TEXT NOT NULL, challenge TEXT NOT NULL,"
-    "  passed INTEGER NOT NULL, answer TEXT NOT NULL, at TEXT NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS class_attempts_by_class ON class_attempts (class_code, at);"
-    "CREATE TABLE IF NOT EXISTS teacher_sessions ("
-    "  token_hash TEXT PRIMARY KEY, class_code TEXT NOT NULL, expires_at INTEGER NOT NULL);";
-
-// A class, a learner and an attempt written straight into `path` with sqlite3, as the class
-// code before migrations did; `with_migration_1`: the file had the progress tables and
-// schema_migrations at version 1 already (main between the two merges).
-void write_old_class_file(const std::string& path, bool with_migration_1, const std::string& credential_hash) {
-  if (with_migration_1) {
-    auto db = db::Database::open(path);
-    ASSERT_TRUE(db) << db.error().message;
-    ASSERT_TRUE(db::migrate(**db, {db::headlab_migrations().front()}));
-  }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  std::string sql = std::string(kTablesBeforeMigrations) +
-                    "INSERT INTO classes VALUES ('OLDCLS', 'Old class', '" + credential_hash +
-                    "', '2026-11-30T09:00:00.000Z', 2);"
-                    "INSERT INTO class_members VALUES ('learner-old-1', 'OLDCLS', 'Ada', 'ada', '2026-11-30T09:01:00.000Z');"
-                    "INSERT INTO class_attempts VALUES ('OLDCLS', 'learner-old-1', 'trained-heads', 'pattern-quiz', 0,"
-                    " 'uniform', '2026-11-30T09:02:00.000Z');";
-  char* err = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
-  sqlite3_free(err);
-  sqlite3_close(db);
 }
 
 }  // namespace
@@ -387,37 +350,55 @@ TEST_P(ClassStoreOn, KeepsClassesAcrossReopening) {
 INSTANTIATE_TEST_SUITE_P(BothEngines, ClassStoreOn, ::testing::Values(db::Engine::sqlite, db::Engine::postgresql),
                          engine_label);
 
-// A file the class code made before its tables were migration 2 (with or without migration 1
-// applied): it opens, keeps its rows, and ends at the newest schema version.
-void expect_old_class_file_opens(bool with_migration_1) {
+// A file the class code made before its tables were migration 2, committed as that code's
+// binary wrote it (tests/server/class_fixture_make.sh says how): with no migrations at all
+// (before_migrations) or with migration 1 applied (migration_1). It opens, keeps its class,
+// learner, checks and progress, takes new ones, and ends at the newest schema version.
+void expect_old_class_file_opens(const std::string& fixture, int version_before) {
   const std::string path = temp_path("old-classes.db");
-  std::string secret, hash;
+  std::filesystem::copy_file(HEADLAB_SOURCE_DIR "/tests/server/" + fixture, path);
   {
-    // A real Argon2id hash of a known secret, made by the store on a scratch file.
-    auto scratch = ClassStore::open(temp_path("scratch.db"), test_options(std::make_shared<std::atomic<std::int64_t>>(0)));
-    ASSERT_TRUE(scratch);
-    auto c = (*scratch)->create_class("Scratch", "old passphrase 1234");
-    ASSERT_TRUE(c);
-    hash = one_text((*scratch)->path(), "SELECT credential_hash FROM classes");
+    auto db = db::Database::open(path);
+    ASSERT_TRUE(db);
+    EXPECT_EQ(*db::schema_version(**db), version_before) << fixture;
   }
-  write_old_class_file(path, with_migration_1, hash);
   auto store = ClassStore::open(path, test_options(std::make_shared<std::atomic<std::int64_t>>(1'800'000'000'000)));
   ASSERT_TRUE(store) << store.error().message;
-  auto found = (*store)->find_class("OLDCLS");
-  ASSERT_TRUE(found) << found.error().message;
-  EXPECT_EQ(found->name, "Old class");
-  EXPECT_EQ(found->version, 2);
-  EXPECT_TRUE(*(*store)->verify_teacher("OLDCLS", "old passphrase 1234"));
-  EXPECT_EQ((*store)->members("OLDCLS")->size(), 1u);
-  EXPECT_EQ((*store)->attempts("OLDCLS")->size(), 1u);
+  auto all = (*store)->classes();
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 1u);
+  const ClassInfo old = all->front();
+  EXPECT_EQ(old.name, "Old class");
+  EXPECT_EQ(old.version, 3);  // the join, the wrong answer, the induction challenge
+  EXPECT_TRUE(*(*store)->verify_teacher(old.code, "old passphrase 1234")) << "its Argon2id hash still verifies";
+  EXPECT_FALSE(*(*store)->verify_teacher(old.code, "old passphrase 12345"));
+  ASSERT_EQ((*store)->members(old.code)->size(), 1u);
+  EXPECT_EQ((*store)->members(old.code)->front().nickname, "Ada");
+  EXPECT_EQ((*store)->attempts(old.code)->size(), 2u);
+  auto view = build_class_view(**store, old.code);
+  ASSERT_TRUE(view);
+  for (const LearnerLessonRow& l : view->learners.at(0).lessons)
+    for (const ChallengeCell& c : l.challenges) {
+      if (c.challenge == "pattern-quiz") EXPECT_FALSE(c.done);
+      if (c.challenge == "pattern-quiz") EXPECT_EQ(c.tries, 1);
+      if (c.challenge == "induction-next-word") EXPECT_TRUE(c.done);
+    }
+  // new checks go in, and the one already passed is not noted twice (migration 3's index)
   ASSERT_TRUE((*store)->record_attempt("learner-old-1", "trained-heads", "pattern-quiz", true, "below-diagonal"));
-  EXPECT_EQ((*store)->attempts("OLDCLS")->size(), 2u);
+  ASSERT_TRUE((*store)->record_passes("learner-old-1", "causal-mask", {"induction-next-word"}));
+  EXPECT_EQ((*store)->attempts(old.code)->size(), 3u);
   auto db = db::Database::open(path);
   ASSERT_TRUE(db);
   EXPECT_EQ(*db::schema_version(**db), db::headlab_migrations().back().version);
-  EXPECT_TRUE(ProgressStore::open(path)) << "the progress store opens the same file";
+  auto progress = ProgressStore::open(path);
+  ASSERT_TRUE(progress) << "the progress store opens the same file";
+  EXPECT_EQ(*(*progress)->completed("learner-old-1", "causal-mask"), std::vector<std::string>{"induction-next-word"});
 }
 
-TEST(ClassStoreMigration, AFileMadeByTheClassCodeBeforeMigrationsKeepsItsClasses) { expect_old_class_file_opens(false); }
+TEST(ClassStoreMigration, AFileMadeByTheClassCodeBeforeMigrationsKeepsItsClasses) {
+  expect_old_class_file_opens("class_fixture_before_migrations.db", 0);
+}
 
-TEST(ClassStoreMigration, AFileAtVersionOneWithTheClassTablesKeepsItsClasses) { expect_old_class_file_opens(true); }
+TEST(ClassStoreMigration, AFileAtVersionOneWithTheClassTablesKeepsItsClasses) {
+  expect_old_class_file_opens("class_fixture_migration_1.db", 1);
+}
