@@ -530,6 +530,10 @@ Server::Server() : impl_(std::make_unique<Impl>()) {}
 Server::~Server() {
   stop();
   if (impl_->deadline_thread.joinable()) impl_->deadline_thread.join();
+  // A job still running (a hash, a model request whose answer stop() gave already) uses the
+  // Impl's mutexes when it ends: wait for it before the members after the queues go.
+  impl_->password_work.reset();
+  impl_->work.reset();
 }
 
 Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {

@@ -2,11 +2,13 @@
 """tests/scale/learners.py — simulated classes for the scale-out and load runs (tests/scale/run.sh).
 
 `drive` first has one teacher per class create it (POST /api/classes; the teacher keeps the
-session cookie), then runs every learner as a thread with its own keep-alive connection. A
+session cookie), then runs every learner as a coroutine (asyncio, one thread) with its own
+keep-alive connection. A
 learner joins its class with a nickname and then, until the time is up, repeats: check lesson
 1's induction challenge (POST /api/progress/check: a progress write, and a pass in the class),
 answer lesson 2's pattern quiz (wrong the first time, right after: each answer is a row the
-teacher's view counts), and read its progress back. Each teacher polls the class's view every
+teacher's view counts), and read its progress back. With --think S each learner starts at a
+random moment of the first S seconds and waits S seconds between steps. Each teacher polls the class's view every
 --teacher-poll seconds with the last ETag, as the teacher's page does. Learners of one class
 connect from one loopback address of their own (127.10.x.y: a classroom behind one NAT), each
 teacher from another (127.20.x.y), so the server's per-address limits meet a school's traffic;
@@ -29,10 +31,12 @@ its teacher's session too.
 Standard library only; loopback only; bounded in time and count.
 """
 import argparse
+import asyncio
 import csv
 import http.client
 import io
 import json
+import random
 import sqlite3
 import subprocess
 import sys
@@ -147,83 +151,158 @@ def create_classes(url, n, tag):
     return classes, retried[0]
 
 
+class AsyncClient:
+    """Client's asyncio twin for the driver: one keep-alive connection from one source address,
+    HTTP/1.1 by hand (Content-Length or chunked bodies). One thread drives thousands of them;
+    a thread per learner spent the cores on the interpreter's lock instead of on requests."""
+
+    def __init__(self, url, source="127.0.0.1"):
+        u = urllib.parse.urlsplit(url)
+        self.host, self.port, self.source = u.hostname, u.port, source
+        self.reader = self.writer = None
+
+    def close(self):
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
+
+    async def _exchange(self, method, path, body, headers):
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port, local_addr=(self.source, 0))
+        data = b"" if body is None else json.dumps(body).encode()
+        head = f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+        for k, v in (headers or {}).items():
+            head += f"{k}: {v}\r\n"
+        if body is not None:
+            head += f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+        self.writer.write(head.encode() + b"\r\n" + data)
+        await self.writer.drain()
+        status_line = await self.reader.readline()
+        if not status_line:
+            raise ConnectionError("closed")
+        status = int(status_line.split()[1])
+        h = {}
+        while True:
+            line = (await self.reader.readline()).decode("latin-1").strip()
+            if not line:
+                break
+            k, _, v = line.partition(":")
+            h[k.strip().lower()] = v.strip()
+        if status in (204, 304) or method == "HEAD":
+            raw = b""
+        elif "content-length" in h:
+            raw = await self.reader.readexactly(int(h["content-length"]))
+        elif h.get("transfer-encoding", "").lower() == "chunked":
+            raw = b""
+            while True:
+                size = int((await self.reader.readline()).split(b";")[0], 16)
+                chunk = await self.reader.readexactly(size + 2)
+                if size == 0:
+                    break
+                raw += chunk[:-2]
+        else:
+            raw = await self.reader.read()
+            h["connection"] = "close"
+        if h.get("connection", "").lower() == "close":
+            self.close()
+        text = raw.decode("utf-8", "replace")
+        try:
+            parsed = json.loads(text) if text else None
+        except ValueError:
+            parsed = None
+        return status, parsed, h, text
+
+    async def request(self, method, path, body=None, headers=None):
+        """As Client.request."""
+        for attempt in range(2):
+            try:
+                return await asyncio.wait_for(self._exchange(method, path, body, headers), 30)
+            except (OSError, ValueError, IndexError, asyncio.TimeoutError, asyncio.IncompleteReadError):
+                self.close()
+                if attempt == 1 or method == "POST":
+                    return 0, None, {}, ""
+        return 0, None, {}, ""
+
+
 def drive(args):
     tag = f"{int(time.time()) % 100000:05d}"
     t_setup = time.monotonic()
     classes, create_retries = create_classes(args.url, args.classes, tag)
     setup_s = time.monotonic() - t_setup
-    deadline = time.monotonic() + args.seconds
-    lock = threading.Lock()
     statuses, latencies, view_latencies = {}, [], []
     learners = []
+    loop_lag = []  # how late the driver's own timer fires: its queueing, not the servers'
 
-    def count(status, seconds, bucket):
-        with lock:
-            statuses[status] = statuses.get(status, 0) + 1
-            bucket.append(seconds)
-
-    def timed(client, method, path, body=None, headers=None, bucket=None):
+    async def timed(client, method, path, body=None, headers=None, bucket=None):
         t0 = time.monotonic()
-        out = client.request(method, path, body, headers)
-        count(out[0], time.monotonic() - t0, latencies if bucket is None else bucket)
+        out = await client.request(method, path, body, headers)
+        statuses[out[0]] = statuses.get(out[0], 0) + 1
+        (latencies if bucket is None else bucket).append(time.monotonic() - t0)
         return out
 
-    def learner(n):
+    async def learner(n, deadline):
         c = n % args.classes
         me = {"id": f"seat{n:05d}-{tag}-learner", "nickname": f"L{n:04d}", "class": c,
               "joined": False, "progress": False, "answers": 0, "wrong": 0, "right": False}
-        with lock:
-            learners.append(me)
-        client = Client(args.url, classroom_address(c))
+        learners.append(me)
+        client = AsyncClient(args.url, classroom_address(c))
+        if args.think > 0:
+            await asyncio.sleep(random.uniform(0, args.think))  # a class arrives within a few seconds, not in one instant
         # Joining is retried after a 429 (its Retry-After): a page would say "wait a moment".
         while time.monotonic() < deadline and not me["joined"]:
-            status, _, headers, _ = timed(client, "POST", "/api/class/join",
-                                          {"code": classes[c]["code"], "learner": me["id"], "nickname": me["nickname"]})
+            status, _, headers, _ = await timed(client, "POST", "/api/class/join",
+                                                {"code": classes[c]["code"], "learner": me["id"], "nickname": me["nickname"]})
             if status == 200:
                 me["joined"] = True
             elif status == 429:
-                time.sleep(min(float(headers.get("retry-after", "5")), max(0.0, deadline - time.monotonic())))
+                await asyncio.sleep(min(float(headers.get("retry-after", "5")), max(0.0, deadline - time.monotonic())))
             else:
                 break
-        if not me["joined"]:
-            return
-        while time.monotonic() < deadline:
-            status, body, _, _ = timed(client, "POST", "/api/progress/check", dict(CHECK1, learner=me["id"]))
+        while me["joined"] and time.monotonic() < deadline:
+            status, body, _, _ = await timed(client, "POST", "/api/progress/check", dict(CHECK1, learner=me["id"]))
             if status == 200 and any(ch["id"] == CHALLENGE1 and ch["done"] for ch in (body or {}).get("challenges", [])):
                 me["progress"] = True
             answer = WRONG if me["wrong"] == 0 and not me["right"] else RIGHT
-            status, body, _, _ = timed(client, "POST", f"/api/lessons/{LESSON2}/check",
-                                       {"learner": me["id"], "challenge": QUIZ, "answer": {"choice": answer}})
+            status, body, _, _ = await timed(client, "POST", f"/api/lessons/{LESSON2}/check",
+                                             {"learner": me["id"], "challenge": QUIZ, "answer": {"choice": answer}})
             if status == 200:
                 me["answers"] += 1
                 if answer == WRONG:
                     me["wrong"] += 1
                 elif quiz_done(body):
                     me["right"] = True
-            timed(client, "GET", f"/api/progress?learner={me['id']}&lesson={LESSON1}")
+            await timed(client, "GET", f"/api/progress?learner={me['id']}&lesson={LESSON1}")
             if args.think > 0:
-                time.sleep(args.think)  # a person reading the page before the next step
+                await asyncio.sleep(args.think)  # a person reading the page before the next step
+        client.close()
 
-    def teacher(c):
-        client = Client(args.url, teacher_address(c))
+    async def teacher(c, deadline):
+        client = AsyncClient(args.url, teacher_address(c))
         etag = None
+        await asyncio.sleep(random.uniform(0, args.teacher_poll))  # the teachers' pages were not opened in step
         while time.monotonic() < deadline:
             headers = {"Cookie": classes[c]["cookie"]}
             if etag:
                 headers["If-None-Match"] = etag
-            status, _, h, _ = timed(client, "GET", f"/api/class/view?code={classes[c]['code']}", headers=headers,
-                                    bucket=view_latencies)
+            status, _, h, _ = await timed(client, "GET", f"/api/class/view?code={classes[c]['code']}", headers=headers,
+                                          bucket=view_latencies)
             if status == 200:
                 etag = h.get("etag", etag)
-            time.sleep(args.teacher_poll)
+            await asyncio.sleep(args.teacher_poll)
+        client.close()
 
-    threading.stack_size(256 * 1024)  # thousands of learners
-    threads = [threading.Thread(target=learner, args=(n,)) for n in range(args.learners)]
-    threads += [threading.Thread(target=teacher, args=(c,)) for c in range(args.classes)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    async def lag(deadline):
+        while time.monotonic() < deadline:
+            t0 = time.monotonic()
+            await asyncio.sleep(0.1)
+            loop_lag.append(time.monotonic() - t0 - 0.1)
+
+    async def everyone():
+        deadline = time.monotonic() + args.seconds
+        await asyncio.gather(*[learner(n, deadline) for n in range(args.learners)],
+                             *[teacher(c, deadline) for c in range(args.classes)], lag(deadline))
+
+    asyncio.run(everyone())
     state = {"tag": tag, "classes": classes, "learners": sorted(learners, key=lambda m: m["id"])}
     with open(args.state, "w") as f:
         json.dump(state, f)
@@ -238,7 +317,7 @@ def drive(args):
           f"answers_acknowledged {sum(m['answers'] for m in learners)}")
     print(f"learner_p50_ms {percentile(latencies, 0.50) * 1000:.1f} learner_p99_ms {percentile(latencies, 0.99) * 1000:.1f} "
           f"view_p50_ms {percentile(view_latencies, 0.50) * 1000:.1f} view_p99_ms {percentile(view_latencies, 0.99) * 1000:.1f} "
-          f"views {len(view_latencies)}")
+          f"views {len(view_latencies)} driver_lag_p99_ms {percentile(loop_lag, 0.99) * 1000:.1f}")
     return 0
 
 

@@ -200,8 +200,11 @@ TEST_P(ClassApiOn, TwoServersOnOneDatabaseGiveTheTeacherTheSameCompleteLiveClass
   EXPECT_EQ(cell(on_a, "Ada", "causal-mask", "induction-next-word")["done"], true);
   EXPECT_EQ(cell(on_a, "Ada", "trained-heads", "pattern-quiz")["tries"], 2);
   EXPECT_EQ(cell(on_a, "Bo", "trained-heads", "pattern-quiz")["done"], false);
-  for (const json& ch : on_a["challenges"])
-    if (ch["challenge"] == "pattern-quiz") EXPECT_EQ(ch["wrong_answers"][0], (json{{"answer", "uniform"}, {"count", 2}}));
+  for (const json& ch : on_a["challenges"]) {
+    if (ch["challenge"] == "pattern-quiz") {
+      EXPECT_EQ(ch["wrong_answers"][0], (json{{"answer", "uniform"}, {"count", 2}}));
+    }
+  }
 
   // the CSV on the other server has every cell
   auto csv = b.client().Get(("/api/class/export?code=" + t.code).c_str(), {{"Cookie", t.cookie}});

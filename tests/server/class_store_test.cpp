@@ -379,9 +379,13 @@ void expect_old_class_file_opens(const std::string& fixture, int version_before)
   ASSERT_TRUE(view);
   for (const LearnerLessonRow& l : view->learners.at(0).lessons)
     for (const ChallengeCell& c : l.challenges) {
-      if (c.challenge == "pattern-quiz") EXPECT_FALSE(c.done);
-      if (c.challenge == "pattern-quiz") EXPECT_EQ(c.tries, 1);
-      if (c.challenge == "induction-next-word") EXPECT_TRUE(c.done);
+      if (c.challenge == "pattern-quiz") {
+        EXPECT_FALSE(c.done);
+        EXPECT_EQ(c.tries, 1);
+      }
+      if (c.challenge == "induction-next-word") {
+        EXPECT_TRUE(c.done);
+      }
     }
   // new checks go in, and the one already passed is not noted twice (migration 3's index)
   ASSERT_TRUE((*store)->record_attempt("learner-old-1", "trained-heads", "pattern-quiz", true, "below-diagonal"));

@@ -106,6 +106,11 @@ class Database {
 
   Target target_;
   DatabaseOptions options_;
+  // SQLite: one per file in this process, shared by every Database on it (the progress, class
+  // and feedback stores each have one). Write transactions take it before BEGIN IMMEDIATE, so
+  // they queue here instead of meeting the file lock and its busy handler, which sleeps (1, 2,
+  // 5 ... 100 ms) and retries: under a class's load those sleeps were most of a write's time.
+  std::shared_ptr<std::mutex> file_writer_;
   int max_connections_ = 1;
   std::mutex mutex_;
   std::condition_variable returned_;
