@@ -15,6 +15,10 @@ teacher from another (127.20.x.y), so the server's per-address limits meet a sch
 behind nginx the servers take the address from X-Forwarded-For (--trusted-proxy).
 Everything acknowledged (answered 200) goes to --state.
 
+`balancer` reads nginx's access log of the run (run.sh's log_format timing) and prints the
+percentiles of nginx's own request times: the servers as the balancer saw them, without the
+driver's queueing for a core.
+
 `verify` reads it all back once the run is over: every acknowledged progress write through the
 balancer; on each server by itself (--servers), each class's view (the same on every server,
 with every learner who joined, every challenge acknowledged done, and at least the wrong
@@ -26,6 +30,7 @@ gone from the other and from every class table; a class deleted on one is gone e
 its teacher's session too.
 
   learners.py drive  --url http://127.0.0.1:8080 --learners 40 --classes 4 --seconds 20 --state state.json [--think 2]
+  learners.py balancer --log access.log
   learners.py verify --url http://127.0.0.1:8080 --servers http://127.0.0.1:8081,http://127.0.0.1:8082 \\
                      --state state.json --db postgresql://... --psql /usr/lib/postgresql/15/bin/psql
 Standard library only; loopback only; bounded in time and count.
@@ -321,6 +326,24 @@ def drive(args):
     return 0
 
 
+def balancer(args):
+    """Percentiles of nginx's own $request_time for the drive's requests (log_format timing in
+    run.sh: status, seconds, URI): the servers' time as the balancer saw it, without the
+    driver's."""
+    learner, view = [], []
+    with open(args.log) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) != 3 or parts[2].startswith(("/api/classes", "/api/health")):
+                continue
+            (view if parts[2].startswith("/api/class/view") else learner).append(float(parts[1]))
+    print(f"balancer_requests {len(learner) + len(view)} "
+          f"balancer_learner_p50_ms {percentile(learner, 0.50) * 1000:.1f} "
+          f"balancer_learner_p99_ms {percentile(learner, 0.99) * 1000:.1f} "
+          f"balancer_view_p50_ms {percentile(view, 0.50) * 1000:.1f} balancer_view_p99_ms {percentile(view, 0.99) * 1000:.1f}")
+    return 0
+
+
 class Database:
     """Reads the store directly: PostgreSQL through psql, SQLite through Python's sqlite3."""
 
@@ -514,18 +537,23 @@ def verify(args):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["drive", "verify"])
-    p.add_argument("--url", required=True, help="the load balancer (or the one server)")
+    p.add_argument("mode", choices=["drive", "verify", "balancer"])
+    p.add_argument("--url", default="", help="the load balancer")
+    p.add_argument("--log", default="", help="balancer: nginx's access log (log_format timing)")
     p.add_argument("--learners", type=int, default=40)
     p.add_argument("--classes", type=int, default=4)
     p.add_argument("--seconds", type=float, default=20)
     p.add_argument("--think", type=float, default=0, help="seconds each learner waits between steps")
     p.add_argument("--teacher-poll", type=float, default=3, help="seconds between a teacher's polls (the page's 3 s)")
-    p.add_argument("--state", required=True)
+    p.add_argument("--state", default="")
     p.add_argument("--servers", default="", help="verify: each server's own URL, comma-separated")
     p.add_argument("--db", default="", help="verify: the database (postgresql:// URL or SQLite file)")
     p.add_argument("--psql", default="psql")
     args = p.parse_args()
+    if args.mode == "balancer":
+        sys.exit(balancer(args))
+    if not args.url or not args.state:
+        sys.exit("learners.py: --url and --state are needed")
     for url in [args.url] + [s for s in args.servers.split(",") if s]:
         host = urllib.parse.urlsplit(url).hostname
         if not (host == "localhost" or host.startswith("127.") or host == "::1"):

@@ -4,7 +4,7 @@
 # (2,000) in CLASSES classes (40) with their teachers polling the class's view every 3 s, each
 # learner pausing THINK seconds (2) between steps, for SECONDS (60):
 #   1. two `headlab serve` on one PostgreSQL behind nginx (tests/scale/run.sh, no kill);
-#   2. one `headlab serve` on an SQLite file, the same driver straight at it.
+#   2. one `headlab serve` on an SQLite file behind the same nginx.
 # Each run is verified as the scale-out test verifies (every acknowledged write read back, each
 # class's view and CSV complete). Prints the machine's load average before each run and a
 # table of the figures at the end. Run it on a quiet machine: the driver (Python threads),
@@ -30,14 +30,17 @@ for engine in postgresql sqlite; do
 done
 
 echo
-echo "| setup | requests | failed | 503 | learner p50 | learner p99 | teacher view p50 | teacher view p99 | load average before, after |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+echo "At the balancer (nginx's request time), and at the driver (which adds its own wait for a core):"
+echo
+echo "| setup | requests | failed | 503 | learner p50 | learner p99 | teacher view p50 | teacher view p99 | at the driver: learner p50 / p99 | driver lag p99 | load average before; after |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 awk '
   /^load average before:/ { before = $4 " " $5 " " $6 }
-  /^engine/ { setup = ($2 == "postgresql") ? "two servers, PostgreSQL, nginx" : "one server, SQLite" }
+  /^engine/ { setup = ($2 == "postgresql") ? "two servers, PostgreSQL" : "one server, SQLite" }
   /^requests/ { requests = $2; failed = $4; unavailable = $6 }
-  /^learner_p50_ms/ { lp50 = $2; lp99 = $4; vp50 = $6; vp99 = $8 }
+  /^learner_p50_ms/ { lp50 = $2; lp99 = $4; lag = $12 }
+  /^balancer_requests/ { blp50 = $4; blp99 = $6; bvp50 = $8; bvp99 = $10 }
   /^load average after:/ {
-    printf "| %s | %s | %s | %s | %s ms | %s ms | %s ms | %s ms | %s; %s |\n", setup, requests, failed, unavailable,
-           lp50, lp99, vp50, vp99, before, $4 " " $5 " " $6
+    printf "| %s | %s | %s | %s | %s ms | %s ms | %s ms | %s ms | %s / %s ms | %s ms | %s; %s |\n", setup, requests, failed,
+           unavailable, blp50, blp99, bvp50, bvp99, lp50, lp99, lag, before, $4 " " $5 " " $6
   }' "$result"

@@ -12,9 +12,9 @@
 #
 # Settings (environment): HEADLAB_SCALE_KILL=0 kills no server; HEADLAB_SCALE_THINK=S makes
 # each learner wait S seconds between steps (then the servers keep their default per-address
-# progress limit); HEADLAB_SCALE_ENGINE=sqlite runs one server on an SQLite file instead, with
-# no nginx (the single-server figures of tests/scale/load.sh); HEADLAB_SCALE_RESULT=FILE
-# appends the driver's figures there.
+# progress limit); HEADLAB_SCALE_ENGINE=sqlite runs one server on an SQLite file instead,
+# behind the same nginx (the single-server figures of tests/scale/load.sh);
+# HEADLAB_SCALE_RESULT=FILE appends the driver's figures there.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:-$root/build}"
@@ -76,32 +76,34 @@ for i in $(seq "$servers"); do
   start_server "$i" "${ports[$((i - 1))]}"
 done
 
-if [ "$engine" = postgresql ]; then
-  [ -x "$nginx_bin" ] || { say "nginx is missing (apt-get install nginx)"; exit 1; }
-  # docs/school-nginx.conf as a school would use it, only its ports changed.
-  lb_port="$(free_port)"
-  sed -e "s/127.0.0.1:8081/127.0.0.1:${ports[0]}/" -e "s/127.0.0.1:8082/127.0.0.1:${ports[1]}/" \
-      -e "s/listen 127.0.0.1:8080/listen 127.0.0.1:$lb_port/" "$root/docs/school-nginx.conf" >"$tmp/headlab.conf"
-  grep -q "${ports[1]}" "$tmp/headlab.conf" && grep -q "$lb_port" "$tmp/headlab.conf" ||
-    { say "docs/school-nginx.conf no longer has the ports this test changes"; exit 1; }
-  cat >"$tmp/nginx.conf" <<CONF
+# docs/school-nginx.conf as a school would use it, only its ports changed (and, for the one
+# SQLite server, its second server left out: the same front for both figures). nginx logs
+# each request's time ($request_time: from its first byte in to its last byte out), so the
+# figures at the balancer leave out the driver's own queueing for a core.
+[ -x "$nginx_bin" ] || { say "nginx is missing (apt-get install nginx)"; exit 1; }
+lb_port="$(free_port)"
+second=(-e "s/127.0.0.1:8082/127.0.0.1:${ports[1]:-}/")
+[ "$servers" = 2 ] || second=(-e "/127.0.0.1:8082/d")
+sed -e "s/127.0.0.1:8081/127.0.0.1:${ports[0]}/" "${second[@]}" \
+    -e "s/listen 127.0.0.1:8080/listen 127.0.0.1:$lb_port/" "$root/docs/school-nginx.conf" >"$tmp/headlab.conf"
+grep -q "${ports[$((servers - 1))]}" "$tmp/headlab.conf" && grep -q "$lb_port" "$tmp/headlab.conf" ||
+  { say "docs/school-nginx.conf no longer has the ports this test changes"; exit 1; }
+cat >"$tmp/nginx.conf" <<CONF
 worker_processes 1;
 pid $tmp/nginx.pid;
 error_log $tmp/nginx-error.log warn;
 worker_rlimit_nofile 20000;
 events { worker_connections 8192; }
 http {
-  access_log off;
+  log_format timing '\$status \$request_time \$request_uri';
+  access_log $tmp/access.log timing buffer=256k flush=1s;
   client_body_temp_path $tmp/body;
   proxy_temp_path $tmp/proxy;
   include $tmp/headlab.conf;
 }
 CONF
-  "$nginx_bin" -c "$tmp/nginx.conf" -p "$tmp" -e "$tmp/nginx-error.log"
-  url="http://127.0.0.1:$lb_port"
-else
-  url="http://127.0.0.1:${ports[0]}"
-fi
+"$nginx_bin" -c "$tmp/nginx.conf" -p "$tmp" -e "$tmp/nginx-error.log"
+url="http://127.0.0.1:$lb_port"
 for _ in $(seq 50); do curl -sf "$url/api/health" >/dev/null && break; sleep 0.1; done
 
 say "$engine: $learners learners of $classes classes for ${seconds}s$( [ "$think" != 0 ] && echo ", ${think}s between steps") through $url to server(s) on ${ports[*]}$(
@@ -114,6 +116,9 @@ fi
 /usr/bin/python3 "$root/tests/scale/learners.py" drive --url "$url" --learners "$learners" --classes "$classes" \
   --seconds "$seconds" --think "$think" --state "$tmp/state.json" | tee "$tmp/drive.txt"
 [ -z "$killer" ] || wait "$killer" || true
+kill -USR1 "$(cat "$tmp/nginx.pid")" 2>/dev/null || true  # reopen the log: its buffer is written out
+sleep 1
+/usr/bin/python3 "$root/tests/scale/learners.py" balancer --log "$tmp/access.log" | tee -a "$tmp/drive.txt"
 failed=0
 if [ "$kill_first" = 1 ]; then
   if [ -f "$tmp/killed" ] && ! kill -0 "${pids[0]}" 2>/dev/null; then

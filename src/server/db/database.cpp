@@ -45,9 +45,9 @@ std::shared_ptr<std::mutex> sqlite_file_writer(const std::string& path) {
 }  // namespace
 
 Database::Database(Target target, DatabaseOptions options) : target_(std::move(target)), options_(std::move(options)) {
-  // SQLite has one writer at a time anyway: one connection behind the pool's lock queues
-  // callers without busy time-outs, as the stores did before.
-  int fallback = target_.engine == Engine::sqlite ? 1 : 8;
+  // SQLite has one writer at a time: writers queue on file_writer_ (no busy time-outs), and
+  // the other connections read meanwhile (WAL: a reader never waits for a writer's fsync).
+  int fallback = target_.engine == Engine::sqlite ? 4 : 8;
   max_connections_ = options_.max_connections > 0 ? options_.max_connections : fallback;
   if (target_.engine == Engine::sqlite) file_writer_ = sqlite_file_writer(target_.location);
 }
