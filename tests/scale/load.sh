@@ -22,6 +22,9 @@ trap 'rm -f "$result"' EXIT
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 for engine in postgresql sqlite; do
+  # A minute's rest first, so the one-minute load average says more about the neighbours
+  # than about the run before.
+  [ "$engine" = postgresql ] || sleep 60
   echo "load: $(date -u +%H:%M:%SZ) load average before the $engine run: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
   echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$result"
   HEADLAB_SCALE_ENGINE=$engine HEADLAB_SCALE_KILL=0 HEADLAB_SCALE_THINK="$think" HEADLAB_SCALE_RESULT="$result" \
