@@ -5,10 +5,10 @@
 //
 // Threads: libmicrohttpd's event loop (epoll, `threads` of them) reads and writes every
 // connection; an idle or trickling connection holds no thread. Quick routes are answered on
-// the loop. Model routes, and the two that run Argon2id (creating a class, a teacher's
-// login), are suspended and answered by their own HttpWorkQueue, in turns by client, then
-// resumed: a slow hash never holds the loop, and no more of them run at once than
-// password_hash_threads. A deadline thread closes connections whose request has not fully arrived
+// the loop. Model routes, the two that run Argon2id (creating a class, a teacher's login),
+// and the writes to the store are suspended and answered by their own HttpWorkQueue, in
+// turns by client, then resumed: a slow hash or a write queued for the disk never holds the
+// loop, and no more hashes run at once than password_hash_threads. A deadline thread closes connections whose request has not fully arrived
 // within request_deadline_s of the connection's start or its previous answer.
 #include <microhttpd.h>
 
@@ -76,14 +76,20 @@ struct Exchange {
 };
 
 // Where a request is answered: on the event loop (quick), or suspended and answered by a
-// worker: the model's queue, or the password hash's.
-enum class Lane { loop, model, password_hash };
+// worker: the model's queue, the password hash's, or the store's (a write waits for the
+// database: SQLite's one writer and its fsync, a PostgreSQL round trip; the loop meanwhile
+// answers reads, the teachers' views among them).
+enum class Lane { loop, model, password_hash, store };
 
 Lane lane_of(const HttpRequest& r) {
-  if ((r.path.rfind("/api/model/", 0) == 0 && r.method == "POST") || r.path == "/api/model/scan" ||
+  auto starts = [&](const char* prefix) { return r.path.rfind(prefix, 0) == 0; };
+  if ((starts("/api/model/") && r.method == "POST") || r.path == "/api/model/scan" ||
       r.path == "/api/lessons/trained-heads/check")
     return Lane::model;
-  if (r.method == "POST" && (r.path == "/api/classes" || r.path == "/api/class/login")) return Lane::password_hash;
+  if (r.method != "POST") return Lane::loop;
+  if (r.path == "/api/classes" || r.path == "/api/class/login") return Lane::password_hash;
+  const bool lesson_check = starts("/api/lessons/") && r.path.size() > 6 && r.path.compare(r.path.size() - 6, 6, "/check") == 0;
+  if (starts("/api/progress/") || r.path == "/api/feedback" || starts("/api/class/") || lesson_check) return Lane::store;
   return Lane::loop;
 }
 
@@ -123,6 +129,7 @@ struct Server::Impl {
   std::vector<Route> routes;
   std::unique_ptr<HttpWorkQueue> work;           // the model lane
   std::unique_ptr<HttpWorkQueue> password_work;  // the password-hash lane
+  std::unique_ptr<HttpWorkQueue> store_work;     // the store-write lane
   // Password-hash requests waiting or running, in all and by client (admission: 503 past
   // password_hash_queue / password_hash_queue_per_client).
   std::mutex password_mutex;
@@ -484,6 +491,8 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
       }
       return m.answer_off_loop(c, *holder, *m.password_work, [&m, client] { m.leave_password_hash(client); });
     }
+    case Lane::store:
+      return m.answer_off_loop(c, *holder, *m.store_work);
   }
   return MHD_NO;
 }
@@ -532,6 +541,7 @@ Server::~Server() {
   if (impl_->deadline_thread.joinable()) impl_->deadline_thread.join();
   // A job still running (a hash, a model request whose answer stop() gave already) uses the
   // Impl's mutexes when it ends: wait for it before the members after the queues go.
+  impl_->store_work.reset();
   impl_->password_work.reset();
   impl_->work.reset();
 }
@@ -616,6 +626,7 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
   int hash_threads = options.password_hash_threads;
   if (hash_threads <= 0) hash_threads = std::max(1u, std::thread::hardware_concurrency() / 2);
   m.password_work = std::make_unique<HttpWorkQueue>(hash_threads);
+  m.store_work = std::make_unique<HttpWorkQueue>(std::max(1, options.store_threads));
   return server;
 }
 
@@ -701,6 +712,7 @@ void Server::stop() {
   // connections back.
   m.work->stop();
   m.password_work->stop();
+  m.store_work->stop();
   std::set<std::shared_ptr<Exchange>> waiting;
   {
     std::lock_guard<std::mutex> lock(m.flight_mutex);

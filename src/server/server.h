@@ -60,6 +60,9 @@ struct ServerOptions {
   // request is answered 503 with Retry-After at once.
   int password_hash_queue = 16;
   int password_hash_queue_per_client = 2;
+  // Writes to the store (progress, answers, feedback, joins, ...) are answered off the event
+  // loop on this many threads, so reads go on while writes wait for the database.
+  int store_threads = 8;
 };
 
 class Server {

@@ -2,7 +2,9 @@
 // checks answers on the lesson routes, and the teacher's view shows them; the cookie and
 // the origin check as a browser meets them.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -371,4 +373,35 @@ TEST(ClassApi, LoginsPastTheHashLaneAre503WithRetryAfterPerAddressAndInAll) {
   EXPECT_GE(refused_first_address, 1) << "one address holds at most two places";
   // and afterwards the lane is free again
   EXPECT_EQ(s.post("/api/class/login", json{{"code", t.code}, {"secret", t.secret}}).status, 200);
+}
+
+TEST(ClassApi, TheTeachersViewIsAnsweredWhileAWriteWaitsForTheDatabase) {
+  const std::string db = temp_path("class.db");
+  // One event-loop thread: a write waiting on it would hold every read behind it.
+  TestServer s(db, "", 8, [](headlab::server::ServerOptions& o) { o.threads = 1; });
+  Teacher t = create_class(s, "Period 3");
+  ASSERT_EQ(s.post("/api/class/join", json{{"code", t.code}, {"learner", "learner-0001"}, {"nickname", "Ada"}}).status, 200);
+  // Another program holds the file's write lock (as `headlab class delete` might, for a moment).
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  std::atomic<bool> write_answered{false};
+  int write_status = 0;
+  std::thread write([&] {
+    httplib::Client c("127.0.0.1", s.port());
+    auto r = c.Post("/api/progress/check", progress_check("learner-0001").dump(), "application/json");
+    write_status = r ? r->status : 0;
+    write_answered = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the write is waiting for the lock
+  int status = 0;
+  json v = view(s, t, &status);
+  const bool write_was_waiting = !write_answered;
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  write.join();
+  EXPECT_EQ(status, 200) << v.dump();
+  EXPECT_EQ(v["learner_count"], 1);
+  EXPECT_TRUE(write_was_waiting) << "the view came back only after the write";
+  EXPECT_EQ(write_status, 200) << "the write went through once the lock was free";
 }
