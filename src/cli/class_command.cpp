@@ -1,16 +1,16 @@
 // cli/class_command.cpp — `headlab class create|show|list|delete`: a teacher's classes in
-// the SQLite file `headlab serve --db` uses. Whoever can read that file sees every class,
-// so these commands ask for no secret; the web page does.
+// the database `headlab serve --db` uses (an SQLite file or a PostgreSQL URL). Whoever can
+// read that database sees every class, so these commands ask for no secret; the web page does.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/db_option.h"
 #include "server/class_codec.h"
 #include "server/class_store.h"
 #include "server/db/target.h"
@@ -29,15 +29,14 @@ struct ClassOptions {
   bool yes = false;
 };
 
-std::string db_path(const ClassOptions& o) { return o.db.empty() ? server::default_database_path() : o.db; }
-
-// Opens an existing database (show, list, delete never create one by accident).
-Result<std::unique_ptr<server::ClassStore>> open_existing(const ClassOptions& o) {
-  const std::string path = db_path(o);
-  if (!server::db::is_postgresql_url(path) && !std::filesystem::exists(path))
-    return make_error(ErrorCode::not_found, "No database at " + path + ". Pass the --db that `headlab serve` used.");
-  return server::ClassStore::open(path);
+// Opens the class store of --db; show, list and delete never create an SQLite file by accident.
+Result<std::unique_ptr<server::ClassStore>> open_store(const ClassOptions& o, cli::DbMustExist must_exist) {
+  auto target = db_option(o.db, must_exist);
+  if (!target) return tl::unexpected(target.error());
+  return server::ClassStore::open(target->location);
 }
+
+int print_store_error(const Error& e) { return print_error(e.message, db_option_exit_code(e)); }
 
 // Nicknames have no control characters (the store refuses them); this keeps it so.
 std::string printable(std::string s) {
@@ -123,8 +122,8 @@ int run_create(const ClassOptions& o) {
     while (!passphrase.empty() && (passphrase.back() == '\n' || passphrase.back() == '\r')) passphrase.pop_back();
     if (passphrase.empty()) return print_error("The passphrase file " + o.passphrase_file + " is empty.");
   }
-  auto store = server::ClassStore::open(db_path(o));
-  if (!store) return print_error(store.error().message);
+  auto store = open_store(o, DbMustExist::no);
+  if (!store) return print_store_error(store.error());
   auto made = (*store)->create_class(o.name, passphrase);
   if (!made) return print_error(made.error().message, made.error().code == ErrorCode::invalid_argument ? 2 : 1);
   std::string base = o.url;
@@ -144,8 +143,8 @@ int run_create(const ClassOptions& o) {
 }
 
 int run_show(const ClassOptions& o) {
-  auto store = open_existing(o);
-  if (!store) return print_error(store.error().message);
+  auto store = open_store(o, DbMustExist::yes);
+  if (!store) return print_store_error(store.error());
   auto view = server::build_class_view(**store, o.code);
   if (!view) return print_error(view.error().message);
   if (o.format == "json") std::cout << server::encode_class_view(*view) << "\n";
@@ -155,22 +154,23 @@ int run_show(const ClassOptions& o) {
 }
 
 int run_list(const ClassOptions& o) {
-  auto store = open_existing(o);
-  if (!store) return print_error(store.error().message);
+  auto store = open_store(o, DbMustExist::yes);
+  if (!store) return print_store_error(store.error());
   auto classes = (*store)->classes();
   if (!classes) return print_error(classes.error().message);
-  if (classes->empty()) std::cout << "No classes in " << db_path(o) << ".\n";
+  if (classes->empty()) std::cout << "No classes in " << (*store)->display_name() << ".\n";
   for (const auto& c : *classes) {
     auto members = (*store)->members(c.code);
-    std::cout << c.code << "  " << printable(c.name) << "  (" << (members ? members->size() : 0) << " learners, created "
+    const std::size_t n = members ? members->size() : 0;
+    std::cout << c.code << "  " << printable(c.name) << "  (" << n << (n == 1 ? " learner" : " learners") << ", created "
               << c.created_at << ")\n";
   }
   return 0;
 }
 
 int run_delete(const ClassOptions& o) {
-  auto store = open_existing(o);
-  if (!store) return print_error(store.error().message);
+  auto store = open_store(o, DbMustExist::yes);
+  if (!store) return print_store_error(store.error());
   auto info = (*store)->find_class(o.code);
   if (!info) return print_error(info.error().message);
   auto members = (*store)->members(o.code);
@@ -191,11 +191,11 @@ int run_delete(const ClassOptions& o) {
 void add_class_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<ClassOptions>();
   CLI::App* cmd = app.add_subcommand("class", "Run a class: create one, see who finished what, delete it.\n"
-                                              "Works on the database file of `headlab serve --db`.");
+                                              "Works on the database of `headlab serve --db`.");
   cmd->require_subcommand(1);
   auto add_db = [&](CLI::App* sub) {
-    sub->add_option("--db", opts->db, "The SQLite file `headlab serve --db` uses (default: " +
-                                          server::default_database_path() + ")");
+    sub->add_option("--db", opts->db, "The database `headlab serve --db` uses: an SQLite file (default: " +
+                                          server::default_database_path() + ") or a postgresql:// URL");
   };
   auto upper = [](std::string s) {
     for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

@@ -3,11 +3,11 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/db_option.h"
 #include "server/db/target.h"
 #include "server/feedback_store.h"
 #include "server/progress_store.h"
@@ -47,10 +47,9 @@ struct FeedbackOptions {
 };
 
 int run_feedback_list(const FeedbackOptions& o) {
-  std::string path = o.db.empty() ? server::default_database_path() : o.db;
-  if (!server::db::is_postgresql_url(path) && !std::filesystem::exists(path))
-    return print_error("No database at " + path + ". Pass the --db that `headlab serve` used.");
-  auto store = server::FeedbackStore::open(path);
+  auto target = db_option(o.db, DbMustExist::yes);
+  if (!target) return print_error(target.error().message, db_option_exit_code(target.error()));
+  auto store = server::FeedbackStore::open(target->location);
   if (!store) return print_error(store.error().message);
   auto notes = (*store)->list(o.limit);
   if (!notes) return print_error(notes.error().message);
@@ -63,7 +62,7 @@ int run_feedback_list(const FeedbackOptions& o) {
     return 0;
   }
   if (notes->empty()) {
-    std::cout << "No feedback yet in " << server::db::redact_url(path) << ".\n";
+    std::cout << "No feedback yet in " << target->display << ".\n";
     return 0;
   }
   for (const auto& f : *notes) {

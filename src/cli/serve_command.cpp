@@ -3,6 +3,8 @@
 // connection and the store, and exit 0.
 #include <CLI/CLI.hpp>
 
+#include <arpa/inet.h>
+
 #include <csignal>
 #include <filesystem>
 #include <cstdio>
@@ -10,6 +12,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/db_option.h"
 #include "model/blas.h"
 #include "server/db/target.h"
 #include "server/progress_store.h"
@@ -54,6 +57,18 @@ int run_serve(const ServeOptions& o) {
   sigaction(SIGTERM, &sa, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
+  // A --db that is neither a path nor a URL headlab reads ("postgresql:/db") stops here, by
+  // name, before any store could take it for a file name.
+  auto target = db_option(o.db, DbMustExist::no);
+  if (!target) return print_error(target.error().message, db_option_exit_code(target.error()));
+
+  for (const std::string& proxy : o.limits.trusted_proxies) {
+    unsigned char scratch[16];
+    if (inet_pton(AF_INET, proxy.c_str(), scratch) != 1 && inet_pton(AF_INET6, proxy.c_str(), scratch) != 1)
+      return print_error("--trusted-proxy " + proxy + " is not an IPv4 or IPv6 address; give the address the "
+                         "load balancer connects from, like 127.0.0.1.", 2);
+  }
+
   server::ServerOptions options = o.limits;
   options.host = o.host;
   options.port = o.port;
@@ -71,7 +86,7 @@ int run_serve(const ServeOptions& o) {
   if (!srv) return print_error(srv.error().message);
   // A school's PostgreSQL that cannot be reached at start: stop with its one-line reason, so
   // the supervisor restarts the server, rather than serve a school that cannot save progress.
-  if (server::db::is_postgresql_url(o.db) && !(*srv)->store_error().empty())
+  if (target->engine == server::db::Engine::postgresql && !(*srv)->store_error().empty())
     return print_error((*srv)->store_error());
   if (auto s = (*srv)->bind(); !s) return print_error(s.error().message);
 
@@ -176,6 +191,14 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 1 << 20))->group(limits);
   cmd->add_option("--threads", l.threads, "Event-loop threads of the HTTP layer")
       ->check(CLI::Range(1, 64))->capture_default_str()->group(limits);
+  cmd->add_option("--trusted-proxy", l.trusted_proxies,
+                  "The address of a load balancer in front (127.0.0.1); a request from it counts, for the "
+                  "per-address limits, as from the last address in its X-Forwarded-For. Repeat for more")
+      ->group(limits);
+  cmd->add_option("--login-threads", l.password_hash_threads,
+                  "Threads that hash teachers' secrets (creating a class, logging in) off the event loop; at most "
+                  "16 such requests wait, 2 per address, more get 503 (0: half the cores)")
+      ->check(CLI::Range(0, 64))->capture_default_str()->group(limits);
   cmd->add_flag("--trust-proxy-https", l.trust_forwarded_proto,
                 "A TLS proxy in front sets X-Forwarded-Proto: https; mark the teacher's cookie Secure then")
       ->group(limits);

@@ -47,6 +47,9 @@ struct ProgressView {
   std::string learner;
   std::vector<ChallengeStatus> challenges;
   std::vector<std::string> newly_completed;  // only filled by /api/progress/check
+  // /api/progress/check: every challenge this check met, new or done before (not sent: it
+  // is what a class member's teacher is told, see note_detected).
+  std::vector<std::string> met;
   bool include_newly_completed = false;
 };
 

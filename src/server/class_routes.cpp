@@ -90,10 +90,10 @@ std::vector<Route> class_routes(ClassRoutesContext& ctx) {
          return with_cookie(ok_json(encode_created_class(*made), 201),
                             session_cookie(ctx, r, made->session.token, made->session.expires_at - store.now_ms() / 1000));
        })},
-      {"POST", "/api/class/join", needs_store(ctx, [](ClassStore& store, const HttpRequest& r) {
+      {"POST", "/api/class/join", needs_store(ctx, [&ctx](ClassStore& store, const HttpRequest& r) {
          auto req = decode_class_join(r.body);
          if (!req) return error_response(req.error());
-         auto m = handle_class_join(store, *req);
+         auto m = handle_class_join(store, {*ctx.join_by_address, *ctx.join_by_class}, r.remote_addr, *req);
          return m ? ok_json(encode_membership(*m)) : error_response(m.error());
        })},
       {"GET", "/api/class/membership", needs_store(ctx, [](ClassStore& store, const HttpRequest& r) {

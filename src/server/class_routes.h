@@ -3,7 +3,8 @@
 // session), the teacher's view as JSON with an ETag for short polling (If-None-Match:
 // 304 when nothing changed), the CSV export, and the one error envelope for everything else.
 //
-//   ClassRoutesContext classes{store.get(), "", &create, &by_class, &by_address, false};
+//   ClassRoutesContext classes{store.get(), "", &create, &login_by_class, &login_by_address,
+//                              &join_by_class, &join_by_address, false};
 //   for (Route& r : class_routes(classes)) routes.push_back(std::move(r));
 #pragma once
 
@@ -24,6 +25,8 @@ struct ClassRoutesContext {
   RateLimiter* create_limiter = nullptr;     // classes created per address
   RateLimiter* login_by_class = nullptr;     // login tries per class
   RateLimiter* login_by_address = nullptr;   // login tries per address
+  RateLimiter* join_by_class = nullptr;      // join tries per class
+  RateLimiter* join_by_address = nullptr;    // join tries per address
   // X-Forwarded-Proto: https from the proxy in front marks the cookie Secure. Only when
   // that proxy is trusted: a client could send the header itself.
   bool trust_forwarded_proto = false;

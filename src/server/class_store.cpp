@@ -221,10 +221,11 @@ Status ClassStore::delete_class(const std::string& code) {
   });
   if (!s) return tl::unexpected(failure("delete the class", s.error()));
   // SQLite: the old pages may still sit in the write-ahead log; fold it into the file now.
-  // PostgreSQL: the committed DELETE is all (see class_store.h).
-  // The delete is committed either way; a checkpoint that fails now is done by SQLite's next
-  // automatic one, so it is not reported as a failed delete.
-  (void)db_->checkpoint();
+  // PostgreSQL: vacuum the class tables, so the dead rows and their index entries go (see
+  // class_store.h for what that does and does not guarantee).
+  // The delete is committed either way; a checkpoint or vacuum that fails now is done by the
+  // engine's next automatic one, so it is not reported as a failed delete.
+  (void)db_->forget_deleted({"class_attempts", "class_members", "teacher_sessions", "classes"});
   return {};
 }
 
@@ -326,6 +327,32 @@ Status ClassStore::record_attempt(const std::string& learner, const std::string&
         "VALUES ($1, $2, $3, $4, $5, $6, $7)",
         {code, learner, lesson, challenge, std::int64_t{passed ? 1 : 0}, answer.substr(0, 200), at});
     if (!n) return tl::unexpected(n.error());
+    return bump_version(tx, code);
+  });
+  if (!s) return tl::unexpected(failure("record the check", s.error()));
+  return {};
+}
+
+Status ClassStore::record_passes(const std::string& learner, const std::string& lesson,
+                                 const std::vector<std::string>& challenges) {
+  const std::string at = now_iso();
+  Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+    auto rows = tx.query("SELECT class_code FROM class_members WHERE learner = $1", {learner});
+    if (!rows) return tl::unexpected(rows.error());
+    if (rows->empty()) return {};  // in no class: nothing to keep
+    const std::string code = rows->front().text(0);
+    std::int64_t added = 0;
+    for (const std::string& challenge : challenges) {
+      // class_attempts_by_learner (migration 3) answers the NOT EXISTS.
+      auto n = tx.exec(
+          "INSERT INTO class_attempts (class_code, learner, lesson, challenge, passed, answer, at) "
+          "SELECT $1, $2, $3, $4, 1, '', $5 WHERE NOT EXISTS (SELECT 1 FROM class_attempts "
+          "WHERE learner = $2 AND lesson = $3 AND challenge = $4 AND passed = 1)",
+          {code, learner, lesson, challenge, at});
+      if (!n) return tl::unexpected(n.error());
+      added += *n;
+    }
+    if (added == 0) return {};
     return bump_version(tx, code);
   });
   if (!s) return tl::unexpected(failure("record the check", s.error()));

@@ -16,9 +16,11 @@
 // - Leaving, removing a learner and deleting a class delete the rows in one committed
 //   transaction. On SQLite the freed pages are zeroed (secure_delete) and a deleted class's
 //   write-ahead log is checkpointed away, so its text is gone from the files. On PostgreSQL
-//   the committed DELETE is what we do: no query, connection or server sees the rows again;
-//   their old bytes stay in the table's pages until (auto)vacuum reuses them, and in the
-//   server's WAL and backups, which are the database administrator's to keep or purge.
+//   no query, connection or server sees the rows again once the DELETE commits, and a
+//   deleted class's tables are vacuumed at once (dead rows and index entries gone, their
+//   space free); the old bytes can still sit in that free space until new rows overwrite it,
+//   and in the server's WAL and backups. docs/school.md says what an operator runs to
+//   remove them from the table files (VACUUM FULL of the class tables).
 // - Every change to a class (join, leave, remove, attempt) raises its version by one, so a
 //   teacher's page can ask "anything new since version N?" cheaply.
 // - Times are ISO-8601 UTC text made here, session expiry is whole seconds since 1970.
@@ -118,6 +120,11 @@ class ClassStore {
   // Records one check a learner made; does nothing when the learner is in no class.
   Status record_attempt(const std::string& learner, const std::string& lesson, const std::string& challenge,
                         bool passed, const std::string& answer);
+  // Records one passing attempt (no answer: detected) for each challenge of `challenges`
+  // that the learner has no passing attempt for yet, in one transaction; does nothing when
+  // the learner is in no class. Raises the version only when something was recorded.
+  Status record_passes(const std::string& learner, const std::string& lesson,
+                       const std::vector<std::string>& challenges);
   // The class's attempts, oldest first.
   Result<std::vector<Attempt>> attempts(const std::string& code);
 

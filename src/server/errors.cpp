@@ -34,8 +34,12 @@ HttpResponse error_response(int status, std::string_view code, const std::string
 
 HttpResponse error_response(const Error& error) {
   HttpResponse r = error_response(http_status(error.code), error_code_name(error.code), error.message);
-  if (error.code == ErrorCode::unavailable) r.headers.push_back({"Retry-After", "2"});
-  if (error.code == ErrorCode::rate_limited) r.headers.push_back({"Retry-After", "600"});
+  // The refusing code's own wait when it knows one, else a default per code.
+  auto retry = [&](int fallback) {
+    r.headers.push_back({"Retry-After", std::to_string(error.retry_after_s > 0 ? error.retry_after_s : fallback)});
+  };
+  if (error.code == ErrorCode::unavailable) retry(2);
+  if (error.code == ErrorCode::rate_limited) retry(600);
   return r;
 }
 

@@ -5,8 +5,10 @@
 //
 // Threads: libmicrohttpd's event loop (epoll, `threads` of them) reads and writes every
 // connection; an idle or trickling connection holds no thread. Quick routes are answered on
-// the loop. Model routes are suspended and answered by HttpWorkQueue, in turns by client,
-// then resumed. A deadline thread closes connections whose request has not fully arrived
+// the loop. Model routes, the two that run Argon2id (creating a class, a teacher's login),
+// and the writes to the store are suspended and answered by their own HttpWorkQueue, in
+// turns by client, then resumed: a slow hash or a write queued for the disk never holds the
+// loop, and no more hashes run at once than password_hash_threads. A deadline thread closes connections whose request has not fully arrived
 // within request_deadline_s of the connection's start or its previous answer.
 #include <microhttpd.h>
 
@@ -20,8 +22,11 @@
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "server/class_store.h"
 #include "server/errors.h"
@@ -58,7 +63,7 @@ struct Connection {
 // One request on a connection, from its first header to its answer.
 struct Exchange {
   HttpRequest request;
-  std::string host, origin, accept_encoding, range;
+  std::string host, origin, accept_encoding, range, forwarded_for;
   std::optional<HttpResponse> refused;  // screened out: answered without reading the body
   bool dispatched = false;              // the route ran (or is running on the work queue)
   bool sent = false;                    // an answer is queued
@@ -70,9 +75,22 @@ struct Exchange {
   MHD_Connection* connection = nullptr;
 };
 
-bool runs_model(const HttpRequest& r) {
-  return (r.path.rfind("/api/model/", 0) == 0 && r.method == "POST") || r.path == "/api/model/scan" ||
-         r.path == "/api/lessons/trained-heads/check";
+// Where a request is answered: on the event loop (quick), or suspended and answered by a
+// worker: the model's queue, the password hash's, or the store's (a write waits for the
+// database: SQLite's one writer and its fsync, a PostgreSQL round trip; the loop meanwhile
+// answers reads, the teachers' views among them).
+enum class Lane { loop, model, password_hash, store };
+
+Lane lane_of(const HttpRequest& r) {
+  auto starts = [&](const char* prefix) { return r.path.rfind(prefix, 0) == 0; };
+  if ((starts("/api/model/") && r.method == "POST") || r.path == "/api/model/scan" ||
+      r.path == "/api/lessons/trained-heads/check")
+    return Lane::model;
+  if (r.method != "POST") return Lane::loop;
+  if (r.path == "/api/classes" || r.path == "/api/class/login") return Lane::password_hash;
+  const bool lesson_check = starts("/api/lessons/") && r.path.size() > 6 && r.path.compare(r.path.size() - 6, 6, "/check") == 0;
+  if (starts("/api/progress/") || r.path == "/api/feedback" || starts("/api/class/") || lesson_check) return Lane::store;
+  return Lane::loop;
 }
 
 std::string lower(std::string s) {
@@ -104,12 +122,19 @@ struct Server::Impl {
   std::unique_ptr<RateLimiter> feedback_limiter;
   std::unique_ptr<RateLimiter> progress_limiter;  // null: no limit
   std::unique_ptr<ClassStore> classes;
-  std::unique_ptr<RateLimiter> class_create_limiter, login_by_class, login_by_address;
+  std::unique_ptr<RateLimiter> class_create_limiter, login_by_class, login_by_address, join_by_class, join_by_address;
   ClassRoutesContext class_context;
   std::unique_ptr<LessonModelShelf> lesson_models;
   ServerContext context;
   std::vector<Route> routes;
-  std::unique_ptr<HttpWorkQueue> work;
+  std::unique_ptr<HttpWorkQueue> work;           // the model lane
+  std::unique_ptr<HttpWorkQueue> password_work;  // the password-hash lane
+  std::unique_ptr<HttpWorkQueue> store_work;     // the store-write lane
+  // Password-hash requests waiting or running, in all and by client (admission: 503 past
+  // password_hash_queue / password_hash_queue_per_client).
+  std::mutex password_mutex;
+  int password_pending = 0;
+  std::map<std::string, int> password_pending_by_client;
   MHD_Daemon* daemon = nullptr;
   sockaddr_storage address{};
   bool loopback = false;
@@ -136,6 +161,13 @@ struct Server::Impl {
                                      int content_lengths, std::optional<unsigned long long> content_length) const;
   MHD_Result send(MHD_Connection* c, const HttpResponse& r) const;
   void watch_deadlines();
+  // Suspends the exchange's connection and has `queue` answer it; `done` runs on the worker
+  // after the answer is made (not when stop() drops the job).
+  MHD_Result answer_off_loop(MHD_Connection* c, const std::shared_ptr<Exchange>& ex, HttpWorkQueue& queue,
+                             std::function<void()> done = {});
+  // Takes a place in the password-hash lane for `client`; false when it is full.
+  bool admit_password_hash(const std::string& client);
+  void leave_password_hash(const std::string& client);
 };
 
 namespace {
@@ -272,6 +304,53 @@ MHD_Result Server::Impl::send(MHD_Connection* c, const HttpResponse& r) const {
   return ok;
 }
 
+MHD_Result Server::Impl::answer_off_loop(MHD_Connection* c, const std::shared_ptr<Exchange>& shared, HttpWorkQueue& queue,
+                                         std::function<void()> done) {
+  shared->connection = c;
+  {
+    std::lock_guard<std::mutex> lock(flight_mutex);
+    suspended.insert(shared);
+  }
+  MHD_suspend_connection(c);
+  queue.push(shared->request.remote_addr, [this, shared, done = std::move(done)] {
+    {
+      std::lock_guard<std::mutex> lock(shared->mutex);
+      if (shared->resumed) return;  // stop() answered it already
+    }
+    HttpResponse answer = dispatch(shared->request, *shared);
+    if (done) done();
+    {
+      std::lock_guard<std::mutex> lock(shared->mutex);
+      if (shared->resumed) return;
+      shared->answer = std::move(answer);
+      shared->resumed = true;
+      MHD_resume_connection(shared->connection);
+    }
+    std::lock_guard<std::mutex> lock(flight_mutex);
+    suspended.erase(shared);
+  });
+  return MHD_YES;
+}
+
+bool Server::Impl::admit_password_hash(const std::string& client) {
+  std::lock_guard<std::mutex> lock(password_mutex);
+  int& mine = password_pending_by_client[client];
+  if (password_pending >= options.password_hash_queue || mine >= options.password_hash_queue_per_client) {
+    if (mine == 0) password_pending_by_client.erase(client);
+    return false;
+  }
+  ++password_pending;
+  ++mine;
+  return true;
+}
+
+void Server::Impl::leave_password_hash(const std::string& client) {
+  std::lock_guard<std::mutex> lock(password_mutex);
+  --password_pending;
+  auto it = password_pending_by_client.find(client);
+  if (it != password_pending_by_client.end() && --it->second <= 0) password_pending_by_client.erase(it);
+}
+
 void Server::Impl::watch_deadlines() {
   const auto deadline = std::chrono::seconds(options.request_deadline_s);
   std::unique_lock<std::mutex> stop_lock(stop_mutex);
@@ -312,6 +391,7 @@ MHD_Result on_header(void* cls, MHD_ValueKind, const char* key, size_t key_size,
   else if (k == "origin") t.ex->origin = v;
   else if (k == "accept-encoding") t.ex->accept_encoding = v;
   else if (k == "range") t.ex->range = v;
+  else if (k == "x-forwarded-for") t.ex->forwarded_for = v;  // the last one, if repeated, ends the list
   else if (k == "cookie" || k == "if-none-match" || k == "x-forwarded-proto") t.ex->request.headers[k] = v;
   else if (k == "content-length") {
     ++t.content_lengths;
@@ -344,10 +424,10 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
     Exchange& ex = **holder;
     ex.request.method = method;
     ex.request.path = url;
-    ex.request.remote_addr = client_address(c);
     HeaderTally tally;
     tally.ex = &ex;
     MHD_get_connection_values_n(c, MHD_HEADER_KIND, on_header, &tally);
+    ex.request.remote_addr = forwarded_client(client_address(c), ex.forwarded_for, m.options.trusted_proxies);
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, on_query_argument, &ex.request);
     std::size_t line_bytes = std::strlen(url) + std::strlen(method) + 12;
     ex.refused = m.screen(ex, tally.count, tally.bytes + line_bytes, tally.content_lengths, tally.content_length);
@@ -394,36 +474,27 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
     ++m.in_flight;
     ex.counted = true;
   }
-  if (!runs_model(ex.request)) {
-    ex.sent = true;
-    return m.send(c, m.dispatch(ex.request, ex));
-  }
-
-  // A model request waits for its turn without holding an event-loop thread.
-  std::shared_ptr<Exchange> shared = *holder;
-  shared->connection = c;
-  {
-    std::lock_guard<std::mutex> lock(m.flight_mutex);
-    m.suspended.insert(shared);
-  }
-  MHD_suspend_connection(c);
-  m.work->push(ex.request.remote_addr, [&m, shared] {
-    {
-      std::lock_guard<std::mutex> lock(shared->mutex);
-      if (shared->resumed) return;  // stop() answered it already
+  switch (lane_of(ex.request)) {
+    case Lane::loop:
+      ex.sent = true;
+      return m.send(c, m.dispatch(ex.request, ex));
+    case Lane::model:
+      // A model request waits for its turn without holding an event-loop thread.
+      return m.answer_off_loop(c, *holder, *m.work);
+    case Lane::password_hash: {
+      const std::string client = ex.request.remote_addr;
+      if (!m.admit_password_hash(client)) {
+        ex.sent = true;
+        return m.send(c, error_response(Error{ErrorCode::unavailable,
+                                              "Many teachers are logging in or creating classes at this moment; "
+                                              "try again in a few seconds."}));
+      }
+      return m.answer_off_loop(c, *holder, *m.password_work, [&m, client] { m.leave_password_hash(client); });
     }
-    HttpResponse answer = m.dispatch(shared->request, *shared);
-    {
-      std::lock_guard<std::mutex> lock(shared->mutex);
-      if (shared->resumed) return;
-      shared->answer = std::move(answer);
-      shared->resumed = true;
-      MHD_resume_connection(shared->connection);
-    }
-    std::lock_guard<std::mutex> lock(m.flight_mutex);
-    m.suspended.erase(shared);
-  });
-  return MHD_YES;
+    case Lane::store:
+      return m.answer_off_loop(c, *holder, *m.store_work);
+  }
+  return MHD_NO;
 }
 
 void on_completed(void* cls, MHD_Connection* c, void** request_context, MHD_RequestTerminationCode) {
@@ -468,6 +539,11 @@ Server::Server() : impl_(std::make_unique<Impl>()) {}
 Server::~Server() {
   stop();
   if (impl_->deadline_thread.joinable()) impl_->deadline_thread.join();
+  // A job still running (a hash, a model request whose answer stop() gave already) uses the
+  // Impl's mutexes when it ends: wait for it before the members after the queues go.
+  impl_->store_work.reset();
+  impl_->password_work.reset();
+  impl_->work.reset();
 }
 
 Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
@@ -505,10 +581,16 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
   m.class_create_limiter = std::make_unique<RateLimiter>(20, std::chrono::hours(1));
   m.login_by_class = std::make_unique<RateLimiter>(10, std::chrono::minutes(10));
   m.login_by_address = std::make_unique<RateLimiter>(30, std::chrono::minutes(10));
+  // A class joining at once (60 learners in the minute) passes; a script filling a class
+  // with names, or one address trying code after code, waits.
+  m.join_by_class = std::make_unique<RateLimiter>(60, std::chrono::minutes(1));
+  m.join_by_address = std::make_unique<RateLimiter>(120, std::chrono::minutes(1));
   m.class_context.store = m.classes.get();
   m.class_context.create_limiter = m.class_create_limiter.get();
   m.class_context.login_by_class = m.login_by_class.get();
   m.class_context.login_by_address = m.login_by_address.get();
+  m.class_context.join_by_class = m.join_by_class.get();
+  m.class_context.join_by_address = m.join_by_address.get();
   m.class_context.trust_forwarded_proto = options.trust_forwarded_proto;
   m.context.classes = &m.class_context;
   m.cache = std::make_unique<ResponseCache>(options.cache_bytes);
@@ -541,6 +623,10 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
   // More workers than the model queue holds: a request beyond it is refused (503) at once
   // by the pool instead of waiting here unseen.
   m.work = std::make_unique<HttpWorkQueue>(options.model_queue + 4);
+  int hash_threads = options.password_hash_threads;
+  if (hash_threads <= 0) hash_threads = std::max(1u, std::thread::hardware_concurrency() / 2);
+  m.password_work = std::make_unique<HttpWorkQueue>(hash_threads);
+  m.store_work = std::make_unique<HttpWorkQueue>(std::max(1, options.store_threads));
   return server;
 }
 
@@ -622,8 +708,11 @@ void Server::stop() {
     m.flight_changed.wait_for(lock, std::chrono::milliseconds(static_cast<int>(m.options.drain_s * 1000)),
                               [&m] { return m.in_flight == 0; });
   }
-  // 3. Model requests still waiting: answer them 503 and give their connections back.
+  // 3. Model and password-hash requests still waiting: answer them 503 and give their
+  // connections back.
   m.work->stop();
+  m.password_work->stop();
+  m.store_work->stop();
   std::set<std::shared_ptr<Exchange>> waiting;
   {
     std::lock_guard<std::mutex> lock(m.flight_mutex);

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <charconv>
 
+#include <arpa/inet.h>
+
 namespace headlab::server {
 namespace {
 
@@ -90,6 +92,17 @@ ByteRange parse_single_range(std::string_view header, std::size_t size) {
   out.first = *first;
   out.last = std::min(*last, size - 1);
   return out;
+}
+
+std::string forwarded_client(std::string_view peer, std::string_view forwarded_for,
+                             const std::vector<std::string>& trusted_proxies) {
+  if (forwarded_for.empty() || std::find(trusted_proxies.begin(), trusted_proxies.end(), peer) == trusted_proxies.end())
+    return std::string(peer);
+  auto comma = forwarded_for.rfind(',');
+  std::string last(trim(comma == std::string_view::npos ? forwarded_for : forwarded_for.substr(comma + 1)));
+  unsigned char scratch[sizeof(in6_addr)];
+  if (inet_pton(AF_INET, last.c_str(), scratch) == 1 || inet_pton(AF_INET6, last.c_str(), scratch) == 1) return last;
+  return std::string(peer);
 }
 
 bool accepts_encoding(std::string_view accept_encoding, std::string_view coding) {

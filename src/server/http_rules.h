@@ -38,6 +38,14 @@ struct ByteRange {
 };
 ByteRange parse_single_range(std::string_view header, std::size_t size);
 
+// The address a request comes from, for per-address limits and turns: `peer` (the TCP
+// connection's), unless peer is one of `trusted_proxies` (a load balancer, --trusted-proxy)
+// and sent X-Forwarded-For: then the last address in that header, the one the proxy itself
+// saw (nginx's $proxy_add_x_forwarded_for appends it; the entries before it are the
+// client's own word). An entry that is not an IPv4 or IPv6 address leaves peer.
+std::string forwarded_client(std::string_view peer, std::string_view forwarded_for,
+                             const std::vector<std::string>& trusted_proxies);
+
 // Whether an Accept-Encoding header accepts `coding` ("br", "gzip"), q=0 meaning no.
 bool accepts_encoding(std::string_view accept_encoding, std::string_view coding);
 

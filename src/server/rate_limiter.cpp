@@ -1,6 +1,8 @@
 // server/rate_limiter.cpp — a deque of recent times per client; old clients are dropped.
 #include "server/rate_limiter.h"
 
+#include <algorithm>
+
 namespace headlab::server {
 
 bool RateLimiter::allow(const std::string& client, Clock::time_point now) {
@@ -11,6 +13,15 @@ bool RateLimiter::allow(const std::string& client, Clock::time_point now) {
   if (static_cast<int>(times.size()) >= max_) return false;
   times.push_back(now);
   return true;
+}
+
+int RateLimiter::retry_after_s(const std::string& client, Clock::time_point now) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = events_.find(client);
+  if (it == events_.end() || it->second.empty()) return 1;
+  auto wait = window_ - (now - it->second.front());
+  auto s = std::chrono::ceil<std::chrono::seconds>(wait).count();
+  return static_cast<int>(std::max<decltype(s)>(1, s));
 }
 
 }  // namespace headlab::server

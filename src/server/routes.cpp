@@ -99,7 +99,7 @@ std::vector<Route> make_routes(ServerContext& ctx) {
          auto check = [&ctx](ProgressStore& store, const ProgressCheckRequest& q) -> Result<ProgressView> {
            auto v = handle_progress_check(store, q);
            if (v)
-             if (auto s = note_detected(class_store(ctx), q.learner, q.lesson, v->newly_completed); !s)
+             if (auto s = note_detected(class_store(ctx), q.learner, q.lesson, v->met); !s)
                return tl::unexpected(s.error());
            return v;
          };

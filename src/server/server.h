@@ -48,6 +48,21 @@ struct ServerOptions {
                                             // it); more: 429. 0: no limit
   bool trust_forwarded_proto = false;  // a TLS proxy in front sets X-Forwarded-Proto: the
                                        // teacher's cookie is then marked Secure
+  // Load balancers in front (their addresses, "127.0.0.1"): a request from one of them is
+  // counted, for every per-address limit and turn, as from the last X-Forwarded-For address.
+  // The connection limits stay the proxy's (raise --max-connections-per-ip behind one).
+  std::vector<std::string> trusted_proxies;
+  // Argon2id (creating a class, a teacher's login: a tenth of a second to half a second of
+  // one core and 64 MiB each) runs off the event loop on this many threads (0: half the
+  // cores, at least one), so a flood of logins cannot take every core from the learners.
+  int password_hash_threads = 0;
+  // Hashes waiting or running at once, in all and per client address; past either the
+  // request is answered 503 with Retry-After at once.
+  int password_hash_queue = 16;
+  int password_hash_queue_per_client = 2;
+  // Writes to the store (progress, answers, feedback, joins, ...) are answered off the event
+  // loop on this many threads, so reads go on while writes wait for the database.
+  int store_threads = 8;
 };
 
 class Server {

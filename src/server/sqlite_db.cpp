@@ -3,10 +3,17 @@
 
 #include <filesystem>
 
+#include "server/db/target.h"
+
 namespace headlab::server {
 
 Result<sqlite3*> sqlite_open_durable(const std::string& path, const std::string& what) {
   const std::string hint = " Choose another place with --db PATH.";
+  // A PostgreSQL URL is never a file name: taken as one, the folder "postgresql:" would be
+  // made here. db::parse_target sends URLs to PostgreSQL; this guards every other caller.
+  if (db::looks_like_postgresql(path))
+    return make_error(ErrorCode::invalid_argument, "The " + what + " " + db::redact_url(path) +
+                                                       " is a PostgreSQL URL, not an SQLite file; it is not opened as one.");
   std::filesystem::path p(path);
   std::error_code ec;
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);

@@ -25,6 +25,8 @@ struct SqliteStatement {
 // Opens path (creating it and its folder), safe to share between threads, with a busy
 // timeout, the WAL journal and synchronous=FULL: a write that returned is on disk. `what`
 // names the file in error messages ("progress database"). The caller closes the handle.
+// Errors: invalid_argument for a PostgreSQL URL (db::looks_like_postgresql), before anything
+// is made on disk; io_error for a folder or file that cannot be made or opened.
 Result<sqlite3*> sqlite_open_durable(const std::string& path, const std::string& what);
 
 }  // namespace headlab::server

@@ -38,6 +38,8 @@ std::string_view error_code_name(ErrorCode code);
 struct Error {
   ErrorCode code = ErrorCode::internal;
   std::string message;  // a sentence for a person: what was wrong and how to fix it
+  int retry_after_s = 0;  // rate_limited, unavailable: when to try again, in seconds, if the
+                          // code that refused knows it (the HTTP Retry-After); 0: it does not
 };
 
 template <class T>

@@ -2,10 +2,12 @@
 // and the API give the same view.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <regex>
 
 #include "server/class_store.h"
+#include "server/store_testing.h"
 #include "testing/process.h"
 #include "testing/test_server.h"
 
@@ -97,4 +99,40 @@ TEST(ClassCli, ShowRefusesADatabaseThatIsNotThere) {
   auto r = headlab_run("class show ABCDEF --db " + temp_path("none.db"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("No database at"), std::string::npos) << r.out;
+}
+
+// The --db of every command that takes one: a text that only looks like a PostgreSQL URL is
+// refused by name (a usage error) and never becomes a folder named "postgresql:".
+TEST(ClassCli, EveryDbOptionRefusesAMistypedPostgresUrlAndMakesNoFolder) {
+  const std::filesystem::path dir = std::filesystem::path(temp_path("x")).parent_path();
+  for (const char* command : {"class create \"Period 3\"", "class list", "class show ABCDEF", "class delete ABCDEF --yes",
+                              "feedback list", "serve --no-model --port 0 --web /nonexistent"})
+    for (const char* url : {"postgresql:/headlab@127.0.0.1:5432/headlab", "PostgreSQL://headlab@127.0.0.1:5432/headlab"}) {
+      auto r = headlab::testing::command_run("cd '" + dir.string() + "' && " HEADLAB_BINARY_DIR "/headlab " + command +
+                                             " --db '" + url + "' 2>&1");
+      EXPECT_EQ(r.exit_code, 2) << command << " --db " << url << ": " << r.out;
+      EXPECT_NE(r.out.find("looks like a PostgreSQL URL"), std::string::npos) << command << ": " << r.out;
+    }
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "something was made in " << dir;
+}
+
+TEST(ClassCli, CreateShowListAndDeleteWorkOnPostgreSQL) {
+  headlab::testing::StoreDatabase fresh(headlab::server::db::Engine::postgresql);
+  HEADLAB_REQUIRE_DATABASE(fresh);
+  const std::string db = "'" + fresh.target() + "'";
+  auto made = headlab_run("class create \"Period 3\" --db " + db);
+  ASSERT_EQ(made.exit_code, 0) << made.out;
+  const std::string code = code_in(made.out);
+  ASSERT_EQ(code.size(), 6u) << made.out;
+  {
+    TestServer s(fresh.target());
+    ASSERT_EQ(s.post("/api/class/join", json{{"code", code}, {"learner", "learner-0001"}, {"nickname", "Ada"}}).status, 200);
+  }
+  auto list = headlab_run("class list --db " + db);
+  EXPECT_NE(list.out.find(code + "  Period 3  (1 learner,"), std::string::npos) << list.out;
+  auto shown = headlab_run("class show " + code + " --format csv --db " + db);
+  EXPECT_NE(shown.out.find("Ada,causal-mask,"), std::string::npos) << shown.out;
+  EXPECT_EQ(headlab_run("class delete " + code + " --yes --db " + db).exit_code, 0);
+  auto empty = headlab_run("class list --db " + db);
+  EXPECT_NE(empty.out.find("No classes in postgresql://"), std::string::npos) << empty.out;
 }

@@ -111,6 +111,23 @@ TEST(ClassView, NotesLesson1sDetectedChallengesAsPassesWithoutAnAnswer) {
   EXPECT_EQ(f.cell(*v, 0, "causal-mask", "future-favourite").tries, 1);
 }
 
+TEST(ClassView, AChallengeMetAgainIsNotedOnceAndOneMissedIsMadeGoodByTheNextCheck) {
+  Fixture f;
+  f.store->join(f.code, "learner-0001", "Ada");
+  ASSERT_TRUE(note_detected(f.store.get(), "learner-0001", "causal-mask", {"future-favourite"}));
+  const std::int64_t version = f.store->find_class(f.code)->version;
+  // the same challenge met again (already done): nothing new, the version stays for the pollers
+  ASSERT_TRUE(note_detected(f.store.get(), "learner-0001", "causal-mask", {"future-favourite"}));
+  EXPECT_EQ(f.store->find_class(f.code)->version, version);
+  EXPECT_EQ(f.store->attempts(f.code)->size(), 1u);
+  // a check meeting one noted and one the class never heard of (its note was lost): the new one
+  ASSERT_TRUE(note_detected(f.store.get(), "learner-0001", "causal-mask", {"future-favourite", "induction-next-word"}));
+  EXPECT_EQ(f.store->attempts(f.code)->size(), 2u);
+  auto v = build_class_view(*f.store, f.code);
+  EXPECT_TRUE(f.cell(*v, 0, "causal-mask", "induction-next-word").done);
+  EXPECT_EQ(f.cell(*v, 0, "causal-mask", "future-favourite").tries, 1);
+}
+
 TEST(DescribeAnswer, NamesTheChoiceTheHeadOrThatItWasRevealed) {
   course::Answer a;
   a.choice = "uniform";
@@ -125,7 +142,37 @@ TEST(DescribeAnswer, NamesTheChoiceTheHeadOrThatItWasRevealed) {
 
 TEST(ClassJoin, RefusesALearnerIdThatIsNotOne) {
   Fixture f;
-  auto r = handle_class_join(*f.store, {f.code, "no", "Ada"});
+  RateLimiter by_address(10, std::chrono::minutes(1)), by_class(10, std::chrono::minutes(1));
+  auto r = handle_class_join(*f.store, {by_address, by_class}, "10.0.0.1", {f.code, "no", "Ada"});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
+}
+
+TEST(ClassJoin, TriesPastTheAddresssLimitAreRateLimitedWithTheWait) {
+  Fixture f;
+  RateLimiter by_address(2, std::chrono::minutes(1)), by_class(10, std::chrono::minutes(1));
+  const auto start = RateLimiter::Clock::now();
+  EXPECT_EQ(handle_class_join(*f.store, {by_address, by_class}, "10.0.0.1", {"NOSUCH", "learner-0001", "Ada"}).error().code,
+            ErrorCode::not_found);  // a wrong code counts too
+  EXPECT_TRUE(handle_class_join(*f.store, {by_address, by_class}, "10.0.0.1", {f.code, "learner-0001", "Ada"}));
+  auto r = handle_class_join(*f.store, {by_address, by_class}, "10.0.0.1", {f.code, "learner-0002", "Bo"});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::rate_limited);
+  EXPECT_GE(r.error().retry_after_s, 1);
+  EXPECT_LE(r.error().retry_after_s,
+            60 - std::chrono::duration_cast<std::chrono::seconds>(RateLimiter::Clock::now() - start).count() + 1);
+  EXPECT_TRUE(handle_class_join(*f.store, {by_address, by_class}, "10.0.0.2", {f.code, "learner-0002", "Bo"}));
+  EXPECT_EQ(f.store->members(f.code)->size(), 2u);
+}
+
+TEST(ClassJoin, TriesPastTheClasssLimitAreRateLimitedFromAnyAddress) {
+  Fixture f;
+  RateLimiter by_address(10, std::chrono::minutes(1)), by_class(2, std::chrono::minutes(1));
+  EXPECT_TRUE(handle_class_join(*f.store, {by_address, by_class}, "10.0.0.1", {f.code, "learner-0001", "Ada"}));
+  EXPECT_FALSE(handle_class_join(*f.store, {by_address, by_class}, "10.0.0.2", {f.code, "learner-0002", "Ada"}));  // taken
+  auto r = handle_class_join(*f.store, {by_address, by_class}, "10.0.0.3", {f.code, "learner-0003", "Cy"});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::rate_limited);
+  EXPECT_GE(r.error().retry_after_s, 1);
+  EXPECT_EQ(f.store->members(f.code)->size(), 1u);
 }

@@ -1,5 +1,6 @@
 // The class routes as the server calls them (HttpRequest in, HttpResponse out): every
-// teacher route refuses no credential, a wrong one, an expired one and another class's;
+// teacher route refuses no credential, a wrong one, a learner's id, an expired one and
+// another class's, on SQLite and on PostgreSQL;
 // the cookie's attributes; login limits; short polling; the CSV export.
 #include "server/class_routes.h"
 
@@ -8,10 +9,12 @@
 #include <atomic>
 #include <nlohmann/json.hpp>
 
+#include "server/store_testing.h"
 #include "testing/test_server.h"
 
 using namespace headlab;
 using namespace headlab::server;
+using headlab::testing::StoreDatabase;
 using headlab::testing::temp_path;
 using nlohmann::json;
 
@@ -24,16 +27,21 @@ struct Routes {
   RateLimiter create{20, std::chrono::hours(1)};
   RateLimiter by_class{10, std::chrono::minutes(10)};
   RateLimiter by_address{30, std::chrono::minutes(10)};
+  RateLimiter join_by_class{60, std::chrono::minutes(1)};
+  RateLimiter join_by_address{120, std::chrono::minutes(1)};
   ClassRoutesContext ctx;
   std::vector<Route> routes;
 
-  explicit Routes(bool trust_proxy = false) {
+  // `target`: an SQLite file (a fresh one by default) or a PostgreSQL URL.
+  explicit Routes(const std::string& target = temp_path("routes.db"), bool trust_proxy = false) {
     ClassStoreOptions o;
     o.fast_hash_for_tests = true;
     o.session_seconds = 600;
     o.clock = [now = now] { return now->load(); };
-    store = std::move(*ClassStore::open(temp_path("routes.db"), o));
-    ctx = {store.get(), "", &create, &by_class, &by_address, trust_proxy};
+    auto opened = ClassStore::open(target, o);
+    if (!opened) throw std::runtime_error(opened.error().message);
+    store = std::move(*opened);
+    ctx = {store.get(), "", &create, &by_class, &by_address, &join_by_class, &join_by_address, trust_proxy};
     routes = class_routes(ctx);
   }
 
@@ -104,10 +112,19 @@ const std::vector<TeacherRoute>& teacher_routes() {
   return all;
 }
 
-// Checks each refusal, then that the right credential works (so the refusals were real).
-void expect_guarded(const TeacherRoute& route) {
+class ClassRoutesOn : public ::testing::TestWithParam<db::Engine> {};
+
+std::string engine_label(const ::testing::TestParamInfo<db::Engine>& info) {
+  return info.param == db::Engine::sqlite ? "SQLite" : "PostgreSQL";
+}
+
+// Checks each refusal, then that the right credential works (so the refusals were real), on
+// a fresh database of `engine`.
+void expect_guarded(const TeacherRoute& route, db::Engine engine) {
   SCOPED_TRACE(route.name);
-  Routes r;
+  StoreDatabase fresh(engine);
+  HEADLAB_REQUIRE_DATABASE(fresh);
+  Routes r(fresh.target());
   Routes::Teacher mine = r.create_class("Period 3"), theirs = r.create_class("Period 4");
   ASSERT_EQ(r.call("POST", "/api/class/join", json{{"code", mine.code}, {"learner", "learner-0001"}, {"nickname", "Ada"}}.dump()).status, 200);
 
@@ -148,17 +165,23 @@ std::string set_cookie(const HttpResponse& r) {
 
 }  // namespace
 
-TEST(ClassRoutes, TheViewRefusesNoWrongExpiredAndAnotherClassesCredential) { expect_guarded(teacher_routes()[0]); }
-TEST(ClassRoutes, TheExportRefusesNoWrongExpiredAndAnotherClassesCredential) { expect_guarded(teacher_routes()[1]); }
-TEST(ClassRoutes, RemovingALearnerRefusesNoWrongExpiredAndAnotherClassesCredential) {
-  expect_guarded(teacher_routes()[2]);
+TEST_P(ClassRoutesOn, TheViewRefusesNoWrongExpiredAndAnotherClassesCredential) {
+  expect_guarded(teacher_routes()[0], GetParam());
 }
-TEST(ClassRoutes, DeletingAClassRefusesNoWrongExpiredAndAnotherClassesCredential) {
-  expect_guarded(teacher_routes()[3]);
+TEST_P(ClassRoutesOn, TheExportRefusesNoWrongExpiredAndAnotherClassesCredential) {
+  expect_guarded(teacher_routes()[1], GetParam());
+}
+TEST_P(ClassRoutesOn, RemovingALearnerRefusesNoWrongExpiredAndAnotherClassesCredential) {
+  expect_guarded(teacher_routes()[2], GetParam());
+}
+TEST_P(ClassRoutesOn, DeletingAClassRefusesNoWrongExpiredAndAnotherClassesCredential) {
+  expect_guarded(teacher_routes()[3], GetParam());
 }
 
-TEST(ClassRoutes, ALoggedOutSessionNoLongerOpensAnyTeacherRoute) {
-  Routes r;
+TEST_P(ClassRoutesOn, ALoggedOutSessionNoLongerOpensAnyTeacherRoute) {
+  StoreDatabase fresh(GetParam());
+  HEADLAB_REQUIRE_DATABASE(fresh);
+  Routes r(fresh.target());
   Routes::Teacher t = r.create_class("Period 3");
   ASSERT_EQ(r.call("POST", "/api/class/logout", "{}", t.cookie).status, 200);
   for (const TeacherRoute& route : teacher_routes()) EXPECT_EQ(route.call(r, t.code, t.cookie).status, 401) << route.name;
@@ -186,7 +209,7 @@ TEST(ClassRoutes, TheSessionCookieIsHttpOnlyStrictAndExpiring) {
 }
 
 TEST(ClassRoutes, TheCookieIsSecureBehindATrustedTlsProxyOnly) {
-  Routes untrusted(false), trusted(true);
+  Routes untrusted(temp_path("routes.db"), false), trusted(temp_path("routes.db"), true);
   const std::map<std::string, std::string> https = {{"x-forwarded-proto", "https"}};
   std::string body = json{{"name", "Period 3"}}.dump();
   EXPECT_EQ(set_cookie(untrusted.call("POST", "/api/classes", body, "", https)).find("Secure"), std::string::npos);
@@ -323,6 +346,9 @@ TEST(ClassRoutes, WithoutAStoreEveryRouteSaysWhy) {
     EXPECT_NE(out.body.find("the disk is gone."), std::string::npos) << route.path;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(BothEngines, ClassRoutesOn, ::testing::Values(db::Engine::sqlite, db::Engine::postgresql),
+                         engine_label);
 
 TEST(CookieValue, FindsTheNamedCookieAmongOthers) {
   EXPECT_EQ(cookie_value("a=1; headlab_teacher=abc; b=2", "headlab_teacher"), "abc");

@@ -4,15 +4,18 @@
 #include "server/class_store.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <atomic>
+#include <filesystem>
+#include <chrono>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #include "server/db/database.h"
 #include "server/db/migrations.h"
 #include "server/db/schema.h"
+#include "server/handlers/class_handlers.h"
 #include "server/progress_store.h"
 #include "server/store_testing.h"
 #include "testing/test_server.h"
@@ -85,42 +88,33 @@ std::int64_t count_rows(const std::string& target, const std::string& table) {
   return std::stoll("0" + one_text(target, "SELECT COUNT(*) FROM " + table));
 }
 
-// ClassStore's tables exactly as it created them itself, before they were a migration.
-const char* kTablesBeforeMigrations =
-    "CREATE TABLE IF NOT EXISTS classes ("
-    "  code TEXT PRIMARY KEY, name TEXT NOT NULL, credential_hash TEXT NOT NULL,"
-    "  created_at TEXT NOT NULL, version INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS class_members ("
-    "  learner TEXT PRIMARY KEY, class_code TEXT NOT NULL, nickname TEXT NOT NULL,"
-    "  nickname_key TEXT NOT NULL, joined_at TEXT NOT NULL, UNIQUE (class_code, nickname_key));"
-    "CREATE TABLE IF NOT EXISTS class_attempts ("
-    "  class_code TEXT NOT NULL, learner TEXT NOT NULL, lesson TEXT NOT NULL, challenge TEXT NOT NULL,"
-    "  passed INTEGER NOT NULL, answer TEXT NOT NULL, at TEXT NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS class_attempts_by_class ON class_attempts (class_code, at);"
-    "CREATE TABLE IF NOT EXISTS teacher_sessions ("
-    "  token_hash TEXT PRIMARY KEY, class_code TEXT NOT NULL, expires_at INTEGER NOT NULL);";
-
-// A class, a learner and an attempt written straight into `path` with sqlite3, as the class
-// code before migrations did; `with_migration_1`: the file had the progress tables and
-// schema_migrations at version 1 already (main between the two merges).
-void write_old_class_file(const std::string& path, bool with_migration_1, const std::string& credential_hash) {
-  if (with_migration_1) {
-    auto db = db::Database::open(path);
-    ASSERT_TRUE(db) << db.error().message;
-    ASSERT_TRUE(db::migrate(**db, {db::headlab_migrations().front()}));
+// PostgreSQL: whether `table` has been vacuumed by hand (not autovacuum) since the database
+// was made. Vacuum statistics reach the shared counters at once from PostgreSQL 15; an older
+// server sends them a moment later, hence the short wait.
+bool vacuumed(const std::string& target, const std::string& table) {
+  for (int i = 0; i < 40; ++i) {
+    if (std::stoll("0" + one_text(target, "SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = '" + table + "'")) > 0)
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  std::string sql = std::string(kTablesBeforeMigrations) +
-                    "INSERT INTO classes VALUES ('OLDCLS', 'Old class', '" + credential_hash +
-                    "', '2026-11-30T09:00:00.000Z', 2);"
-                    "INSERT INTO class_members VALUES ('learner-old-1', 'OLDCLS', 'Ada', 'ada', '2026-11-30T09:01:00.000Z');"
-                    "INSERT INTO class_attempts VALUES ('OLDCLS', 'learner-old-1', 'trained-heads', 'pattern-quiz', 0,"
-                    " 'uniform', '2026-11-30T09:02:00.000Z');";
-  char* err = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
-  sqlite3_free(err);
-  sqlite3_close(db);
+  return false;
+}
+
+// PostgreSQL: how many files of the class tables (the tables, their indexes and TOAST) hold
+// `text`, after a CHECKPOINT wrote the shared buffers out; read by the server itself
+// (pg_read_binary_file, a superuser's right). -1 when it may not.
+int pg_files_holding(const std::string& target, const std::string& text) {
+  auto db = db::Database::open(target);
+  if (!db || !(*db)->exec("CHECKPOINT")) return -1;
+  auto rows = (*db)->query(
+      "WITH t AS (SELECT oid, reltoastrelid FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relname IN "
+      "('classes', 'class_members', 'class_attempts', 'teacher_sessions')), "
+      "rel AS (SELECT oid FROM t UNION SELECT indexrelid FROM pg_index WHERE indrelid IN (SELECT oid FROM t) "
+      "UNION SELECT reltoastrelid FROM t WHERE reltoastrelid <> 0) "
+      "SELECT COUNT(*) FROM rel WHERE position(convert_to($1, 'UTF8') IN pg_read_binary_file(pg_relation_filepath(oid))) > 0",
+      {text});
+  if (!rows) return -1;
+  return static_cast<int>(rows->front().integer(0));
 }
 
 }  // namespace
@@ -253,14 +247,42 @@ TEST_P(ClassStoreOn, DeletingAClassLeavesNoTraceOfItInTheFile) {
   EXPECT_EQ(count_rows(f.path, "class_members"), 1);
   EXPECT_EQ(count_rows(f.path, "class_attempts"), 0);
   EXPECT_EQ(count_rows(f.path, "teacher_sessions"), 0);
-  // PostgreSQL: the committed DELETE is the guarantee (the rows above); its pages are the
-  // server's, reused by vacuum. SQLite: the bytes themselves are gone from the file and log.
-  if (!f.sqlite()) return;
+  // PostgreSQL: the committed DELETE is the guarantee (the rows above), and the class tables
+  // were vacuumed after it (class_store.h; see the next test for the bytes). SQLite: the bytes
+  // themselves are gone from the file and its log.
+  if (!f.sqlite()) {
+    for (const char* table : {"classes", "class_members", "class_attempts", "teacher_sessions"})
+      EXPECT_TRUE(vacuumed(f.path, table)) << table << " was not vacuumed after the delete";
+    return;
+  }
   const std::string bytes = file_bytes(f.path);
   EXPECT_EQ(bytes.find("Zanzibar-nick"), std::string::npos);
   EXPECT_EQ(bytes.find("first-column-answer"), std::string::npos);
   EXPECT_EQ(bytes.find("Deleted class"), std::string::npos);
   EXPECT_NE(bytes.find("Kept class"), std::string::npos);
+}
+
+// What docs/school.md tells a PostgreSQL operator to run so a deleted class's bytes leave the
+// table files too (a plain VACUUM frees the space, but old bytes can stay in it until new rows
+// land there): VACUUM FULL of the class tables rewrites them and their indexes.
+TEST(ClassStorePostgres, TheOperatorsVacuumFullLeavesNoByteOfADeletedClassInTheTableFiles) {
+  Fixture f(db::Engine::postgresql);
+  HEADLAB_REQUIRE_DATABASE(f.fresh);
+  ClassInfo a = f.make("Deleted class"), keep = f.make("Kept class");
+  f.store->join(a.code, "learner-0001", "Zanzibar-nick");
+  f.store->join(keep.code, "learner-0002", "Bo");
+  f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "first-column-answer");
+  const int before = pg_files_holding(f.path, "anzibar-nick");
+  if (before < 0) GTEST_SKIP() << "this PostgreSQL does not let the test user read its files (pg_read_binary_file)";
+  ASSERT_GE(before, 1) << "the check must see the nickname in the files before the delete";
+  ASSERT_TRUE(f.store->delete_class(a.code));
+  auto db = db::Database::open(f.path);
+  ASSERT_TRUE(db);
+  ASSERT_TRUE((*db)->exec("VACUUM FULL classes, class_members, class_attempts, teacher_sessions"));
+  EXPECT_EQ(pg_files_holding(f.path, "anzibar-nick"), 0);
+  EXPECT_EQ(pg_files_holding(f.path, "first-column-answer"), 0);
+  EXPECT_EQ(pg_files_holding(f.path, "Deleted class"), 0);
+  EXPECT_GE(pg_files_holding(f.path, "Kept class"), 1);
 }
 
 TEST_P(ClassStoreOn, SessionsExpireAndTheirTokensAreStoredOnlyHashed) {
@@ -328,37 +350,59 @@ TEST_P(ClassStoreOn, KeepsClassesAcrossReopening) {
 INSTANTIATE_TEST_SUITE_P(BothEngines, ClassStoreOn, ::testing::Values(db::Engine::sqlite, db::Engine::postgresql),
                          engine_label);
 
-// A file the class code made before its tables were migration 2 (with or without migration 1
-// applied): it opens, keeps its rows, and ends at the newest schema version.
-void expect_old_class_file_opens(bool with_migration_1) {
+// A file the class code made before its tables were migration 2, committed as that code's
+// binary wrote it (tests/server/class_fixture_make.sh says how): with no migrations at all
+// (before_migrations) or with migration 1 applied (migration_1). It opens, keeps its class,
+// learner, checks and progress, takes new ones, and ends at the newest schema version.
+void expect_old_class_file_opens(const std::string& fixture, int version_before) {
   const std::string path = temp_path("old-classes.db");
-  std::string secret, hash;
+  std::filesystem::copy_file(HEADLAB_SOURCE_DIR "/tests/server/" + fixture, path);
   {
-    // A real Argon2id hash of a known secret, made by the store on a scratch file.
-    auto scratch = ClassStore::open(temp_path("scratch.db"), test_options(std::make_shared<std::atomic<std::int64_t>>(0)));
-    ASSERT_TRUE(scratch);
-    auto c = (*scratch)->create_class("Scratch", "old passphrase 1234");
-    ASSERT_TRUE(c);
-    hash = one_text((*scratch)->path(), "SELECT credential_hash FROM classes");
+    auto db = db::Database::open(path);
+    ASSERT_TRUE(db);
+    EXPECT_EQ(*db::schema_version(**db), version_before) << fixture;
   }
-  write_old_class_file(path, with_migration_1, hash);
   auto store = ClassStore::open(path, test_options(std::make_shared<std::atomic<std::int64_t>>(1'800'000'000'000)));
   ASSERT_TRUE(store) << store.error().message;
-  auto found = (*store)->find_class("OLDCLS");
-  ASSERT_TRUE(found) << found.error().message;
-  EXPECT_EQ(found->name, "Old class");
-  EXPECT_EQ(found->version, 2);
-  EXPECT_TRUE(*(*store)->verify_teacher("OLDCLS", "old passphrase 1234"));
-  EXPECT_EQ((*store)->members("OLDCLS")->size(), 1u);
-  EXPECT_EQ((*store)->attempts("OLDCLS")->size(), 1u);
+  auto all = (*store)->classes();
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 1u);
+  const ClassInfo old = all->front();
+  EXPECT_EQ(old.name, "Old class");
+  EXPECT_EQ(old.version, 3);  // the join, the wrong answer, the induction challenge
+  EXPECT_TRUE(*(*store)->verify_teacher(old.code, "old passphrase 1234")) << "its Argon2id hash still verifies";
+  EXPECT_FALSE(*(*store)->verify_teacher(old.code, "old passphrase 12345"));
+  ASSERT_EQ((*store)->members(old.code)->size(), 1u);
+  EXPECT_EQ((*store)->members(old.code)->front().nickname, "Ada");
+  EXPECT_EQ((*store)->attempts(old.code)->size(), 2u);
+  auto view = build_class_view(**store, old.code);
+  ASSERT_TRUE(view);
+  for (const LearnerLessonRow& l : view->learners.at(0).lessons)
+    for (const ChallengeCell& c : l.challenges) {
+      if (c.challenge == "pattern-quiz") {
+        EXPECT_FALSE(c.done);
+        EXPECT_EQ(c.tries, 1);
+      }
+      if (c.challenge == "induction-next-word") {
+        EXPECT_TRUE(c.done);
+      }
+    }
+  // new checks go in, and the one already passed is not noted twice (migration 3's index)
   ASSERT_TRUE((*store)->record_attempt("learner-old-1", "trained-heads", "pattern-quiz", true, "below-diagonal"));
-  EXPECT_EQ((*store)->attempts("OLDCLS")->size(), 2u);
+  ASSERT_TRUE((*store)->record_passes("learner-old-1", "causal-mask", {"induction-next-word"}));
+  EXPECT_EQ((*store)->attempts(old.code)->size(), 3u);
   auto db = db::Database::open(path);
   ASSERT_TRUE(db);
   EXPECT_EQ(*db::schema_version(**db), db::headlab_migrations().back().version);
-  EXPECT_TRUE(ProgressStore::open(path)) << "the progress store opens the same file";
+  auto progress = ProgressStore::open(path);
+  ASSERT_TRUE(progress) << "the progress store opens the same file";
+  EXPECT_EQ(*(*progress)->completed("learner-old-1", "causal-mask"), std::vector<std::string>{"induction-next-word"});
 }
 
-TEST(ClassStoreMigration, AFileMadeByTheClassCodeBeforeMigrationsKeepsItsClasses) { expect_old_class_file_opens(false); }
+TEST(ClassStoreMigration, AFileMadeByTheClassCodeBeforeMigrationsKeepsItsClasses) {
+  expect_old_class_file_opens("class_fixture_before_migrations.db", 0);
+}
 
-TEST(ClassStoreMigration, AFileAtVersionOneWithTheClassTablesKeepsItsClasses) { expect_old_class_file_opens(true); }
+TEST(ClassStoreMigration, AFileAtVersionOneWithTheClassTablesKeepsItsClasses) {
+  expect_old_class_file_opens("class_fixture_migration_1.db", 1);
+}

@@ -63,3 +63,17 @@ TEST(HttpRules, AcceptEncodingHonoursQZero) {
   EXPECT_FALSE(accepts_encoding("identity", "gzip"));
   EXPECT_FALSE(accepts_encoding("", "br"));
 }
+
+TEST(HttpRules, OnlyATrustedProxysLastForwardedForAddressReplacesThePeer) {
+  const std::vector<std::string> proxy = {"127.0.0.1"};
+  EXPECT_EQ(forwarded_client("127.0.0.1", "203.0.113.7", proxy), "203.0.113.7");
+  // the entries before the last are the client's own word: a learner could write anything there
+  EXPECT_EQ(forwarded_client("127.0.0.1", "10.9.9.9, 203.0.113.7", proxy), "203.0.113.7");
+  EXPECT_EQ(forwarded_client("127.0.0.1", "  2001:db8::7 ", proxy), "2001:db8::7");
+  EXPECT_EQ(forwarded_client("127.0.0.1", "", proxy), "127.0.0.1");
+  EXPECT_EQ(forwarded_client("127.0.0.1", "203.0.113.7, not-an-address", proxy), "127.0.0.1");
+  EXPECT_EQ(forwarded_client("127.0.0.1", "203.0.113.7:5123", proxy), "127.0.0.1");
+  // from anyone else, the header is ignored
+  EXPECT_EQ(forwarded_client("198.51.100.4", "203.0.113.7", proxy), "198.51.100.4");
+  EXPECT_EQ(forwarded_client("127.0.0.1", "203.0.113.7", {}), "127.0.0.1");
+}

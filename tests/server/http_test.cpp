@@ -199,6 +199,28 @@ TEST(Http, ProgressWritesPastTheRateOfOneAddressGet429) {
   EXPECT_EQ(s.get("/api/progress?learner=learner-rate-0").status, 200);  // and reads
 }
 
+TEST(Http, BehindATrustedProxyLimitsCountTheForwardedAddressAndOtherwiseThePeer) {
+  auto write_from = [](TestServer& s, const std::string& forwarded_for, const std::string& learner) {
+    auto r = s.client().Post("/api/progress/check", {{"X-Forwarded-For", forwarded_for}}, completing_check(learner).dump(),
+                             "application/json");
+    return r ? r->status : 0;
+  };
+  TestServer behind(temp_path("h.db"), "", 8, [](headlab::server::ServerOptions& o) {
+    o.progress_writes_per_minute = 2;
+    o.trusted_proxies = {"127.0.0.1"};
+  });
+  EXPECT_EQ(write_from(behind, "203.0.113.7", "learner-fwd-1"), 200);
+  EXPECT_EQ(write_from(behind, "203.0.113.7", "learner-fwd-2"), 200);
+  EXPECT_EQ(write_from(behind, "203.0.113.7", "learner-fwd-3"), 429);
+  EXPECT_EQ(write_from(behind, "10.0.0.1, 203.0.113.7", "learner-fwd-4"), 429) << "a forged first entry changes nothing";
+  EXPECT_EQ(write_from(behind, "203.0.113.8", "learner-fwd-5"), 200) << "another learner behind the proxy";
+  // Without --trusted-proxy the header is the client's word, and ignored.
+  TestServer direct(temp_path("h.db"), "", 8, [](headlab::server::ServerOptions& o) { o.progress_writes_per_minute = 2; });
+  EXPECT_EQ(write_from(direct, "203.0.113.1", "learner-fwd-6"), 200);
+  EXPECT_EQ(write_from(direct, "203.0.113.2", "learner-fwd-7"), 200);
+  EXPECT_EQ(write_from(direct, "203.0.113.3", "learner-fwd-8"), 429);
+}
+
 TEST(Http, AFullDatabaseAnswers507AndSaysWhy) {
   TestServer s(temp_path("h.db"), "", 8, [](headlab::server::ServerOptions& o) { o.db_max_bytes = 4 * 4096; });
   TestServer::Reply r;

@@ -16,6 +16,7 @@
 #include "server/db/target.h"
 #include "server/feedback_store.h"
 #include "server/progress_store.h"
+#include "server/sqlite_db.h"
 #include "server/store_testing.h"
 #include "testing/process.h"
 
@@ -72,6 +73,39 @@ TEST(StoreTarget, OtherUrlsAndAnEmptyTargetAreRefused) {
   EXPECT_EQ(mysql.error().message.find("pw"), std::string::npos) << "the password is hidden";
   EXPECT_FALSE(db::parse_target(""));
   EXPECT_FALSE(db::parse_target("PostgreSQL://headlab@db/headlab")) << "libpq reads the scheme in lower case only";
+}
+
+TEST(StoreTarget, TextThatOnlyLooksLikeAPostgresUrlIsRefusedByNameNotTakenForAFile) {
+  for (const char* t : {"postgresql:/headlab@db/headlab", "postgresql:headlab", "postgres:/db/headlab",
+                        "PostgreSQL://headlab@db/headlab", "POSTGRES://db/headlab", "postgresql:"}) {
+    auto r = db::parse_target(t);
+    ASSERT_FALSE(r) << t;
+    EXPECT_EQ(r.error().code, ErrorCode::invalid_argument) << t;
+    EXPECT_NE(r.error().message.find("looks like a PostgreSQL URL"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("postgresql://USER@HOST:PORT/NAME"), std::string::npos) << r.error().message;
+  }
+  // a file whose name only begins with the word is a file
+  EXPECT_EQ(db::parse_target("postgresql-notes.db")->engine, db::Engine::sqlite);
+  EXPECT_EQ(db::parse_target("./postgresql:x.db")->engine, db::Engine::sqlite);
+}
+
+// Where every store's SQLite file is opened: a URL given to it by mistake makes no folder.
+TEST(SqliteEngine, APostgresUrlIsNeverOpenedAsAFileNorMakesAFolder) {
+  const std::filesystem::path dir = std::filesystem::path(temp_path("x")).parent_path();
+  const std::filesystem::path was = std::filesystem::current_path();
+  std::filesystem::current_path(dir);  // the folder would appear here, relative to the working directory
+  for (const char* url : {"postgresql://headlab@127.0.0.1:5432/headlab", "PostgreSQL:/headlab@db/headlab"}) {
+    auto opened = sqlite_open_durable(url, "class database");
+    EXPECT_FALSE(opened) << url;
+    if (opened) sqlite3_close(*opened);
+    else EXPECT_EQ(opened.error().code, ErrorCode::invalid_argument) << opened.error().message;
+  }
+  for (const char* url : {"postgresql:/headlab@127.0.0.1:5432/headlab", "Postgres://headlab@db/headlab"}) {
+    EXPECT_FALSE(ProgressStore::open(url)) << url;
+    EXPECT_FALSE(FeedbackStore::open(url)) << url;
+  }
+  std::filesystem::current_path(was);
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "something was made in " << dir;
 }
 
 TEST(StoreTarget, PasswordsNeverReachMessages) {

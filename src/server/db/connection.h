@@ -22,7 +22,7 @@ struct DatabaseOptions {
   std::string what = "database";  // names it in messages: "progress database"
   std::int64_t max_bytes = 0;     // SQLite: the file's cap, writes past it fail with storage_full;
                                   // PostgreSQL: not used (its disk is the server's business)
-  int max_connections = 0;        // 0: the engine's default (SQLite 1, PostgreSQL 8)
+  int max_connections = 0;        // 0: the engine's default (SQLite 4, PostgreSQL 8)
   bool secure_delete = false;     // SQLite: deleted rows' bytes are overwritten with zeros
                                   // (PRAGMA secure_delete, on every connection); PostgreSQL:
                                   // not used (a committed DELETE makes rows unreadable)

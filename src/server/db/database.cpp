@@ -1,6 +1,9 @@
 // server/db/database.cpp — the pool and the transaction loop; the engines do the rest.
 #include "server/db/database.h"
 
+#include <filesystem>
+#include <map>
+
 #include "server/db/postgres_engine.h"
 #include "server/db/sqlite_engine.h"
 
@@ -20,11 +23,33 @@ Result<std::int64_t> Session::exec(std::string_view sql, const Params& params) {
 
 Result<QueryResult> Session::run(std::string_view sql, const Params& params) { return conn_.run(sql, params); }
 
+namespace {
+
+// The writers' mutex of an SQLite file, by its absolute path, shared while any Database on the
+// file is open.
+std::shared_ptr<std::mutex> sqlite_file_writer(const std::string& path) {
+  static std::mutex registry_mutex;
+  static std::map<std::string, std::weak_ptr<std::mutex>> registry;
+  std::error_code ec;
+  std::string key = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec).string();
+  if (key.empty()) key = path;
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  for (auto it = registry.begin(); it != registry.end();)  // forget files no longer open
+    it = it->second.expired() ? registry.erase(it) : std::next(it);
+  std::weak_ptr<std::mutex>& slot = registry[key];
+  auto writer = slot.lock();
+  if (!writer) slot = writer = std::make_shared<std::mutex>();
+  return writer;
+}
+
+}  // namespace
+
 Database::Database(Target target, DatabaseOptions options) : target_(std::move(target)), options_(std::move(options)) {
-  // SQLite has one writer at a time anyway: one connection behind the pool's lock queues
-  // callers without busy time-outs, as the stores did before.
-  int fallback = target_.engine == Engine::sqlite ? 1 : 8;
+  // SQLite has one writer at a time: writers queue on file_writer_ (no busy time-outs), and
+  // the other connections read meanwhile (WAL: a reader never waits for a writer's fsync).
+  int fallback = target_.engine == Engine::sqlite ? 4 : 8;
   max_connections_ = options_.max_connections > 0 ? options_.max_connections : fallback;
+  if (target_.engine == Engine::sqlite) file_writer_ = sqlite_file_writer(target_.location);
 }
 
 Database::~Database() = default;
@@ -76,6 +101,10 @@ Status Database::transaction(Access access, const std::function<Status(Session&)
   const bool sqlite = target_.engine == Engine::sqlite;
   const char* begin = access == Access::write ? (sqlite ? "BEGIN IMMEDIATE" : "BEGIN")
                                               : (sqlite ? "BEGIN" : "BEGIN READ ONLY");
+  // SQLite: this process's writers to the file take turns here (see file_writer_); another
+  // process (the CLI) still meets the file lock and the busy timeout.
+  std::unique_lock<std::mutex> writer;
+  if (sqlite && access == Access::write && file_writer_) writer = std::unique_lock<std::mutex>(*file_writer_);
   for (int attempt = 0;; ++attempt) {
     auto conn = acquire();
     if (!conn) return tl::unexpected(conn.error());
@@ -120,9 +149,17 @@ Status Database::cap_size(std::int64_t max_bytes) {
   return {};
 }
 
-Status Database::checkpoint() {
-  if (target_.engine != Engine::sqlite) return {};
-  auto r = run_alone("PRAGMA wal_checkpoint(TRUNCATE)", {}, /*repeat_if_dropped=*/true);
+Status Database::forget_deleted(const std::vector<std::string>& tables) {
+  std::string sql;
+  if (target_.engine == Engine::sqlite) {
+    sql = "PRAGMA wal_checkpoint(TRUNCATE)";
+  } else {
+    if (tables.empty()) return {};
+    // SKIP_LOCKED: a table another server is vacuuming now is left to it, not waited for.
+    sql = "VACUUM (SKIP_LOCKED)";
+    for (std::size_t i = 0; i < tables.size(); ++i) sql += (i ? ", " : " ") + tables[i];
+  }
+  auto r = run_alone(sql, {}, /*repeat_if_dropped=*/true);
   if (!r) return tl::unexpected(r.error());
   return {};
 }

@@ -79,11 +79,17 @@ class Database {
   // the cap is the learners' data, as before migrations. PostgreSQL: nothing to do.
   Status cap_size(std::int64_t max_bytes);
 
-  // Makes deleted rows gone from the files too, after a committed DELETE. SQLite: folds the
-  // write-ahead log into the database file and truncates it (PRAGMA wal_checkpoint(TRUNCATE)),
-  // since the log still holds the pages as they were; with secure_delete the freed pages in
-  // the file are zeros. PostgreSQL: nothing to do here (see README.md, "Deleting").
-  Status checkpoint();
+  // After a committed DELETE from `tables`, makes the deleted rows' bytes leave what the
+  // engine can: called outside any transaction; the delete stands whatever this returns.
+  // SQLite: folds the write-ahead log into the file and truncates it (PRAGMA
+  // wal_checkpoint(TRUNCATE)), since the log still holds the pages as they were; with
+  // secure_delete the freed pages in the file are zeros already, so the bytes are gone.
+  // PostgreSQL: VACUUM (SKIP_LOCKED) of the tables: the dead rows and their index entries are
+  // removed and their space is free for new rows, without locking out readers or writers.
+  // Their old bytes may still sit in the freed space until new rows overwrite it, and in
+  // the server's WAL and backups: README.md, "Deleting", says what an operator can run.
+  // `tables` are the store's own table names (identifiers, never user input).
+  Status forget_deleted(const std::vector<std::string>& tables);
 
   // One statement on its own (autocommit), for reads and for what cannot run inside a
   // transaction (CREATE DATABASE). query runs once more when the link drops (a read repeats
@@ -100,6 +106,11 @@ class Database {
 
   Target target_;
   DatabaseOptions options_;
+  // SQLite: one per file in this process, shared by every Database on it (the progress, class
+  // and feedback stores each have one). Write transactions take it before BEGIN IMMEDIATE, so
+  // they queue here instead of meeting the file lock and its busy handler, which sleeps (1, 2,
+  // 5 ... 100 ms) and retries: under a class's load those sleeps were most of a write's time.
+  std::shared_ptr<std::mutex> file_writer_;
   int max_connections_ = 1;
   std::mutex mutex_;
   std::condition_variable returned_;

@@ -57,6 +57,12 @@ const std::vector<Migration>& headlab_migrations() {
        "CREATE INDEX IF NOT EXISTS class_attempts_by_class ON class_attempts (class_code, at);"
        "CREATE TABLE IF NOT EXISTS teacher_sessions ("
        "  token_hash TEXT PRIMARY KEY, class_code TEXT NOT NULL, expires_at BIGINT NOT NULL);"},
+      {3, "class attempts by learner",
+       // A learner's attempts are read (is this challenge passed already?) on every check of a
+       // class member and deleted when they leave: without this index each was a scan of every
+       // class's attempts. The same text for both engines.
+       "CREATE INDEX IF NOT EXISTS class_attempts_by_learner ON class_attempts (learner, lesson, challenge);",
+       "CREATE INDEX IF NOT EXISTS class_attempts_by_learner ON class_attempts (learner, lesson, challenge);"},
   };
   return list;
 }

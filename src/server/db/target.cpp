@@ -1,6 +1,8 @@
 // server/db/target.cpp — see target.h.
 #include "server/db/target.h"
 
+#include <cctype>
+
 namespace headlab::server::db {
 
 std::string_view engine_name(Engine engine) { return engine == Engine::sqlite ? "SQLite" : "PostgreSQL"; }
@@ -8,6 +10,12 @@ std::string_view engine_name(Engine engine) { return engine == Engine::sqlite ? 
 bool is_postgresql_url(std::string_view text) {
   // Lower case only, as libpq reads them.
   return text.rfind("postgresql://", 0) == 0 || text.rfind("postgres://", 0) == 0;
+}
+
+bool looks_like_postgresql(std::string_view text) {
+  std::string head;
+  for (char c : text.substr(0, 16)) head += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return head.rfind("postgresql:", 0) == 0 || head.rfind("postgres:", 0) == 0;
 }
 
 std::string redact_url(std::string_view url) {
@@ -41,6 +49,12 @@ Result<Target> parse_target(const std::string& text) {
   if (is_postgresql_url(text)) {
     t.engine = Engine::postgresql;
     t.display = redact_url(text);
+  } else if (looks_like_postgresql(text)) {
+    // "postgresql:/host/db", "PostgreSQL://...": meant as a URL, not a file. Taken as a path,
+    // SQLite would make a folder named "postgresql:" and a database in it.
+    return make_error(ErrorCode::invalid_argument,
+                      "--db " + redact_url(text) + " looks like a PostgreSQL URL but is not one headlab reads: "
+                      "write postgresql://USER@HOST:PORT/NAME (lower case, two slashes).");
   } else if (text.find("://") != std::string::npos) {
     return make_error(ErrorCode::invalid_argument,
                       "--db " + redact_url(text) + ": the URLs headlab knows are postgresql:// and postgres://; "

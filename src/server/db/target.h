@@ -22,10 +22,16 @@ struct Target {
 // True for "postgresql://..." and "postgres://..." (lower case, as libpq reads them).
 bool is_postgresql_url(std::string_view text);
 
+// True for text that begins "postgresql:" or "postgres:" in any letter case: meant as a
+// PostgreSQL URL, whether or not it is a well-formed one. Never an SQLite path.
+bool looks_like_postgresql(std::string_view text);
+
 // A URL with its password (user:PASSWORD@ or ?password=...) replaced by ***.
 std::string redact_url(std::string_view url);
 
-// Errors: invalid_argument for an empty target.
+// Errors: invalid_argument for an empty target, a text that looks_like_postgresql() but is
+// not a postgresql:// or postgres:// URL ("postgresql:/db", "PostgreSQL://..."), and any
+// other URL ("mysql://...").
 Result<Target> parse_target(const std::string& text);
 
 }  // namespace headlab::server::db

@@ -36,17 +36,16 @@ Status note_answer_check(ClassStore* store, const std::string& learner, const st
 }
 
 Status note_detected(ClassStore* store, const std::string& learner, const std::string& lesson,
-                     const std::vector<std::string>& newly_completed) {
-  if (!store) return {};
-  for (const std::string& c : newly_completed)
-    if (auto s = store->record_attempt(learner, lesson, c, true, ""); !s) return s;
-  return {};
+                     const std::vector<std::string>& met) {
+  if (!store || met.empty()) return {};
+  return store->record_passes(learner, lesson, met);
 }
 
 Result<CreatedClass> handle_class_create(ClassStore& store, RateLimiter& limiter, const std::string& client,
                                          const ClassCreateRequest& request) {
   if (!limiter.allow(client))
-    return make_error(ErrorCode::rate_limited, "Many classes were created from this address in the last hour; try later.");
+    return rate_limited("Many classes were created from this address in the last hour; try later.",
+                        limiter.retry_after_s(client));
   auto made = store.create_class(request.name, request.passphrase);
   if (!made) return tl::unexpected(made.error());
   auto session = store.open_session(made->info.code);
@@ -54,8 +53,17 @@ Result<CreatedClass> handle_class_create(ClassStore& store, RateLimiter& limiter
   return CreatedClass{made->info, made->secret, *session};
 }
 
-Result<LearnerMembership> handle_class_join(ClassStore& store, const ClassJoinRequest& request) {
+Result<LearnerMembership> handle_class_join(ClassStore& store, const JoinLimits& limits, const std::string& client,
+                                            const ClassJoinRequest& request) {
   if (auto s = validate_learner(request.learner); !s) return tl::unexpected(s.error());
+  // The address first: one machine trying many codes is stopped before it touches a class.
+  if (!limits.by_address.allow(client))
+    return rate_limited("Too many tries to join a class from this address; wait a moment and try again.",
+                        limits.by_address.retry_after_s(client));
+  const std::string class_key = request.code.substr(0, 16);
+  if (!limits.by_class.allow(class_key))
+    return rate_limited("Many learners are joining this class right now; wait a moment and try again.",
+                        limits.by_class.retry_after_s(class_key));
   auto info = store.find_class(request.code);
   if (!info) return tl::unexpected(info.error());
   auto m = store.join(request.code, request.learner, request.nickname);
@@ -80,9 +88,10 @@ Result<LearnerMembership> handle_class_leave(ClassStore& store, const std::strin
 Result<TeacherLogin> handle_teacher_login(ClassStore& store, RateLimiter& by_class, RateLimiter& by_address,
                                           const std::string& client, const TeacherLoginRequest& request) {
   // The address first: one machine trying many classes is stopped before it costs a hash.
-  if (!by_address.allow(client) || !by_class.allow(request.code.substr(0, 16)))
-    return make_error(ErrorCode::rate_limited,
-                      "Too many login attempts for this class or from this address; wait ten minutes.");
+  const std::string too_many = "Too many login attempts for this class or from this address; wait and try again.";
+  if (!by_address.allow(client)) return rate_limited(too_many, by_address.retry_after_s(client));
+  const std::string class_key = request.code.substr(0, 16);
+  if (!by_class.allow(class_key)) return rate_limited(too_many, by_class.retry_after_s(class_key));
   auto ok = store.verify_teacher(request.code, request.secret);
   if (!ok) return tl::unexpected(ok.error());
   if (!*ok) return make_error(ErrorCode::unauthorized, "The class code or the teacher's secret is wrong.");

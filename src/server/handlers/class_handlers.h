@@ -91,15 +91,25 @@ struct ClassView {
 Result<CreatedClass> handle_class_create(ClassStore& store, RateLimiter& limiter, const std::string& client,
                                          const ClassCreateRequest& request);
 
+// How often learners may try to join: per address (one machine trying many codes; a
+// classroom behind one NAT address shares it) and per class (a class flooded with names).
+struct JoinLimits {
+  RateLimiter& by_address;
+  RateLimiter& by_class;
+};
+
 // Errors: invalid_argument (a learner id that is not 8-64 of A-Z a-z 0-9 - _, a bad or
-// taken nickname, in another class already), not_found (no such code).
-Result<LearnerMembership> handle_class_join(ClassStore& store, const ClassJoinRequest& request);
+// taken nickname, in another class already), not_found (no such code), rate_limited (past
+// either limit; every try counts, joined or not, with the seconds to wait).
+Result<LearnerMembership> handle_class_join(ClassStore& store, const JoinLimits& limits, const std::string& client,
+                                            const ClassJoinRequest& request);
 Result<LearnerMembership> handle_class_membership(ClassStore& store, const std::string& learner);
 // Deletes the learner's class data. Errors: invalid_argument, not_found (in no class).
 Result<LearnerMembership> handle_class_leave(ClassStore& store, const std::string& learner);
 
 // Errors: unauthorized (wrong code or secret), rate_limited (more than 10 tries for one
-// class or 30 from one address in 10 minutes; every try counts, right or wrong).
+// class or 30 from one address in 10 minutes; every try counts, right or wrong; with the
+// seconds to wait).
 Result<TeacherLogin> handle_teacher_login(ClassStore& store, RateLimiter& by_class, RateLimiter& by_address,
                                           const std::string& client, const TeacherLoginRequest& request);
 Status handle_teacher_logout(ClassStore& store, const std::string& token);
@@ -118,11 +128,14 @@ Status handle_class_delete(ClassStore& store, const std::string& token, const st
 
 // What a class member's checks leave for the teacher (nothing when the learner is in no
 // class, or store is null): an answer check, passed or not, with the answer given; and
-// lesson 1's detected challenges, one passing attempt for each newly completed one.
+// lesson 1's detected challenges: every challenge the check met gets one passing attempt
+// unless the class has one for this learner already. Met, not newly completed: a check
+// whose progress write was saved but whose class note was not (a server killed between
+// the two, PostgreSQL gone for a moment) is made good by the learner's next check.
 Status note_answer_check(ClassStore* store, const std::string& learner, const std::string& lesson,
                          const course::Answer& answer, bool correct);
 Status note_detected(ClassStore* store, const std::string& learner, const std::string& lesson,
-                     const std::vector<std::string>& newly_completed);
+                     const std::vector<std::string>& met);
 
 // How an answer to an answer check reads in the teacher's list of wrong answers:
 // the choice ("uniform"), or the head ("L1 H3"); "(revealed)" when the learner looked.

@@ -65,6 +65,7 @@ Result<ProgressView> handle_progress_check(ProgressStore& store, const ProgressC
   if (!v) return v;
   v->newly_completed = std::move(*fresh);
   v->include_newly_completed = true;
+  v->met = std::move(met);
   return v;
 }
 
