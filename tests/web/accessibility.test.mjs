@@ -154,9 +154,10 @@ const lesson_pages = [
   },
 ];
 
-// The explorer at 360 px: what does not fit the screen (its rows of head thumbnails) sits in a
-// sideways scroller that itself fits; no text is cut off anywhere else.
-test('the explorer at 360 px: thumbnails and charts fit the screen or scroll inside it', async () => {
+// The explorer at 360 px: every head's thumbnail is on the screen (a layer's row wraps, so no
+// head hides past the edge without a cue); anything else that does not fit sits in a sideways
+// scroller that itself fits; no text is cut off.
+test('the explorer at 360 px: every head thumbnail is on the screen, charts fit or scroll inside it', async () => {
   const page = await browser.newPage();
   await page.setViewportSize({ width: 360, height: 900 });
   await page.goto(server.url + '/#/explorer');
@@ -182,6 +183,13 @@ test('the explorer at 360 px: thumbnails and charts fit the screen or scroll ins
       .map(([el, r]) => `${el.tagName.toLowerCase()} “${(el.getAttribute('aria-label') ?? el.textContent).trim().slice(0, 30)}” at ${Math.round(r.left)}..${Math.round(r.right)}`);
   });
   assert.deepEqual(outside, []);
+  const thumbs_off_screen = await page.evaluate(() =>
+    [...document.querySelectorAll('.explorer__thumb')]
+      .filter((b) => { const r = b.getBoundingClientRect(); return r.left < -1 || r.right > window.innerWidth + 1; })
+      .map((b) => b.getAttribute('aria-label')),
+  );
+  assert.ok((await page.locator('.explorer__thumb').count()) >= 8, 'the built-in model has 8 heads');
+  assert.deepEqual(thumbs_off_screen, [], 'every head thumbnail is on the screen');
   assert.equal(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), 0, 'no sideways scrolling of the page');
   await page.close();
 });
