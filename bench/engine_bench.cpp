@@ -2,9 +2,12 @@
 // head's pattern recorded (batch 1), the figure bench/run_engine_bench.sh sets next to
 // PyTorch's. One length per process, so the peak memory printed is that length's.
 //
-//   headlab_engine_bench --make-model DIR            random GPT-2-small weights, HF layout
-//   headlab_engine_bench --model DIR --tokens 256 --repeats 5
+//   headlab_engine_bench --make-model DIR [--file-dtype f32|bf16|f16]   random GPT-2-small weights, HF layout
+//   headlab_engine_bench --model DIR --tokens 256 --repeats 5 [--dtype auto|f32|bf16|f16] [--rows]
 // prints: tokens=256 median_ms=... min_ms=... peak_rss_mb=... argmax_last=... logit_sum_last=...
+//         weights_mb=... dtype=... blas=... kernels=...
+// --dtype is headlab's --dtype (the matrices' type in memory); --rows keeps float32 rows and
+// multiplies through sgemm, as before the packed matrices (for A/B runs).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +21,7 @@
 #include "model/blas.h"
 #include "model/checkpoint.h"
 #include "model/forward.h"
+#include "model/ops/matmul_packed.h"
 
 using namespace headlab::model;
 
@@ -33,8 +37,8 @@ long peak_rss_kb() {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: headlab_engine_bench --make-model DIR [--seed N]\n"
-               "       headlab_engine_bench --model DIR --tokens T [--repeats N]\n"
+               "usage: headlab_engine_bench --make-model DIR [--seed N] [--file-dtype f32|bf16|f16]\n"
+               "       headlab_engine_bench --model DIR --tokens T [--repeats N] [--dtype auto|f32|bf16|f16] [--rows]\n"
                "       headlab_engine_bench --blas     (the OpenBLAS kernels it would use)\n");
   return 2;
 }
@@ -43,7 +47,8 @@ int usage() {
 
 int main(int argc, char** argv) {
   blas_use_cpu_kernels(argv);  // OpenBLAS's kernels by the CPU's features, as `headlab` chooses them
-  std::string make_dir, model_dir;
+  std::string make_dir, model_dir, dtype = "auto", file_dtype = "f32";
+  bool rows = false;
   int tokens = 0, repeats = 5;
   unsigned seed = 1;
   for (int i = 1; i < argc; i++) {
@@ -54,22 +59,32 @@ int main(int argc, char** argv) {
     else if (a == "--tokens") tokens = std::atoi(next().c_str());
     else if (a == "--repeats") repeats = std::atoi(next().c_str());
     else if (a == "--seed") seed = static_cast<unsigned>(std::atoi(next().c_str()));
+    else if (a == "--dtype") dtype = next();
+    else if (a == "--file-dtype") file_dtype = next();
+    else if (a == "--rows") rows = true;
     else if (a == "--blas") {  // the kernels in use: run_engine_bench.sh gives PyTorch the same
-      std::printf("%s\n%s\n", blas_core_name(), blas_kernels_description().c_str());
+      std::printf("%s\n%s\n%s\n", blas_core_name(), blas_kernels_description().c_str(),
+                  matmul_packed_kernels_description().c_str());
       return 0;
     } else return usage();
   }
   if (!make_dir.empty()) {
     Parameters p = parameters_allocate(config_gpt2_small());
     parameters_init_random(p, seed);
-    if (auto s = checkpoint_save(make_dir, p, Dtype::F32); !s) {
+    const Dtype d = file_dtype == "bf16" ? Dtype::BF16 : file_dtype == "f16" ? Dtype::F16 : Dtype::F32;
+    if (auto s = checkpoint_save(make_dir, p, d); !s) {
       std::fprintf(stderr, "headlab_engine_bench: %s\n", s.error().message.c_str());
       return 1;
     }
     return 0;
   }
   if (model_dir.empty() || tokens <= 0 || repeats <= 0) return usage();
-  auto params = checkpoint_load(model_dir);
+  auto choice = dtype_choice_parse(dtype);
+  if (!choice) {
+    std::fprintf(stderr, "headlab_engine_bench: %s\n", choice.error().message.c_str());
+    return 2;
+  }
+  auto params = checkpoint_load(model_dir, {.dtype = *choice, .rows = rows});
   if (!params) {
     std::fprintf(stderr, "headlab_engine_bench: %s\n", params.error().message.c_str());
     return 1;
@@ -104,9 +119,12 @@ int main(int argc, char** argv) {
   double sum = 0;
   for (int v = 0; v < out.V; v++) sum += last[v];
   // cpu_ms (all threads' CPU time) tells the work apart from waiting on a busy machine
+  const int qkvw = parameters_index(&ParameterTensors::qkvw);
   std::printf("tokens=%d median_ms=%.1f min_ms=%.1f cpu_ms=%.1f peak_rss_mb=%.0f argmax_last=%d logit_sum_last=%.4f "
-              "blas=%s\n",
+              "weights_mb=%.0f dtype=%s blas=%s kernels=%s\n",
               tokens, ms[ms.size() / 2], ms[0], cpu_ms[cpu_ms.size() / 2], peak_rss_kb() / 1024.0,
-              top_k(last, out.V, 1)[0], sum, blas_core_name());
+              top_k(last, out.V, 1)[0], sum, double(parameters_bytes(*params)) / (1 << 20),
+              rows ? "f32-rows" : std::string(weight_type_name(parameters_matrix_type(*params, qkvw))).c_str(),
+              blas_core_name(), rows ? "sgemm" : std::string(matmul_packed_kernel_name(matmul_packed_kernel())).c_str());
   return 0;
 }

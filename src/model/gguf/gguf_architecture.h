@@ -11,7 +11,7 @@
 // qwen3, gemma2, gemma3 and every other architecture are refused by name, as is any
 // "<arch>.*" key that changes the maths and is not implemented.
 //
-//   Result<Parameters> p = gguf::parameters_load(file);   // dequantized to float32
+//   Result<Parameters> p = gguf::parameters_load(path);   // F16/BF16 kept, quantized types as f32
 #pragma once
 
 #include <string>
@@ -28,15 +28,17 @@ namespace headlab::model::gguf {
 // missing or of the wrong type, named), invalid_argument (config_validate).
 Result<ModelConfig> config_from_file(const File& file);
 
-// Every weight, dequantized to float32 into headlab's layout. The shape of each tensor is
-// checked against the config before anything is allocated.
+// Every weight into headlab's layout: the matrices packed in their own precision (F32, F16,
+// BF16 kept; the quantized types dequantized to f32) or the --dtype asked for, as
+// checkpoint_load does (LoadOptions). The shape of each tensor is checked against the config
+// before anything is allocated.
 // Errors: those of config_from_file; corrupt (a missing tensor, a tensor of the wrong shape,
-// a tensor no weight of the config reads, a non-finite weight), each naming the tensor.
-Result<Parameters> parameters_from_file(const File& file);
+// a tensor no weight of the config reads, a non-finite weight), unsupported (a weight f16
+// cannot hold, not enough memory), each naming the tensor.
+Result<Parameters> parameters_from_file(const File& file, const LoadOptions& options = {});
 
-// A model file: file_open, parameters_from_file, and the packed matrices for short inputs
-// (as checkpoint_load). Errors: those of both.
-Result<Parameters> parameters_load(const std::string& path);
+// A model file: file_open and parameters_from_file. Errors: those of both.
+Result<Parameters> parameters_load(const std::string& path, const LoadOptions& options = {});
 
 // One tensor as llama.cpp names and shapes it, with its values in llama.cpp's row order
 // (for the writer).
