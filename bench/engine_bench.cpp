@@ -3,11 +3,12 @@
 // PyTorch's. One length per process, so the peak memory printed is that length's.
 //
 //   headlab_engine_bench --make-model DIR [--file-dtype f32|bf16|f16]   random GPT-2-small weights, HF layout
-//   headlab_engine_bench --model DIR --tokens 256 --repeats 5 [--dtype auto|f32|bf16|f16] [--rows]
+//   headlab_engine_bench --model DIR --tokens 256 --repeats 5 [--dtype auto|f32|bf16|f16] [--rows] [--plain]
 // prints: tokens=256 median_ms=... min_ms=... peak_rss_mb=... argmax_last=... logit_sum_last=...
 //         weights_mb=... dtype=... blas=... kernels=...
 // --dtype is headlab's --dtype (the matrices' type in memory); --rows keeps float32 rows and
-// multiplies through sgemm, as before the packed matrices (for A/B runs).
+// multiplies through sgemm, as before the packed matrices (for A/B runs); --plain records nothing
+// (the logits of every position only), as llama.cpp's forward.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -38,7 +39,7 @@ long peak_rss_kb() {
 int usage() {
   std::fprintf(stderr,
                "usage: headlab_engine_bench --make-model DIR [--seed N] [--file-dtype f32|bf16|f16]\n"
-               "       headlab_engine_bench --model DIR --tokens T [--repeats N] [--dtype auto|f32|bf16|f16] [--rows]\n"
+               "       headlab_engine_bench --model DIR --tokens T [--repeats N] [--dtype auto|f32|bf16|f16] [--rows] [--plain]\n"
                "       headlab_engine_bench --blas     (the OpenBLAS kernels it would use)\n");
   return 2;
 }
@@ -48,7 +49,7 @@ int usage() {
 int main(int argc, char** argv) {
   blas_use_cpu_kernels(argv);  // OpenBLAS's kernels by the CPU's features, as `headlab` chooses them
   std::string make_dir, model_dir, dtype = "auto", file_dtype = "f32";
-  bool rows = false;
+  bool rows = false, plain = false;
   int tokens = 0, repeats = 5;
   unsigned seed = 1;
   for (int i = 1; i < argc; i++) {
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
     else if (a == "--dtype") dtype = next();
     else if (a == "--file-dtype") file_dtype = next();
     else if (a == "--rows") rows = true;
+    else if (a == "--plain") plain = true;
     else if (a == "--blas") {  // the kernels in use: run_engine_bench.sh gives PyTorch the same
       std::printf("%s\n%s\n%s\n", blas_core_name(), blas_kernels_description().c_str(),
                   matmul_packed_kernels_description().c_str());
@@ -93,7 +95,7 @@ int main(int argc, char** argv) {
   std::vector<int> ids(tokens);
   for (int t = 0; t < tokens; t++) ids[t] = int((std::uint64_t(t) * 7919 + 13) % params->config.vocab_size);
   ForwardOptions opt;
-  opt.record.pattern = true;
+  opt.record.pattern = !plain;
   ForwardOutput out;
   Workspace ws;
   std::vector<double> ms, cpu_ms;

@@ -5,12 +5,13 @@
 // Random weights, so nothing finds them in cache. The figures behind the packed path's
 // choices (ops/matmul_packed.h).
 //
-//   headlab_matmul_bench --rows 64 [--repeats 9] [--shape gpt2|qwen] [--kernel avx512|avx2|portable]
+//   headlab_matmul_bench --rows 64 [--repeats 9] [--shape gpt2|qwen] [--layers L] [--kernel avx512|avx2|portable]
 // prints one line per path: rows=64 path=bf16 ms=... gflops=... ratio_to_sgemm=... max_abs_diff=...
 // --shape qwen: Qwen2.5-0.5B's 24 layers (C 896, 14 + 2 x 2 KV heads of 64, SwiGLU F 4864,
 // V 151,936), 1 GB of bf16 weights per path; gpt2 (default): GPT-2 small's 12 layers, V 50,257.
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -26,20 +27,21 @@ using namespace headlab::model;
 
 int main(int argc, char** argv) {
   blas_use_cpu_kernels(argv);  // OpenBLAS's kernels by the CPU's features, as `headlab` chooses them
-  int rows = 64, repeats = 9;
+  int rows = 64, repeats = 9, n_layers = 0;
   std::string shape = "gpt2";
   PackedKernel kernel = matmul_packed_kernel();
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--rows") == 0) rows = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--repeats") == 0) repeats = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--shape") == 0) shape = argv[i + 1];
+    else if (std::strcmp(argv[i], "--layers") == 0) n_layers = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--kernel") == 0) {
       for (PackedKernel k : {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512})
         if (matmul_packed_kernel_name(k) == argv[i + 1]) kernel = k;
     }
   }
   if (rows < 1 || repeats < 1 || (shape != "gpt2" && shape != "qwen") || !matmul_packed_kernel_supported(kernel)) {
-    std::fprintf(stderr, "usage: headlab_matmul_bench --rows N [--repeats R] [--shape gpt2|qwen] "
+    std::fprintf(stderr, "usage: headlab_matmul_bench --rows N [--repeats R] [--shape gpt2|qwen] [--layers L] "
                          "[--kernel avx512|avx2|portable]   (N, R >= 1; a kernel this CPU runs)\n");
     return 2;
   }
@@ -61,7 +63,7 @@ int main(int argc, char** argv) {
   };
   int C = 768, V = 50257, widest = 4 * 768;
   if (shape == "gpt2") {
-    for (int l = 0; l < 12; l++) add(C, 3 * C, true), add(C, C, true), add(C, 4 * C, true), add(4 * C, C, true);
+    for (int l = 0; l < (n_layers > 0 ? n_layers : 12); l++) add(C, 3 * C, true), add(C, C, true), add(C, 4 * C, true), add(4 * C, C, true);
   } else {
     C = 896, V = 151936, widest = 2 * 4864;
     for (int l = 0; l < 24; l++) add(C, 896 + 2 * 128, true), add(896, C, false), add(C, 2 * 4864, false), add(4864, C, false);
@@ -74,12 +76,18 @@ int main(int argc, char** argv) {
 
   auto now = [] { return std::chrono::steady_clock::now(); };
   auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  auto cpu_now = [] {  // all threads' CPU time: tells the work apart from waiting on a busy machine
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+  };
   auto bias_of = [](const Layer& l) { return l.b.empty() ? nullptr : l.b.data(); };
-  std::vector<double> t[4];  // sgemm, f32, bf16, f16
+  std::vector<double> t[4], cpu[4];  // sgemm, f32, bf16, f16
   double diff[4] = {0, 0, 0, 0};
   for (int r = 0; r <= repeats; r++) {  // round 0 warms up
     for (int path = 0; path < 4; path++) {
       auto a = now();
+      const double c0 = cpu_now();
       for (const Layer& l : layers) {
         if (path == 0) matmul_forward(y0.data(), x.data(), l.w.data(), bias_of(l), rows, l.C, l.OC);
         else matmul_forward_packed_with(kernel, y.data(), l.OC, x.data(), l.C, l.packed[path - 1].m, 0, l.C, bias_of(l), rows);
@@ -87,16 +95,19 @@ int main(int argc, char** argv) {
       auto b = now();
       if (r == 0 && path > 0)  // the unembedding's outputs, against sgemm's
         for (std::size_t i = 0; i < std::size_t(rows) * V; i++) diff[path] = std::max(diff[path], double(std::abs(y0[i] - y[i])));
-      if (r > 0) t[path].push_back(ms(a, b));
+      if (r > 0) t[path].push_back(ms(a, b)), cpu[path].push_back(cpu_now() - c0);
     }
   }
   const char* names[4] = {"sgemm", "f32", "bf16", "f16"};
   for (auto& v : t) std::sort(v.begin(), v.end());
+  for (auto& v : cpu) std::sort(v.begin(), v.end());
   const double s = t[0][t[0].size() / 2];
   for (int path = 0; path < 4; path++) {
     const double m = t[path][t[path].size() / 2];
-    std::printf("rows=%d shape=%s path=%s ms=%.1f gflops=%.0f ratio_to_sgemm=%.2f max_abs_diff=%.2g blas=%s kernel=%s\n",
-                rows, shape.c_str(), names[path], m, flop / m / 1e6, m / s, diff[path], blas_core_name(),
+    std::printf("rows=%d shape=%s path=%s ms=%.1f min_ms=%.1f cpu_ms=%.1f gflops=%.0f ratio_to_sgemm=%.2f "
+                "max_abs_diff=%.2g blas=%s kernel=%s\n",
+                rows, shape.c_str(), names[path], m, t[path][0], cpu[path][0], flop / m / 1e6, m / s, diff[path],
+                blas_core_name(),
                 path == 0 ? "sgemm" : std::string(matmul_packed_kernel_name(kernel)).c_str());
   }
   return 0;

@@ -9,6 +9,10 @@
 #
 #   bench/run_engine_bench.sh [BUILD_DIR] [REPEATS] [ROUNDS]   (build-bench, 5, 2)
 #
+# HEADLAB_BENCH_BASELINE=path/to/an/older/headlab_engine_bench adds that build as a third side,
+# in the same turns (a before/after comparison of a change: its time, ratio and memory).
+# HEADLAB_BENCH_DTYPE=bf16 (or f16) runs headlab with --dtype (its matrices rounded to 16 bits).
+#
 # PyTorch runs in its fair configuration on 2 cores: 2 threads, OMP_WAIT_POLICY=PASSIVE
 # and jemalloc that keeps its pages (as installed, it busy-waits and page-faults).
 set -eu
@@ -44,14 +48,23 @@ BLAS_CORE=$("$BUILD/bench/headlab_engine_bench" --blas | sed -n 1p)
 echo "headlab: $("$BUILD/bench/headlab_engine_bench" --blas | sed -n 2p)"
 echo "PyTorch: OPENBLAS_CORETYPE=$BLAS_CORE"
 
-printf '%7s  %12s  %12s  %7s  %12s  %12s  %s\n' tokens headlab_ms pytorch_ms ratio headlab_MB pytorch_MB same_argmax
+BASE=${HEADLAB_BENCH_BASELINE:-}
+DTYPE=${HEADLAB_BENCH_DTYPE:-auto}
+echo "headlab: $("$BUILD/bench/headlab_engine_bench" --blas | sed -n 3p), --dtype $DTYPE"
+printf '%7s  %12s  %12s  %7s  %12s  %12s  %s' tokens headlab_ms pytorch_ms ratio headlab_MB pytorch_MB same_argmax
+[ -n "$BASE" ] && printf '  %12s  %7s  %12s' baseline_ms ratio baseline_MB
+echo
 min() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || (b != "nan" && b + 0 < a + 0)) print b; else print a }'; }
 for T in 16 64 256 1024; do
-  hm=""; pm=""; H=""; P=""
+  hm=""; pm=""; bm=""; H=""; P=""; B=""
   r=0
   while [ $r -lt "$ROUNDS" ]; do
-    H=$(OPENBLAS_NUM_THREADS=2 "$BUILD/bench/headlab_engine_bench" --model "$MODEL" --tokens $T --repeats $REPEATS)
+    H=$(OPENBLAS_NUM_THREADS=2 "$BUILD/bench/headlab_engine_bench" --model "$MODEL" --tokens $T --repeats $REPEATS --dtype "$DTYPE")
     hm=$(min "$hm" "$(field "$H" median_ms)")
+    if [ -n "$BASE" ]; then
+      B=$(OPENBLAS_NUM_THREADS=2 "$BASE" --model "$MODEL" --tokens $T --repeats $REPEATS)
+      bm=$(min "$bm" "$(field "$B" median_ms)")
+    fi
     if [ "$TORCH" = yes ]; then
       P=$(OPENBLAS_CORETYPE=$BLAS_CORE OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=2 MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1 \
           LD_PRELOAD=$JEMALLOC /usr/bin/python3 "$ROOT/bench/torch_engine_bench.py" --model "$MODEL" --tokens $T --repeats $REPEATS)
@@ -64,6 +77,10 @@ for T in 16 64 256 1024; do
   done
   ratio=$(awk -v a="$hm" -v b="$pm" 'BEGIN { if (b == "nan") print "-"; else printf "%.2f", a / b }')
   same=$([ "$(field "$H" argmax_last)" = "$(field "$P" argmax_last)" ] && echo yes || echo NO)
-  printf '%7s  %12s  %12s  %7s  %12s  %12s  %s\n' $T "$hm" "$pm" "$ratio" "$(field "$H" peak_rss_mb)" "$(field "$P" peak_rss_mb)" "$same"
+  printf '%7s  %12s  %12s  %7s  %12s  %12s  %s' $T "$hm" "$pm" "$ratio" "$(field "$H" peak_rss_mb)" "$(field "$P" peak_rss_mb)" "$same"
+  if [ -n "$BASE" ]; then
+    printf '  %12s  %7s  %12s' "$bm" "$(awk -v a="$bm" -v b="$pm" 'BEGIN { if (b == "nan") print "-"; else printf "%.2f", a / b }')" "$(field "$B" peak_rss_mb)"
+  fi
+  echo
 done
-echo "(OpenBLAS kernels: headlab $(field "$H" blas), PyTorch $(field "$P" blas); OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} in the caller's environment; load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "(OpenBLAS kernels: headlab $(field "$H" blas), PyTorch $(field "$P" blas); headlab's products: $(field "$H" kernels), weights $(field "$H" dtype) $(field "$H" weights_mb) MB; OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} in the caller's environment; load average: $(cut -d' ' -f1-3 /proc/loadavg))"

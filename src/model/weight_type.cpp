@@ -57,9 +57,7 @@ bool weight_type_rounds(WeightType t, Dtype file_type) {
   return true;
 }
 
-std::uint16_t weight_to_bf16(float x) { return f32_to_bf16(x); }
 std::uint16_t weight_to_f16(float x) { return f32_to_f16(x); }
-float weight_from_bf16(std::uint16_t b) { return bf16_to_f32(b); }
 float weight_from_f16(std::uint16_t h) { return f16_to_f32(h); }
 
 }  // namespace headlab::model

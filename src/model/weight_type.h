@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 #include "model/safetensors.h"  // Dtype, the file's element types
@@ -41,10 +42,22 @@ WeightType weight_type_for(DtypeChoice choice, Dtype file_type);
 // Whether keeping a `file_type` matrix as `t` rounds it (F32 -> bf16, F16 -> bf16, ...).
 bool weight_type_rounds(WeightType t, Dtype file_type);
 
-// Round-to-nearest-even conversions of one value (the same as safetensors.h's).
-std::uint16_t weight_to_bf16(float x);
+// Round-to-nearest-even conversions of one value (the same as safetensors.h's; bfloat16's
+// inline, since the loaders convert every weight: a bfloat16 is a float32's top half).
+inline std::uint16_t weight_to_bf16(float x) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x40);  // NaN stays NaN
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return static_cast<std::uint16_t>(bits >> 16);
+}
+inline float weight_from_bf16(std::uint16_t b) {
+  const std::uint32_t bits = std::uint32_t(b) << 16;
+  float x;
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
 std::uint16_t weight_to_f16(float x);
-float weight_from_bf16(std::uint16_t b);
 float weight_from_f16(std::uint16_t h);
 
 }  // namespace headlab::model

@@ -109,6 +109,72 @@ TEST(Checkpoint, LoadPacksTheMatricesOnceAndTheForwardAgreesWithTheRows) {
     }
 }
 
+TEST(Checkpoint, DtypeBf16OrF16RoundsAnF32CheckpointsMatricesToNearestAndKeepsTheVectors) {
+  Parameters p = random_model(true, false, 7);
+  const std::string d = tmp_dir("ckpt_dtype_round");
+  ASSERT_TRUE(checkpoint_save(d, p));
+  for (DtypeChoice choice : {DtypeChoice::bf16, DtypeChoice::f16}) {
+    auto q = checkpoint_load(d, {.dtype = choice});
+    ASSERT_TRUE(q) << q.error().message;
+    EXPECT_TRUE(q->rounded);
+    const auto sizes = parameters_sizes(p.config);
+    const auto list = parameters_list(p.t);
+    for (int i = 0; i < kNumParameterTensors; i++) {
+      const std::vector<float> got = parameters_tensor(*q, i);
+      for (std::size_t j = 0; j < sizes[std::size_t(i)]; j++) {
+        const float x = list[std::size_t(i)][j];
+        const float want = !parameters_is_matrix(i)           ? x  // norms and biases stay float32
+                           : choice == DtypeChoice::bf16      ? weight_from_bf16(weight_to_bf16(x))
+                                                              : weight_from_f16(weight_to_f16(x));
+        ASSERT_EQ(got[j], want) << dtype_choice_name(choice) << " " << parameters_name(i) << "[" << j << "]";
+      }
+    }
+  }
+  auto same = checkpoint_load(d, {.dtype = DtypeChoice::f32});
+  ASSERT_TRUE(same);
+  EXPECT_FALSE(same->rounded);
+  EXPECT_EQ(parameters_to_rows(*same), p.memory);
+}
+
+TEST(Checkpoint, DtypeF16RefusesAWeightItCannotHoldNamingTheTensor) {
+  Parameters p = random_model(true, true, 8);
+  p.t.fcw[3] = 70000.0f;  // IEEE half reaches 65504
+  const std::string d = tmp_dir("ckpt_dtype_f16_range");
+  ASSERT_TRUE(checkpoint_save(d, p));
+  auto r = checkpoint_load(d, {.dtype = DtypeChoice::f16});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::unsupported);
+  EXPECT_NE(r.error().message.find("\"transformer.h.0.mlp.c_fc.weight\" holds 70000"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("--dtype bf16 or f32"), std::string::npos) << r.error().message;
+  EXPECT_TRUE(checkpoint_load(d, {.dtype = DtypeChoice::bf16}));  // bfloat16 has float32's range
+}
+
+TEST(Checkpoint, RowsForTrainingRefuseA16BitDtype) {
+  Parameters p = random_model(true, true, 9);
+  const std::string d = tmp_dir("ckpt_rows_dtype");
+  ASSERT_TRUE(checkpoint_save(d, p));
+  auto r = checkpoint_load(d, {.dtype = DtypeChoice::bf16, .rows = true});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
+  auto rows = checkpoint_load(d, {.rows = true});
+  ASSERT_TRUE(rows);
+  EXPECT_EQ(rows->packed, nullptr);
+  EXPECT_EQ(rows->memory, p.memory);
+}
+
+TEST(DtypeChoice, ParsesTheFourValuesAndRefusesOthersNamingThem) {
+  EXPECT_EQ(*dtype_choice_parse("auto"), DtypeChoice::keep);
+  EXPECT_EQ(*dtype_choice_parse("f32"), DtypeChoice::f32);
+  EXPECT_EQ(*dtype_choice_parse("bf16"), DtypeChoice::bf16);
+  EXPECT_EQ(*dtype_choice_parse("f16"), DtypeChoice::f16);
+  for (const char* bad : {"", "fp16", "F16", "q8_0", "float32"}) {
+    auto r = dtype_choice_parse(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
+    EXPECT_NE(r.error().message.find("auto, f32, bf16, f16"), std::string::npos) << r.error().message;
+  }
+}
+
 TEST(Checkpoint, SavesInHalfPrecision) {
   Parameters p = parameters_allocate(small_config());
   parameters_init_random(p, 3);

@@ -24,7 +24,9 @@ use_sliding_window with max_window_layers 1 (layer 0 global, layer 1 sliding); G
 these scores) and layer 0 sliding; Gemma 3 with 3 layers, sliding_window_pattern 3 (layers 0
 and 1 local with rope_local_base_freq, layer 2 global with linear rope_scaling), q/k norm.
 New families are appended to FAMILIES: the random stream of the earlier ones stays the same,
-so their files do not change.
+so their files do not change. Each family's "dtypes" are the files written of the same weights:
+model.safetensors (F32), model.bf16.safetensors, model.f16.safetensors, each with the answer for
+the weights exactly as that file stores them (headlab keeps BF16 and F16 matrices 16-bit).
 """
 import json
 import math
@@ -46,11 +48,11 @@ FAMILIES = [
     dict(name="pythia", model_type="gpt_neox", L=2, C=64, NH=4, NKV=4, HS=16, F=128, V=48, n_ctx=64,
          rotary_pct=0.25, theta=10000.0, parallel=True, tied=False, dtypes=["F32"]),
     dict(name="llama", model_type="llama", L=2, C=64, NH=4, NKV=2, HS=16, F=96, V=48, n_ctx=64,
-         theta=500000.0, tied=False, qkv_bias=False, dtypes=["F32", "BF16"]),
+         theta=500000.0, tied=False, qkv_bias=False, dtypes=["F32", "BF16", "F16"]),
     dict(name="mistral", model_type="mistral", L=2, C=64, NH=4, NKV=2, HS=24, F=96, V=48, n_ctx=64,
          theta=1000000.0, tied=False, qkv_bias=False, dtypes=["F32"]),
     dict(name="qwen2", model_type="qwen2", L=2, C=64, NH=4, NKV=1, HS=16, F=96, V=48, n_ctx=64,
-         theta=1000000.0, tied=True, qkv_bias=True, dtypes=["F32"]),
+         theta=1000000.0, tied=True, qkv_bias=True, dtypes=["F32", "BF16", "F16"]),
     dict(name="llama3", model_type="llama", L=2, C=64, NH=4, NKV=2, HS=16, F=96, V=48, n_ctx=64,
          theta=500000.0, tied=False, qkv_bias=False, dtypes=["F32"],
          rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
@@ -416,7 +418,8 @@ def main():
             name = "model.safetensors" if dtype == "F32" else f"model.{dtype.lower()}.safetensors"
             write_safetensors(os.path.join(d, name), w, dtype)
             # the answer for the weights exactly as this file stores them
-            ws = {k: v.to({"F32": torch.float32, "BF16": torch.bfloat16}[dtype]).to(torch.float64) for k, v in w.items()}
+            ws = {k: v.to({"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16}[dtype]).to(torch.float64)
+                  for k, v in w.items()}
             logits, pattern, scores, (q0, k0) = family_forward(f, ws, ids)
             ablated, _, _, _ = family_forward(f, ws, ids, ablate=ABLATE)
             expected["variants"][dtype] = {

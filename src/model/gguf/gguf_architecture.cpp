@@ -9,6 +9,9 @@
 #include <new>
 #include <set>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "model/checkpoint.h"
 #include "model/gguf/gguf_dequantize.h"
 #include "util/check.h"
@@ -304,6 +307,17 @@ Result<ModelConfig> config_from_file(const File& f) {
 }
 
 namespace {
+// Once a tensor is in the weights, the pages of the mapped file that hold only it are given
+// back (a private read-only mapping: they would be read from the file again if touched), so the
+// file's bytes and the weights are never both resident. Only for a file file_open mapped.
+void release_pages(const File& f, const TensorInfo& t) {
+  if (!f.owner) return;
+  const std::uintptr_t page = std::uintptr_t(::sysconf(_SC_PAGESIZE));
+  const std::uintptr_t begin = reinterpret_cast<std::uintptr_t>(f.tensor_data(t));
+  const std::uintptr_t first = (begin + page - 1) / page * page, last = (begin + t.bytes) / page * page;
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 // The dtype a tensor type is kept in under --dtype auto: F32, F16 and BF16 as they are;
 // the quantized types dequantize to float32.
 Dtype kept_dtype(TensorType t) {
@@ -389,6 +403,7 @@ Result<Parameters> parameters_from_file(const File& f, const LoadOptions& option
                                                       ", which " + std::string(weight_type_name(types[std::size_t(index)])) +
                                                       " cannot hold (f16 reaches +-65504): load it with --dtype bf16 or f32");
     }
+    release_pages(f, t);
   }
   return p;
 }

@@ -13,9 +13,10 @@
 //   portable  plain loops over the panels, 4 rows at a time                 (any CPU)
 // HEADLAB_KERNELS=avx2 or =portable asks for a lower one (A/B runs); `headlab --version`, the
 // server's start line and the benchmarks print the one in use.
-// Short inputs (up to kShortRows rows) stream each panel from memory once, prefetching the next
-// panel under the FMAs; longer ones are blocked — kc values of k by mc rows — so a panel's
-// block stays in L1 while the rows' block stays in L2, and each panel block is read N/mc times.
+// Short inputs (up to 64 rows) stream each panel from memory once, prefetching the next panel
+// under the FMAs; longer ones go in blocks of rows whose inputs stay in L2 (and a k longer than
+// 1,024 in blocks of 512), so each panel is read once per block of rows. The same kernel serves
+// every length: with each matrix kept once, in its own type, there is no float32 copy for sgemm.
 // The panels are split over the engine's thread pool.
 #pragma once
 

@@ -30,9 +30,9 @@ std::vector<float> rounded(const PackedMatrix& m) {
 }  // namespace
 
 TEST(MatmulForwardPacked, EveryKernelMatchesPlainLoopsForEveryRowColumnAndKLeftoverInEachType) {
-  // N around the row tiles (8 for avx512, 6 for avx2, 4 portable), past the short-input limit
-  // (64) and the row block (128); OC around the 32-column panels and their 16- and 8-column
-  // halves (257 is odd like GPT-2's vocabulary); C past the k block (256) and not a multiple of 16
+  // N around the row tiles (8 for avx512, 6 for avx2, 4 portable) and past the short-input
+  // limit (64); OC around the 32-column panels and their 16- and 8-column halves (257 is odd like
+  // GPT-2's vocabulary); C not a multiple of 16
   for (PackedKernel kernel : kKernels) {
     if (!matmul_packed_kernel_supported(kernel)) continue;
     for (WeightType type : kTypes)
@@ -60,6 +60,26 @@ TEST(MatmulForwardPacked, EveryKernelMatchesPlainLoopsForEveryRowColumnAndKLefto
               for (int o = 0; o < ldo; o++) ASSERT_EQ(fast[std::size_t(N) * ldo + o], 7.0f) << "wrote past row N-1";
             }
           }
+  }
+}
+
+TEST(MatmulForwardPacked, BlocksOfRowsAndOfALongKAddUpToThePlainProduct) {
+  // k past kMaxK (1,024) goes in blocks of 512 that add into out; the rows then in blocks of
+  // 512 KB / (4 x 512) = 256 (252 for avx2's 6-row tiles), so 300 rows make two
+  const int N = 300, OC = 33, C = 1100;
+  auto x = random_vector(N * C, 11), w = random_vector(OC * C, 12), b = random_vector(OC, 13);
+  for (PackedKernel kernel : kKernels) {
+    if (!matmul_packed_kernel_supported(kernel)) continue;
+    for (WeightType type : kTypes) {
+      OwnedPackedMatrix packed = packed_matrix_from_rows(type, w.data(), OC, C);
+      const std::vector<float> wr = rounded(packed.m);
+      std::vector<float> fast(std::size_t(N) * OC), plain(fast.size());
+      matmul_forward_packed_with(kernel, fast.data(), OC, x.data(), C, packed.m, 0, C, b.data(), N);
+      matmul_forward_naive(plain.data(), x.data(), wr.data(), b.data(), N, C, OC);
+      float m = 0.0f;
+      for (std::size_t i = 0; i < plain.size(); i++) m = std::max(m, std::fabs(fast[i] - plain[i]));
+      EXPECT_LT(m, 2e-4f) << matmul_packed_kernel_name(kernel) << " " << weight_type_name(type);
+    }
   }
 }
 
