@@ -27,7 +27,7 @@ using namespace headlab::model;
 
 int main(int argc, char** argv) {
   blas_use_cpu_kernels(argv);  // OpenBLAS's kernels by the CPU's features, as `headlab` chooses them
-  int rows = 64, repeats = 9, n_layers = 0;
+  int rows = 64, repeats = 9, n_layers = -1;  // -1: the shape's own
   std::string shape = "gpt2";
   PackedKernel kernel = matmul_packed_kernel();
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
   };
   int C = 768, V = 50257, widest = 4 * 768;
   if (shape == "gpt2") {
-    for (int l = 0; l < (n_layers > 0 ? n_layers : 12); l++) add(C, 3 * C, true), add(C, C, true), add(C, 4 * C, true), add(4 * C, C, true);
+    for (int l = 0; l < (n_layers >= 0 ? n_layers : 12); l++) add(C, 3 * C, true), add(C, C, true), add(C, 4 * C, true), add(4 * C, C, true);
   } else {
     C = 896, V = 151936, widest = 2 * 4864;
     for (int l = 0; l < 24; l++) add(C, 896 + 2 * 128, true), add(896, C, false), add(C, 2 * 4864, false), add(4864, C, false);

@@ -349,11 +349,15 @@ void run(PackedKernel kernel, const Job& j, int p0, int p1) {
   run_portable<T>(j, p0, p1);
 }
 
+// Decided once: cpuid is slow (in a virtual machine it traps to the hypervisor).
 PackedKernel best_kernel() {
-  const CpuFeatures f = cpu_features();
-  if (HEADLAB_PACKED_X86 && f.avx512f) return PackedKernel::avx512;
-  if (HEADLAB_PACKED_X86 && f.avx2 && f.fma && f.f16c) return PackedKernel::avx2;
-  return PackedKernel::portable;
+  static const PackedKernel best = [] {
+    const CpuFeatures f = cpu_features();
+    if (HEADLAB_PACKED_X86 && f.avx512f) return PackedKernel::avx512;
+    if (HEADLAB_PACKED_X86 && f.avx2 && f.fma && f.f16c) return PackedKernel::avx2;
+    return PackedKernel::portable;
+  }();
+  return best;
 }
 
 // HEADLAB_KERNELS, when it names a kernel this CPU runs at or below its best; else empty.
