@@ -3,13 +3,15 @@
 // set next to PyTorch's and llama.cpp's. One length per process, so the peak memory printed is
 // that length's. Logits are computed for every position (the forward has no last-only mode).
 //
-//   headlab_engine_bench --make-model DIR            random GPT-2-small weights, HF layout
+//   headlab_engine_bench --make-model DIR [--file-dtype f32|bf16|f16]   random GPT-2-small weights, HF layout
 //   headlab_engine_bench --model DIR --tokens 256 --repeats 5              every pattern recorded
 //   headlab_engine_bench --model DIR --tokens 256 --repeats 5 --plain      logits only, no record
+//       [--dtype auto|f32|bf16|f16]  headlab's --dtype (the matrices' type in memory)
+//       [--rows]                     float32 rows through sgemm, as before the packed matrices (A/B runs)
 //   headlab_engine_bench --kernels                   the kernels it would use, and why
 // prints: tokens=256 median_ms=... min_ms=... cpu_ms=... peak_rss_mb=... load_rss_mb=...
-//         weights_mb=... bytes_per_weight=... dtype=f32 load_ms=... argmax_last=... logit_sum_last=...
-//         mode=... cpu=... linear=... blas=...
+//         weights_mb=... bytes_per_weight=... load_ms=... argmax_last=... logit_sum_last=...
+//         dtype=... kernels=... blas=...
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -27,36 +29,35 @@ namespace {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: headlab_engine_bench --make-model DIR [--seed N]\n"
+               "usage: headlab_engine_bench --make-model DIR [--seed N] [--file-dtype f32|bf16|f16]\n"
                "       headlab_engine_bench --model DIR|FILE.gguf --tokens T [--repeats N] [--plain]\n"
+               "                            [--dtype auto|f32|bf16|f16] [--rows]\n"
                "                            [--dump-last FILE]   (the last position's logits, float32)\n"
                "       headlab_engine_bench --blas      (the OpenBLAS kernels it would use)\n"
                "       headlab_engine_bench --kernels   (every kernel choice, one line)\n");
   return 2;
 }
 
-// The CPU features the kernels are chosen by, and which of headlab's kernels run: the packed
-// AVX-512 products up to matmul_packed_max_rows() tokens, OpenBLAS's sgemm beyond (and on a
-// CPU without AVX-512). One line, key=value, for the scripts' table.
+// The CPU features the kernels are chosen by, and which of headlab's kernels run (the packed
+// products' kernel, chosen by cpuid; OpenBLAS's for the rest). One line, key=value, for the
+// scripts' table.
 std::string kernels_line() {
   const CpuFeatures f = cpu_features();
   std::string cpu;
   for (auto [name, has] : {std::pair{"avx2", f.avx2}, {"fma", f.fma}, {"avx512f", f.avx512f}, {"avx512bw", f.avx512bw},
                            {"avx512_bf16", f.avx512_bf16}})
     if (has) cpu += (cpu.empty() ? "" : ",") + std::string(name);
-  const std::string linear = matmul_packed_supported()
-                                 ? "packed-avx512(T<=" + std::to_string(matmul_packed_max_rows()) + ")+sgemm"
-                                 : std::string("sgemm");
-  return "cpu=" + (cpu.empty() ? std::string("none") : cpu) + " linear=" + linear + " blas=" + blas_core_name();
+  return "cpu=" + (cpu.empty() ? std::string("none") : cpu) +
+         " kernels=packed-" + std::string(matmul_packed_kernel_name(matmul_packed_kernel())) + " blas=" + blas_core_name();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   blas_use_cpu_kernels(argv);  // OpenBLAS's kernels by the CPU's features, as `headlab` chooses them
-  std::string make_dir, model_dir, dump_last;
+  std::string make_dir, model_dir, dump_last, dtype = "auto", file_dtype = "f32";
   int tokens = 0, repeats = 5;
-  bool plain = false;
+  bool plain = false, rows = false;
   unsigned seed = 1;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
@@ -67,9 +68,13 @@ int main(int argc, char** argv) {
     else if (a == "--repeats") repeats = std::atoi(next().c_str());
     else if (a == "--seed") seed = static_cast<unsigned>(std::atoi(next().c_str()));
     else if (a == "--plain") plain = true;
+    else if (a == "--dtype") dtype = next();
+    else if (a == "--file-dtype") file_dtype = next();
+    else if (a == "--rows") rows = true;
     else if (a == "--dump-last") dump_last = next();
     else if (a == "--blas") {  // the kernels in use: the scripts give PyTorch the same
-      std::printf("%s\n%s\n", blas_core_name(), blas_kernels_description().c_str());
+      std::printf("%s\n%s\n%s\n", blas_core_name(), blas_kernels_description().c_str(),
+                  matmul_packed_kernels_description().c_str());
       return 0;
     } else if (a == "--kernels") {
       std::printf("%s\n", kernels_line().c_str());
@@ -79,23 +84,28 @@ int main(int argc, char** argv) {
   if (!make_dir.empty()) {
     Parameters p = parameters_allocate(config_gpt2_small());
     parameters_init_random(p, seed);
-    if (auto s = checkpoint_save(make_dir, p, Dtype::F32); !s) {
+    const Dtype d = file_dtype == "bf16" ? Dtype::BF16 : file_dtype == "f16" ? Dtype::F16 : Dtype::F32;
+    if (auto s = checkpoint_save(make_dir, p, d); !s) {
       std::fprintf(stderr, "headlab_engine_bench: %s\n", s.error().message.c_str());
       return 1;
     }
     return 0;
   }
   if (model_dir.empty() || tokens <= 0 || repeats <= 0) return usage();
+  auto choice = dtype_choice_parse(dtype);
+  if (!choice) {
+    std::fprintf(stderr, "headlab_engine_bench: %s\n", choice.error().message.c_str());
+    return 2;
+  }
   const double rss_before = bench_rss_mb(), load_t0 = bench_wall_ms();
-  auto params = checkpoint_load(model_dir);
+  auto params = checkpoint_load(model_dir, {.dtype = *choice, .rows = rows});
   const double load_ms = bench_wall_ms() - load_t0;
   if (!params) {
     std::fprintf(stderr, "headlab_engine_bench: %s\n", params.error().message.c_str());
     return 1;
   }
-  // What the loaded weights hold, measured by the OS, so it reads the same whatever the engine
-  // keeps: MB, and bytes per weight. This engine keeps every weight float32 (dtype=f32 below:
-  // Parameters::memory), and the matrices again, packed, for short inputs.
+  // What the loaded weights hold, measured by the OS (and the engine's own count, engine_mb):
+  // MB, and bytes per weight.
   const double weights_mb = bench_rss_mb() - rss_before;
   const double load_peak_mb = bench_peak_rss_mb();
   const double n_weights = double(parameters_count(params->config));
@@ -123,10 +133,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   const double median = bench_median(ms.data(), int(ms.size()));
+  const int qkvw = parameters_index(&ParameterTensors::qkvw);
   std::printf("tokens=%d median_ms=%.1f min_ms=%.1f cpu_ms=%.1f peak_rss_mb=%.0f load_rss_mb=%.0f weights_mb=%.0f "
-              "bytes_per_weight=%.2f dtype=f32 load_ms=%.0f argmax_last=%d logit_sum_last=%.4f mode=%s %s\n",
+              "bytes_per_weight=%.2f engine_mb=%.0f dtype=%s load_ms=%.0f argmax_last=%d logit_sum_last=%.4f mode=%s %s\n",
               tokens, median, ms[0], bench_median(cpu_ms.data(), int(cpu_ms.size())), bench_peak_rss_mb(),
-              load_peak_mb, weights_mb, weights_mb * 1048576.0 / n_weights, load_ms, bench_argmax(last, out.V), sum,
+              load_peak_mb, weights_mb, weights_mb * 1048576.0 / n_weights, double(parameters_bytes(*params)) / 1048576.0,
+              rows ? "f32-rows" : std::string(weight_type_name(parameters_matrix_type(*params, qkvw))).c_str(), load_ms,
+              bench_argmax(last, out.V), sum,
               plain ? "plain" : "patterns", kernels_line().c_str());
   return 0;
 }

@@ -1,15 +1,17 @@
-// bench/matmul_bench.cpp — the linear layers of one GPT-2-small forward (12 layers of
-// c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj, then the 50,257-wide unembedding) at a given
-// number of rows, through matmul_forward (sgemm) and through the packed weights
-// (matmul_forward_packed), the two taking turns on the same inputs. Random weights, 500 MB
-// per side, so neither finds them in cache. The figure behind matmul_packed_max_rows().
+// bench/matmul_bench.cpp — the linear layers of one forward (every layer's c_attn, attn
+// c_proj, mlp c_fc and mlp c_proj, then the unembedding) at a given number of rows, through
+// matmul_forward (sgemm on float32 rows, as the trainer runs them) and through the packed
+// matrices (matmul_forward_packed) in f32, bf16 and f16, all taking turns on the same inputs.
+// Random weights, so nothing finds them in cache. The figures behind the packed path's
+// choices (ops/matmul_packed.h).
 //
-//   headlab_matmul_bench --rows 64 [--repeats 9]
-// prints: rows=64 unpacked_ms=... packed_ms=... ratio=... (packed / unpacked, median of each)
-// "unpacked" is matmul_forward as the trainer and unpacked models run it: sgemm, or the
-// small-row kernel up to matmul_small_max_rows().
+//   headlab_matmul_bench --rows 64 [--repeats 9] [--shape gpt2|qwen] [--layers L] [--kernel avx512|avx2|portable]
+// prints one line per path: rows=64 path=bf16 ms=... gflops=... ratio_to_sgemm=... max_abs_diff=...
+// --shape qwen: Qwen2.5-0.5B's 24 layers (C 896, 14 + 2 x 2 KV heads of 64, SwiGLU F 4864,
+// V 151,936), 1 GB of bf16 weights per path; gpt2 (default): GPT-2 small's 12 layers, V 50,257.
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -19,68 +21,94 @@
 #include "model/blas.h"
 #include "model/ops/matmul.h"
 #include "model/ops/matmul_packed.h"
+#include "model/packed_weights.h"
 
 using namespace headlab::model;
 
 int main(int argc, char** argv) {
   blas_use_cpu_kernels(argv);  // OpenBLAS's kernels by the CPU's features, as `headlab` chooses them
-  int rows = 64, repeats = 9;
+  int rows = 64, repeats = 9, n_layers = -1;  // -1: the shape's own
+  std::string shape = "gpt2";
+  PackedKernel kernel = matmul_packed_kernel();
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--rows") == 0) rows = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--repeats") == 0) repeats = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--shape") == 0) shape = argv[i + 1];
+    else if (std::strcmp(argv[i], "--layers") == 0) n_layers = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--kernel") == 0) {
+      for (PackedKernel k : {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512})
+        if (matmul_packed_kernel_name(k) == argv[i + 1]) kernel = k;
+    }
   }
-  if (rows < 1 || repeats < 1) {
-    std::fprintf(stderr, "usage: headlab_matmul_bench --rows N [--repeats R]   (N, R >= 1)\n");
+  if (rows < 1 || repeats < 1 || (shape != "gpt2" && shape != "qwen") || !matmul_packed_kernel_supported(kernel)) {
+    std::fprintf(stderr, "usage: headlab_matmul_bench --rows N [--repeats R] [--shape gpt2|qwen] [--layers L] "
+                         "[--kernel avx512|avx2|portable]   (N, R >= 1; a kernel this CPU runs)\n");
     return 2;
   }
-  if (!matmul_packed_supported()) {
-    std::fprintf(stderr, "this CPU has no AVX-512F (or HEADLAB_PACKED=0): there is no packed kernel to time\n");
-    return 1;
-  }
-  struct Layer { int C, OC; std::vector<float> w, packed, b; };
+  struct Layer {
+    int C, OC;
+    std::vector<float> w, b;
+    OwnedPackedMatrix packed[3];
+  };
+  const WeightType types[3] = {WeightType::f32, WeightType::bf16, WeightType::f16};
   std::vector<Layer> layers;
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-0.1f, 0.1f);
-  auto add = [&](int C, int OC) {
-    Layer l{C, OC, std::vector<float>(std::size_t(OC) * C), std::vector<float>(matmul_packed_size(OC, C)),
-            std::vector<float>(OC)};
+  auto add = [&](int C, int OC, bool bias) {
+    Layer l{C, OC, std::vector<float>(std::size_t(OC) * C), std::vector<float>(bias ? OC : 0), {}};
     for (float& x : l.w) x = u(rng);
     for (float& x : l.b) x = u(rng);
-    matmul_pack(l.packed.data(), l.w.data(), OC, C);
+    for (int t = 0; t < 3; t++) l.packed[t] = packed_matrix_from_rows(types[t], l.w.data(), OC, C);
     layers.push_back(std::move(l));
   };
-  const int C = 768;
-  for (int l = 0; l < 12; l++) add(C, 3 * C), add(C, C), add(C, 4 * C), add(4 * C, C);
-  add(C, 50257);
-  std::vector<float> x(std::size_t(rows) * 4 * C), y1(std::size_t(rows) * 50257), y2(y1.size());
+  int C = 768, V = 50257, widest = 4 * 768;
+  if (shape == "gpt2") {
+    for (int l = 0; l < (n_layers >= 0 ? n_layers : 12); l++) add(C, 3 * C, true), add(C, C, true), add(C, 4 * C, true), add(4 * C, C, true);
+  } else {
+    C = 896, V = 151936, widest = 2 * 4864;
+    for (int l = 0; l < 24; l++) add(C, 896 + 2 * 128, true), add(896, C, false), add(C, 2 * 4864, false), add(4864, C, false);
+  }
+  add(C, V, false);
+  std::vector<float> x(std::size_t(rows) * std::max(widest, C)), y0(std::size_t(rows) * V), y(y0.size());
   for (float& v : x) v = u(rng);
   double flop = 0;
   for (const Layer& l : layers) flop += 2.0 * rows * l.C * l.OC;
 
   auto now = [] { return std::chrono::steady_clock::now(); };
   auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-  std::vector<double> t_sgemm, t_packed;
-  double max_diff = 0;
+  auto cpu_now = [] {  // all threads' CPU time: tells the work apart from waiting on a busy machine
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+  };
+  auto bias_of = [](const Layer& l) { return l.b.empty() ? nullptr : l.b.data(); };
+  std::vector<double> t[4], cpu[4];  // sgemm, f32, bf16, f16
+  double diff[4] = {0, 0, 0, 0};
   for (int r = 0; r <= repeats; r++) {  // round 0 warms up
-    auto a = now();
-    for (const Layer& l : layers) matmul_forward(y1.data(), x.data(), l.w.data(), l.b.data(), rows, l.C, l.OC);
-    auto b = now();
-    for (const Layer& l : layers)
-      matmul_forward_packed(y2.data(), x.data(), l.packed.data(), l.b.data(), rows, l.C, l.OC);
-    auto c = now();
-    if (r == 0) {
-      for (std::size_t i = 0; i < std::size_t(rows) * 50257; i++)
-        max_diff = std::max(max_diff, double(std::abs(y1[i] - y2[i])));
-      continue;
+    for (int path = 0; path < 4; path++) {
+      auto a = now();
+      const double c0 = cpu_now();
+      for (const Layer& l : layers) {
+        if (path == 0) matmul_forward(y0.data(), x.data(), l.w.data(), bias_of(l), rows, l.C, l.OC);
+        else matmul_forward_packed_with(kernel, y.data(), l.OC, x.data(), l.C, l.packed[path - 1].m, 0, l.C, bias_of(l), rows);
+      }
+      auto b = now();
+      if (r == 0 && path > 0)  // the unembedding's outputs, against sgemm's
+        for (std::size_t i = 0; i < std::size_t(rows) * V; i++) diff[path] = std::max(diff[path], double(std::abs(y0[i] - y[i])));
+      if (r > 0) t[path].push_back(ms(a, b)), cpu[path].push_back(cpu_now() - c0);
     }
-    t_sgemm.push_back(ms(a, b));
-    t_packed.push_back(ms(b, c));
   }
-  std::sort(t_sgemm.begin(), t_sgemm.end());
-  std::sort(t_packed.begin(), t_packed.end());
-  const double s = t_sgemm[t_sgemm.size() / 2], p = t_packed[t_packed.size() / 2];
-  std::printf("rows=%d unpacked_ms=%.1f packed_ms=%.1f ratio=%.2f unpacked_gflops=%.0f packed_gflops=%.0f "
-              "max_abs_diff_unembedding=%.2g blas=%s\n",
-              rows, s, p, p / s, flop / s / 1e6, flop / p / 1e6, max_diff, blas_core_name());
+  const char* names[4] = {"sgemm", "f32", "bf16", "f16"};
+  for (auto& v : t) std::sort(v.begin(), v.end());
+  for (auto& v : cpu) std::sort(v.begin(), v.end());
+  const double s = t[0][t[0].size() / 2];
+  for (int path = 0; path < 4; path++) {
+    const double m = t[path][t[path].size() / 2];
+    std::printf("rows=%d shape=%s path=%s ms=%.1f min_ms=%.1f cpu_ms=%.1f gflops=%.0f ratio_to_sgemm=%.2f "
+                "max_abs_diff=%.2g blas=%s kernel=%s\n",
+                rows, shape.c_str(), names[path], m, t[path][0], cpu[path][0], flop / m / 1e6, m / s, diff[path],
+                blas_core_name(),
+                path == 0 ? "sgemm" : std::string(matmul_packed_kernel_name(kernel)).c_str());
+  }
   return 0;
 }

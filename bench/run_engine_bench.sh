@@ -9,6 +9,10 @@
 #
 #   bench/run_engine_bench.sh [BUILD_DIR] [REPEATS] [ROUNDS]   (build-bench, 5, 2)
 #
+# HEADLAB_BENCH_BASELINE=path/to/an/older/headlab_engine_bench adds that build as a third side,
+# in the same turns (a before/after comparison of a change: its time, ratio and memory).
+# HEADLAB_BENCH_DTYPE=bf16 (or f16) runs headlab with --dtype (its matrices rounded to 16 bits).
+#
 # PyTorch runs in its fair configuration on 2 cores (bench/bench_lib.sh says which).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,19 +29,30 @@ if [ ! -f "$MODEL/model.safetensors" ]; then
 fi
 bench_torch_setup "$BUILD/bench/headlab_engine_bench"
 
-printf '%7s  %12s  %12s  %7s  %12s  %12s  %s\n' tokens headlab_ms pytorch_ms ratio headlab_MB pytorch_MB same_argmax
+BASE=${HEADLAB_BENCH_BASELINE:-}
+DTYPE=${HEADLAB_BENCH_DTYPE:-auto}
+echo "headlab: $("$BUILD/bench/headlab_engine_bench" --kernels), --dtype $DTYPE"
+printf '%7s  %12s  %12s  %7s  %12s  %12s  %s' tokens headlab_ms pytorch_ms ratio headlab_MB pytorch_MB same_argmax
+[ -n "$BASE" ] && printf '  %12s  %7s  %12s' baseline_ms ratio baseline_MB
+echo
 for T in 16 64 256 1024; do
-  hm=""; pm=""; H=""; P=""
+  hm=""; pm=""; bm=""; H=""; P=""; B=""
   r=0
   while [ $r -lt "$ROUNDS" ]; do
-    H=$(OPENBLAS_NUM_THREADS=2 "$BUILD/bench/headlab_engine_bench" --model "$MODEL" --tokens $T --repeats $REPEATS)
+    H=$(OPENBLAS_NUM_THREADS=2 "$BUILD/bench/headlab_engine_bench" --model "$MODEL" --tokens $T --repeats $REPEATS --dtype "$DTYPE")
     hm=$(bench_min "$hm" "$(bench_field "$H" median_ms)")
+    if [ -n "$BASE" ]; then
+      B=$(OPENBLAS_NUM_THREADS=2 "$BASE" --model "$MODEL" --tokens $T --repeats $REPEATS)
+      bm=$(bench_min "$bm" "$(bench_field "$B" median_ms)")
+    fi
     P=$(bench_torch "$ROOT/bench/torch_engine_bench.py" --model "$MODEL" --tokens $T --repeats $REPEATS)
     pm=$(bench_min "$pm" "$(bench_field "$P" median_ms)")
     r=$((r + 1))
   done
   same=$([ "$(bench_field "$H" argmax_last)" = "$(bench_field "$P" argmax_last)" ] && echo yes || echo NO)
-  printf '%7s  %12s  %12s  %7s  %12s  %12s  %s\n' $T "$hm" "$pm" "$(bench_ratio "$hm" "$pm")" \
+  printf '%7s  %12s  %12s  %7s  %12s  %12s  %s' $T "$hm" "$pm" "$(bench_ratio "$hm" "$pm")" \
     "$(bench_field "$H" peak_rss_mb)" "$(bench_field "$P" peak_rss_mb)" "$same"
+  [ -n "$BASE" ] && printf '  %12s  %7s  %12s' "$bm" "$(bench_ratio "$bm" "$pm")" "$(bench_field "$B" peak_rss_mb)"
+  echo
 done
-echo "(OpenBLAS kernels: headlab $(bench_field "$H" blas), PyTorch $(bench_field "$P" blas); OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} in the caller's environment; load average: $(bench_load))"
+echo "(OpenBLAS kernels: headlab $(bench_field "$H" blas), PyTorch $(bench_field "$P" blas); headlab's products: $(bench_field "$H" kernels), weights $(bench_field "$H" dtype) $(bench_field "$H" weights_mb) MB; OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} in the caller's environment; load average: $(bench_load))"

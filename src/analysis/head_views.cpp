@@ -14,7 +14,9 @@ std::vector<double> value_norms(const model::Parameters& params, const model::Ac
   const int T = r.T, C = r.C, HS = r.HS > 0 ? r.HS : C / r.NH, D = r.NH * HS;
   HEADLAB_CHECK(!r.qkv.empty() && layer >= 0 && layer < r.L && head >= 0 && head < r.NH);
   const float* qkv = r.qkv.data() + std::size_t(layer) * T * 3 * D;  // (T, 3D)
-  const float* W = params.t.attprojw + std::size_t(layer) * C * D;     // (C, D) out x in
+  std::vector<float> wo(std::size_t(C) * D);                          // (C, D) out x in, as float32
+  model::parameters_read_rows(params, &model::ParameterTensors::attprojw, layer, 0, C, wo.data());
+  const float* W = wo.data();
   // f = W[:, h*HS:(h+1)*HS] @ v_k^h  (C)
   std::vector<double> norm(T);
   for (int k = 0; k < T; ++k) {

@@ -24,16 +24,18 @@ Result<std::vector<float>> content_only_pattern(const model::Parameters& params,
     if (id < 0 || id >= c.vocab_size)
       return make_error(ErrorCode::invalid_argument, "Token id " + std::to_string(id) + " is outside the vocabulary.");
   std::vector<float> x(std::size_t(T) * C), xn(std::size_t(T) * C);  // (T, C)
-  for (int t = 0; t < T; ++t) std::copy_n(params.t.wte + std::size_t(ids[t]) * C, C, x.begin() + std::size_t(t) * C);
+  for (int t = 0; t < T; ++t)
+    model::parameters_read_rows(params, &model::ParameterTensors::wte, 0, ids[t], 1, x.data() + std::size_t(t) * C);
   model::layernorm_forward(xn.data(), nullptr, nullptr, x.data(), params.t.ln1w, params.t.ln1b, T, C, c.layer_norm_eps);
   // q rows of c_attn for this head at h*HS, k rows of its KV head at D + kv*HS (layer 0).
-  const float* wq = params.t.qkvw + std::size_t(head) * HS * C;
-  const float* wk = params.t.qkvw + (std::size_t(D) + std::size_t(c.kv_head_of(head)) * HS) * C;
+  std::vector<float> wq(std::size_t(HS) * C), wk(std::size_t(HS) * C);  // (HS, C) each, as float32
+  model::parameters_read_rows(params, &model::ParameterTensors::qkvw, 0, head * HS, HS, wq.data());
+  model::parameters_read_rows(params, &model::ParameterTensors::qkvw, 0, D + c.kv_head_of(head) * HS, HS, wk.data());
   const float* bq = c.qkv_bias ? params.t.qkvb + std::size_t(head) * HS : nullptr;
   const float* bk = c.qkv_bias ? params.t.qkvb + D + std::size_t(c.kv_head_of(head)) * HS : nullptr;
   std::vector<float> q(std::size_t(T) * HS), k(std::size_t(T) * HS);  // (T, HS)
-  model::matmul_forward_naive(q.data(), xn.data(), wq, bq, T, C, HS);
-  model::matmul_forward_naive(k.data(), xn.data(), wk, bk, T, C, HS);
+  model::matmul_forward_naive(q.data(), xn.data(), wq.data(), bq, T, C, HS);
+  model::matmul_forward_naive(k.data(), xn.data(), wk.data(), bk, T, C, HS);
   const float scale = c.attention_scale(0);
   std::vector<float> p(std::size_t(T) * T);  // (T, T)
   for (int a = 0; a < T; ++a) {

@@ -109,10 +109,14 @@ void rank(ScanReport& r) {
 double copying_score(const model::Parameters& params, const std::vector<double>& G, int l, int h) {
   const model::ModelConfig& c = params.config;
   // GPT-2: QKV = 3C, D = C; with GQA head h reads the v rows of KV head kv_head_of(h)
-  const int C = c.n_embd, HS = c.head_size(), D = c.q_width(), QKV = c.qkv_width();
+  const int C = c.n_embd, HS = c.head_size(), D = c.q_width();
   const std::size_t v_row = std::size_t(D) + std::size_t(c.kv_heads()) * HS + std::size_t(c.kv_head_of(h)) * HS;
-  const float* Wv = params.t.qkvw + (std::size_t(l) * QKV + v_row) * C;  // (HS, C)
-  const float* Wo = params.t.attprojw + std::size_t(l) * C * D;  // (C, D), head h: columns h*HS..
+  // the weights as float32 rows, wherever the model keeps them (model/parameters.h)
+  std::vector<float> wv(std::size_t(HS) * C), wo(std::size_t(C) * D);
+  model::parameters_read_rows(params, &model::ParameterTensors::qkvw, l, int(v_row), HS, wv.data());  // (HS, C)
+  model::parameters_read_rows(params, &model::ParameterTensors::attprojw, l, 0, C, wo.data());  // (C, D)
+  const float* Wv = wv.data();
+  const float* Wo = wo.data();  // head h: columns h*HS..
   const float* ln1w = params.t.ln1w + l * C;
   // A = Wv_h diag(ln1w) G    (HS, C)
   std::vector<double> A(std::size_t(HS) * C, 0.0);
@@ -257,15 +261,20 @@ Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes&
 
   // 4. weights: the copying score of each head's OV circuit. G = diag(1) E^T Wu diag(lnfw): (C, C)
   std::vector<double> G(std::size_t(C) * C, 0.0);
-  const float* E = params.t.wte;
-  const float* Wu = model::parameters_unembedding(params.t, c);
-  for (int v = 0; v < V; ++v) {
-    const float* e = E + std::size_t(v) * C;
-    const float* u = Wu + std::size_t(v) * C;
-    for (int i = 0; i < C; ++i) {
-      const double ei = e[i];
-      double* g = G.data() + std::size_t(i) * C;
-      for (int j = 0; j < C; ++j) g[j] += ei * u[j];
+  constexpr int kRows = 256;  // E and Wu are read a block of rows at a time, as float32
+  std::vector<float> E(std::size_t(kRows) * C), Wu(std::size_t(kRows) * C);
+  for (int v0 = 0; v0 < V; v0 += kRows) {
+    const int n = std::min(kRows, V - v0);
+    model::parameters_read_rows(params, &model::ParameterTensors::wte, 0, v0, n, E.data());
+    model::parameters_read_rows(params, model::parameters_unembedding_tensor(c), 0, v0, n, Wu.data());
+    for (int r = 0; r < n; ++r) {
+      const float* e = E.data() + std::size_t(r) * C;
+      const float* u = Wu.data() + std::size_t(r) * C;
+      for (int i = 0; i < C; ++i) {
+        const double ei = e[i];
+        double* g = G.data() + std::size_t(i) * C;
+        for (int j = 0; j < C; ++j) g[j] += ei * u[j];
+      }
     }
   }
   for (int i = 0; i < C; ++i)

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/dtype_option.h"
 #include "model/bpe_tokenizer.h"
 #include "model/checkpoint.h"
 #include "util/file.h"
@@ -25,6 +26,7 @@ using model::ModelConfig;
 
 struct InfoOptions {
   std::string model;
+  std::string dtype = "auto";
   std::string format = "text";
 };
 
@@ -137,7 +139,20 @@ ordered_json tokenizer_info(const std::string& dir) {
   return t;
 }
 
-ordered_json info_json(const std::string& dir, const model::CheckpointDescription& d) {
+// The types the matrices are kept in ("bf16", "bf16 and f32").
+std::string memory_types_text(const model::CheckpointDescription& d) {
+  const auto sizes = model::parameters_sizes(d.config);
+  std::string kinds;
+  for (model::WeightType t : {model::WeightType::bf16, model::WeightType::f16, model::WeightType::f32}) {
+    bool used = false;
+    for (int i = 0; i < model::kNumParameterTensors; i++)
+      used = used || (model::parameters_is_matrix(i) && sizes[std::size_t(i)] > 0 && d.memory_types[std::size_t(i)] == t);
+    if (used) kinds += (kinds.empty() ? "" : " and ") + std::string(model::weight_type_name(t));
+  }
+  return kinds;
+}
+
+ordered_json info_json(const std::string& dir, const model::CheckpointDescription& d, const std::string& dtype) {
   const ModelConfig& c = d.config;
   ordered_json j;
   j["model"] = dir;
@@ -170,7 +185,7 @@ ordered_json info_json(const std::string& dir, const model::CheckpointDescriptio
                        {"dtype", std::string(model::dtype_name(t.dtype))}, {"shape", shape},
                        {"bytes", t.bytes},   {"target", t.target},
                        {"layer", t.layer},   {"offset", t.offset},
-                       {"how", t.how}});
+                       {"memory", t.memory}, {"how", t.how}});
     auto& [count, bytes] = by_dtype[std::string(model::dtype_name(t.dtype))];
     count++, bytes += t.bytes, total += t.bytes;
     if (!t.target.empty()) loaded++;
@@ -179,7 +194,12 @@ ordered_json info_json(const std::string& dir, const model::CheckpointDescriptio
   for (const auto& [name, cb] : by_dtype) dtypes[name] = {{"tensors", cb.first}, {"bytes", cb.second}};
   j["weights"] = {{"files", d.files.size()},  {"tensors", d.tensors.size()}, {"loaded", loaded},
                   {"bytes", total},           {"dtypes", dtypes},
-                  {"memory_bytes", model::checkpoint_memory_bytes(c)}};
+                  {"memory_bytes", d.memory_bytes}};
+  // what the loader keeps in memory under --dtype: each matrix once, packed, in that type
+  j["memory"] = {{"dtype", dtype},
+                 {"matrices", memory_types_text(d)},
+                 {"bytes", d.memory_bytes},
+                 {"rounds", d.rounds}};
   j["tensors"] = tensors;
   j["tokenizer"] = tokenizer_info(dir);
   return j;
@@ -218,10 +238,14 @@ void print_text(const ordered_json& j) {
   std::string dtypes;
   for (const auto& [name, v] : w["dtypes"].items())
     dtypes += (dtypes.empty() ? "" : ", ") + name + " " + v["tensors"].dump() + " (" + bytes_text(v["bytes"].get<std::uint64_t>()) + ")";
-  std::printf("\nweights: %s tensors in %s file(s), %s loaded, %s on disk [%s]; about %s in memory\n",
-              w["tensors"].dump().c_str(), w["files"].dump().c_str(), w["loaded"].dump().c_str(),
-              bytes_text(w["bytes"].get<std::uint64_t>()).c_str(), dtypes.c_str(),
-              bytes_text(w["memory_bytes"].get<std::uint64_t>()).c_str());
+  std::printf("\nweights: %s tensors in %s file(s), %s loaded, %s on disk [%s]\n", w["tensors"].dump().c_str(),
+              w["files"].dump().c_str(), w["loaded"].dump().c_str(), bytes_text(w["bytes"].get<std::uint64_t>()).c_str(),
+              dtypes.c_str());
+  const auto& mem = j["memory"];
+  std::printf("in memory:   about %s: the matrices as %s (packed once), norms, biases and positions as f32 "
+              "(--dtype %s%s); float32 arithmetic\n",
+              bytes_text(mem["bytes"].get<std::uint64_t>()).c_str(), mem["matrices"].get<std::string>().c_str(),
+              mem["dtype"].get<std::string>().c_str(), mem["rounds"].get<bool>() ? ", which rounds them" : "");
   for (const auto& t : j["tensors"]) {
     std::string shape = "(";
     for (std::size_t i = 0; i < t["shape"].size(); i++) shape += (i ? ", " : "") + t["shape"][i].dump();
@@ -231,16 +255,17 @@ void print_text(const ordered_json& j) {
       if (t["layer"].get<int>() >= 0) target += "[" + t["layer"].dump() + "]";
       if (t["offset"].get<std::int64_t>() > 0) target += " +" + t["offset"].dump();
     }
-    std::printf("  %-48s %-5s %-14s %10s -> %-18s %s\n", t["name"].get<std::string>().c_str(),
+    if (!target.empty()) target += " " + t["memory"].get<std::string>();
+    std::printf("  %-48s %-5s %-14s %10s -> %-22s %s\n", t["name"].get<std::string>().c_str(),
                 t["dtype"].get<std::string>().c_str(), shape.c_str(), bytes_text(t["bytes"].get<std::uint64_t>()).c_str(),
                 target.empty() ? "-" : target.c_str(), t["how"].get<std::string>().c_str());
   }
 }
 
 int run_info(const InfoOptions& o) {
-  auto d = model::checkpoint_describe(o.model);
+  auto d = model::checkpoint_describe(o.model, dtype_choice(o.dtype));
   if (!d) return print_error(d.error().message);
-  ordered_json j = info_json(o.model, *d);
+  ordered_json j = info_json(o.model, *d, o.dtype);
   if (o.format == "json") std::cout << j.dump(2) << "\n";
   else print_text(j);
   return 0;
@@ -265,6 +290,7 @@ void add_info_command(CLI::App& app, int& exit_code) {
       "  headlab info --model models/headlab-tiny\n"
       "  headlab info --model tests/fixtures/model/families/gemma3 --format json");
   cmd->add_option("--model", opts->model, "Model directory (config.json and model.safetensors or its index)")->required();
+  add_dtype_option(cmd, opts->dtype);
   cmd->add_option("--format", opts->format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->callback([opts, &exit_code] { exit_code = run_info(*opts); });
 }

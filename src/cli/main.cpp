@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "model/blas.h"
+#include "model/ops/matmul_packed.h"
 
 namespace headlab::cli {
 
@@ -31,7 +32,8 @@ int main(int argc, char** argv) {
   app.name("headlab");
   app.require_subcommand(1);
   // the version and the matrix-product kernels this run uses
-  app.set_version_flag("--version", "headlab 0.1.0\n" + headlab::model::blas_kernels_description());
+  app.set_version_flag("--version", "headlab 0.1.0\n" + headlab::model::blas_kernels_description() + "\n" +
+                                        headlab::model::matmul_packed_kernels_description());
 
   int exit_code = 0;
   add_heads_command(app, exit_code);

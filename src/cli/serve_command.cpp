@@ -13,7 +13,9 @@
 
 #include "cli/commands.h"
 #include "cli/db_option.h"
+#include "cli/dtype_option.h"
 #include "model/blas.h"
+#include "model/ops/matmul_packed.h"
 #include "server/db/target.h"
 #include "server/progress_store.h"
 #include "server/server.h"
@@ -34,6 +36,7 @@ struct ServeOptions {
   std::string db;
   std::string web = HEADLAB_WEB_DIR;
   std::string model;  // empty: the built-in model, when it is there
+  std::string dtype = "auto";
   bool no_model = false;
   int max_tokens = 256;
   server::ServerOptions limits;  // the HTTP limits, each a named option
@@ -75,6 +78,7 @@ int run_serve(const ServeOptions& o) {
   options.db_path = o.db;
   options.web_dir = o.web;
   options.max_tokens = o.max_tokens;
+  options.model_load.dtype = dtype_choice(o.dtype);
   if (!o.no_model) {
     if (!o.model.empty()) options.model_dir = o.model;
     else if (std::filesystem::exists(std::filesystem::path(HEADLAB_DEFAULT_MODEL_DIR) / "config.json"))
@@ -91,7 +95,8 @@ int run_serve(const ServeOptions& o) {
   if (auto s = (*srv)->bind(); !s) return print_error(s.error().message);
 
   std::printf("headlab: serving on http://%s:%d/\n", o.host.c_str(), (*srv)->port());
-  std::printf("headlab: matrix products on %s\n", model::blas_kernels_description().c_str());
+  std::printf("headlab: matrix products on %s; %s\n", model::blas_kernels_description().c_str(),
+              model::matmul_packed_kernels_description().c_str());
   if (o.host == "127.0.0.1" || o.host == "localhost" || o.host == "::1")
     std::printf("headlab: only this machine can connect (bound to %s); use --host 0.0.0.0 to share it with a class\n",
                 o.host.c_str());
@@ -153,6 +158,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--model", opts->model,
                   "A model folder in the Hugging Face GPT-2 layout (config.json, model.safetensors, vocab.json + "
                   "merges.txt); default: the built-in model " HEADLAB_DEFAULT_MODEL_DIR);
+  add_dtype_option(cmd, opts->dtype);
   cmd->add_flag("--no-model", opts->no_model, "Serve only the lessons that need no model");
   cmd->add_option("--models-dir", opts->limits.models_dir,
                   "Folder of the word-order lesson's models (headlab-nopos, headlab-learned, headlab-rope); default: "

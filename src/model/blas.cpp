@@ -60,6 +60,7 @@ CpuFeatures cpu_features() {
   const bool os_avx = (xcr0 & 0x6) == 0x6, os_avx512 = (xcr0 & 0xe6) == 0xe6;
   f.avx = avx && os_avx;
   f.fma = fma && os_avx;
+  f.f16c = os_avx && (c & (1u << 29));
   if (__get_cpuid_max(0, nullptr) >= 7) {
     __cpuid_count(7, 0, a, b, c, d);
     f.avx2 = os_avx && (b & (1u << 5));

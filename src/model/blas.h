@@ -30,7 +30,7 @@ const char* blas_core_name();
 // CPU has it and the operating system saves its registers (XGETBV).
 struct CpuFeatures {
   bool sse3 = false, ssse3 = false, sse4_2 = false;
-  bool avx = false, avx2 = false, fma = false;
+  bool avx = false, avx2 = false, fma = false, f16c = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512cd = false;
   bool avx512_bf16 = false;
 };

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <new>
@@ -16,6 +17,7 @@
 #include "model/gguf/gguf_architecture.h"
 #include "model/gguf/gguf_file.h"
 #include "model/packed_weights.h"
+#include "model/weight_type.h"
 #include "util/check.h"
 #include "util/file.h"
 
@@ -340,108 +342,196 @@ std::string bytes_string(std::uint64_t bytes) {
   return buf;
 }
 
-Error out_of_memory(const ModelConfig& config, const std::string& what) {
-  return Error{ErrorCode::unsupported, what + ": the model needs about " + bytes_string(checkpoint_memory_bytes(config)) +
-                                           " of memory (" + std::to_string(parameters_count(config)) +
-                                           " weights as float32, and the matrices again in the layout of the short-input "
-                                           "kernel) and this machine could not allocate it"};
+Error out_of_memory(const ModelConfig& config, const MatrixTypes& types, const std::string& what) {
+  return Error{ErrorCode::unsupported, what + ": the model needs about " + bytes_string(checkpoint_memory_bytes(config, types)) +
+                                           " of memory (" + std::to_string(parameters_count(config)) + " weights" +
+                                           checkpoint_types_text(config, types) +
+                                           ") and this machine could not allocate it"};
 }
 
-Result<Parameters> checkpoint_from_files(const ModelConfig& config, std::span<const SafetensorsFile> files) {
+// The type each matrix is kept in under `choice`: from the dtype of the file tensors that fill
+// it (q, k and v fill c_attn); tensors of different dtypes in one matrix make it f32 under keep.
+MatrixTypes matrix_types(const ModelConfig& config, std::span<const SafetensorsFile> files, DtypeChoice choice) {
+  std::array<int, kNumParameterTensors> dtype;  // -1 unseen, -2 mixed, else the Dtype
+  dtype.fill(-1);
+  for (const TensorSlot& slot : checkpoint_slots(config, nullptr)) {
+    const SafetensorsFile* owner = &files.front();
+    const SafetensorsTensor* t = find_slot_tensor(config, files, slot.name, &owner);
+    if (!t) continue;
+    int& d = dtype[std::size_t(slot.dest.tensor)];
+    d = d == -1 || d == int(t->dtype) ? int(t->dtype) : -2;
+  }
+  MatrixTypes types = matrix_types_all(WeightType::f32);
+  for (int i = 0; i < kNumParameterTensors; i++)
+    types[std::size_t(i)] = weight_type_for(choice, dtype[std::size_t(i)] >= 0 ? Dtype(dtype[std::size_t(i)]) : Dtype::F32);
+  return types;
+}
+
+// Whether keeping the files' matrices as `types` rounds any of them.
+bool types_round(const ModelConfig& config, std::span<const SafetensorsFile> files, const MatrixTypes& types) {
+  for (const TensorSlot& slot : checkpoint_slots(config, nullptr)) {
+    const SafetensorsFile* owner = &files.front();
+    const SafetensorsTensor* t = find_slot_tensor(config, files, slot.name, &owner);
+    if (t && parameters_is_matrix(slot.dest.tensor) && weight_type_rounds(types[std::size_t(slot.dest.tensor)], t->dtype))
+      return true;
+  }
+  return false;
+}
+
+// The index of the first NaN or infinity in x (n), or -1: a pass that vectorises (a float is
+// not finite when its exponent bits are all ones), then the search only when it found one.
+std::int64_t first_nonfinite(const float* x, std::int64_t n) {
+  std::uint32_t any = 0;
+  for (std::int64_t i = 0; i < n; i++) {
+    std::uint32_t bits;
+    std::memcpy(&bits, x + i, 4);
+    any |= (bits & 0x7f800000u) == 0x7f800000u;
+  }
+  if (!any) return -1;
+  for (std::int64_t i = 0; i < n; i++)
+    if (!std::isfinite(x[i])) return i;
+  return -1;
+}
+
+// Reads a tensor a part at a time: never more than this many floats of it beside the weights.
+constexpr std::int64_t kChunkFloats = std::int64_t(1) << 20;
+
+Result<Parameters> checkpoint_from_files(const ModelConfig& config, std::span<const SafetensorsFile> files,
+                                         const LoadOptions& options) {
   if (Status s = config_validate(config); !s) return tl::unexpected(s.error());
   if (Status s = checkpoint_check_shapes(config, files); !s) return tl::unexpected(s.error());
   const std::string& path = files.front().path;
+  if (options.rows && options.dtype != DtypeChoice::keep && options.dtype != DtypeChoice::f32)
+    return make_error(ErrorCode::invalid_argument, "float32 rows (for training) cannot hold --dtype " +
+                                                       std::string(dtype_choice_name(options.dtype)));
+  const MatrixTypes types = options.rows ? matrix_types_all(WeightType::f32) : matrix_types(config, files, options.dtype);
   // The shapes are the files' now, so this is what the files hold; a machine without
   // that much memory gets a message saying how much, not an abort.
   Parameters p;
+  std::vector<float> tmp, tmp2;
   try {
-    p = parameters_allocate(config);
+    p = options.rows ? parameters_allocate(config) : parameters_allocate_packed(config, types);
+    tmp.reserve(std::size_t(kChunkFloats));
   } catch (const std::bad_alloc&) {
-    return tl::unexpected(out_of_memory(config, path));
+    return tl::unexpected(out_of_memory(config, types, path));
   }
-  std::vector<float> tmp;
-  for (const TensorSlot& slot : checkpoint_slots(config, &p.t)) {
+  for (const TensorSlot& slot : checkpoint_slots(config, nullptr)) {
     const SafetensorsFile* owner = &files.front();
     const SafetensorsTensor* t = find_slot_tensor(config, files, slot.name, &owner);
     HEADLAB_CHECK(t != nullptr);  // checkpoint_check_shapes found every slot
     const std::int64_t n = t->numel();
-    float* dest = slot.dest;
-    if (slot.transpose || slot.layout == Layout::neox_qkv) {
+    const bool whole = slot.transpose || slot.layout == Layout::neox_qkv;  // these reorder the whole tensor
+    // parts of whole rows (a row is the last dimension)
+    const std::int64_t cols = slot.file_shape.empty() ? 1 : slot.file_shape.back();
+    const std::int64_t part = whole ? n : std::max<std::int64_t>(1, kChunkFloats / std::max<std::int64_t>(1, cols)) * cols;
+    for (std::int64_t first = 0; first < n; first += part) {
+      const std::int64_t count = std::min(part, n - first);
       try {
-        tmp.resize(std::size_t(n));
+        tmp.resize(std::size_t(count));
+        if (whole) tmp2.resize(std::size_t(count));
       } catch (const std::bad_alloc&) {
-        return tl::unexpected(out_of_memory(config, path));
+        return tl::unexpected(out_of_memory(config, types, path));
       }
-      dest = tmp.data();
-    }
-    if (Status s = safetensors_to_f32(*owner, *t, dest); !s) return tl::unexpected(s.error());
-    for (std::int64_t i = 0; i < n; i++)
-      if (!std::isfinite(dest[i]))
+      if (Status s = safetensors_to_f32_range(*owner, *t, first, count, tmp.data()); !s) return tl::unexpected(s.error());
+      if (const std::int64_t i = first_nonfinite(tmp.data(), count); i >= 0)
         return make_error(ErrorCode::corrupt, owner->path + ": tensor \"" + t->name + "\" holds a non-finite value (" +
-                                                  std::to_string(dest[i]) + ") at flat index " + std::to_string(i));
-    if (slot.transpose) {
-      const std::int64_t in = slot.file_shape[0], out = slot.file_shape[1];
-      for (std::int64_t i = 0; i < in; i++)
-        for (std::int64_t o = 0; o < out; o++) slot.dest[o * in + i] = tmp[i * out + o];
+                                                  std::to_string(tmp[std::size_t(i)]) + ") at flat index " +
+                                                  std::to_string(first + i));
+      const float* values = tmp.data();
+      if (slot.transpose) {  // Conv1D: file (in, out) -> (out, in), in 32 x 32 blocks that stay in cache
+        const std::int64_t in = slot.file_shape[0], out = slot.file_shape[1];
+        for (std::int64_t i0 = 0; i0 < in; i0 += 32)
+          for (std::int64_t o0 = 0; o0 < out; o0 += 32)
+            for (std::int64_t i = i0; i < std::min(in, i0 + 32); i++)
+              for (std::int64_t o = o0; o < std::min(out, o0 + 32); o++)
+                tmp2[std::size_t(o * in + i)] = tmp[std::size_t(i * out + o)];
+        values = tmp2.data();
+      }
+      if (slot.layout == Layout::neox_qkv) {
+        neox_qkv_reorder(tmp2.data(), tmp.data(), config.n_head, config.head_size(),
+                         slot.file_shape.size() == 2 ? slot.file_shape[1] : 1);
+        values = tmp2.data();
+      }
+      const std::int64_t bad = parameters_write(p, slot.dest.tensor, std::size_t(slot.dest.offset + first), values,
+                                                std::size_t(count));
+      if (bad >= 0)
+        return make_error(ErrorCode::unsupported,
+                          owner->path + ": tensor \"" + t->name + "\" holds " + std::to_string(values[bad]) +
+                              ", which " + std::string(weight_type_name(types[std::size_t(slot.dest.tensor)])) +
+                              " cannot hold (f16 reaches +-65504): load it with --dtype bf16 or f32");
     }
-    if (slot.layout == Layout::neox_qkv)
-      neox_qkv_reorder(slot.dest, tmp.data(), config.n_head, config.head_size(),
-                       slot.file_shape.size() == 2 ? slot.file_shape[1] : 1);
   }
+  p.rounded = !options.rows && types_round(config, files, types);
   return p;
 }
 
 }  // namespace
 
-std::uint64_t checkpoint_memory_bytes(const ModelConfig& c) {
-  // the weights, and the matrices again in the packed layout (packed_weights.h)
-  const std::uint64_t C = std::uint64_t(c.n_embd), L = std::uint64_t(c.n_layer), V = std::uint64_t(c.vocab_size);
-  const std::uint64_t QKV = std::uint64_t(c.qkv_width()), D = std::uint64_t(c.q_width());
-  const std::uint64_t mlp = c.mlp ? std::uint64_t(c.fc_width()) * C + C * std::uint64_t(c.mlp_width()) : 0;
-  const std::uint64_t matrices = L * (QKV * C + C * D + mlp) + V * C;
-  return 4 * (std::uint64_t(parameters_count(c)) + matrices);
+std::uint64_t checkpoint_memory_bytes(const ModelConfig& c, const MatrixTypes& types) {
+  // the float32 vectors, and each matrix packed in its type (packed_weights.h)
+  const auto sizes = parameters_sizes(c);
+  std::uint64_t bytes = 0;
+  for (int i = 0; i < kNumParameterTensors; i++) {
+    if (!parameters_is_matrix(i)) {
+      bytes += 4 * std::uint64_t(sizes[std::size_t(i)]);
+    } else if (sizes[std::size_t(i)] > 0) {
+      const auto [rows, cols] = parameters_matrix_shape(c, i);
+      const std::uint64_t layers = sizes[std::size_t(i)] / (std::uint64_t(rows) * std::uint64_t(cols));
+      bytes += layers * ((packed_bytes(types[std::size_t(i)], rows, cols) + 63) / 64 * 64);
+    }
+  }
+  return bytes;
 }
 
-Result<Parameters> checkpoint_from_safetensors(const ModelConfig& config, const SafetensorsFile& file) {
-  return checkpoint_from_files(config, std::span<const SafetensorsFile>(&file, 1));
+std::string checkpoint_types_text(const ModelConfig& c, const MatrixTypes& types) {
+  const auto sizes = parameters_sizes(c);
+  std::string kinds;
+  bool all_f32 = true;
+  for (WeightType t : {WeightType::bf16, WeightType::f16, WeightType::f32}) {
+    bool used = false;
+    for (int i = 0; i < kNumParameterTensors; i++)
+      used = used || (parameters_is_matrix(i) && sizes[std::size_t(i)] > 0 && types[std::size_t(i)] == t);
+    if (!used) continue;
+    if (t != WeightType::f32) all_f32 = false;
+    kinds += (kinds.empty() ? "" : " and ") + std::string(weight_type_name(t));
+  }
+  if (all_f32) return " as float32";
+  return "; its matrices as " + kinds + ", the rest as float32";
 }
 
-Result<Parameters> checkpoint_from_shards(const ModelConfig& config, const std::vector<SafetensorsFile>& shards) {
+Result<Parameters> checkpoint_from_safetensors(const ModelConfig& config, const SafetensorsFile& file,
+                                               const LoadOptions& options) {
+  return checkpoint_from_files(config, std::span<const SafetensorsFile>(&file, 1), options);
+}
+
+Result<Parameters> checkpoint_from_shards(const ModelConfig& config, const std::vector<SafetensorsFile>& shards,
+                                          const LoadOptions& options) {
   if (shards.empty()) return make_error(ErrorCode::corrupt, "a sharded checkpoint without shards");
-  return checkpoint_from_files(config, shards);
+  return checkpoint_from_files(config, shards, options);
 }
 
-Result<Parameters> checkpoint_load(const std::string& dir) {
+Result<Parameters> checkpoint_load(const std::string& dir, const LoadOptions& options) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (gguf::is_gguf_path(dir) && !fs::is_directory(dir, ec)) return gguf::parameters_load(dir);  // llama.cpp's file
+  if (gguf::is_gguf_path(dir) && !fs::is_directory(dir, ec)) return gguf::parameters_load(dir, options);  // llama.cpp's file
   if (!fs::is_directory(dir, ec)) return make_error(ErrorCode::not_found, dir + ": not a directory");
   auto config = config_load((fs::path(dir) / "config.json").string());
   if (!config) return tl::unexpected(config.error());
-  // header only: each tensor is read into its place, so the file's bytes and the weights
-  // are never both in memory
+  // header only: each tensor is read into its place a part at a time, so the file's bytes and
+  // the weights are never both in memory
   const fs::path single = fs::path(dir) / "model.safetensors";
   const fs::path index = fs::path(dir) / "model.safetensors.index.json";
-  Result<Parameters> params = make_error(ErrorCode::internal, "unreachable");
   if (!fs::exists(single, ec) && fs::exists(index, ec)) {
     auto shards = safetensors_open_index(index.string());  // sharded: model-00001-of-0000N.safetensors, ...
     if (!shards) return tl::unexpected(shards.error());
-    params = checkpoint_from_shards(*config, *shards);
-  } else {
-    auto file = safetensors_open(single.string());
-    if (!file) return tl::unexpected(file.error());
-    params = checkpoint_from_safetensors(*config, *file);
+    return checkpoint_from_shards(*config, *shards, options);
   }
-  if (!params) return params;
-  try {
-    parameters_pack(*params);  // for short inputs at inference (packed_weights.h)
-  } catch (const std::bad_alloc&) {
-    return tl::unexpected(out_of_memory(*config, dir));
-  }
-  return params;
+  auto file = safetensors_open(single.string());
+  if (!file) return tl::unexpected(file.error());
+  return checkpoint_from_safetensors(*config, *file, options);
 }
 
-Result<CheckpointDescription> checkpoint_describe(const std::string& dir) {
+Result<CheckpointDescription> checkpoint_describe(const std::string& dir, DtypeChoice dtype) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return make_error(ErrorCode::not_found, dir + ": not a directory");
@@ -468,6 +558,9 @@ Result<CheckpointDescription> checkpoint_describe(const std::string& dir) {
     files.push_back(std::move(*file));
   }
   if (Status s = checkpoint_check_shapes(*config, files); !s) return tl::unexpected(s.error());
+  d.memory_types = matrix_types(*config, files, dtype);
+  d.memory_bytes = checkpoint_memory_bytes(*config, d.memory_types);
+  d.rounds = types_round(*config, files, d.memory_types);
   // file tensor name -> the slot that reads it
   std::map<std::string, const TensorSlot*> by_file_name;
   const std::vector<TensorSlot> slots = checkpoint_slots(*config, nullptr);
@@ -495,6 +588,9 @@ Result<CheckpointDescription> checkpoint_describe(const std::string& dir) {
         } else {
           m.offset = slot.dest.offset;
         }
+        m.memory = parameters_is_matrix(slot.dest.tensor)
+                       ? std::string(weight_type_name(d.memory_types[std::size_t(slot.dest.tensor)]))
+                       : "f32";
         m.how = slot.transpose ? "transposed (Conv1D stores (in, out))"
                 : slot.layout == Layout::neox_qkv ? "reordered (GPT-NeoX fuses q, k, v per head)"
                                                   : "copied";
@@ -520,22 +616,27 @@ Status checkpoint_save(const std::string& dir, const Parameters& params, Dtype d
     return make_error(ErrorCode::unsupported, dir + ": saving a " + params.config.family +
                                                   " model is not implemented (headlab saves GPT-2 checkpoints only)");
   if (Status s = config_save(params.config, (fs::path(dir) / "config.json").string()); !s) return s;
-  // The slots point into params; they are only read here.
-  std::vector<TensorSlot> slots = checkpoint_slots(params.config, &params.t);
-  std::vector<std::vector<float>> transposed;
-  transposed.reserve(slots.size());
+  // Each tensor read through the one accessor (a loaded model keeps its matrices packed).
+  std::vector<TensorSlot> slots = checkpoint_slots(params.config, nullptr);
+  std::vector<std::vector<float>> values;
+  values.reserve(slots.size());
   std::vector<SafetensorsWriteTensor> out;
+  std::vector<float> rows;
   for (const TensorSlot& slot : slots) {
-    const float* values = slot.dest;
-    if (slot.transpose) {
+    std::int64_t n = 1;
+    for (std::int64_t d : slot.file_shape) n *= d;
+    std::vector<float>& v = values.emplace_back(std::size_t(n));
+    if (slot.transpose) {  // (out, in) -> Conv1D's (in, out)
       const std::int64_t in = slot.file_shape[0], o = slot.file_shape[1];
-      std::vector<float>& t = transposed.emplace_back(std::size_t(in * o));
+      rows.resize(std::size_t(n));
+      parameters_read(params, slot.dest.tensor, std::size_t(slot.dest.offset), std::size_t(n), rows.data());
       for (std::int64_t i = 0; i < in; i++)
-        for (std::int64_t j = 0; j < o; j++) t[i * o + j] = slot.dest[j * in + i];
-      values = t.data();
+        for (std::int64_t j = 0; j < o; j++) v[std::size_t(i * o + j)] = rows[std::size_t(j * in + i)];
+    } else {
+      parameters_read(params, slot.dest.tensor, std::size_t(slot.dest.offset), std::size_t(n), v.data());
     }
     const std::string name = slot.name == "lm_head.weight" ? slot.name : "transformer." + slot.name;
-    out.push_back({name, slot.file_shape, values});
+    out.push_back({name, slot.file_shape, v.data()});
   }
   return safetensors_write((fs::path(dir) / "model.safetensors").string(), out, dtype, {{"format", "pt"}});
 }

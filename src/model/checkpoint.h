@@ -24,21 +24,26 @@ namespace headlab::model {
 // Reads config.json and model.safetensors (or model.safetensors.index.json and its shards)
 // from `dir`. Every tensor's shape in the file's header is checked against config.json before
 // any weight is allocated, so a config that lies about its sizes is refused by the tensor that
-// disagrees, not by running out of memory.
+// disagrees, not by running out of memory. The matrices go straight into their packed panels,
+// a part of a tensor at a time: no float32 copy of the model is ever made.
 // Errors: not_found (missing directory or file), corrupt (bad safetensors, a tensor of the
-// wrong shape, a missing tensor, NaN or infinite weights), unsupported (dtype; a model
-// larger than the memory this machine can allocate, saying how much it needs), and the
-// errors of config_load. Each message names the file and the tensor.
-Result<Parameters> checkpoint_load(const std::string& dir);
+// wrong shape, a missing tensor, NaN or infinite weights), unsupported (dtype; a weight f16
+// cannot hold; a model larger than the memory this machine can allocate, saying how much it
+// needs), and the errors of config_load. Each message names the file and the tensor.
+Result<Parameters> checkpoint_load(const std::string& dir, const LoadOptions& options = {});
 
 // From an already-parsed config and file (the fuzzer and tests use this).
-Result<Parameters> checkpoint_from_safetensors(const ModelConfig& config, const SafetensorsFile& file);
-
-// About how many bytes a loaded model of this config holds: its weights as float32
-// (parameters_count * 4) and the matrices again, packed for short inputs (packed_weights.h).
-std::uint64_t checkpoint_memory_bytes(const ModelConfig& config);
+Result<Parameters> checkpoint_from_safetensors(const ModelConfig& config, const SafetensorsFile& file,
+                                               const LoadOptions& options = {});
 // The same from the shards of a sharded checkpoint (safetensors_open_index).
-Result<Parameters> checkpoint_from_shards(const ModelConfig& config, const std::vector<SafetensorsFile>& shards);
+Result<Parameters> checkpoint_from_shards(const ModelConfig& config, const std::vector<SafetensorsFile>& shards,
+                                          const LoadOptions& options = {});
+
+// About how many bytes a loaded model of this config holds with its matrices kept as `types`
+// (parameters_bytes of the result): the float32 vectors and the packed matrices.
+std::uint64_t checkpoint_memory_bytes(const ModelConfig& config, const MatrixTypes& types);
+// " as float32", or "; its matrices as bf16, the rest as float32": for "N weights..." in messages.
+std::string checkpoint_types_text(const ModelConfig& config, const MatrixTypes& types);
 
 // What checkpoint_load reads from `dir` and where each tensor goes, from the headers only
 // (no weight is read, so it is quick on a large model): for `headlab info`.
@@ -53,15 +58,19 @@ struct TensorMapping {
   std::int64_t offset = 0;           // floats into the target's slice of that layer
   std::string how;                   // "copied", "transposed (Conv1D)", "reordered (fused per head)",
                                      // or why it is not loaded
+  std::string memory;                // the type it is kept in ("bf16", "f32"), empty when not loaded
 };
 struct CheckpointDescription {
   ModelConfig config;
+  MatrixTypes memory_types{};          // the type each matrix is kept in under the dtype asked for
+  std::uint64_t memory_bytes = 0;      // checkpoint_memory_bytes of those
+  bool rounds = false;                 // that dtype rounds some matrix of the files
   std::vector<ConfigKeyUse> keys;      // every key of config.json (config_key_uses)
   std::vector<std::string> files;      // the weight files read
   std::vector<TensorMapping> tensors;  // every tensor of those files, in their order
 };
 // Errors: those of checkpoint_load before it reads a weight (config, headers, shapes).
-Result<CheckpointDescription> checkpoint_describe(const std::string& dir);
+Result<CheckpointDescription> checkpoint_describe(const std::string& dir, DtypeChoice dtype = DtypeChoice::keep);
 
 // Writes config.json and model.safetensors (names with the "transformer." prefix as
 // GPT2LMHeadModel saves them, Conv1D orientation, lm_head.weight when untied).

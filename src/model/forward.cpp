@@ -195,14 +195,19 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
   std::vector<std::vector<unsigned char>> block_masks;
   std::vector<const unsigned char*> block_ptrs(NH, nullptr);
 
-  // The linear layers: a short input over the packed copy of the weights when there is one
-  // (model/ops/matmul_packed.h), else sgemm.
-  const PackedWeights* pk = params.packed && T <= matmul_packed_max_rows() ? params.packed.get() : nullptr;
-  auto linear = [&](float* o, const float* in, const float* weight, const float* packed_weight, const float* bias,
-                    int in_dim, int out_dim) {
-    if (pk) matmul_forward_packed(o, in, packed_weight, bias, T, in_dim, out_dim);
+  // The linear layers: over the packed matrices of a loaded model, in their own precision
+  // (model/ops/matmul_packed.h), else over float32 rows through sgemm (the trainer's models).
+  const PackedWeights* pk = params.packed.get();
+  auto linear = [&](float* o, const float* in, const float* weight, const PackedMatrix* packed_weight,
+                    const float* bias, int in_dim, int out_dim) {
+    if (pk) matmul_forward_packed(o, in, *packed_weight, bias, T);
     else matmul_forward(o, in, weight, bias, T, in_dim, out_dim);
   };
+  auto layer_of = [&](std::vector<PackedMatrix> PackedWeights::*m, int l) -> const PackedMatrix* {
+    return pk ? &(pk->*m)[std::size_t(l)] : nullptr;
+  };
+  // layer l's rows of a float32 matrix (null when the model is packed)
+  auto rows_at = [](const float* base, std::size_t offset) { return base ? base + offset : nullptr; };
 
   // The block's norm: LayerNorm (weight and bias) or RMSNorm (weight only).
   const bool rms = c.norm == ModelConfig::Norm::rmsnorm;
@@ -214,7 +219,10 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
   const bool has_norm_bias = !rms;
 
   // 0. x = wte[ids] + wpe[0..T)   (rotary and no positions: x = wte[ids])
-  if (c.positions == ModelConfig::Positions::learned) {
+  if (pk) {
+    for (int t = 0; t < T; t++) packed_read_rows(pk->wte, ids[t], 1, x + std::size_t(t) * C);
+    if (c.positions == ModelConfig::Positions::learned) residual_forward(x, x, w.wpe, static_cast<int>(TC));
+  } else if (c.positions == ModelConfig::Positions::learned) {
     embedding_forward(x, ids.data(), w.wte, w.wpe, 1, T, C);
   } else {
     for (int t = 0; t < T; t++)
@@ -240,7 +248,7 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
 
     // 1. qkv = ln_1(x) @ c_attn^T + b                                 (T, QKV)
     norm(b.ln, x, w.ln1w + l * C, bias_or_null(w.ln1b, has_norm_bias, std::size_t(l) * C));
-    linear(b.qkv, b.ln, w.qkvw + std::size_t(l) * QKV * C, pk ? pk->qkvw + l * pk->qkvw_stride : nullptr,
+    linear(b.qkv, b.ln, rows_at(w.qkvw, std::size_t(l) * QKV * C), layer_of(&PackedWeights::qkvw, l),
            bias_or_null(w.qkvb, c.qkv_bias, std::size_t(l) * QKV), C, QKV);
     // 1a. q/k norm (Qwen 3, Gemma 3): RMSNorm over each head of q and of k     (HS) per head
     if (c.qk_norm) {
@@ -321,8 +329,12 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
       for (int t = 0; t < T; t++) std::copy(fill.begin(), fill.end(), zh + std::size_t(t) * D);
     }
     if (rq.z) std::copy(b.z, b.z + Tz * D, rec.z.begin() + l * Tz * D);
-    const float* wo = w.attprojw + std::size_t(l) * C * D;  // (C, D): head h reads columns h*HS..
-    if (rq.head_out) {
+    const float* wo = rows_at(w.attprojw, std::size_t(l) * C * D);  // (C, D): head h reads columns h*HS..
+    if (rq.head_out && pk) {  // z_h (T, HS) @ W_O[:, h*HS..]^T: head h's columns of each panel
+      for (int h = 0; h < NH; h++)
+        matmul_forward_packed_part(rec.head_out.data() + (std::size_t(l) * NH + h) * TC, b.z + h * HS, D,
+                                   pk->attprojw[std::size_t(l)], h * HS, HS, T);
+    } else if (rq.head_out) {
       thread_pool_run(NH, [&](int h) {
         blas_sgemm(false, true, T, C, HS, 1.0f, b.z + h * HS, D, wo + h * HS, D, 0.0f,
                    rec.head_out.data() + (std::size_t(l) * NH + h) * TC, C);
@@ -330,7 +342,7 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     }
 
     // 3. attn = z @ c_proj^T + b;  sequential: x = x + attn
-    linear(b.proj, b.z, wo, pk ? pk->attprojw + l * pk->attprojw_stride : nullptr,
+    linear(b.proj, b.z, wo, layer_of(&PackedWeights::attprojw, l),
            bias_or_null(w.attprojb, c.attn_out_bias, std::size_t(l) * C), D, C);
     // 3b. Gemma: attn = norm(attn) (post_attention_layernorm) before the residual add
     if (c.sandwich_norm) norm(b.proj, b.proj, w.postattnw + std::size_t(l) * C, nullptr);
@@ -341,7 +353,7 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     if (c.mlp) {
       float* mlp_out = c.parallel_residual ? b.proj2 : b.proj;
       norm(b.ln, x, w.ln2w + l * C, bias_or_null(w.ln2b, has_norm_bias, std::size_t(l) * C));
-      linear(b.fc, b.ln, w.fcw + std::size_t(l) * FC * C, pk ? pk->fcw + l * pk->fcw_stride : nullptr,
+      linear(b.fc, b.ln, rows_at(w.fcw, std::size_t(l) * FC * C), layer_of(&PackedWeights::fcw, l),
              bias_or_null(w.fcb, c.mlp_bias, std::size_t(l) * FC), C, FC);
       switch (c.mlp_kind) {
         case ModelConfig::Mlp::gelu_tanh: gelu_forward(b.fc_gelu, b.fc, static_cast<int>(Tz * F)); break;
@@ -349,8 +361,8 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
         case ModelConfig::Mlp::swiglu: swiglu_forward(b.fc_gelu, b.fc, T, F); break;
         case ModelConfig::Mlp::geglu: geglu_forward(b.fc_gelu, b.fc, T, F); break;
       }
-      linear(mlp_out, b.fc_gelu, w.fcprojw + std::size_t(l) * C * F,
-             pk ? pk->fcprojw + l * pk->fcprojw_stride : nullptr, bias_or_null(w.fcprojb, c.mlp_bias, std::size_t(l) * C),
+      linear(mlp_out, b.fc_gelu, rows_at(w.fcprojw, std::size_t(l) * C * F), layer_of(&PackedWeights::fcprojw, l),
+             bias_or_null(w.fcprojb, c.mlp_bias, std::size_t(l) * C),
              F, C);
       // 4b. Gemma: mlp = norm(mlp) (post_feedforward_layernorm) before the residual add
       if (c.sandwich_norm) norm(mlp_out, mlp_out, w.postmlpw + std::size_t(l) * C, nullptr);
@@ -370,7 +382,7 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
   }
   norm(b.ln, x, w.lnfw, bias_or_null(w.lnfb, has_norm_bias, 0));
   out.logits.resize(std::size_t(T) * V);
-  linear(out.logits.data(), b.ln, parameters_unembedding(w, c), pk ? pk->unembedding : nullptr, nullptr, C, V);
+  linear(out.logits.data(), b.ln, parameters_unembedding(w, c), pk ? &pk->unembedding(c.tied) : nullptr, nullptr, C, V);
   // 5b. Gemma 2: logits = cap * tanh(logits / cap)
   if (c.final_softcap > 0.0f) {
     const float cap = c.final_softcap, inv = 1.0f / c.final_softcap;

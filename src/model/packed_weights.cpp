@@ -1,50 +1,147 @@
-// model/packed_weights.cpp — packing a model's matrices once (see packed_weights.h).
+// model/packed_weights.cpp — writing and reading the rows of a packed matrix (see
+// packed_weights.h for the layout).
 #include "model/packed_weights.h"
 
-#include <memory>
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 
-#include "model/ops/matmul_packed.h"
+#include "model/thread_pool.h"
+#include "util/check.h"
 
 namespace headlab::model {
 
-void parameters_pack(Parameters& p) {
-  p.packed.reset();
-  if (!matmul_packed_supported()) return;
-  const ModelConfig& c = p.config;
-  const int C = c.n_embd, L = c.n_layer;
-  const int QKV = c.qkv_width(), D = c.q_width(), F = c.mlp_width(), FC = c.fc_width();  // GPT-2: 3C, C, 4C, 4C
-  auto pw = std::make_shared<PackedWeights>();
-  pw->qkvw_stride = matmul_packed_size(QKV, C);
-  pw->attprojw_stride = matmul_packed_size(C, D);
-  pw->fcw_stride = c.mlp ? matmul_packed_size(FC, C) : 0;
-  pw->fcprojw_stride = c.mlp ? matmul_packed_size(C, F) : 0;
-  const std::size_t per_layer = pw->qkvw_stride + pw->attprojw_stride + pw->fcw_stride + pw->fcprojw_stride;
-  pw->memory.resize(per_layer * L + matmul_packed_size(c.vocab_size, C));
-  float* at = pw->memory.data();
-  auto take = [&](std::size_t n) {
-    float* r = at;
-    at += n;
-    return r;
-  };
-  float* qkvw = take(pw->qkvw_stride * L);
-  float* attprojw = take(pw->attprojw_stride * L);
-  float* fcw = take(pw->fcw_stride * L);
-  float* fcprojw = take(pw->fcprojw_stride * L);
-  float* unembedding = take(matmul_packed_size(c.vocab_size, C));
-  const ParameterTensors& w = p.t;
-  for (int l = 0; l < L; l++) {
-    matmul_pack(qkvw + l * pw->qkvw_stride, w.qkvw + std::size_t(l) * QKV * C, QKV, C);
-    matmul_pack(attprojw + l * pw->attprojw_stride, w.attprojw + std::size_t(l) * C * D, C, D);
-    if (c.mlp) {
-      matmul_pack(fcw + l * pw->fcw_stride, w.fcw + std::size_t(l) * FC * C, FC, C);
-      matmul_pack(fcprojw + l * pw->fcprojw_stride, w.fcprojw + std::size_t(l) * C * F, C, F);
-    }
-  }
-  matmul_pack(unembedding, parameters_unembedding(w, c), c.vocab_size, C);
-  pw->qkvw = qkvw, pw->attprojw = attprojw, pw->fcw = fcw, pw->fcprojw = fcprojw, pw->unembedding = unembedding;
-  p.packed = std::move(pw);
+namespace {
+
+// Where column j of a panel row sits among its 32 elements.
+inline int slot_of(WeightType t, int j) {
+  if (t != WeightType::bf16) return j;
+  return j < 16 ? 2 * j : 2 * (j - 16) + 1;
 }
 
-void parameters_unpack(Parameters& p) { p.packed.reset(); }
+// Runs fn(p0, p1) over the panels that rows [row0, row0 + n) touch, split over the pool when
+// the rows are many (a big matrix at load time), else on the caller.
+template <typename Fn>
+void over_panels(int row0, int n, int cols, Fn fn) {
+  const int first = row0 / kPanel, last = (row0 + n - 1) / kPanel + 1;  // panels [first, last)
+  const int panels = last - first;
+  const int parts = std::size_t(n) * std::size_t(cols) < (1u << 20) ? 1 : std::min(thread_pool_size(), panels);
+  if (parts <= 1) {
+    fn(first, last);
+    return;
+  }
+  thread_pool_run(parts, [&](int part) {
+    const int p0 = first + int(std::int64_t(panels) * part / parts), p1 = first + int(std::int64_t(panels) * (part + 1) / parts);
+    if (p0 < p1) fn(p0, p1);
+  });
+}
+
+}  // namespace
+
+std::size_t packed_bytes(WeightType type, int rows, int cols) {
+  return std::size_t((rows + kPanel - 1) / kPanel) * kPanel * std::size_t(cols) * std::size_t(weight_type_size(type));
+}
+
+std::int64_t packed_write_rows(PackedMatrix& m, int row0, int n, const float* src) {
+  HEADLAB_CHECK(row0 >= 0 && n >= 0 && row0 + n <= m.rows);
+  if (n == 0) return -1;
+  const int C = m.cols;
+  std::atomic<std::int64_t> first_bad{-1};
+  over_panels(row0, n, C, [&](int p0, int p1) {
+    std::int64_t bad = -1;
+    for (int p = p0; p < p1; p++) {
+      const int r0 = std::max(row0, p * kPanel), r1 = std::min(row0 + n, (p + 1) * kPanel);
+      for (int r = r0; r < r1; r++) {
+        const int j = slot_of(m.type, r - p * kPanel);
+        const float* s = src + std::size_t(r - row0) * C;
+        const std::size_t base = std::size_t(p) * C * kPanel + std::size_t(j);  // element (p, k = 0, j)
+        switch (m.type) {
+          case WeightType::f32: {
+            float* d = reinterpret_cast<float*>(m.data) + base;
+            for (int k = 0; k < C; k++) d[std::size_t(k) * kPanel] = s[k];
+            break;
+          }
+          case WeightType::bf16:
+          case WeightType::f16: {
+            std::uint16_t* d = reinterpret_cast<std::uint16_t*>(m.data) + base;
+            const bool bf = m.type == WeightType::bf16;
+            for (int k = 0; k < C; k++) {
+              const std::uint16_t h = bf ? weight_to_bf16(s[k]) : weight_to_f16(s[k]);
+              d[std::size_t(k) * kPanel] = h;
+              // all exponent bits set: the value did not fit (the inputs are finite)
+              const bool inf = bf ? (h & 0x7f80) == 0x7f80 : (h & 0x7c00) == 0x7c00;
+              if (inf && bad < 0) bad = std::int64_t(r - row0) * C + k;
+            }
+            break;
+          }
+        }
+      }
+    }
+    if (bad >= 0) {
+      std::int64_t cur = first_bad.load();
+      while ((cur < 0 || bad < cur) && !first_bad.compare_exchange_weak(cur, bad)) {
+      }
+    }
+  });
+  return first_bad.load();
+}
+
+void packed_read_rows(const PackedMatrix& m, int row0, int n, float* out) {
+  HEADLAB_CHECK(row0 >= 0 && n >= 0 && row0 + n <= m.rows);
+  if (n == 0) return;
+  const int C = m.cols;
+  over_panels(row0, n, C, [&](int p0, int p1) {
+    for (int p = p0; p < p1; p++) {
+      const int r0 = std::max(row0, p * kPanel), r1 = std::min(row0 + n, (p + 1) * kPanel);
+      for (int r = r0; r < r1; r++) {
+        const int j = slot_of(m.type, r - p * kPanel);
+        float* o = out + std::size_t(r - row0) * C;
+        const std::size_t base = std::size_t(p) * C * kPanel + std::size_t(j);
+        switch (m.type) {
+          case WeightType::f32: {
+            const float* s = reinterpret_cast<const float*>(m.data) + base;
+            for (int k = 0; k < C; k++) o[k] = s[std::size_t(k) * kPanel];
+            break;
+          }
+          case WeightType::bf16: {
+            const std::uint16_t* s = reinterpret_cast<const std::uint16_t*>(m.data) + base;
+            for (int k = 0; k < C; k++) o[k] = weight_from_bf16(s[std::size_t(k) * kPanel]);
+            break;
+          }
+          case WeightType::f16: {
+            const std::uint16_t* s = reinterpret_cast<const std::uint16_t*>(m.data) + base;
+            for (int k = 0; k < C; k++) o[k] = weight_from_f16(s[std::size_t(k) * kPanel]);
+            break;
+          }
+        }
+      }
+    }
+  });
+}
+
+OwnedPackedMatrix packed_matrix_from_rows(WeightType type, const float* weight, int rows, int cols) {
+  OwnedPackedMatrix o;
+  const std::size_t bytes = (packed_bytes(type, rows, cols) + 63) / 64 * 64;
+  void* data = std::aligned_alloc(64, std::max<std::size_t>(bytes, 64));
+  if (!data) throw std::bad_alloc();
+  o.bytes = std::unique_ptr<unsigned char, void (*)(void*)>(static_cast<unsigned char*>(data), std::free);
+  o.m = PackedMatrix{type, rows, cols, o.bytes.get()};
+  packed_clear_padding(o.m);
+  packed_write_rows(o.m, 0, rows, weight);
+  return o;
+}
+
+void packed_clear_padding(PackedMatrix& m) {
+  const int last = m.rows / kPanel;  // the partial panel, if any
+  if (m.rows % kPanel == 0) return;
+  const int size = weight_type_size(m.type);
+  for (int r = m.rows; r < (last + 1) * kPanel; r++) {
+    const int j = slot_of(m.type, r - last * kPanel);
+    unsigned char* d = m.data + (std::size_t(last) * m.cols * kPanel + std::size_t(j)) * size;
+    for (int k = 0; k < m.cols; k++) std::memset(d + std::size_t(k) * kPanel * size, 0, std::size_t(size));
+  }
+}
 
 }  // namespace headlab::model

@@ -1,9 +1,13 @@
-// model/parameters.cpp — sizes, layout and initialisation of the weights (see parameters.h).
+// model/parameters.cpp — sizes, layout, storage and initialisation of the weights (see
+// parameters.h).
 #include "model/parameters.h"
 
+#include <algorithm>
 #include <cmath>
+#include <new>
 #include <random>
 
+#include "model/packed_weights.h"
 #include "util/check.h"
 
 namespace headlab::model {
@@ -57,7 +61,41 @@ std::string_view parameters_name(int index) {
   return kNames[index];
 }
 
-ParameterTensors parameters_point(float* memory, const ModelConfig& c) {
+int parameters_index(float* ParameterTensors::*tensor) {
+  using P = ParameterTensors;
+  static float* P::*const kOrder[kNumParameterTensors] = {
+      &P::wte,  &P::wpe,     &P::ln1w,    &P::ln1b, &P::qkvw,    &P::qkvb,    &P::attprojw, &P::attprojb,
+      &P::ln2w, &P::ln2b,    &P::fcw,     &P::fcb,  &P::fcprojw, &P::fcprojb, &P::lnfw,     &P::lnfb,
+      &P::lm_head, &P::unused, &P::qnormw, &P::knormw, &P::postattnw, &P::postmlpw};
+  for (int i = 0; i < kNumParameterTensors; i++)
+    if (kOrder[i] == tensor) return i;
+  HEADLAB_CHECK(false);
+  return -1;
+}
+
+namespace {
+constexpr int kWte = 0, kQkvw = 4, kAttprojw = 6, kFcw = 10, kFcprojw = 12, kLmHead = 16;
+}  // namespace
+
+bool parameters_is_matrix(int i) {
+  return i == kWte || i == kQkvw || i == kAttprojw || i == kFcw || i == kFcprojw || i == kLmHead;
+}
+
+std::array<int, 2> parameters_matrix_shape(const ModelConfig& c, int i) {
+  const int C = c.n_embd;
+  switch (i) {
+    case kWte:
+    case kLmHead: return {c.vocab_size, C};
+    case kQkvw: return {c.qkv_width(), C};
+    case kAttprojw: return {C, c.q_width()};
+    case kFcw: return {c.fc_width(), C};
+    case kFcprojw: return {C, c.mlp_width()};
+    default: HEADLAB_CHECK(false);
+  }
+  return {0, 0};
+}
+
+ParameterTensors parameters_point(float* memory, const ModelConfig& c, bool matrices) {
   auto sizes = parameters_sizes(c);
   ParameterTensors t{};
   float** ptrs[kNumParameterTensors] = {&t.wte,  &t.wpe,      &t.ln1w,     &t.ln1b,    &t.qkvw, &t.qkvb,
@@ -66,6 +104,10 @@ ParameterTensors parameters_point(float* memory, const ModelConfig& c) {
                                         &t.qnormw,   &t.knormw,   &t.postattnw, &t.postmlpw};
   float* p = memory;
   for (int i = 0; i < kNumParameterTensors; i++) {
+    if (!matrices && parameters_is_matrix(i)) {
+      *ptrs[i] = nullptr;
+      continue;
+    }
     *ptrs[i] = p;
     p += sizes[i];
   }
@@ -78,6 +120,12 @@ std::array<float*, kNumParameterTensors> parameters_list(const ParameterTensors&
           t.qnormw, t.knormw, t.postattnw, t.postmlpw};
 }
 
+MatrixTypes matrix_types_all(WeightType t) {
+  MatrixTypes types;
+  types.fill(t);
+  return types;
+}
+
 Parameters parameters_allocate(const ModelConfig& config) {
   HEADLAB_CHECK(config_validate(config).has_value());
   Parameters p;
@@ -87,7 +135,216 @@ Parameters parameters_allocate(const ModelConfig& config) {
   return p;
 }
 
+namespace {
+
+// The per-layer matrices of PackedWeights by tensor index (wte and lm_head are single).
+std::vector<PackedMatrix>* layer_matrices(PackedWeights& w, int i) {
+  switch (i) {
+    case kQkvw: return &w.qkvw;
+    case kAttprojw: return &w.attprojw;
+    case kFcw: return &w.fcw;
+    case kFcprojw: return &w.fcprojw;
+    default: return nullptr;
+  }
+}
+
+// Matrix `i`'s slice of layer `layer` (0 for wte and lm_head).
+PackedMatrix& packed_matrix(PackedWeights& w, int i, int layer) {
+  if (i == kWte) return w.wte;
+  if (i == kLmHead) return w.lm_head;
+  return (*layer_matrices(w, i))[std::size_t(layer)];
+}
+
+// The layers of matrix `i` in the config (1 for wte and lm_head; 0 for absent tensors).
+int matrix_layers(const ModelConfig& c, int i) {
+  if (parameters_sizes(c)[std::size_t(i)] == 0) return 0;
+  return i == kWte || i == kLmHead ? 1 : c.n_layer;
+}
+
+std::size_t vector_count(const ModelConfig& c) {
+  std::size_t n = 0;
+  auto sizes = parameters_sizes(c);
+  for (int i = 0; i < kNumParameterTensors; i++)
+    if (!parameters_is_matrix(i)) n += sizes[std::size_t(i)];
+  return n;
+}
+
+}  // namespace
+
+Parameters parameters_allocate_packed(const ModelConfig& config, const MatrixTypes& types) {
+  HEADLAB_CHECK(config_validate(config).has_value());
+  Parameters p;
+  p.config = config;
+  p.memory.assign(vector_count(config), 0.0f);
+  p.t = parameters_point(p.memory.data(), config, /*matrices=*/false);
+  auto w = std::make_shared<PackedWeights>();
+  // sizes first, each matrix's start aligned to 64 bytes, then one allocation
+  std::size_t total = 0;
+  std::vector<std::pair<PackedMatrix*, std::size_t>> at;
+  w->qkvw.resize(std::size_t(config.n_layer));
+  w->attprojw.resize(std::size_t(config.n_layer));
+  if (config.mlp) {
+    w->fcw.resize(std::size_t(config.n_layer));
+    w->fcprojw.resize(std::size_t(config.n_layer));
+  }
+  for (int i = 0; i < kNumParameterTensors; i++) {
+    if (!parameters_is_matrix(i)) continue;
+    const auto [rows, cols] = parameters_matrix_shape(config, i);
+    for (int l = 0; l < matrix_layers(config, i); l++) {
+      PackedMatrix& m = packed_matrix(*w, i, l);
+      m.type = types[std::size_t(i)];
+      m.rows = rows, m.cols = cols;
+      at.push_back({&m, total});
+      total += (packed_bytes(m.type, rows, cols) + 63) / 64 * 64;
+    }
+  }
+  void* bytes = total ? std::aligned_alloc(64, total) : nullptr;
+  if (total && !bytes) throw std::bad_alloc();
+  w->memory = std::unique_ptr<unsigned char, void (*)(void*)>(static_cast<unsigned char*>(bytes), std::free);
+  w->bytes = total;
+  for (auto& [m, offset] : at) {
+    m->data = w->memory.get() + offset;
+    packed_clear_padding(*m);
+  }
+  p.packed = std::move(w);
+  return p;
+}
+
+namespace {
+
+// Calls fn(layer, row, col, n, at) for each run of a flat range of matrix `i` that lies
+// within one row: `n` values starting at (row, col) of layer `layer`, `at` values into the range.
+template <typename Fn>
+void for_each_row_run(const ModelConfig& c, int i, std::size_t offset, std::size_t count, Fn fn) {
+  const auto [rows, cols] = parameters_matrix_shape(c, i);
+  const std::size_t per_layer = std::size_t(rows) * std::size_t(cols);
+  std::size_t done = 0;
+  while (done < count) {
+    const std::size_t flat = offset + done;
+    const int layer = int(flat / per_layer);
+    const std::size_t in_layer = flat % per_layer;
+    const int row = int(in_layer / std::size_t(cols)), col = int(in_layer % std::size_t(cols));
+    std::size_t n = std::min(count - done, std::size_t(cols - col));
+    // whole rows in a block, when the range starts at a row and runs over several
+    if (col == 0 && count - done >= std::size_t(cols)) {
+      const std::size_t whole = std::min((count - done) / std::size_t(cols), std::size_t(rows - row));
+      n = whole * std::size_t(cols);
+    }
+    fn(layer, row, col, n, done);
+    done += n;
+  }
+}
+
+}  // namespace
+
+std::int64_t parameters_write(Parameters& p, int i, std::size_t offset, const float* values, std::size_t count) {
+  HEADLAB_CHECK(offset + count <= parameters_sizes(p.config)[std::size_t(i)]);
+  if (!p.packed || !parameters_is_matrix(i)) {
+    std::copy(values, values + count, parameters_list(p.t)[std::size_t(i)] + offset);
+    return -1;
+  }
+  std::int64_t bad = -1;
+  const int cols = parameters_matrix_shape(p.config, i)[1];
+  std::vector<float> row;
+  for_each_row_run(p.config, i, offset, count, [&](int layer, int r, int col, std::size_t n, std::size_t at) {
+    PackedMatrix& m = packed_matrix(*p.packed, i, layer);
+    std::int64_t b = -1;
+    if (col == 0 && n % std::size_t(cols) == 0) {
+      b = packed_write_rows(m, r, int(n / std::size_t(cols)), values + at);
+      if (b >= 0) b += std::int64_t(at);
+    } else {  // part of a row: read it, change the part, write it back
+      row.resize(std::size_t(cols));
+      packed_read_rows(m, r, 1, row.data());
+      std::copy(values + at, values + at + n, row.begin() + col);
+      b = packed_write_rows(m, r, 1, row.data());
+      if (b >= 0) b = std::int64_t(at) + (b - col);
+    }
+    if (bad < 0 && b >= 0) bad = b;
+  });
+  return bad;
+}
+
+void parameters_read(const Parameters& p, int i, std::size_t offset, std::size_t count, float* out) {
+  HEADLAB_CHECK(offset + count <= parameters_sizes(p.config)[std::size_t(i)]);
+  if (!p.packed || !parameters_is_matrix(i)) {
+    const float* src = parameters_list(p.t)[std::size_t(i)] + offset;
+    std::copy(src, src + count, out);
+    return;
+  }
+  const int cols = parameters_matrix_shape(p.config, i)[1];
+  std::vector<float> row;
+  for_each_row_run(p.config, i, offset, count, [&](int layer, int r, int col, std::size_t n, std::size_t at) {
+    const PackedMatrix& m = packed_matrix(*p.packed, i, layer);
+    if (col == 0 && n % std::size_t(cols) == 0) {
+      packed_read_rows(m, r, int(n / std::size_t(cols)), out + at);
+    } else {
+      row.resize(std::size_t(cols));
+      packed_read_rows(m, r, 1, row.data());
+      std::copy(row.begin() + col, row.begin() + col + std::ptrdiff_t(n), out + at);
+    }
+  });
+}
+
+void parameters_read_rows(const Parameters& p, float* ParameterTensors::*tensor, int layer, int row0, int n,
+                          float* out) {
+  const int i = parameters_index(tensor);
+  HEADLAB_CHECK(parameters_is_matrix(i));
+  const auto [rows, cols] = parameters_matrix_shape(p.config, i);
+  HEADLAB_CHECK(row0 >= 0 && n >= 0 && row0 + n <= rows && layer >= 0 && layer < std::max(1, matrix_layers(p.config, i)));
+  parameters_read(p, i, (std::size_t(layer) * rows + std::size_t(row0)) * cols, std::size_t(n) * cols, out);
+}
+
+std::vector<float> parameters_tensor(const Parameters& p, int i) {
+  std::vector<float> v(parameters_sizes(p.config)[std::size_t(i)]);
+  parameters_read(p, i, 0, v.size(), v.data());
+  return v;
+}
+
+std::vector<float> parameters_to_rows(const Parameters& p) {
+  if (!p.packed) return p.memory;
+  std::vector<float> rows(parameters_count(p.config));
+  const auto sizes = parameters_sizes(p.config);
+  std::size_t at = 0;
+  for (int i = 0; i < kNumParameterTensors; i++) {
+    parameters_read(p, i, 0, sizes[std::size_t(i)], rows.data() + at);
+    at += sizes[std::size_t(i)];
+  }
+  return rows;
+}
+
+WeightType parameters_matrix_type(const Parameters& p, int i) {
+  if (!p.packed || !parameters_is_matrix(i) || matrix_layers(p.config, i) == 0) return WeightType::f32;
+  return packed_matrix(*p.packed, i, 0).type;
+}
+
+std::uint64_t parameters_bytes(const Parameters& p) {
+  return std::uint64_t(p.memory.size()) * sizeof(float) + (p.packed ? std::uint64_t(p.packed->bytes) : 0);
+}
+
+bool parameters_pack(Parameters& p, DtypeChoice choice) {
+  if (p.packed) return true;
+  const ModelConfig& c = p.config;
+  Parameters q = parameters_allocate_packed(c, matrix_types_all(weight_type_for(choice, Dtype::F32)));
+  const auto sizes = parameters_sizes(c);
+  const auto list = parameters_list(p.t);
+  for (int i = 0; i < kNumParameterTensors; i++)
+    if (sizes[std::size_t(i)] && parameters_write(q, i, 0, list[std::size_t(i)], sizes[std::size_t(i)]) >= 0) return false;
+  p = std::move(q);
+  return true;
+}
+
+void parameters_unpack(Parameters& p) {
+  if (!p.packed) return;
+  Parameters q = parameters_allocate(p.config);
+  const auto sizes = parameters_sizes(p.config);
+  const auto list = parameters_list(q.t);
+  for (int i = 0; i < kNumParameterTensors; i++)
+    if (sizes[std::size_t(i)]) parameters_read(p, i, 0, sizes[std::size_t(i)], list[std::size_t(i)]);
+  p = std::move(q);
+}
+
 void parameters_init_random(Parameters& p, std::uint64_t seed) {
+  HEADLAB_CHECK(!p.packed);
   std::mt19937_64 rng(seed);
   auto sizes = parameters_sizes(p.config);
   auto list = parameters_list(p.t);
@@ -112,10 +369,12 @@ void parameters_init_random(Parameters& p, std::uint64_t seed) {
 
 std::string parameters_find_nonfinite(const Parameters& p) {
   auto sizes = parameters_sizes(p.config);
-  auto list = parameters_list(p.t);
-  for (int i = 0; i < kNumParameterTensors; i++)
+  std::vector<float> values;
+  for (int i = 0; i < kNumParameterTensors; i++) {
+    values = parameters_tensor(p, i);
     for (std::size_t j = 0; j < sizes[i]; j++)
-      if (!std::isfinite(list[i][j])) return std::string(parameters_name(i)) + "[" + std::to_string(j) + "]";
+      if (!std::isfinite(values[j])) return std::string(parameters_name(i)) + "[" + std::to_string(j) + "]";
+  }
   return {};
 }
 

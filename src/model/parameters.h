@@ -1,12 +1,21 @@
-// model/parameters.h — every weight of the model in one float buffer, llm.c style.
+// model/parameters.h — every weight of the model, llm.c style: the float32 tensors in one
+// buffer, and the matrices either there too (rows, what the trainer changes) or packed once in
+// their own precision (what a loaded model runs on, packed_weights.h).
 //
-//   Parameters p = parameters_allocate(config);   // zeros
+//   Parameters p = parameters_allocate(config);   // zeros, every tensor float32 in p.memory
 //   parameters_init_random(p, /*seed=*/1);        // GPT-2's init: N(0, 0.02), ...
 //   float* ln1w_of_layer_2 = p.t.ln1w + 2 * C;
 //
 // The trainer points a gradient struct of the same layout at its own buffer:
 //   std::vector<float> grad(parameters_count(config));
 //   ParameterTensors d = parameters_point(grad.data(), config);
+//
+// A loaded model (checkpoint_load) keeps its matrices — wte, c_attn, c_proj, c_fc, mlp
+// c_proj, lm_head — only in p.packed, each in its file's precision or the --dtype asked for;
+// their pointers in p.t are null, and one accessor reads them as float32 rows wherever they are:
+//   std::vector<float> wo(std::size_t(C) * D);
+//   parameters_read_rows(p, &ParameterTensors::attprojw, layer, 0, C, wo.data());   // (C, D)
+// The vectors (norms, biases) and wpe are float32 in p.memory in both cases.
 //
 // Matrices are stored (out, in) like llm.c and torch.nn.Linear: y = x @ W^T + b.
 // (HF GPT-2's Conv1D stores them (in, out); the checkpoint reader transposes.)
@@ -22,6 +31,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "model/weight_type.h"
 
 namespace headlab::model {
 
@@ -62,16 +72,30 @@ std::array<std::size_t, kNumParameterTensors> parameters_sizes(const ModelConfig
 std::size_t parameters_count(const ModelConfig& config);  // sum of the sizes
 // The tensors' names in ParameterTensors order ("wte", "qkvw", ...), for messages.
 std::string_view parameters_name(int index);
+// The index of a member of ParameterTensors in its order (&ParameterTensors::qkvw -> 4).
+int parameters_index(float* ParameterTensors::*tensor);
 
-// Points each tensor into `memory` (parameters_count floats) in ParameterTensors order.
-ParameterTensors parameters_point(float* memory, const ModelConfig& config);
+// The matrices: wte, qkvw, attprojw, fcw, fcprojw, lm_head (the products' weights, kept in
+// panels by a loaded model). Everything else is a vector or wpe, always float32 in memory.
+bool parameters_is_matrix(int index);
+// (rows, cols) of one layer's slice of matrix `index`: wte and lm_head (V, C) (one "layer"),
+// qkvw (QKV, C), attprojw (C, D), fcw (FC, C), fcprojw (C, F).
+std::array<int, 2> parameters_matrix_shape(const ModelConfig& config, int index);
+
+// Points each tensor into `memory` in ParameterTensors order: parameters_count floats, or,
+// with matrices = false, the sizes of the other tensors only (the matrices' pointers null).
+ParameterTensors parameters_point(float* memory, const ModelConfig& config, bool matrices = true);
 
 // A ParameterTensors as an array of pointers, in order, for loops over all tensors.
 std::array<float*, kNumParameterTensors> parameters_list(const ParameterTensors& t);
 
-// The unembedding matrix (V, C): wte when tied, lm_head otherwise.
+// The unembedding matrix (V, C): wte when tied, lm_head otherwise. Null for a packed model:
+// read it with parameters_read_rows(p, parameters_unembedding_tensor(c), ...).
 inline const float* parameters_unembedding(const ParameterTensors& t, const ModelConfig& c) {
   return c.tied ? t.wte : t.lm_head;
+}
+inline float* ParameterTensors::*parameters_unembedding_tensor(const ModelConfig& c) {
+  return c.tied ? &ParameterTensors::wte : &ParameterTensors::lm_head;
 }
 
 struct PackedWeights;  // model/packed_weights.h
@@ -79,11 +103,13 @@ struct PackedWeights;  // model/packed_weights.h
 // Owns the weights. Move-only: ParameterTensors points into `memory`.
 struct Parameters {
   ModelConfig config;
-  std::vector<float> memory;  // (parameters_count(config))
-  ParameterTensors t{};
-  // The matrices again in the layout of the short-input kernel, made by parameters_pack
-  // (checkpoint_load calls it), or null. A copy: changing `memory` does not change it.
-  std::shared_ptr<const PackedWeights> packed;
+  std::vector<float> memory;  // every float32 tensor: all of them, or all but the matrices when packed
+  ParameterTensors t{};       // into memory; null for each matrix when packed
+  // The matrices in panels, each in its own precision (packed_weights.h), or null: every
+  // tensor is float32 rows in `memory` (parameters_allocate, the trainer).
+  std::shared_ptr<PackedWeights> packed;
+  // The loader rounded some matrix to a narrower type than the file's (--dtype bf16 or f16).
+  bool rounded = false;
 
   Parameters() = default;
   Parameters(Parameters&&) noexcept = default;
@@ -92,12 +118,58 @@ struct Parameters {
   Parameters& operator=(const Parameters&) = delete;
 };
 
-// Zero weights of the config's shape (LayerNorm weights zero too). The config must be
-// valid (config_validate), or this is a programmer error.
+// The type each matrix is kept in, by tensor index (entries of non-matrices are not read).
+using MatrixTypes = std::array<WeightType, kNumParameterTensors>;
+MatrixTypes matrix_types_all(WeightType t);
+
+// How a loader (checkpoint_load, gguf::parameters_load) keeps the weights.
+struct LoadOptions {
+  // --dtype: the type the matrices are kept in (weight_type.h). keep: each matrix in its
+  // file's type (F32, BF16, F16; F64 and GGUF's quantized types become f32); f32 widens; bf16
+  // and f16 round. Norms, biases and wpe are float32 whatever the choice.
+  DtypeChoice dtype = DtypeChoice::keep;
+  // true: every tensor float32 rows in Parameters::memory and nothing packed (the trainer,
+  // which changes the weights); the dtype must then be keep or f32.
+  bool rows = false;
+};
+
+// Zero weights of the config's shape (LayerNorm weights zero too), every tensor float32 rows.
+// The config must be valid (config_validate), or this is a programmer error.
 Parameters parameters_allocate(const ModelConfig& config);
+// Zero weights with the matrices packed in `types` (throws std::bad_alloc when the machine
+// cannot hold them: the loaders turn that into a message saying how much is needed).
+Parameters parameters_allocate_packed(const ModelConfig& config, const MatrixTypes& types);
+
+// Writes `count` values into tensor `index` from flat offset `offset` of its (out, in)
+// row-major layout, wherever it is kept (rounded to a packed matrix's type). Returns the
+// position in `values` of the first value that type cannot hold (f16 beyond ±65504), or -1.
+std::int64_t parameters_write(Parameters& p, int index, std::size_t offset, const float* values, std::size_t count);
+// Reads `count` values of tensor `index` from flat offset `offset`, as float32 (exactly).
+void parameters_read(const Parameters& p, int index, std::size_t offset, std::size_t count, float* out);
+// Rows [row0, row0 + n) of layer `layer`'s slice of a matrix (parameters_matrix_shape; wte
+// and lm_head have layer 0) into out (n, cols), as float32, packed or not.
+void parameters_read_rows(const Parameters& p, float* ParameterTensors::*tensor, int layer, int row0, int n, float* out);
+// A whole tensor as float32 (for tests and the writers).
+std::vector<float> parameters_tensor(const Parameters& p, int index);
+// Every tensor as float32, in ParameterTensors order: what `memory` holds in the rows layout
+// (so two models compare equal however each keeps its matrices).
+std::vector<float> parameters_to_rows(const Parameters& p);
+
+// The type matrix `index` is kept in (f32 when it is in memory).
+WeightType parameters_matrix_type(const Parameters& p, int index);
+// The bytes the weights take: memory's floats and the packed matrices.
+std::uint64_t parameters_bytes(const Parameters& p);
+
+// From rows to panels: each matrix packed in `choice`'s type (keep: f32), the rows freed.
+// Returns false (and leaves p as it was) when a value does not fit f16, naming nothing:
+// the loaders check before. Throws std::bad_alloc when the panels do not fit in memory.
+bool parameters_pack(Parameters& p, DtypeChoice choice = DtypeChoice::keep);
+// From panels back to float32 rows (for code that changes weights), the panels freed.
+void parameters_unpack(Parameters& p);
 
 // GPT-2's initialisation, deterministic in `seed`: weights N(0, 0.02), residual
 // projections (attprojw, fcprojw) N(0, 0.02/sqrt(2L)), biases 0, LayerNorm weights 1.
+// Rows only (p.packed null).
 void parameters_init_random(Parameters& p, std::uint64_t seed);
 
 // The first non-finite weight as "qkvw[123]" or an empty string if all are finite.

@@ -334,20 +334,31 @@ std::uint16_t f32_to_f16(float f) {
 }
 
 Status safetensors_to_f32(const SafetensorsFile& file, const SafetensorsTensor& t, float* out) {
-  const std::int64_t n = t.numel();
+  return safetensors_to_f32_range(file, t, 0, t.numel(), out);
+}
+
+Status safetensors_to_f32_range(const SafetensorsFile& file, const SafetensorsTensor& t, std::int64_t first,
+                                std::int64_t n, float* out) {
   const bool floating = t.dtype == Dtype::F32 || t.dtype == Dtype::F16 || t.dtype == Dtype::BF16 || t.dtype == Dtype::F64;
+  if (!floating)
+    return make_error(ErrorCode::unsupported, file.path + ": tensor \"" + t.name + "\" has dtype " +
+                                                  std::string(dtype_name(t.dtype)) + ", not a floating type");
+  if (first < 0 || n < 0 || first + n > t.numel())
+    return make_error(ErrorCode::internal, file.path + ": tensor \"" + t.name + "\": elements past its end asked for");
+  const std::uint64_t size = std::uint64_t(dtype_size(t.dtype));
+  const std::uint64_t begin = t.begin + std::uint64_t(first) * size, bytes = std::uint64_t(n) * size;
   std::vector<unsigned char> staged;
-  const unsigned char* p = file.data.data() + t.begin;
-  if (file.lazy && floating) {
+  const unsigned char* p = file.data.data() + begin;
+  if (file.lazy) {
     std::ifstream in(file.path, std::ios::binary);
-    in.seekg(static_cast<std::streamoff>(file.data_start + t.begin));
+    in.seekg(static_cast<std::streamoff>(file.data_start + begin));
     // F32 goes straight into `out`; narrower types are staged, then widened
     char* dst = reinterpret_cast<char*>(out);
     if (t.dtype != Dtype::F32) {
-      staged.resize(t.end - t.begin);
+      staged.resize(bytes);
       dst = reinterpret_cast<char*>(staged.data());
     }
-    if (!in || !in.read(dst, static_cast<std::streamsize>(t.end - t.begin)))
+    if (!in || !in.read(dst, static_cast<std::streamsize>(bytes)))
       return make_error(ErrorCode::io_error, file.path + ": tensor \"" + t.name + "\": read failed (file changed since it was opened?)");
     if (t.dtype == Dtype::F32) return {};
     p = staged.data();
@@ -362,16 +373,14 @@ Status safetensors_to_f32(const SafetensorsFile& file, const SafetensorsTensor& 
     case Dtype::BF16:
       for (std::int64_t i = 0; i < n; i++) out[i] = bf16_to_f32(std::uint16_t(p[2 * i] | (p[2 * i + 1] << 8)));
       return {};
-    case Dtype::F64:
+    default: {  // F64
       for (std::int64_t i = 0; i < n; i++) {
         double d;
         std::memcpy(&d, p + 8 * i, 8);
         out[i] = static_cast<float>(d);
       }
       return {};
-    default:
-      return make_error(ErrorCode::unsupported, file.path + ": tensor \"" + t.name + "\" has dtype " +
-                                                    std::string(dtype_name(t.dtype)) + ", not a floating type");
+    }
   }
 }
 

@@ -66,6 +66,10 @@ Result<std::vector<SafetensorsFile>> safetensors_open_index(const std::string& i
 // Converts a floating tensor to float32. unsupported for integer dtypes; io_error when a
 // lazy file can no longer be read (changed or truncated since it was opened).
 Status safetensors_to_f32(const SafetensorsFile& file, const SafetensorsTensor& tensor, float* out);
+// The same for elements [first, first + count) of the tensor (flat, row-major): a loader reads
+// a large tensor in parts, so no whole copy of it is ever in memory beside the weights.
+Status safetensors_to_f32_range(const SafetensorsFile& file, const SafetensorsTensor& tensor, std::int64_t first,
+                                std::int64_t count, float* out);
 
 // One tensor to write, from float32, stored as `dtype` (F32, F16 or BF16; round to nearest even).
 struct SafetensorsWriteTensor {

@@ -600,6 +600,7 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
   } else {
     ModelServiceOptions mo;
     mo.dir = options.model_dir;
+    mo.load = options.model_load;
     mo.max_tokens = options.max_tokens;
     mo.pool = {options.model_queue, options.model_timeout_ms};
     auto model = ModelService::load(mo);

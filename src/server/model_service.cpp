@@ -39,7 +39,7 @@ Status check_window(const TokenWindow& w, int T) {
 Result<std::unique_ptr<ModelService>> ModelService::load(const ModelServiceOptions& options) {
   std::unique_ptr<ModelService> s(new ModelService());
   s->options_ = options;
-  auto params = model::checkpoint_load(options.dir);
+  auto params = model::checkpoint_load(options.dir, options.load);
   if (!params) return tl::unexpected(params.error());
   auto tok = model::BpeTokenizer::load(options.dir);
   if (!tok) return tl::unexpected(tok.error());

@@ -21,6 +21,7 @@ namespace headlab::server {
 
 struct ModelServiceOptions {
   std::string dir;               // config.json, model.safetensors, vocab.json + merges.txt
+  model::LoadOptions load;       // --dtype: the type its matrices are kept in (model/parameters.h)
   int max_tokens = 256;          // per request (at most n_ctx)
   std::size_t max_pattern_cells = 2'000'000;  // pattern values one answer may carry
   InferencePoolOptions pool;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "model/parameters.h"
 #include "util/result.h"
 
 namespace headlab::server {
@@ -23,6 +24,7 @@ struct ServerOptions {
   std::string db_path;   // empty: default_database_path()
   std::string web_dir;   // the built web front end (web/dist)
   std::string model_dir;  // empty: no model (the model routes answer 503 and say why)
+  model::LoadOptions model_load;  // --dtype: the type its matrices are kept in
   std::string no_model_reason = "the server was started with --no-model.";  // said then
   std::string models_dir;  // the word-order lesson's models, by name; empty: model_dir's parent, else models
   int max_tokens = 256;   // tokens per model request (at most the model's n_ctx)

@@ -373,7 +373,7 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
     return s;
   }
   // 5. --resume: weights, optimiser moments, step, random state, the log so far
-  auto params = model::checkpoint_load(o.out_dir);
+  auto params = model::checkpoint_load(o.out_dir, {.rows = true});  // float32 rows: the trainer changes them
   if (!params) return tl::unexpected(params.error());
   std::copy(params->memory.begin(), params->memory.end(), s.model.params.memory.begin());
   std::ifstream f(resume_state, std::ios::binary);

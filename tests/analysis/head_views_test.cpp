@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 using namespace headlab;
 using namespace headlab::analysis;
@@ -72,31 +73,35 @@ TEST(AttentionRollout, OfOneLayerIsHalfThePatternPlusHalfTheIdentity) {
 
 // With grouped-query attention and HS != C / NH (a Mistral-shaped block), value_norms reads
 // v and W_O at the configured widths: query 0 sees key 0 alone, so head_out at position 0
-// is W_O v_0 and its length is value_norms()[0].
-TEST(ValueNorms, ReadTheConfiguredWidthsOfAGroupedQueryModel) {
-  model::ModelConfig c;
-  c.family = "mistral";
-  c.n_layer = 2, c.n_head = 4, c.n_kv_head = 2, c.head_dim = 24, c.n_embd = 32, c.d_mlp = 48;
-  c.n_ctx = 16, c.vocab_size = 20, c.bos_token_id = c.eos_token_id = 0;
-  c.positions = model::ModelConfig::Positions::rotary;
-  c.norm = model::ModelConfig::Norm::rmsnorm;
-  c.mlp_kind = model::ModelConfig::Mlp::swiglu;
-  c.qkv_bias = c.attn_out_bias = c.mlp_bias = false;
-  c.tied = false;
-  model::Parameters p = model::parameters_allocate(c);
-  model::parameters_init_random(p, 3);
-  std::vector<int> ids = {0, 5, 7, 9, 5};
-  model::ForwardOptions opt;
-  opt.record.qkv = opt.record.head_out = true;
-  model::ForwardOutput out;
-  model::Workspace ws;
-  ASSERT_TRUE(model::forward(p, ids, opt, out, ws));
-  for (int l = 0; l < 2; ++l)
-    for (int h = 0; h < 4; ++h) {
-      std::vector<double> n = value_norms(p, out.record, l, h);
-      const float* ho = out.record.head_out.data() + (std::size_t(l) * 4 + h) * ids.size() * 32;  // (T, C), row 0
-      double len = 0;
-      for (int i = 0; i < 32; ++i) len += double(ho[i]) * ho[i];
-      EXPECT_NEAR(n[0], std::sqrt(len), 1e-5 * (1 + n[0])) << "layer " << l << " head " << h;
-    }
+// is W_O v_0 and its length is value_norms()[0]. The same with W_O packed as a loaded model
+// keeps it, in f32 and in bf16 (head_out then comes from the packed kernel's column slices).
+TEST(ValueNorms, ReadTheConfiguredWidthsOfAGroupedQueryModelFromRowsOrPackedMatrices) {
+  for (std::string how : {"rows", "f32", "bf16"}) {
+    model::ModelConfig c;
+    c.family = "mistral";
+    c.n_layer = 2, c.n_head = 4, c.n_kv_head = 2, c.head_dim = 24, c.n_embd = 32, c.d_mlp = 48;
+    c.n_ctx = 16, c.vocab_size = 20, c.bos_token_id = c.eos_token_id = 0;
+    c.positions = model::ModelConfig::Positions::rotary;
+    c.norm = model::ModelConfig::Norm::rmsnorm;
+    c.mlp_kind = model::ModelConfig::Mlp::swiglu;
+    c.qkv_bias = c.attn_out_bias = c.mlp_bias = false;
+    c.tied = false;
+    model::Parameters p = model::parameters_allocate(c);
+    model::parameters_init_random(p, 3);
+    if (how != "rows") ASSERT_TRUE(model::parameters_pack(p, *model::dtype_choice_parse(how)));
+    std::vector<int> ids = {0, 5, 7, 9, 5};
+    model::ForwardOptions opt;
+    opt.record.qkv = opt.record.head_out = true;
+    model::ForwardOutput out;
+    model::Workspace ws;
+    ASSERT_TRUE(model::forward(p, ids, opt, out, ws));
+    for (int l = 0; l < 2; ++l)
+      for (int h = 0; h < 4; ++h) {
+        std::vector<double> n = value_norms(p, out.record, l, h);
+        const float* ho = out.record.head_out.data() + (std::size_t(l) * 4 + h) * ids.size() * 32;  // (T, C), row 0
+        double len = 0;
+        for (int i = 0; i < 32; ++i) len += double(ho[i]) * ho[i];
+        EXPECT_NEAR(n[0], std::sqrt(len), 1e-5 * (1 + n[0])) << "layer " << l << " head " << h << " " << how;
+      }
+  }
 }

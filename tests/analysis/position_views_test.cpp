@@ -54,6 +54,15 @@ TEST(ContentOnlyPattern, PermutesWithTheTokens) {
   EXPECT_TRUE(differs) << "the shuffle should move the numbers around";
 }
 
+TEST(ContentOnlyPattern, IsTheSameWhenTheMatricesArePacked) {
+  model::Parameters rows = tiny_model(), packed = tiny_model();
+  ASSERT_TRUE(model::parameters_pack(packed));
+  auto a = content_only_pattern(rows, std::vector<int>{3, 5, 7, 11}, 1);
+  auto b = content_only_pattern(packed, std::vector<int>{3, 5, 7, 11}, 1);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(*a, *b);
+}
+
 TEST(ContentOnlyPattern, RefusesAHeadThatDoesNotExist) {
   model::Parameters p = tiny_model();
   auto r = content_only_pattern(p, std::vector<int>{1, 2}, 2);

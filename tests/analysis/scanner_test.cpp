@@ -104,6 +104,28 @@ TEST(ScanModel, RandomModelGetsNoConfidentLabelAndHasEveryScore) {
   EXPECT_NEAR(r->icl.ratio(), 1.0, 0.05);  // a random model learns nothing in context
 }
 
+TEST(ScanModel, GivesTheSameScoresWhenTheMatricesArePacked) {
+  // the copying score reads W_V, W_O, wte and the unembedding through the accessor
+  auto rows = model::parameters_allocate(tiny_config());
+  model::parameters_init_random(rows, 2);
+  auto packed = model::parameters_allocate(tiny_config());
+  model::parameters_init_random(packed, 2);
+  ASSERT_TRUE(model::parameters_pack(packed));
+  std::vector<int> text;
+  for (int i = 0; i < 200; ++i) text.push_back((i * 7) % 39);
+  auto probes = scan_probes_build(text, std::vector<bool>(40, false), 40, 39, 32, ScanOptions{});
+  ASSERT_TRUE(probes);
+  auto a = scan_model(rows, *probes);
+  auto b = scan_model(packed, *probes);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(a->heads.size(), b->heads.size());
+  for (std::size_t i = 0; i < a->heads.size(); ++i) {
+    EXPECT_EQ(a->heads[i].name, b->heads[i].name);
+    EXPECT_NEAR(a->heads[i].scores.copying.score, b->heads[i].scores.copying.score, 1e-6) << a->heads[i].name;
+    EXPECT_NEAR(a->heads[i].scores.previous_token.score, b->heads[i].scores.previous_token.score, 1e-5) << a->heads[i].name;
+  }
+}
+
 TEST(ScanProbesBuild, RefusesTextShorterThanAWindow) {
   auto probes = scan_probes_build({1, 2, 3}, std::vector<bool>(40, false), 40, 39, 32, ScanOptions{});
   ASSERT_FALSE(probes);

@@ -50,14 +50,15 @@ void write_model(const fs::path& dir, const json& config) {
   std::ofstream(dir / "config.json") << config.dump(2);
 }
 
-// An attention-only, tied model of L = 8, C = 4096 whose model.safetensors is a sparse file:
-// a true header and F16 zeros the disk never stores. Loading it needs about 4 GB.
+// An attention-only, tied model of L = 24, C = 4096 whose model.safetensors is a sparse file:
+// a true header and F16 zeros the disk never stores. Loading it needs about 3 GB with its
+// matrices kept as F16 (--dtype auto), 6 GB as float32.
 void write_big_model(const fs::path& dir) {
   fs::create_directories(dir);
   for (const char* f : {"vocab.json", "merges.txt", "heldout.txt"})
     fs::copy_file(kTiny / f, dir / f, fs::copy_options::overwrite_existing);
   json c = tiny_config();
-  const std::int64_t L = 8, C = 4096, V = c["vocab_size"], maxT = c["n_positions"];
+  const std::int64_t L = 24, C = 4096, V = c["vocab_size"], maxT = c["n_positions"];
   c["n_layer"] = L;
   c["n_embd"] = C;
   c["tie_word_embeddings"] = true;
@@ -94,6 +95,25 @@ void write_big_model(const fs::path& dir) {
   fs::resize_file(file, 8 + text.size() + at);
 }
 
+// models/headlab-tiny with one weight of wte set to 1e6: a float32 checkpoint that --dtype f16
+// cannot hold (IEEE half reaches 65504).
+void write_f16_overflow_model(const fs::path& dir) {
+  write_model(dir, tiny_config());
+  std::fstream f(dir / "model.safetensors", std::ios::in | std::ios::out | std::ios::binary);
+  unsigned char len[8];
+  f.read(reinterpret_cast<char*>(len), 8);
+  std::uint64_t n = 0;
+  for (int i = 0; i < 8; i++) n |= std::uint64_t(len[i]) << (8 * i);
+  std::string header(n, ' ');
+  f.read(header.data(), static_cast<std::streamsize>(n));
+  const json h = json::parse(header);
+  const std::string wte = h.contains("transformer.wte.weight") ? "transformer.wte.weight" : "wte.weight";
+  const std::uint64_t at = 8 + n + h[wte]["data_offsets"][0].get<std::uint64_t>();
+  const float big = 1e6f;
+  f.seekp(static_cast<std::streamoff>(at));
+  f.write(reinterpret_cast<const char*>(&big), 4);
+}
+
 // The fixtures, made once per test process in a folder of its own and removed at exit.
 struct Fixtures {
   fs::path root = fs::path(HEADLAB_BINARY_DIR) / ("tmp_cli_bad_input_" + std::to_string(::getpid()));
@@ -123,6 +143,7 @@ struct Fixtures {
     std::ofstream(root / "empty-vocab/vocab.json");
     std::ofstream(root / "huge.json") << tiny_config({{"n_layer", 1024}, {"n_embd", 65536}}).dump();
     write_big_model(root / "big");
+    write_f16_overflow_model(root / "f16-overflow");
   }
   ~Fixtures() {
     std::error_code ec;
@@ -178,7 +199,11 @@ const std::vector<Row> kRows = {
     {"run --model {F}/vocab-lie --text hi", 1, "config.json's vocab_size is 4194304 but the weights hold 4096 tokens", kCap},
     {"run --model {F}/positions-lie --text hi", 1, "config.json's n_positions is 1048576 but the weights hold 128", kCap},
     {"run --model {F}/layers-lie --text hi", 1, "config.json's n_layer is 3 but the weights hold 2 layers", kCap},
-    {"run --model {F}/big --text hi", 1, "GB of memory (554377216 weights as float32", kCap},
+    {"run --model {F}/big --text hi", 1, "GB of memory (1628512256 weights; its matrices as f16, the rest as float32", kCap},
+    {"run --model {F}/big --text hi --dtype f32", 1, "GB of memory (1628512256 weights as float32", kCap},
+    {"run --model {F}/good --text hi --dtype q8", 2, "--dtype: q8 not in {auto,f32,bf16,f16}"},
+    {"run --model {F}/good --text hi --dtype F32", 2, "--dtype: F32 not in {auto,f32,bf16,f16}"},
+    {"run --model {F}/f16-overflow --text hi --dtype f16", 1, "holds 1000000.000000, which f16 cannot hold"},
     {"run --model {F}/good --text hi --out {F}/dir", 1, "cannot open for writing"},
     {"run --model {F}/good --text hi --layer -1", 2, "--layer: must be a whole number of 0 or more"},
     // scan --model, --text-file
@@ -187,7 +212,8 @@ const std::vector<Row> kRows = {
     {"scan --model {F}/good --text-file {F}/lying", 1, "is not valid UTF-8 text"},
     {"scan --model {F}/empty-weights", 1, "less than the 8-byte header length"},
     {"scan --model {F}/huge", 1, "config.json's n_embd is 65536", kCap},
-    {"scan --model {F}/big", 1, "GB of memory (554377216 weights as float32", kCap},
+    {"scan --model {F}/big", 1, "GB of memory (1628512256 weights; its matrices as f16", kCap},
+    {"scan --model {F}/good --dtype int8", 2, "--dtype: int8 not in {auto,f32,bf16,f16}"},
     {"scan --model {F}/good --windows 0", 2, "--windows: must be a whole number of 1 or more, got 0"},
     // info --model (headers only: a lying size is refused by its tensor, nothing is allocated)
     {"info --model {F}/dir", 1, "missing config.json"},
@@ -196,6 +222,7 @@ const std::vector<Row> kRows = {
     {"info --model {F}/empty-weights", 1, "less than the 8-byte header length"},
     {"info --model {F}/lying-weights", 1, "model.safetensors: header length"},
     {"info --model {F}/huge", 1, "config.json's n_embd is 65536 but the weights have 128 channels", kCap},
+    {"info --model {F}/good --dtype half", 2, "--dtype: half not in {auto,f32,bf16,f16}"},
     // tokenize --model, --file (an empty file is an empty text: 0 tokens, not an error)
     {"tokenize --model {F}/good --file {F}/dir", 1, "{F}/dir: cannot read: it is a directory"},
     {"tokenize --model {F}/good --file {F}/lying", 1, "not valid UTF-8"},
@@ -238,7 +265,8 @@ const std::vector<Row> kRows = {
     {"serve --model {F}/empty-config" + kServe, 1, "not valid JSON"},
     {"serve --model {F}/lying-weights" + kServe, 1, "model.safetensors: header length"},
     {"serve --model {F}/huge" + kServe, 1, "config.json's n_embd is 65536", kCap},
-    {"serve --model {F}/big" + kServe, 1, "GB of memory (554377216 weights as float32", kCap},
+    {"serve --model {F}/big" + kServe, 1, "GB of memory (1628512256 weights; its matrices as f16", kCap},
+    {"serve --model {F}/good --dtype fp16" + kServe, 2, "--dtype: fp16 not in {auto,f32,bf16,f16}"},
     // export --model, --gguf (issue 14; {F}/good is attention-only, which llama.cpp cannot run)
     {"export --gguf {F}/out.gguf --model {F}/empty", 1, "not a directory"},
     {"export --gguf {F}/out.gguf --model {F}/lying-weights", 1, "model.safetensors: header length"},

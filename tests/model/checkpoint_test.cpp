@@ -67,7 +67,7 @@ TEST(Checkpoint, SaveThenLoadGivesTheSameWeightsForEveryVariant) {
       ASSERT_TRUE(q) << q.error().message;
       EXPECT_EQ(q->config.mlp, mlp);
       EXPECT_EQ(q->config.tied, tied);
-      EXPECT_EQ(q->memory, p.memory) << "mlp " << mlp << " tied " << tied;
+      EXPECT_EQ(parameters_to_rows(*q), p.memory) << "mlp " << mlp << " tied " << tied;
       // the file carries GPT2LMHeadModel's names and Conv1D shapes
       auto f = safetensors_read(d + "/model.safetensors");
       ASSERT_TRUE(f);
@@ -77,7 +77,7 @@ TEST(Checkpoint, SaveThenLoadGivesTheSameWeightsForEveryVariant) {
     }
 }
 
-TEST(Checkpoint, LoadPacksTheMatricesAndTheForwardAgreesWithoutThem) {
+TEST(Checkpoint, LoadPacksTheMatricesOnceAndTheForwardAgreesWithTheRows) {
   for (bool mlp : {true, false})
     for (bool tied : {true, false}) {
       Parameters p = random_model(mlp, tied, 5);
@@ -85,21 +85,94 @@ TEST(Checkpoint, LoadPacksTheMatricesAndTheForwardAgreesWithoutThem) {
       ASSERT_TRUE(checkpoint_save(d, p));
       auto q = checkpoint_load(d);
       ASSERT_TRUE(q) << q.error().message;
-      EXPECT_EQ(q->packed != nullptr, matmul_packed_supported());
+      ASSERT_NE(q->packed, nullptr);
+      // one copy: the matrices are not in memory beside their panels
+      EXPECT_EQ(q->t.qkvw, nullptr);
+      EXPECT_EQ(q->t.wte, nullptr);
+      EXPECT_LT(q->memory.size(), p.memory.size() / 4);
       const std::vector<int> ids = {1, 2, 3, 4, 5, 6};
       ForwardOptions opt;
-      opt.record.pattern = true;
+      opt.record.pattern = opt.record.head_out = true;
       ForwardOutput with, without;
       Workspace ws;
       ASSERT_TRUE(forward(*q, ids, opt, with, ws));
       parameters_unpack(*q);
+      ASSERT_EQ(q->packed, nullptr);
       ASSERT_TRUE(forward(*q, ids, opt, without, ws));
       ASSERT_EQ(with.logits.size(), without.logits.size());
       for (std::size_t i = 0; i < with.logits.size(); i++)
         ASSERT_NEAR(with.logits[i], without.logits[i], 1e-5) << "mlp " << mlp << " tied " << tied << " at " << i;
       for (std::size_t i = 0; i < with.record.pattern.size(); i++)
         ASSERT_NEAR(with.record.pattern[i], without.record.pattern[i], 1e-5);
+      for (std::size_t i = 0; i < with.record.head_out.size(); i++)
+        ASSERT_NEAR(with.record.head_out[i], without.record.head_out[i], 1e-5);
     }
+}
+
+TEST(Checkpoint, DtypeBf16OrF16RoundsAnF32CheckpointsMatricesToNearestAndKeepsTheVectors) {
+  Parameters p = random_model(true, false, 7);
+  const std::string d = tmp_dir("ckpt_dtype_round");
+  ASSERT_TRUE(checkpoint_save(d, p));
+  for (DtypeChoice choice : {DtypeChoice::bf16, DtypeChoice::f16}) {
+    auto q = checkpoint_load(d, {.dtype = choice});
+    ASSERT_TRUE(q) << q.error().message;
+    EXPECT_TRUE(q->rounded);
+    const auto sizes = parameters_sizes(p.config);
+    const auto list = parameters_list(p.t);
+    for (int i = 0; i < kNumParameterTensors; i++) {
+      const std::vector<float> got = parameters_tensor(*q, i);
+      for (std::size_t j = 0; j < sizes[std::size_t(i)]; j++) {
+        const float x = list[std::size_t(i)][j];
+        const float want = !parameters_is_matrix(i)           ? x  // norms and biases stay float32
+                           : choice == DtypeChoice::bf16      ? weight_from_bf16(weight_to_bf16(x))
+                                                              : weight_from_f16(weight_to_f16(x));
+        ASSERT_EQ(got[j], want) << dtype_choice_name(choice) << " " << parameters_name(i) << "[" << j << "]";
+      }
+    }
+  }
+  auto same = checkpoint_load(d, {.dtype = DtypeChoice::f32});
+  ASSERT_TRUE(same);
+  EXPECT_FALSE(same->rounded);
+  EXPECT_EQ(parameters_to_rows(*same), p.memory);
+}
+
+TEST(Checkpoint, DtypeF16RefusesAWeightItCannotHoldNamingTheTensor) {
+  Parameters p = random_model(true, true, 8);
+  p.t.fcw[3] = 70000.0f;  // IEEE half reaches 65504
+  const std::string d = tmp_dir("ckpt_dtype_f16_range");
+  ASSERT_TRUE(checkpoint_save(d, p));
+  auto r = checkpoint_load(d, {.dtype = DtypeChoice::f16});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::unsupported);
+  EXPECT_NE(r.error().message.find("\"transformer.h.0.mlp.c_fc.weight\" holds 70000"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("--dtype bf16 or f32"), std::string::npos) << r.error().message;
+  EXPECT_TRUE(checkpoint_load(d, {.dtype = DtypeChoice::bf16}));  // bfloat16 has float32's range
+}
+
+TEST(Checkpoint, RowsForTrainingRefuseA16BitDtype) {
+  Parameters p = random_model(true, true, 9);
+  const std::string d = tmp_dir("ckpt_rows_dtype");
+  ASSERT_TRUE(checkpoint_save(d, p));
+  auto r = checkpoint_load(d, {.dtype = DtypeChoice::bf16, .rows = true});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
+  auto rows = checkpoint_load(d, {.rows = true});
+  ASSERT_TRUE(rows);
+  EXPECT_EQ(rows->packed, nullptr);
+  EXPECT_EQ(rows->memory, p.memory);
+}
+
+TEST(DtypeChoice, ParsesTheFourValuesAndRefusesOthersNamingThem) {
+  EXPECT_EQ(*dtype_choice_parse("auto"), DtypeChoice::keep);
+  EXPECT_EQ(*dtype_choice_parse("f32"), DtypeChoice::f32);
+  EXPECT_EQ(*dtype_choice_parse("bf16"), DtypeChoice::bf16);
+  EXPECT_EQ(*dtype_choice_parse("f16"), DtypeChoice::f16);
+  for (const char* bad : {"", "fp16", "F16", "q8_0", "float32"}) {
+    auto r = dtype_choice_parse(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
+    EXPECT_NE(r.error().message.find("auto, f32, bf16, f16"), std::string::npos) << r.error().message;
+  }
 }
 
 TEST(Checkpoint, SavesInHalfPrecision) {
@@ -109,8 +182,9 @@ TEST(Checkpoint, SavesInHalfPrecision) {
   ASSERT_TRUE(checkpoint_save(d, p, Dtype::BF16));
   auto q = checkpoint_load(d);
   ASSERT_TRUE(q);
+  const std::vector<float> back = parameters_to_rows(*q);
   for (std::size_t i = 0; i < p.memory.size(); i++)
-    ASSERT_NEAR(q->memory[i], p.memory[i], std::fabs(p.memory[i]) / 256 + 1e-30);
+    ASSERT_NEAR(back[i], p.memory[i], std::fabs(p.memory[i]) / 256 + 1e-30);
 }
 
 TEST(Checkpoint, RejectsAMissingTensorNamingIt) {
@@ -205,12 +279,16 @@ TEST(Checkpoint, AnIntegerTensorIsRefusedBeforeAllocating) {
   EXPECT_NE(r.error().message.find("\"transformer.ln_f.bias\" has dtype I32"), std::string::npos) << r.error().message;
 }
 
-// GPT-2 small: 124M weights as float32, and its matrices (85M with wte) packed again.
-TEST(Checkpoint, MemoryBytesCountTheWeightsAndTheirPackedCopy) {
+// GPT-2 small: 124M weights, its matrices (85M in the blocks, 39M in wte) packed once in
+// their type, the rest (wpe, norms, biases: 0.9M) as float32.
+TEST(Checkpoint, MemoryBytesCountEachMatrixOnceInItsType) {
   const ModelConfig c = config_gpt2_small();
-  const std::uint64_t weights = 4 * std::uint64_t(parameters_count(c));
-  const std::uint64_t matrices = 4 * (12ull * 12 * 768 * 768 + 50257ull * 768);
-  EXPECT_EQ(checkpoint_memory_bytes(c), weights + matrices);
+  const std::uint64_t matrices = 12ull * 12 * 768 * 768 + 50272ull * 768;  // wte padded to 1,571 panels
+  const std::uint64_t rest = parameters_count(c) - (12ull * 12 * 768 * 768 + 50257ull * 768);
+  EXPECT_EQ(checkpoint_memory_bytes(c, matrix_types_all(WeightType::f32)), 4 * (matrices + rest));
+  EXPECT_EQ(checkpoint_memory_bytes(c, matrix_types_all(WeightType::bf16)), 2 * matrices + 4 * rest);
+  EXPECT_EQ(checkpoint_types_text(c, matrix_types_all(WeightType::f32)), " as float32");
+  EXPECT_EQ(checkpoint_types_text(c, matrix_types_all(WeightType::bf16)), "; its matrices as bf16, the rest as float32");
 }
 
 TEST(Checkpoint, RejectsNaNWeights) {

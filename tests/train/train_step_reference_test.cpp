@@ -24,7 +24,7 @@ const std::string kFixtures = std::string(HEADLAB_SOURCE_DIR) + "/tests/train/da
 model::Parameters load_as_parameters(const model::ModelConfig& c, const std::string& path) {
   auto file = model::safetensors_read(path);
   EXPECT_TRUE(file) << (file ? "" : file.error().message);
-  auto p = model::checkpoint_from_safetensors(c, *file);
+  auto p = model::checkpoint_from_safetensors(c, *file, {.rows = true});  // float32 rows, as the trainer keeps them
   EXPECT_TRUE(p) << (p ? "" : p.error().message);
   return std::move(*p);
 }

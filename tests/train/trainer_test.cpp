@@ -260,7 +260,7 @@ TEST(TrainRun, LowersTheLossAndWritesACheckpointInHfLayout) {
     EXPECT_TRUE(fs::exists(f.dir / "out" / name)) << name;
   auto loaded = model::checkpoint_load((f.dir / "out").string());
   ASSERT_TRUE(loaded) << loaded.error().message;
-  EXPECT_EQ(loaded->memory, s->model.params.memory);
+  EXPECT_EQ(model::parameters_to_rows(*loaded), s->model.params.memory);
   // log rows every 2 steps; evaluated rows (every 3 steps, and the last) carry head scores
   EXPECT_EQ(s->log.size(), 15u);
   EXPECT_TRUE(s->log.back().evaluated);
@@ -376,7 +376,8 @@ TEST(TrainRun, RotaryAndNoPositionModelsRunInTheEngineWithTheTrainersLogits) {
     for (int t = 0; t < T; ++t) ids[t] = t == 0 ? 256 : 'a' + (t * 7) % 26;
     auto m = train_model_create(c, 1, T);
     ASSERT_TRUE(m);
-    std::copy(loaded->memory.begin(), loaded->memory.end(), m->params.memory.begin());
+    const std::vector<float> rows = model::parameters_to_rows(*loaded);
+    std::copy(rows.begin(), rows.end(), m->params.memory.begin());
     train_forward(*m, ids.data(), targets.data());
     model::ForwardOptions fo;
     model::ForwardOutput out;

@@ -24,11 +24,14 @@ use_sliding_window with max_window_layers 1 (layer 0 global, layer 1 sliding); G
 these scores) and layer 0 sliding; Gemma 3 with 3 layers, sliding_window_pattern 3 (layers 0
 and 1 local with rope_local_base_freq, layer 2 global with linear rope_scaling), q/k norm.
 New families are appended to FAMILIES: the random stream of the earlier ones stays the same,
-so their files do not change.
+so their files do not change. Each family's "dtypes" are the files written of the same weights:
+model.safetensors (F32), model.bf16.safetensors, model.f16.safetensors, each with the answer for
+the weights exactly as that file stores them (headlab keeps BF16 and F16 matrices 16-bit).
 """
 import json
 import math
 import os
+import struct
 import sys
 
 import torch
@@ -46,11 +49,11 @@ FAMILIES = [
     dict(name="pythia", model_type="gpt_neox", L=2, C=64, NH=4, NKV=4, HS=16, F=128, V=48, n_ctx=64,
          rotary_pct=0.25, theta=10000.0, parallel=True, tied=False, dtypes=["F32"]),
     dict(name="llama", model_type="llama", L=2, C=64, NH=4, NKV=2, HS=16, F=96, V=48, n_ctx=64,
-         theta=500000.0, tied=False, qkv_bias=False, dtypes=["F32", "BF16"]),
+         theta=500000.0, tied=False, qkv_bias=False, dtypes=["F32", "BF16", "F16"]),
     dict(name="mistral", model_type="mistral", L=2, C=64, NH=4, NKV=2, HS=24, F=96, V=48, n_ctx=64,
          theta=1000000.0, tied=False, qkv_bias=False, dtypes=["F32"]),
     dict(name="qwen2", model_type="qwen2", L=2, C=64, NH=4, NKV=1, HS=16, F=96, V=48, n_ctx=64,
-         theta=1000000.0, tied=True, qkv_bias=True, dtypes=["F32"]),
+         theta=1000000.0, tied=True, qkv_bias=True, dtypes=["F32", "BF16", "F16"]),
     dict(name="llama3", model_type="llama", L=2, C=64, NH=4, NKV=2, HS=16, F=96, V=48, n_ctx=64,
          theta=500000.0, tied=False, qkv_bias=False, dtypes=["F32"],
          rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
@@ -416,7 +419,8 @@ def main():
             name = "model.safetensors" if dtype == "F32" else f"model.{dtype.lower()}.safetensors"
             write_safetensors(os.path.join(d, name), w, dtype)
             # the answer for the weights exactly as this file stores them
-            ws = {k: v.to({"F32": torch.float32, "BF16": torch.bfloat16}[dtype]).to(torch.float64) for k, v in w.items()}
+            ws = {k: v.to({"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16}[dtype]).to(torch.float64)
+                  for k, v in w.items()}
             logits, pattern, scores, (q0, k0) = family_forward(f, ws, ids)
             ablated, _, _, _ = family_forward(f, ws, ids, ablate=ABLATE)
             expected["variants"][dtype] = {
@@ -460,8 +464,59 @@ def demo(out_dir, tokenizer_dir, model_type):
     print(f"wrote a random {model_type} model (V = {V}, BF16) to {out_dir}")
 
 
+# Llama-3.2-1B's shape (1.24 B weights; its config.json's keys and llama3 rope scaling), for
+# the by-hand check that a model of that size runs on these machines (not a fixture: 2.5 GB).
+LLAMA_3_2_1B = dict(name="llama-3.2-1b", model_type="llama", L=16, C=2048, NH=32, NKV=8, HS=64, F=8192, V=128256,
+                    n_ctx=131072, theta=500000.0, tied=True, qkv_bias=False,
+                    rope_scaling={"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0,
+                                  "high_freq_factor": 4.0, "original_max_position_embeddings": 8192})
+
+
+def big(out_dir):
+    """Random BF16 weights of Llama-3.2-1B's shape, written a block of rows at a time so that
+    making them needs little memory (N(0, 0.02) matrices, norms 1; no tokenizer: run it with --ids):
+      /usr/bin/python3 tools/reference/make_family_fixtures.py --llama-3.2-1b /tmp/llama-1b"""
+    f = LLAMA_3_2_1B
+    L, C, NH, NKV, HS, F, V = f["L"], f["C"], f["NH"], f["NKV"], f["HS"], f["F"], f["V"]
+    shapes = {"model.embed_tokens.weight": (V, C)}
+    for l in range(L):
+        h = f"model.layers.{l}."
+        shapes.update({h + "input_layernorm.weight": (C,), h + "self_attn.q_proj.weight": (NH * HS, C),
+                       h + "self_attn.k_proj.weight": (NKV * HS, C), h + "self_attn.v_proj.weight": (NKV * HS, C),
+                       h + "self_attn.o_proj.weight": (C, NH * HS), h + "post_attention_layernorm.weight": (C,),
+                       h + "mlp.gate_proj.weight": (F, C), h + "mlp.up_proj.weight": (F, C),
+                       h + "mlp.down_proj.weight": (C, F)})
+    shapes["model.norm.weight"] = (C,)
+    header, offset = {"__metadata__": {"format": "pt"}}, 0
+    for name, shape in shapes.items():
+        n = math.prod(shape) * 2
+        header[name] = {"dtype": "BF16", "shape": list(shape), "data_offsets": [offset, offset + n]}
+        offset += n
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    os.makedirs(out_dir, exist_ok=True)
+    g = torch.Generator().manual_seed(32)
+    with open(os.path.join(out_dir, "model.safetensors"), "wb") as out:
+        out.write(struct.pack("<Q", len(text)))
+        out.write(text)
+        for name, shape in shapes.items():
+            if len(shape) == 1:
+                out.write(torch.ones(shape, dtype=torch.bfloat16).view(torch.int16).numpy().tobytes())
+                continue
+            for r in range(0, shape[0], 4096):
+                rows = torch.randn(min(4096, shape[0] - r), shape[1], generator=g) * 0.02
+                out.write(rows.to(torch.bfloat16).view(torch.int16).numpy().tobytes())
+    cfg = config_json(f)
+    cfg.update({"torch_dtype": "bfloat16", "rms_norm_eps": 1e-5, "bos_token_id": 128000, "eos_token_id": 128001})
+    with open(os.path.join(out_dir, "config.json"), "w") as out:
+        json.dump(cfg, out, indent=2)
+    print(f"wrote a random {f['name']} model ({sum(math.prod(s) for s in shapes.values())} weights, BF16) to {out_dir}")
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "--demo":
         demo(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif len(sys.argv) == 3 and sys.argv[1] == "--llama-3.2-1b":
+        big(sys.argv[2])
     else:
         main()

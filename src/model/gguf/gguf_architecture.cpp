@@ -6,12 +6,17 @@
 #include "model/gguf/gguf_architecture.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <new>
 #include <set>
 #include <tuple>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "model/checkpoint.h"
 #include "model/forward.h"
 #include "model/gguf/gguf_dequantize.h"
 #include "model/ops/rope.h"
@@ -424,7 +429,26 @@ Result<ModelConfig> config_from_file(const File& f) {
   return c;
 }
 
-Result<Parameters> parameters_from_file(const File& f) {
+namespace {
+// Once a tensor is in the weights, the pages of the mapped file that hold only it are given
+// back (a private read-only mapping: they would be read from the file again if touched), so the
+// file's bytes and the weights are never both resident. Only for a file file_open mapped.
+void release_pages(const File& f, const TensorInfo& t) {
+  if (!f.owner) return;
+  const std::uintptr_t page = std::uintptr_t(::sysconf(_SC_PAGESIZE));
+  const std::uintptr_t begin = reinterpret_cast<std::uintptr_t>(f.tensor_data(t));
+  const std::uintptr_t first = (begin + page - 1) / page * page, last = (begin + t.bytes) / page * page;
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
+// The dtype a tensor type is kept in under --dtype auto: F32, F16 and BF16 as they are;
+// the quantized types dequantize to float32.
+Dtype kept_dtype(TensorType t) {
+  return t == TensorType::f16 ? Dtype::F16 : t == TensorType::bf16 ? Dtype::BF16 : Dtype::F32;
+}
+}  // namespace
+
+Result<Parameters> parameters_from_file(const File& f, const LoadOptions& options) {
   auto config = config_from_file(f);
   if (!config) return tl::unexpected(config.error());
   const ModelConfig& c = *config;
@@ -444,47 +468,76 @@ Result<Parameters> parameters_from_file(const File& f) {
     if (!used.count(t.name))
       return make_error(ErrorCode::corrupt, f.path + ": tensor \"" + t.name + "\" is not a weight of the " +
                                                 architecture_of(c) + " model the metadata describes");
+  if (options.rows && options.dtype != DtypeChoice::keep && options.dtype != DtypeChoice::f32)
+    return make_error(ErrorCode::invalid_argument, "float32 rows (for training) cannot hold --dtype " +
+                                                       std::string(dtype_choice_name(options.dtype)));
+  // each matrix's type: its tensors' (q, k and v fill c_attn), f32 when they differ
+  std::array<int, kNumParameterTensors> kept;
+  kept.fill(-1);
+  for (const Slot& s : slots) {
+    int& k = kept[std::size_t(parameters_index(s.tensor))];
+    const int d = int(kept_dtype(f.find_tensor(s.name)->type));
+    k = k == -1 || k == d ? d : int(Dtype::F32);
+  }
+  MatrixTypes types = matrix_types_all(WeightType::f32);
+  for (int i = 0; i < kNumParameterTensors && !options.rows; i++)
+    types[std::size_t(i)] = weight_type_for(options.dtype, kept[std::size_t(i)] >= 0 ? Dtype(kept[std::size_t(i)]) : Dtype::F32);
   Parameters p;
   try {
-    p = parameters_allocate(c);
+    p = options.rows ? parameters_allocate(c) : parameters_allocate_packed(c, types);
   } catch (const std::bad_alloc&) {
-    return make_error(ErrorCode::unsupported, f.path + ": the model needs " +
-                                                  std::to_string(parameters_count(c) * 4 / (1 << 20)) +
-                                                  " MiB as float32, more than this machine can allocate");
+    return make_error(ErrorCode::unsupported, f.path + ": the model needs about " +
+                                                  std::to_string(checkpoint_memory_bytes(c, types) / (1 << 20)) + " MiB (" +
+                                                  std::to_string(parameters_count(c)) + " weights" +
+                                                  checkpoint_types_text(c, types) + "), more than this machine can allocate");
   }
-  std::vector<float> tmp;
+  for (const Slot& s : slots)  // keeping a tensor narrower than its values rounds it (--dtype bf16 / f16)
+    p.rounded = p.rounded || weight_type_rounds(types[std::size_t(parameters_index(s.tensor))],
+                                                kept_dtype(f.find_tensor(s.name)->type));
+  std::vector<float> tmp, tmp2;
+  constexpr std::int64_t kChunkFloats = std::int64_t(1) << 20;  // a part of a tensor at a time
   for (const Slot& s : slots) {
     const TensorInfo& t = *f.find_tensor(s.name);
-    float* dest = p.t.*s.tensor + s.offset;
-    const std::int64_t n = t.elements();
-    float* into = dest;
-    if (s.layout == Layout::rope_pairs) {
-      tmp.resize(std::size_t(n));
-      into = tmp.data();
+    const int index = parameters_index(s.tensor);
+    const std::int64_t n = t.elements(), cols = t.cols();
+    const bool whole = s.layout == Layout::rope_pairs;  // reorders rows across the tensor
+    const std::int64_t part = whole ? n : std::max<std::int64_t>(1, kChunkFloats / std::max<std::int64_t>(1, cols)) * cols;
+    const std::uint64_t row_bytes = t.rows() > 0 ? t.bytes / std::uint64_t(t.rows()) : 0;
+    for (std::int64_t first = 0; first < n; first += part) {
+      const std::int64_t count = std::min(part, n - first);
+      try {
+        tmp.resize(std::size_t(count));
+        if (whole) tmp2.resize(std::size_t(count));
+      } catch (const std::bad_alloc&) {
+        return make_error(ErrorCode::unsupported, f.path + ": not enough memory to read tensor \"" + s.name + "\"");
+      }
+      dequantize(t.type, f.tensor_data(t) + std::uint64_t(first / cols) * row_bytes, count, tmp.data());
+      for (std::int64_t i = 0; i < count; i++)
+        if (!std::isfinite(tmp[std::size_t(i)]))
+          return make_error(ErrorCode::corrupt, f.path + ": tensor \"" + s.name + "\" holds a non-finite value at flat index " +
+                                                    std::to_string(first + i));
+      if (s.shift != 0.0f)
+        for (std::int64_t i = 0; i < count; i++) tmp[std::size_t(i)] -= s.shift;  // Gemma: the file's 1 + w back to w
+      const float* values = tmp.data();
+      if (whole) {
+        rope_rows(tmp2.data(), tmp.data(), s.heads, c.head_size(), s.ne.size() == 2 ? s.ne[0] : 1, true);
+        values = tmp2.data();
+      }
+      const std::int64_t bad = parameters_write(p, index, std::size_t(s.offset + first), values, std::size_t(count));
+      if (bad >= 0)
+        return make_error(ErrorCode::unsupported, f.path + ": tensor \"" + s.name + "\" holds " + std::to_string(values[bad]) +
+                                                      ", which " + std::string(weight_type_name(types[std::size_t(index)])) +
+                                                      " cannot hold (f16 reaches +-65504): load it with --dtype bf16 or f32");
     }
-    dequantize(t.type, f.tensor_data(t), n, into);
-    for (std::int64_t i = 0; i < n; i++)
-      if (!std::isfinite(into[i]))
-        return make_error(ErrorCode::corrupt, f.path + ": tensor \"" + s.name + "\" holds a non-finite value at flat index " +
-                                                  std::to_string(i));
-    if (s.shift != 0.0f)
-      for (std::int64_t i = 0; i < n; i++) into[i] -= s.shift;  // Gemma: the file's 1 + w back to w
-    if (s.layout == Layout::rope_pairs) rope_rows(dest, tmp.data(), s.heads, c.head_size(), s.ne.size() == 2 ? s.ne[0] : 1, true);
+    release_pages(f, t);
   }
   return p;
 }
 
-Result<Parameters> parameters_load(const std::string& path) {
+Result<Parameters> parameters_load(const std::string& path, const LoadOptions& options) {
   auto file = file_open(path);
   if (!file) return tl::unexpected(file.error());
-  auto p = parameters_from_file(*file);
-  if (!p) return p;
-  try {
-    parameters_pack(*p);
-  } catch (const std::bad_alloc&) {
-    return make_error(ErrorCode::unsupported, path + ": not enough memory for the packed weights");
-  }
-  return p;
+  return parameters_from_file(*file, options);
 }
 
 namespace {
@@ -587,11 +640,13 @@ Result<std::vector<NamedTensor>> tensors_for_file(const Parameters& params) {
   if (Status s = architecture_exists(c); !s) return tl::unexpected(s.error());
   std::vector<NamedTensor> out;
   for (const Slot& s : slots_for(c)) {
-    const float* src = params.t.*s.tensor + s.offset;
     std::int64_t n = 1;
     for (std::int64_t d : s.ne) n *= d;
-    NamedTensor t{s.name, s.ne, std::vector<float>(src, src + n)};
-    if (s.layout == Layout::rope_pairs) rope_rows(t.values.data(), src, s.heads, c.head_size(), s.ne.size() == 2 ? s.ne[0] : 1, false);
+    // read through the one accessor: a loaded model keeps its matrices packed (parameters.h)
+    std::vector<float> src(static_cast<std::size_t>(n));
+    parameters_read(params, parameters_index(s.tensor), std::size_t(s.offset), std::size_t(n), src.data());
+    NamedTensor t{s.name, s.ne, src};
+    if (s.layout == Layout::rope_pairs) rope_rows(t.values.data(), src.data(), s.heads, c.head_size(), s.ne.size() == 2 ? s.ne[0] : 1, false);
     if (s.shift != 0.0f)
       for (float& x : t.values) x += s.shift;
     out.push_back(std::move(t));

@@ -22,7 +22,7 @@
 // reads and headlab does not implement, and any key llama.cpp ignores for that architecture
 // but that would change the maths (attention.sliding_window on llama, qwen2, qwen3).
 //
-//   Result<Parameters> p = gguf::parameters_load(file);   // dequantized to float32
+//   Result<Parameters> p = gguf::parameters_load(path);   // F16/BF16 kept, quantized types as f32
 #pragma once
 
 #include <string>
@@ -41,15 +41,17 @@ namespace headlab::model::gguf {
 // (config_validate).
 Result<ModelConfig> config_from_file(const File& file);
 
-// Every weight, dequantized to float32 into headlab's layout. The shape of each tensor is
-// checked against the config before anything is allocated.
+// Every weight into headlab's layout: the matrices packed in their own precision (F32, F16,
+// BF16 kept; the quantized types dequantized to f32) or the --dtype asked for, as
+// checkpoint_load does (LoadOptions). The shape of each tensor is checked against the config
+// before anything is allocated.
 // Errors: those of config_from_file; corrupt (a missing tensor, a tensor of the wrong shape,
-// a tensor no weight of the config reads, a non-finite weight), each naming the tensor.
-Result<Parameters> parameters_from_file(const File& file);
+// a tensor no weight of the config reads, a non-finite weight), unsupported (a weight f16
+// cannot hold, not enough memory), each naming the tensor.
+Result<Parameters> parameters_from_file(const File& file, const LoadOptions& options = {});
 
-// A model file: file_open, parameters_from_file, and the packed matrices for short inputs
-// (as checkpoint_load). Errors: those of both.
-Result<Parameters> parameters_load(const std::string& path);
+// A model file: file_open and parameters_from_file. Errors: those of both.
+Result<Parameters> parameters_load(const std::string& path, const LoadOptions& options = {});
 
 // One tensor as llama.cpp names and shapes it, with its values in llama.cpp's row order
 // and convention (Gemma's norms as 1 + w), for the writer.

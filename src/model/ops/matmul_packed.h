@@ -1,40 +1,50 @@
-// model/ops/matmul_packed.h — the linear layers of a short inference input (up to
-// matmul_packed_max_rows() rows) over weights packed once, at load time.
+// model/ops/matmul_packed.h — the linear layers of the inference forward, multiplied straight
+// from the packed matrices (model/packed_weights.h) in f32, bf16 or f16, with float32
+// arithmetic and float32 accumulation (a 16-bit weight is widened in a register; the inputs
+// are never rounded).
 //
-//   std::vector<float> wp(matmul_packed_size(OC, C));
-//   matmul_pack(wp.data(), weight, OC, C);                      // weight (OC, C), once
-//   matmul_forward_packed(out, inp, wp.data(), bias, N, C, OC);  // out = inp @ weight^T + bias
+//   matmul_forward_packed(out, inp, w, bias, N);   // out (N, OC) = inp (N, C) @ W^T + bias
 //
-// Why: with few rows, a product reads far more weights than inputs, and sgemm copies every
-// weight into its own panel layout on every call: at 64 tokens that copy was 30% of a
-// GPT-2-small forward, beside 50% in sgemm's kernel. Packing once removes it, and the kernel
-// prefetches the next panel while it computes this one, so reading the weights from memory
-// (500 MB per GPT-2-small forward) overlaps the arithmetic.
-//
-// Layout: panels of kPanel = 32 output columns, each (C, 32) row-major, the last zero-padded:
-//   packed[p][k][j] = weight[p*32 + j][k]            (ceil(OC/32), C, 32)
-// Kernel: an 8 x 32 tile of out in 16 AVX-512 registers; per k one row of the panel (two
-// loads) and 8 inputs broadcast. The panels are split over the engine's thread pool.
-// AVX-512 only: on other CPUs matmul_packed_supported() is false and nothing packs.
+// Kernels, chosen once from the CPU's features (cpuid), never from the model:
+//   avx512    8 x 32 tiles of out in 16 zmm registers; per k one panel row widened (f32: two
+//             loads; bf16: one load, a shift and a mask; f16: two vcvtph2ps) and 8 inputs
+//             broadcast                                                    (AVX-512F)
+//   avx2      6 x 16 tiles in 12 ymm registers, each panel in two halves    (AVX2, FMA, F16C)
+//   portable  plain loops over the panels, 4 rows at a time                 (any CPU)
+// HEADLAB_KERNELS=avx2 or =portable asks for a lower one (A/B runs); `headlab --version`, the
+// server's start line and the benchmarks print the one in use.
+// Short inputs (up to 64 rows) stream each panel from memory once, prefetching the next panel
+// under the FMAs; longer ones go in blocks of rows whose inputs stay in L2 (and a k longer than
+// 1,024 in blocks of 512), so each panel is read once per block of rows. The same kernel serves
+// every length: with each matrix kept once, in its own type, there is no float32 copy for sgemm.
+// The panels are split over the engine's thread pool.
 #pragma once
 
-#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "model/packed_weights.h"
 
 namespace headlab::model {
 
-inline constexpr int kPanel = 32;
+enum class PackedKernel { portable, avx2, avx512 };
 
-bool matmul_packed_supported();  // the CPU has AVX-512F (and this is an x86-64 GCC/Clang build)
-int matmul_packed_max_rows();    // 256: ahead of sgemm below, level at 192-256 (headlab_matmul_bench)
+PackedKernel matmul_packed_kernel();                        // the one in use, decided once
+bool matmul_packed_kernel_supported(PackedKernel kernel);   // this CPU (and build) runs it
+std::string_view matmul_packed_kernel_name(PackedKernel kernel);  // "avx512", "avx2", "portable"
+// "packed-weight kernels avx512 (f32, bf16, f16 weights; chosen from the CPU's features)"
+std::string matmul_packed_kernels_description();
 
-std::size_t matmul_packed_size(int OC, int C);  // floats: ceil(OC/32) * 32 * C
-void matmul_pack(float* packed, const float* weight, int OC, int C);
+// out (N, OC) = inp (N, C) @ W^T + bias (bias (OC) or null), W = w (OC, C). Any N >= 1.
+void matmul_forward_packed(float* out, const float* inp, const PackedMatrix& w, const float* bias, int N);
 
-// Requires matmul_packed_supported(). Any N >= 1 (the kernel is tuned for N <= 256).
-void matmul_forward_packed(float* out,           // (N, OC)
-                           const float* inp,     // (N, C)
-                           const float* packed,  // matmul_pack of weight (OC, C)
-                           const float* bias,    // (OC) or null
-                           int N, int C, int OC);
+// Only columns [k0, k0 + K) of W, inputs `ldx` apart: out (N, OC) = inp (N, K) @ W[:, k0:k0+K]^T.
+// (Head h's share of W_O: its z columns against W_O's columns h*HS..)
+void matmul_forward_packed_part(float* out, const float* inp, int ldx, const PackedMatrix& w, int k0, int K, int N);
+
+// The general form with a chosen kernel (the tests run each one the CPU has):
+// out (N, OC) rows `ldo` apart = inp (N, K) rows `ldx` apart @ W[:, k0:k0+K]^T + bias.
+void matmul_forward_packed_with(PackedKernel kernel, float* out, int ldo, const float* inp, int ldx,
+                                const PackedMatrix& w, int k0, int K, const float* bias, int N);
 
 }  // namespace headlab::model

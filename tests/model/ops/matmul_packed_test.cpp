@@ -1,48 +1,183 @@
-// Tests for model/ops/matmul_packed.h: the packed-weight kernel against the plain loops.
+// Tests for model/ops/matmul_packed.h and model/packed_weights.h: every kernel this CPU runs,
+// in each weight type, against the plain loops on the same (rounded) weights; the packed
+// layout and its rounding.
 #include "model/ops/matmul_packed.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "model/ops/matmul.h"
+#include "model/packed_weights.h"
 #include "testing/gradcheck.h"
 
 using namespace headlab::model;
 using headlab::testing::random_vector;
 
-TEST(MatmulForwardPacked, MatchesPlainLoopsForEveryRowAndColumnLeftover) {
-  if (!matmul_packed_supported()) GTEST_SKIP() << "this CPU has no AVX-512F: nothing is packed here";
-  // N around the 8-row tiles, OC around the 32-column panels (257 is odd like GPT-2's
-  // vocabulary), C not a multiple of 16
-  for (int N : {1, 3, 7, 8, 9, 16, 64, 65, 256})
-    for (int OC : {1, 5, 31, 32, 33, 96, 257})
-      for (int C : {16, 50}) {
-        auto x = random_vector(N * C, 1), w = random_vector(OC * C, 2), b = random_vector(OC, 3);
-        std::vector<float> packed(matmul_packed_size(OC, C), -1.0f);
-        matmul_pack(packed.data(), w.data(), OC, C);
-        for (const float* bias : {static_cast<const float*>(b.data()), static_cast<const float*>(nullptr)}) {
-          // out carries a sentinel one row past the end: the kernel must not write there
-          std::vector<float> fast(std::size_t(N + 1) * OC, 7.0f), plain(std::size_t(N) * OC);
-          matmul_forward_packed(fast.data(), x.data(), packed.data(), bias, N, C, OC);
-          matmul_forward_naive(plain.data(), x.data(), w.data(), bias, N, C, OC);
-          float m = 0.0f;
-          for (std::size_t i = 0; i < plain.size(); i++) m = std::max(m, std::fabs(fast[i] - plain[i]));
-          EXPECT_LT(m, 1e-4f) << "N=" << N << " OC=" << OC << " C=" << C << (bias ? " bias" : "");
-          for (int o = 0; o < OC; o++) ASSERT_EQ(fast[std::size_t(N) * OC + o], 7.0f) << "wrote past row N-1";
-        }
-      }
+namespace {
+
+const WeightType kTypes[] = {WeightType::f32, WeightType::bf16, WeightType::f16};
+const PackedKernel kKernels[] = {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512};
+
+// The weights as the packed matrix holds them (rounded to its type), as float32 rows.
+std::vector<float> rounded(const PackedMatrix& m) {
+  std::vector<float> w(std::size_t(m.rows) * m.cols);
+  packed_read_rows(m, 0, m.rows, w.data());
+  return w;
 }
 
-TEST(MatmulPack, PadsTheLastPanelWithZeros) {
+}  // namespace
+
+TEST(MatmulForwardPacked, EveryKernelMatchesPlainLoopsForEveryRowColumnAndKLeftoverInEachType) {
+  // N around the row tiles (8 for avx512, 6 for avx2, 4 portable) and past the short-input
+  // limit (64); OC around the 32-column panels and their 16- and 8-column halves (257 is odd like
+  // GPT-2's vocabulary); C not a multiple of 16
+  for (PackedKernel kernel : kKernels) {
+    if (!matmul_packed_kernel_supported(kernel)) continue;
+    for (WeightType type : kTypes)
+      for (int N : {1, 5, 7, 9, 13, 64, 65, 130, 300})
+        for (int OC : {1, 9, 17, 31, 33, 257})
+          for (int C : {16, 50, 300}) {
+            if (N > 64 && C == 16) continue;  // the blocked path is reached with the others
+            auto x = random_vector(N * C, 1), w = random_vector(OC * C, 2), b = random_vector(OC, 3);
+            OwnedPackedMatrix packed = packed_matrix_from_rows(type, w.data(), OC, C);
+            const std::vector<float> wr = rounded(packed.m);
+            for (const float* bias : {static_cast<const float*>(b.data()), static_cast<const float*>(nullptr)}) {
+              // out carries a sentinel one row past the end and one column past each row's
+              // end: the kernel must not write there
+              const int ldo = OC + 1;
+              std::vector<float> fast(std::size_t(N + 1) * ldo, 7.0f), plain(std::size_t(N) * OC);
+              matmul_forward_packed_with(kernel, fast.data(), ldo, x.data(), C, packed.m, 0, C, bias, N);
+              matmul_forward_naive(plain.data(), x.data(), wr.data(), bias, N, C, OC);
+              float m = 0.0f;
+              for (int n = 0; n < N; n++)
+                for (int o = 0; o < OC; o++)
+                  m = std::max(m, std::fabs(fast[std::size_t(n) * ldo + o] - plain[std::size_t(n) * OC + o]));
+              ASSERT_LT(m, 1e-4f) << matmul_packed_kernel_name(kernel) << " " << weight_type_name(type) << " N=" << N
+                                  << " OC=" << OC << " C=" << C << (bias ? " bias" : "");
+              for (int n = 0; n < N; n++) ASSERT_EQ(fast[std::size_t(n) * ldo + OC], 7.0f) << "wrote past column OC-1";
+              for (int o = 0; o < ldo; o++) ASSERT_EQ(fast[std::size_t(N) * ldo + o], 7.0f) << "wrote past row N-1";
+            }
+          }
+  }
+}
+
+TEST(MatmulForwardPacked, BlocksOfRowsAndOfALongKAddUpToThePlainProduct) {
+  // k past kMaxK (1,024) goes in blocks of 512 that add into out; the rows then in blocks of
+  // 512 KB / (4 x 512) = 256 (252 for avx2's 6-row tiles), so 300 rows make two
+  const int N = 300, OC = 33, C = 1100;
+  auto x = random_vector(N * C, 11), w = random_vector(OC * C, 12), b = random_vector(OC, 13);
+  for (PackedKernel kernel : kKernels) {
+    if (!matmul_packed_kernel_supported(kernel)) continue;
+    for (WeightType type : kTypes) {
+      OwnedPackedMatrix packed = packed_matrix_from_rows(type, w.data(), OC, C);
+      const std::vector<float> wr = rounded(packed.m);
+      std::vector<float> fast(std::size_t(N) * OC), plain(fast.size());
+      matmul_forward_packed_with(kernel, fast.data(), OC, x.data(), C, packed.m, 0, C, b.data(), N);
+      matmul_forward_naive(plain.data(), x.data(), wr.data(), b.data(), N, C, OC);
+      float m = 0.0f;
+      for (std::size_t i = 0; i < plain.size(); i++) m = std::max(m, std::fabs(fast[i] - plain[i]));
+      EXPECT_LT(m, 2e-4f) << matmul_packed_kernel_name(kernel) << " " << weight_type_name(type);
+    }
+  }
+}
+
+TEST(MatmulForwardPacked, APartOfTheColumnsMatchesThatSliceOfThePlainProduct) {
+  // head h's share of W_O: inputs z (N, D) at column h*HS, W's columns h*HS..(h+1)*HS
+  const int N = 70, OC = 40, D = 48, HS = 12;
+  auto z = random_vector(N * D, 5), w = random_vector(OC * D, 6);
+  for (PackedKernel kernel : kKernels) {
+    if (!matmul_packed_kernel_supported(kernel)) continue;
+    for (WeightType type : kTypes) {
+      OwnedPackedMatrix packed = packed_matrix_from_rows(type, w.data(), OC, D);
+      const std::vector<float> wr = rounded(packed.m);
+      for (int h = 0; h < D / HS; h++) {
+        std::vector<float> fast(std::size_t(N) * OC);
+        matmul_forward_packed_with(kernel, fast.data(), OC, z.data() + h * HS, D, packed.m, h * HS, HS, nullptr, N);
+        float m = 0.0f;
+        for (int n = 0; n < N; n++)
+          for (int o = 0; o < OC; o++) {
+            double s = 0;
+            for (int i = 0; i < HS; i++) s += double(z[std::size_t(n) * D + h * HS + i]) * wr[std::size_t(o) * D + h * HS + i];
+            m = std::max(m, float(std::fabs(fast[std::size_t(n) * OC + o] - s)));
+          }
+        EXPECT_LT(m, 1e-5f) << matmul_packed_kernel_name(kernel) << " " << weight_type_name(type) << " head " << h;
+      }
+    }
+  }
+}
+
+TEST(MatmulForwardPacked, SixteenBitWeightsGiveTheSameOutputAsTheSameWeightsWidenedToF32) {
+  // the 16-bit kernels widen in a register and accumulate in float32 in the same order as the
+  // f32 kernel: on weights that are exactly 16-bit values the outputs are identical
+  const int N = 37, OC = 70, C = 90;
+  auto x = random_vector(N * C, 7), w = random_vector(OC * C, 8);
+  for (PackedKernel kernel : kKernels) {
+    if (!matmul_packed_kernel_supported(kernel)) continue;
+    for (WeightType type : {WeightType::bf16, WeightType::f16}) {
+      OwnedPackedMatrix narrow = packed_matrix_from_rows(type, w.data(), OC, C);
+      const std::vector<float> wr = rounded(narrow.m);
+      OwnedPackedMatrix wide = packed_matrix_from_rows(WeightType::f32, wr.data(), OC, C);
+      std::vector<float> a(std::size_t(N) * OC), b(a.size());
+      matmul_forward_packed_with(kernel, a.data(), OC, x.data(), C, narrow.m, 0, C, nullptr, N);
+      matmul_forward_packed_with(kernel, b.data(), OC, x.data(), C, wide.m, 0, C, nullptr, N);
+      EXPECT_EQ(a, b) << matmul_packed_kernel_name(kernel) << " " << weight_type_name(type);
+    }
+  }
+}
+
+TEST(MatmulPackedKernel, IsChosenFromTheCpusFeaturesAndNamed) {
+  EXPECT_TRUE(matmul_packed_kernel_supported(PackedKernel::portable));
+  EXPECT_TRUE(matmul_packed_kernel_supported(matmul_packed_kernel()));
+  const std::string d = matmul_packed_kernels_description();
+  EXPECT_NE(d.find(std::string(matmul_packed_kernel_name(matmul_packed_kernel()))), std::string::npos) << d;
+}
+
+TEST(PackedWeights, RowsReadBackAsTheirRoundedValuesAndTheLastPanelIsZeroPadded) {
   const int OC = 33, C = 3;  // two panels, the second with one real column
   auto w = random_vector(OC * C, 4);
-  std::vector<float> packed(matmul_packed_size(OC, C), -1.0f);
-  ASSERT_EQ(packed.size(), std::size_t(2 * kPanel * C));
-  matmul_pack(packed.data(), w.data(), OC, C);
-  for (int k = 0; k < C; k++) {
-    EXPECT_EQ(packed[(std::size_t(1) * C + k) * kPanel + 0], w[32 * C + k]);  // column 32 of row k
-    for (int j = 1; j < kPanel; j++) EXPECT_EQ(packed[(std::size_t(1) * C + k) * kPanel + j], 0.0f);
+  for (WeightType type : kTypes) {
+    OwnedPackedMatrix p = packed_matrix_from_rows(type, w.data(), OC, C);
+    ASSERT_EQ(packed_bytes(type, OC, C), std::size_t(2 * kPanel * C * weight_type_size(type)));
+    const std::vector<float> back = rounded(p.m);
+    for (int i = 0; i < OC * C; i++) {
+      const float want = type == WeightType::f32    ? w[i]
+                         : type == WeightType::bf16 ? weight_from_bf16(weight_to_bf16(w[i]))
+                                                    : weight_from_f16(weight_to_f16(w[i]));
+      ASSERT_EQ(back[i], want) << weight_type_name(type) << " at " << i;
+    }
+    // the padding of the second panel (columns 33..63 of every k) is zero
+    const int size = weight_type_size(type);
+    const unsigned char* panel = p.m.panel(1);
+    for (int k = 0; k < C; k++)
+      for (int j = 0; j < kPanel; j++) {
+        bool zero = true;
+        for (int b = 0; b < size; b++) zero = zero && panel[(std::size_t(k) * kPanel + j) * size + b] == 0;
+        if (j != 0) ASSERT_TRUE(zero) << weight_type_name(type) << " k " << k << " slot " << j;  // slot 0: row 32
+      }
   }
-  EXPECT_EQ(packed[std::size_t(2) * kPanel + 5], w[5 * C + 2]);  // panel 0, k = 2, column 5
+}
+
+TEST(PackedWeights, Bf16InterleavesThePanelsHalvesSoOneLoadWidensWithAShiftAndAMask) {
+  // column i at element 2i, column 16 + i at element 2i + 1 of each panel row
+  const int OC = 32, C = 2;
+  std::vector<float> w(std::size_t(OC) * C);
+  for (int o = 0; o < OC; o++)
+    for (int k = 0; k < C; k++) w[std::size_t(o) * C + k] = float(o + 100 * k);  // exact in bf16
+  OwnedPackedMatrix p = packed_matrix_from_rows(WeightType::bf16, w.data(), OC, C);
+  const auto* h = reinterpret_cast<const std::uint16_t*>(p.m.data);
+  for (int k = 0; k < C; k++)
+    for (int i = 0; i < 16; i++) {
+      EXPECT_EQ(weight_from_bf16(h[k * kPanel + 2 * i]), float(i + 100 * k));
+      EXPECT_EQ(weight_from_bf16(h[k * kPanel + 2 * i + 1]), float(16 + i + 100 * k));
+    }
+}
+
+TEST(PackedWeights, F16ReportsTheFirstValueItCannotHold) {
+  std::vector<float> w = {1.0f, 65504.0f, -2.0f, 70000.0f, 1e6f, 3.0f};  // (2, 3)
+  OwnedPackedMatrix h = packed_matrix_from_rows(WeightType::f16, std::vector<float>(6, 0.0f).data(), 2, 3);
+  EXPECT_EQ(packed_write_rows(h.m, 0, 2, w.data()), 3);  // 70000 turns infinite; 65504 is the largest half
+  OwnedPackedMatrix b = packed_matrix_from_rows(WeightType::bf16, std::vector<float>(6, 0.0f).data(), 2, 3);
+  EXPECT_EQ(packed_write_rows(b.m, 0, 2, w.data()), -1);  // bfloat16 has float32's range
 }

@@ -1,0 +1,63 @@
+// model/weight_type.h — the precision a matrix of a loaded model is kept in, and the --dtype
+// choice that decides it. Whatever the storage, the arithmetic and its accumulation are float32:
+// a 16-bit weight is widened in a register just before its multiply-add (bfloat16: a 16-bit
+// shift; IEEE half: vcvtph2ps), and the activations are never rounded to 16 bits.
+//
+//   auto choice = dtype_choice_parse("bf16");           // --dtype bf16
+//   WeightType t = weight_type_for(*choice, Dtype::F32); // bf16: an F32 checkpoint is rounded
+//
+//   type   bytes  range                     significant bits
+//   f32    4      ±3.4e38                   24
+//   bf16   2      ±3.4e38 (float32's)       8
+//   f16    2      ±65504                    11
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#include "model/safetensors.h"  // Dtype, the file's element types
+#include "util/result.h"
+
+namespace headlab::model {
+
+enum class WeightType : std::uint8_t { f32, bf16, f16 };
+
+std::string_view weight_type_name(WeightType t);  // "f32", "bf16", "f16"
+int weight_type_size(WeightType t);               // bytes per weight: 4, 2, 2
+
+// --dtype: `auto` keeps each matrix in its file's type (F32, BF16, F16; any other type — F64,
+// GGUF's quantized blocks — becomes f32); `f32` widens every matrix (exactly); `bf16` and `f16`
+// round every matrix to that type (to nearest, ties to even). Norms, biases and positions stay
+// float32 whatever the choice: they are a small part of a model.
+enum class DtypeChoice { keep, f32, bf16, f16 };
+
+inline constexpr std::string_view kDtypeChoices = "auto, f32, bf16, f16";
+// "auto", "f32", "bf16", "f16". Errors: invalid_argument naming the allowed values.
+Result<DtypeChoice> dtype_choice_parse(std::string_view text);
+std::string_view dtype_choice_name(DtypeChoice choice);
+
+// The type a matrix stored as `file_type` in the checkpoint is kept in under `choice`.
+WeightType weight_type_for(DtypeChoice choice, Dtype file_type);
+// Whether keeping a `file_type` matrix as `t` rounds it (F32 -> bf16, F16 -> bf16, ...).
+bool weight_type_rounds(WeightType t, Dtype file_type);
+
+// Round-to-nearest-even conversions of one value (the same as safetensors.h's; bfloat16's
+// inline, since the loaders convert every weight: a bfloat16 is a float32's top half).
+inline std::uint16_t weight_to_bf16(float x) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x40);  // NaN stays NaN
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return static_cast<std::uint16_t>(bits >> 16);
+}
+inline float weight_from_bf16(std::uint16_t b) {
+  const std::uint32_t bits = std::uint32_t(b) << 16;
+  float x;
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+std::uint16_t weight_to_f16(float x);
+float weight_from_f16(std::uint16_t h);
+
+}  // namespace headlab::model
