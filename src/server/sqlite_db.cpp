@@ -1,7 +1,9 @@
 // server/sqlite_db.cpp — see sqlite_db.h.
 #include "server/sqlite_db.h"
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "server/db/target.h"
 
@@ -28,8 +30,19 @@ Result<sqlite3*> sqlite_open_durable(const std::string& path, const std::string&
     return make_error(ErrorCode::io_error, "Cannot open the " + what + " " + path + ": " + msg + "." + hint);
   }
   sqlite3_busy_timeout(db, 5000);
+  // Turning a new file to WAL takes an exclusive lock, and SQLite answers SQLITE_BUSY at once,
+  // without its busy handler, while another process does the same (servers starting together):
+  // that one is retried for as long as the busy timeout.
   char* err = nullptr;
-  if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", nullptr, nullptr, &err) != SQLITE_OK) {
+  int rc = SQLITE_OK;
+  for (int waited_ms = 0;; waited_ms += 10) {
+    rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", nullptr, nullptr, &err);
+    if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || waited_ms >= 5000) break;
+    sqlite3_free(err);
+    err = nullptr;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (rc != SQLITE_OK) {
     std::string msg = err ? err : "unknown error";
     sqlite3_free(err);
     sqlite3_close(db);
