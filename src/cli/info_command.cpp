@@ -1,5 +1,6 @@
 // cli/info_command.cpp — `headlab info --model DIR`: what the loader makes of a model folder,
-// from its config.json and the weight files' headers (no weight is read): the family, every
+// from its config.json and the weight files' headers, or of a GGUF file from its metadata and
+// tensor infos (no weight is read): the family, every
 // size, the block's positions / norm / MLP / attention, each config key and what it set, each
 // tensor and where it went (count, dtype, bytes), and the tokenizer. Text or JSON.
 #include <CLI/CLI.hpp>
@@ -15,6 +16,8 @@
 #include "cli/dtype_option.h"
 #include "model/bpe_tokenizer.h"
 #include "model/checkpoint.h"
+#include "model/gguf/gguf_file.h"
+#include "model/gguf/gguf_tokenizer.h"
 #include "util/file.h"
 
 namespace headlab::cli {
@@ -104,8 +107,26 @@ std::string attention_text(const ModelConfig& c) {
   return s;
 }
 
+// The tokenizer a GGUF file's metadata holds (tokenizer.ggml.*), as the CLI and the server load it.
+ordered_json gguf_tokenizer_info(const std::string& path) {
+  ordered_json t;
+  t["kind"] = "GGUF metadata (tokenizer.ggml.*)";
+  auto file = model::gguf::file_open(path);
+  if (file) {
+    const auto* m = file->find("tokenizer.ggml.model");
+    const auto* pre = file->find("tokenizer.ggml.pre");
+    t["model"] = m ? m->text : "none";
+    t["pre_tokenizer"] = pre ? pre->text : "none";
+  }
+  auto tok = model::gguf::tokenizer_load(path);
+  if (tok) t["tokens"] = tok->vocab_size();
+  else t["error"] = tok.error().message;
+  return t;
+}
+
 // The tokenizer the folder holds, as the CLI and the server load it.
 ordered_json tokenizer_info(const std::string& dir) {
+  if (model::gguf::is_gguf_path(dir) && !fs::is_directory(dir)) return gguf_tokenizer_info(dir);
   ordered_json t;
   const bool has_json = fs::exists(fs::path(dir) / "tokenizer.json");
   const bool has_gpt2 = fs::exists(fs::path(dir) / "vocab.json") && fs::exists(fs::path(dir) / "merges.txt");
@@ -174,6 +195,7 @@ ordered_json info_json(const std::string& dir, const model::CheckpointDescriptio
   ordered_json keys = ordered_json::array();
   for (const model::ConfigKeyUse& k : d.keys)
     keys.push_back({{"key", k.key}, {"value", k.value}, {"read", k.read}, {"effect", k.effect}});
+  j["config_source"] = model::gguf::is_gguf_path(dir) && !fs::is_directory(dir) ? "GGUF metadata" : "config.json";
   j["config_keys"] = keys;
   ordered_json tensors = ordered_json::array();
   std::map<std::string, std::pair<int, std::uint64_t>> by_dtype;
@@ -181,12 +203,13 @@ ordered_json info_json(const std::string& dir, const model::CheckpointDescriptio
   int loaded = 0;
   for (const model::TensorMapping& t : d.tensors) {
     ordered_json shape = t.shape;
+    const std::string type = t.file_type.empty() ? std::string(model::dtype_name(t.dtype)) : t.file_type;
     tensors.push_back({{"name", t.name},     {"file", fs::path(t.file).filename().string()},
-                       {"dtype", std::string(model::dtype_name(t.dtype))}, {"shape", shape},
+                       {"dtype", type},      {"shape", shape},
                        {"bytes", t.bytes},   {"target", t.target},
                        {"layer", t.layer},   {"offset", t.offset},
                        {"memory", t.memory}, {"how", t.how}});
-    auto& [count, bytes] = by_dtype[std::string(model::dtype_name(t.dtype))];
+    auto& [count, bytes] = by_dtype[type];
     count++, bytes += t.bytes, total += t.bytes;
     if (!t.target.empty()) loaded++;
   }
@@ -229,9 +252,9 @@ void print_text(const ordered_json& j) {
 
   int read = 0;
   for (const auto& k : j["config_keys"]) read += k["read"].get<bool>() ? 1 : 0;
-  std::printf("\nconfig.json: %d keys, %d read\n", int(j["config_keys"].size()), read);
+  std::printf("\n%s: %d keys, %d read\n", j["config_source"].get<std::string>().c_str(), int(j["config_keys"].size()), read);
   for (const auto& k : j["config_keys"])
-    std::printf("  %-34s %-24s %s\n", k["key"].get<std::string>().c_str(), k["value"].get<std::string>().c_str(),
+    std::printf("  %-40s %-24s %s\n", k["key"].get<std::string>().c_str(), k["value"].get<std::string>().c_str(),
                 k["effect"].get<std::string>().c_str());
 
   const auto& w = j["weights"];
@@ -286,10 +309,16 @@ void add_info_command(CLI::App& app, int& exit_code) {
       "each tensor with its dtype, shape and bytes and the headlab tensor and layer it fills;\n"
       "and the tokenizer. The same loader runs the model in `headlab run`, the scanner and\n"
       "the server, so what this prints is what they use.\n\n"
+      "A GGUF file (llama.cpp's format, a path ending in .gguf) is described the same way from\n"
+      "its metadata and tensor infos: each key with what it set, each tensor's type (F16,\n"
+      "Q8_0, Q4_K, ...) and how it is read (dequantized, llama.cpp's q/k rows re-paired,\n"
+      "Gemma's 1 + w), and the tokenizer from tokenizer.ggml.*.\n\n"
       "Examples:\n"
       "  headlab info --model models/headlab-tiny\n"
-      "  headlab info --model tests/fixtures/model/families/gemma3 --format json");
-  cmd->add_option("--model", opts->model, "Model directory (config.json and model.safetensors or its index)")->required();
+      "  headlab info --model tests/fixtures/model/families/gemma3 --format json\n"
+      "  headlab info --model qwen2.5-0.5b-instruct-q8_0.gguf");
+  cmd->add_option("--model", opts->model,
+                  "Model directory (config.json and model.safetensors or its index), or a .gguf file")->required();
   add_dtype_option(cmd, opts->dtype);
   cmd->add_option("--format", opts->format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->callback([opts, &exit_code] { exit_code = run_info(*opts); });

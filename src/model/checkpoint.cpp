@@ -534,6 +534,7 @@ Result<Parameters> checkpoint_load(const std::string& dir, const LoadOptions& op
 Result<CheckpointDescription> checkpoint_describe(const std::string& dir, DtypeChoice dtype) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  if (gguf::is_gguf_path(dir) && !fs::is_directory(dir, ec)) return gguf::describe_file(dir, dtype);  // llama.cpp's file
   if (!fs::is_directory(dir, ec)) return make_error(ErrorCode::not_found, dir + ": not a directory");
   const std::string config_path = (fs::path(dir) / "config.json").string();
   auto config = config_load(config_path);
@@ -572,7 +573,8 @@ Result<CheckpointDescription> checkpoint_describe(const std::string& dir, DtypeC
   for (const SafetensorsFile& f : files) {
     d.files.push_back(f.path);
     for (const SafetensorsTensor& t : f.tensors) {
-      TensorMapping m{t.name, f.path, t.dtype, t.shape, t.end - t.begin};
+      TensorMapping m;
+      m.name = t.name, m.file = f.path, m.dtype = t.dtype, m.shape = t.shape, m.bytes = t.end - t.begin;
       auto it = by_file_name.find(t.name);
       if (it != by_file_name.end()) {
         const TensorSlot& slot = *it->second;

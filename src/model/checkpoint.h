@@ -59,16 +59,18 @@ struct TensorMapping {
   std::string how;                   // "copied", "transposed (Conv1D)", "reordered (fused per head)",
                                      // or why it is not loaded
   std::string memory;                // the type it is kept in ("bf16", "f32"), empty when not loaded
+  std::string file_type;             // a GGUF file's tensor type ("Q8_0", "BF16"); empty: dtype
 };
 struct CheckpointDescription {
   ModelConfig config;
   MatrixTypes memory_types{};          // the type each matrix is kept in under the dtype asked for
   std::uint64_t memory_bytes = 0;      // checkpoint_memory_bytes of those
   bool rounds = false;                 // that dtype rounds some matrix of the files
-  std::vector<ConfigKeyUse> keys;      // every key of config.json (config_key_uses)
+  std::vector<ConfigKeyUse> keys;      // every key of config.json (config_key_uses), or of a GGUF file's metadata
   std::vector<std::string> files;      // the weight files read
   std::vector<TensorMapping> tensors;  // every tensor of those files, in their order
 };
+// A path ending in ".gguf" is described from its metadata and tensor infos (gguf::describe_file).
 // Errors: those of checkpoint_load before it reads a weight (config, headers, shapes).
 Result<CheckpointDescription> checkpoint_describe(const std::string& dir, DtypeChoice dtype = DtypeChoice::keep);
 

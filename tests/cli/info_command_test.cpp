@@ -2,6 +2,8 @@
 // and models/headlab-tiny, read back from its JSON.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -94,4 +96,53 @@ TEST(InfoCommand, AFolderWithoutAModelIsAnErrorNotAnAbort) {
   EXPECT_NE(r.out.find("headlab: error: /nonexistent: not a directory"), std::string::npos) << r.out;
   auto usage = headlab_run("info");
   EXPECT_EQ(usage.exit_code, 2) << usage.out;
+}
+
+// llama.cpp's own Q4_K_M quantization of a random Llama (tests/fixtures/gguf): described from
+// its metadata and tensor infos, as a folder is from config.json and the safetensors headers.
+TEST(InfoCommand, AGgufFileShowsItsKeysTypesAndHowEachTensorIsRead) {
+  const std::string path = std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/gguf/llama_random.q4_k_m.gguf";
+  json j = info(path);
+  EXPECT_EQ(j["family"], "llama");
+  EXPECT_EQ(j["config_source"], "GGUF metadata");
+  const json* layers = key(j, "llama.block_count");
+  ASSERT_NE(layers, nullptr);
+  EXPECT_TRUE((*layers)["read"].get<bool>());
+  EXPECT_EQ((*layers)["effect"], "L = " + j["sizes"]["L"].dump());
+  const json* arch = key(j, "general.architecture");
+  ASSERT_NE(arch, nullptr);
+  EXPECT_EQ((*arch)["effect"], "the block: llama");
+  bool quantized = false, repaired = false;
+  long long floats = 0;
+  for (const json& t : j["tensors"]) {
+    if (t["target"] == "") continue;
+    long long n = 1;
+    for (const json& d : t["shape"]) n *= d.get<long long>();
+    floats += n;
+    const std::string how = t["how"];
+    if (t["dtype"] == "Q4_K") {
+      quantized = true;
+      EXPECT_EQ(how.rfind("dequantized from Q4_K", 0), 0u) << how;
+      EXPECT_EQ(t["memory"], "f32") << "a quantized tensor is kept as float32";
+    }
+    if (t["name"] == "blk.0.attn_q.weight") repaired = how.find("rows re-paired") != std::string::npos;
+  }
+  EXPECT_TRUE(quantized);
+  EXPECT_TRUE(repaired) << "llama.cpp's q rows are permuted for its rotary pairs";
+  EXPECT_EQ(floats, j["sizes"]["parameters"].get<long long>());
+  EXPECT_NE(j["tokenizer"]["kind"].get<std::string>().find("GGUF"), std::string::npos);
+  EXPECT_GT(j["tokenizer"].value("tokens", 0), 0) << j["tokenizer"].dump();
+  auto text = headlab_run("info --model " + path);
+  EXPECT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("family       llama"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("GGUF metadata:"), std::string::npos) << text.out;
+}
+
+TEST(InfoCommand, AFileThatIsNotGgufIsAnErrorNotAnAbort) {
+  const std::string path = ::testing::TempDir() + "headlab_info_not_gguf.gguf";
+  std::ofstream(path) << "this is a text file, not llama.cpp's format\n";
+  auto r = headlab_run("info --model " + path);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("headlab: error: " + path), std::string::npos) << r.out;
+  std::remove(path.c_str());
 }

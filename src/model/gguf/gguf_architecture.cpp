@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <new>
 #include <set>
 #include <tuple>
@@ -446,14 +447,10 @@ void release_pages(const File& f, const TensorInfo& t) {
 Dtype kept_dtype(TensorType t) {
   return t == TensorType::f16 ? Dtype::F16 : t == TensorType::bf16 ? Dtype::BF16 : Dtype::F32;
 }
-}  // namespace
 
-Result<Parameters> parameters_from_file(const File& f, const LoadOptions& options) {
-  auto config = config_from_file(f);
-  if (!config) return tl::unexpected(config.error());
-  const ModelConfig& c = *config;
-  const std::vector<Slot> slots = slots_for(c);
-  // every tensor is where the config says, of its shape, before anything is allocated
+// Every slot's tensor is in the file with the shape the config implies, and every tensor of
+// the file is read (rope_freqs.weight into the config).
+Status check_tensors(const File& f, const ModelConfig& c, const std::vector<Slot>& slots) {
   std::set<std::string> used;
   if (!c.rope_freq_factors.empty()) used.insert("rope_freqs.weight");  // read into the config
   for (const Slot& s : slots) {
@@ -468,10 +465,12 @@ Result<Parameters> parameters_from_file(const File& f, const LoadOptions& option
     if (!used.count(t.name))
       return make_error(ErrorCode::corrupt, f.path + ": tensor \"" + t.name + "\" is not a weight of the " +
                                                 architecture_of(c) + " model the metadata describes");
-  if (options.rows && options.dtype != DtypeChoice::keep && options.dtype != DtypeChoice::f32)
-    return make_error(ErrorCode::invalid_argument, "float32 rows (for training) cannot hold --dtype " +
-                                                       std::string(dtype_choice_name(options.dtype)));
-  // each matrix's type: its tensors' (q, k and v fill c_attn), f32 when they differ
+  return {};
+}
+
+// Each matrix's type in memory under `dtype`: its tensors' kept type (q, k and v fill c_attn;
+// f32 when they differ), then --dtype's choice.
+MatrixTypes memory_types(const File& f, const std::vector<Slot>& slots, DtypeChoice dtype) {
   std::array<int, kNumParameterTensors> kept;
   kept.fill(-1);
   for (const Slot& s : slots) {
@@ -480,8 +479,32 @@ Result<Parameters> parameters_from_file(const File& f, const LoadOptions& option
     k = k == -1 || k == d ? d : int(Dtype::F32);
   }
   MatrixTypes types = matrix_types_all(WeightType::f32);
-  for (int i = 0; i < kNumParameterTensors && !options.rows; i++)
-    types[std::size_t(i)] = weight_type_for(options.dtype, kept[std::size_t(i)] >= 0 ? Dtype(kept[std::size_t(i)]) : Dtype::F32);
+  for (int i = 0; i < kNumParameterTensors; i++)
+    types[std::size_t(i)] = weight_type_for(dtype, kept[std::size_t(i)] >= 0 ? Dtype(kept[std::size_t(i)]) : Dtype::F32);
+  return types;
+}
+
+// Keeping a tensor narrower than its values rounds it (--dtype bf16 / f16).
+bool types_round(const File& f, const std::vector<Slot>& slots, const MatrixTypes& types) {
+  bool rounds = false;
+  for (const Slot& s : slots)
+    rounds = rounds || weight_type_rounds(types[std::size_t(parameters_index(s.tensor))], kept_dtype(f.find_tensor(s.name)->type));
+  return rounds;
+}
+
+}  // namespace
+
+Result<Parameters> parameters_from_file(const File& f, const LoadOptions& options) {
+  auto config = config_from_file(f);
+  if (!config) return tl::unexpected(config.error());
+  const ModelConfig& c = *config;
+  const std::vector<Slot> slots = slots_for(c);
+  // every tensor is where the config says, of its shape, before anything is allocated
+  if (Status s = check_tensors(f, c, slots); !s) return tl::unexpected(s.error());
+  if (options.rows && options.dtype != DtypeChoice::keep && options.dtype != DtypeChoice::f32)
+    return make_error(ErrorCode::invalid_argument, "float32 rows (for training) cannot hold --dtype " +
+                                                       std::string(dtype_choice_name(options.dtype)));
+  const MatrixTypes types = options.rows ? matrix_types_all(WeightType::f32) : memory_types(f, slots, options.dtype);
   Parameters p;
   try {
     p = options.rows ? parameters_allocate(c) : parameters_allocate_packed(c, types);
@@ -491,9 +514,7 @@ Result<Parameters> parameters_from_file(const File& f, const LoadOptions& option
                                                   std::to_string(parameters_count(c)) + " weights" +
                                                   checkpoint_types_text(c, types) + "), more than this machine can allocate");
   }
-  for (const Slot& s : slots)  // keeping a tensor narrower than its values rounds it (--dtype bf16 / f16)
-    p.rounded = p.rounded || weight_type_rounds(types[std::size_t(parameters_index(s.tensor))],
-                                                kept_dtype(f.find_tensor(s.name)->type));
+  p.rounded = types_round(f, slots, types);
   std::vector<float> tmp, tmp2;
   constexpr std::int64_t kChunkFloats = std::int64_t(1) << 20;  // a part of a tensor at a time
   for (const Slot& s : slots) {
@@ -538,6 +559,125 @@ Result<Parameters> parameters_load(const std::string& path, const LoadOptions& o
   auto file = file_open(path);
   if (!file) return tl::unexpected(file.error());
   return parameters_from_file(*file, options);
+}
+
+namespace {
+
+std::string number_text(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+// A metadata value, short: a number, a string (cut at 40 characters), or "[151936 strings]".
+std::string value_text(const Value& v) {
+  if (v.type == ValueType::string) return v.text.size() > 40 ? "\"" + v.text.substr(0, 37) + "...\"" : "\"" + v.text + "\"";
+  if (v.type == ValueType::boolean) return v.as_bool().value_or(false) ? "true" : "false";
+  if (v.type == ValueType::array)
+    return "[" + std::to_string(v.count) + " " +
+           (v.element_type == ValueType::string ? std::string("strings") : std::string(value_type_name(v.element_type))) + "]";
+  if (const auto x = v.as_number()) return number_text(*x);
+  return std::string(value_type_name(v.type));
+}
+
+// What a key of the file set in the config (or why it is not read).
+ConfigKeyUse key_use(const std::string& key, const Value& v, const std::string& arch, const ModelConfig& c) {
+  ConfigKeyUse u{key, value_text(v), true, ""};
+  const std::string prefix = arch + ".";
+  if (key.compare(0, prefix.size(), prefix) == 0) {
+    const std::string k = key.substr(prefix.size());
+    const std::map<std::string, std::string> effects = {
+        {"context_length", "maxT = " + std::to_string(c.n_ctx)},
+        {"embedding_length", "C = " + std::to_string(c.n_embd)},
+        {"block_count", "L = " + std::to_string(c.n_layer)},
+        {"feed_forward_length", "F = " + std::to_string(c.mlp_width())},
+        {"attention.head_count", "NH = " + std::to_string(c.n_head)},
+        {"attention.head_count_kv", "NKV = " + std::to_string(c.kv_heads())},
+        {"vocab_size", "V = " + std::to_string(c.vocab_size) + " (token_embd.weight's rows)"},
+        {"attention.layer_norm_epsilon", "LayerNorm eps " + number_text(c.layer_norm_eps)},
+        {"attention.layer_norm_rms_epsilon", "RMSNorm eps " + number_text(c.layer_norm_eps)},
+        {"rope.dimension_count", "rotary on " + std::to_string(c.rotary_size()) + " channels of each head"},
+        {"rope.freq_base", "rope theta " + number_text(c.rope_theta)},
+        {"rope.freq_base_swa", "local layers' rope theta " + number_text(c.rope_local_theta)},
+        {"attention.key_length", "HS = " + std::to_string(c.head_size())},
+        {"attention.value_length", "HS = " + std::to_string(c.head_size()) + " (values too)"},
+        {"attention.sliding_window", "sliding window of " + std::to_string(c.sliding_window) + " keys"},
+        {"attention.sliding_window_pattern", "which layers slide (see attention)"},
+        {"attn_logit_softcapping", "scores soft-capped at " + number_text(c.attn_softcap)},
+        {"final_logit_softcapping", "logits soft-capped at " + number_text(c.final_softcap)},
+        {"use_parallel_residual", c.parallel_residual ? "attention and MLP in parallel" : "attention, then MLP"},
+    };
+    auto it = effects.find(k);
+    u.effect = it != effects.end() ? it->second
+               : k.rfind("rope.scaling.", 0) == 0 ? "rope scaling (see positions)"
+                                                  : "checked: a value headlab's block has (any other is refused)";
+    return u;
+  }
+  if (key == "general.architecture") return u.effect = "the block: " + arch, u;
+  if (key == "general.alignment") return u.effect = "tensor data aligned to " + value_text(v) + " bytes", u;
+  if (key == "tokenizer.ggml.bos_token_id") return u.effect = "BOS id " + std::to_string(c.bos_token_id), u;
+  if (key == "tokenizer.ggml.eos_token_id") return u.effect = "EOS id " + std::to_string(c.eos_token_id), u;
+  if (key.rfind("tokenizer.", 0) == 0) return u.effect = "the tokenizer (headlab tokenize, run and the server read it)", u;
+  u.read = false;
+  u.effect = key.rfind("general.", 0) == 0 ? "a description of the file, not the maths" : "not part of the model's maths";
+  return u;
+}
+
+}  // namespace
+
+Result<CheckpointDescription> describe_file(const std::string& path, DtypeChoice dtype) {
+  auto file = file_open(path);
+  if (!file) return tl::unexpected(file.error());
+  const File& f = *file;
+  auto config = config_from_file(f);
+  if (!config) return tl::unexpected(config.error());
+  const ModelConfig& c = *config;
+  const std::vector<Slot> slots = slots_for(c);
+  if (Status s = check_tensors(f, c, slots); !s) return tl::unexpected(s.error());
+  CheckpointDescription d;
+  d.config = c;
+  d.memory_types = memory_types(f, slots, dtype);
+  d.memory_bytes = checkpoint_memory_bytes(c, d.memory_types);
+  d.rounds = types_round(f, slots, d.memory_types);
+  d.files.push_back(path);
+  const std::string arch = architecture_of(c);
+  for (const auto& [key, value] : f.metadata) d.keys.push_back(key_use(key, value, arch, c));
+  std::map<std::string, const Slot*> by_name;
+  for (const Slot& s : slots) by_name[s.name] = &s;
+  const auto sizes = parameters_sizes(c);
+  for (const TensorInfo& t : f.tensors) {
+    TensorMapping m;
+    m.name = t.name;
+    m.file = path;
+    m.file_type = tensor_type_name(std::uint32_t(t.type));
+    m.shape.assign(t.ne.rbegin(), t.ne.rend());  // rows first, as a safetensors shape
+    m.bytes = t.bytes;
+    auto it = by_name.find(t.name);
+    if (it == by_name.end()) {
+      m.how = "read into the config: a divisor per rotary frequency (Llama 3's rope scaling)";
+      d.tensors.push_back(std::move(m));
+      continue;
+    }
+    const Slot& s = *it->second;
+    const int index = parameters_index(s.tensor);
+    m.target = std::string(parameters_name(index));
+    const std::string_view target = m.target;
+    const bool whole_model = target == "wte" || target == "wpe" || target == "lnfw" || target == "lnfb" || target == "lm_head";
+    const std::int64_t per_layer = std::int64_t(sizes[std::size_t(index)]) / std::max(1, c.n_layer);
+    if (!whole_model && per_layer > 0) {
+      m.layer = int(s.offset / per_layer);
+      m.offset = s.offset % per_layer;
+    } else {
+      m.offset = s.offset;
+    }
+    m.memory = parameters_is_matrix(index) ? std::string(weight_type_name(d.memory_types[std::size_t(index)])) : "f32";
+    const bool quantized = t.type != TensorType::f32 && t.type != TensorType::f16 && t.type != TensorType::bf16;
+    m.how = quantized ? "dequantized from " + m.file_type : std::string("copied");
+    if (s.layout == Layout::rope_pairs) m.how += ", rows re-paired (llama.cpp permuted them for its rotary pairs)";
+    if (s.shift != 0.0f) m.how += ", the file's 1 + w taken back to w";
+    d.tensors.push_back(std::move(m));
+  }
+  return d;
 }
 
 namespace {

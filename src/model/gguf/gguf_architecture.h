@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "model/checkpoint.h"
 #include "model/gguf/gguf_file.h"
 #include "model/gguf/gguf_writer.h"
 #include "model/parameters.h"
@@ -52,6 +53,13 @@ Result<Parameters> parameters_from_file(const File& file, const LoadOptions& opt
 
 // A model file: file_open and parameters_from_file. Errors: those of both.
 Result<Parameters> parameters_load(const std::string& path, const LoadOptions& options = {});
+
+// What parameters_load would make of the file, without reading a weight: the config, each
+// metadata key with what it set (keys: "<arch>.*" read, the tokenizer's, the rest described),
+// each tensor with its type, the headlab tensor and layer it fills and how (dequantized, rows
+// re-paired, 1 + w), and the memory the matrices take under `dtype`. For `headlab info`.
+// Errors: those of config_from_file and of parameters_from_file's shape checks.
+Result<CheckpointDescription> describe_file(const std::string& path, DtypeChoice dtype = DtypeChoice::keep);
 
 // One tensor as llama.cpp names and shapes it, with its values in llama.cpp's row order
 // and convention (Gemma's norms as 1 + w), for the writer.
