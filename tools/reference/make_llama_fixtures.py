@@ -11,6 +11,10 @@ tests/fixtures/gguf/:
   llama_random.q4_k_m.gguf, llama_random.q6_k.gguf
                         llama.cpp's Q4_K_M and Q6_K quantizations of a Llama model (C = 256 so
                         the K-quants' blocks of 256 apply) that headlab exported
+  qwen3_random.q8_0.gguf, gemma2_random.q8_0.gguf, gemma3_random.q8_0.gguf
+                        llama.cpp's Q8_0 quantizations of the Qwen 3, Gemma 2 and Gemma 3 models
+                        below as headlab exported them (llama.cpp keeps what Q8_0's blocks of 32
+                        cannot cover, F = 48, in another type)
   qwen3_random/, gemma2_random/, gemma3_random/, llama3_random/, mistral_random/
                         one model of each of these families, made with the family maths of
                         make_family_fixtures.py and shaped to what llama.cpp's architecture
@@ -335,7 +339,10 @@ def main():
             expected["logits"][name] = logits(path)
         for name, src, kind in [("gpt2_random.q8_0", "gpt2_random.f32", "q8_0"),
                                 ("llama_random.q4_k_m", "llama_random.f32", "q4_k_m"),
-                                ("llama_random.q6_k", "llama_random.f32", "q6_k")]:
+                                ("llama_random.q6_k", "llama_random.f32", "q6_k"),
+                                ("qwen3_random.q8_0", "qwen3_random.f32", "q8_0"),
+                                ("gemma2_random.q8_0", "gemma2_random.f32", "q8_0"),
+                                ("gemma3_random.q8_0", "gemma3_random.f32", "q8_0")]:
             path = os.path.join(OUT, name + ".gguf")
             subprocess.run([peer, "quantize", os.path.join(tmp, src + ".gguf"), path, str(FTYPES[kind])], check=True, env=env)
             expected["logits"][name] = logits(path)
