@@ -531,6 +531,22 @@ Result<Parameters> checkpoint_load(const std::string& dir, const LoadOptions& op
   return checkpoint_from_safetensors(*config, *file, options);
 }
 
+void tensor_mapping_place(TensorMapping& m, const ModelConfig& config, int index, std::int64_t offset,
+                          const MatrixTypes& types) {
+  m.target = std::string(parameters_name(index));
+  // the per-layer tensors hold L equal slices
+  const std::string_view target = m.target;
+  const bool whole_model = target == "wte" || target == "wpe" || target == "lnfw" || target == "lnfb" || target == "lm_head";
+  const std::int64_t per_layer = std::int64_t(parameters_sizes(config)[std::size_t(index)]) / std::max(1, config.n_layer);
+  if (!whole_model && per_layer > 0) {
+    m.layer = static_cast<int>(offset / per_layer);
+    m.offset = offset % per_layer;
+  } else {
+    m.offset = offset;
+  }
+  m.memory = parameters_is_matrix(index) ? std::string(weight_type_name(types[std::size_t(index)])) : "f32";
+}
+
 Result<CheckpointDescription> checkpoint_describe(const std::string& dir, DtypeChoice dtype) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -569,7 +585,6 @@ Result<CheckpointDescription> checkpoint_describe(const std::string& dir, DtypeC
     const SafetensorsFile* owner = &files.front();
     if (const SafetensorsTensor* t = find_slot_tensor(*config, files, slot.name, &owner)) by_file_name[t->name] = &slot;
   }
-  const auto sizes = parameters_sizes(*config);
   for (const SafetensorsFile& f : files) {
     d.files.push_back(f.path);
     for (const SafetensorsTensor& t : f.tensors) {
@@ -578,21 +593,7 @@ Result<CheckpointDescription> checkpoint_describe(const std::string& dir, DtypeC
       auto it = by_file_name.find(t.name);
       if (it != by_file_name.end()) {
         const TensorSlot& slot = *it->second;
-        m.target = std::string(parameters_name(slot.dest.tensor));
-        // the per-layer tensors hold L equal slices
-        const std::string_view target = m.target;
-        const bool whole_model = target == "wte" || target == "wpe" || target == "lnfw" || target == "lnfb" ||
-                                 target == "lm_head";
-        const std::int64_t per_layer = std::int64_t(sizes[slot.dest.tensor]) / std::max(1, config->n_layer);
-        if (!whole_model && per_layer > 0) {
-          m.layer = static_cast<int>(slot.dest.offset / per_layer);
-          m.offset = slot.dest.offset % per_layer;
-        } else {
-          m.offset = slot.dest.offset;
-        }
-        m.memory = parameters_is_matrix(slot.dest.tensor)
-                       ? std::string(weight_type_name(d.memory_types[std::size_t(slot.dest.tensor)]))
-                       : "f32";
+        tensor_mapping_place(m, *config, slot.dest.tensor, slot.dest.offset, d.memory_types);
         m.how = slot.transpose ? "transposed (Conv1D stores (in, out))"
                 : slot.layout == Layout::neox_qkv ? "reordered (GPT-NeoX fuses q, k, v per head)"
                                                   : "copied";

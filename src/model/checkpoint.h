@@ -61,6 +61,11 @@ struct TensorMapping {
   std::string memory;                // the type it is kept in ("bf16", "f32"), empty when not loaded
   std::string file_type;             // a GGUF file's tensor type ("Q8_0", "BF16"); empty: dtype
 };
+// Fills m.target, m.layer, m.offset and m.memory for a tensor that goes `offset` floats into
+// parameter tensor `index` (a per-layer tensor's offset splits into its layer and the offset in
+// that layer's slice), kept in `types[index]` when a matrix and in f32 otherwise.
+void tensor_mapping_place(TensorMapping& m, const ModelConfig& config, int index, std::int64_t offset,
+                          const MatrixTypes& types);
 struct CheckpointDescription {
   ModelConfig config;
   MatrixTypes memory_types{};          // the type each matrix is kept in under the dtype asked for

@@ -29,6 +29,18 @@ const json* key(const json& j, const std::string& name) {
   return nullptr;
 }
 
+// The floats the loaded tensors hold, by their shapes.
+long long loaded_floats(const json& j) {
+  long long floats = 0;
+  for (const json& t : j["tensors"]) {
+    if (t["target"] == "") continue;
+    long long n = 1;
+    for (const json& d : t["shape"]) n *= d.get<long long>();
+    floats += n;
+  }
+  return floats;
+}
+
 }  // namespace
 
 TEST(InfoCommand, Gemma3ShowsItsFamilyWindowsAndEveryTensorMapped) {
@@ -63,14 +75,7 @@ TEST(InfoCommand, Gemma3ShowsItsFamilyWindowsAndEveryTensorMapped) {
 TEST(InfoCommand, TheLoadedTensorsHoldEveryParameter) {
   for (const char* name : {"llama", "pythia", "qwen3", "gemma2"}) {
     json j = info(kFamilies + name);
-    long long floats = 0;
-    for (const json& t : j["tensors"]) {
-      if (t["target"] == "") continue;
-      long long n = 1;
-      for (const json& d : t["shape"]) n *= d.get<long long>();
-      floats += n;
-    }
-    EXPECT_EQ(floats, j["sizes"]["parameters"].get<long long>()) << name;
+    EXPECT_EQ(loaded_floats(j), j["sizes"]["parameters"].get<long long>()) << name;
   }
 }
 
@@ -113,12 +118,8 @@ TEST(InfoCommand, AGgufFileShowsItsKeysTypesAndHowEachTensorIsRead) {
   ASSERT_NE(arch, nullptr);
   EXPECT_EQ((*arch)["effect"], "the block: llama");
   bool quantized = false, repaired = false;
-  long long floats = 0;
   for (const json& t : j["tensors"]) {
     if (t["target"] == "") continue;
-    long long n = 1;
-    for (const json& d : t["shape"]) n *= d.get<long long>();
-    floats += n;
     const std::string how = t["how"];
     if (t["dtype"] == "Q4_K") {
       quantized = true;
@@ -129,7 +130,7 @@ TEST(InfoCommand, AGgufFileShowsItsKeysTypesAndHowEachTensorIsRead) {
   }
   EXPECT_TRUE(quantized);
   EXPECT_TRUE(repaired) << "llama.cpp's q rows are permuted for its rotary pairs";
-  EXPECT_EQ(floats, j["sizes"]["parameters"].get<long long>());
+  EXPECT_EQ(loaded_floats(j), j["sizes"]["parameters"].get<long long>());
   EXPECT_NE(j["tokenizer"]["kind"].get<std::string>().find("GGUF"), std::string::npos);
   EXPECT_GT(j["tokenizer"].value("tokens", 0), 0) << j["tokenizer"].dump();
   auto text = headlab_run("info --model " + path);

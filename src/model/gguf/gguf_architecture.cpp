@@ -644,7 +644,6 @@ Result<CheckpointDescription> describe_file(const std::string& path, DtypeChoice
   for (const auto& [key, value] : f.metadata) d.keys.push_back(key_use(key, value, arch, c));
   std::map<std::string, const Slot*> by_name;
   for (const Slot& s : slots) by_name[s.name] = &s;
-  const auto sizes = parameters_sizes(c);
   for (const TensorInfo& t : f.tensors) {
     TensorMapping m;
     m.name = t.name;
@@ -659,18 +658,7 @@ Result<CheckpointDescription> describe_file(const std::string& path, DtypeChoice
       continue;
     }
     const Slot& s = *it->second;
-    const int index = parameters_index(s.tensor);
-    m.target = std::string(parameters_name(index));
-    const std::string_view target = m.target;
-    const bool whole_model = target == "wte" || target == "wpe" || target == "lnfw" || target == "lnfb" || target == "lm_head";
-    const std::int64_t per_layer = std::int64_t(sizes[std::size_t(index)]) / std::max(1, c.n_layer);
-    if (!whole_model && per_layer > 0) {
-      m.layer = int(s.offset / per_layer);
-      m.offset = s.offset % per_layer;
-    } else {
-      m.offset = s.offset;
-    }
-    m.memory = parameters_is_matrix(index) ? std::string(weight_type_name(d.memory_types[std::size_t(index)])) : "f32";
+    tensor_mapping_place(m, c, parameters_index(s.tensor), s.offset, d.memory_types);
     const bool quantized = t.type != TensorType::f32 && t.type != TensorType::f16 && t.type != TensorType::bf16;
     m.how = quantized ? "dequantized from " + m.file_type : std::string("copied");
     if (s.layout == Layout::rope_pairs) m.how += ", rows re-paired (llama.cpp permuted them for its rotary pairs)";
