@@ -90,6 +90,13 @@ Status bump_version(db::Session& tx, const std::string& code) {
   return {};
 }
 
+// The code of the class a learner is in, or an empty string when in none.
+Result<std::string> class_of(db::Session& tx, const std::string& learner) {
+  auto rows = tx.query("SELECT class_code FROM class_members WHERE learner = $1", {learner});
+  if (!rows) return tl::unexpected(rows.error());
+  return rows->empty() ? std::string() : rows->front().text(0);
+}
+
 // Deletes a learner's attempts and membership (leave, remove) and raises the class's version.
 Status delete_learner(db::Session& tx, const std::string& code, const std::string& learner) {
   for (const char* sql : {"DELETE FROM class_attempts WHERE learner = $1", "DELETE FROM class_members WHERE learner = $1"})
@@ -281,10 +288,10 @@ Result<std::optional<std::pair<ClassInfo, ClassMember>>> ClassStore::membership(
 
 Status ClassStore::leave(const std::string& learner) {
   Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
-    auto rows = tx.query("SELECT class_code FROM class_members WHERE learner = $1", {learner});
-    if (!rows) return tl::unexpected(rows.error());
-    if (rows->empty()) return make_error(ErrorCode::not_found, "You are not in a class.");
-    return delete_learner(tx, rows->front().text(0), learner);
+    auto code = class_of(tx, learner);
+    if (!code) return tl::unexpected(code.error());
+    if (code->empty()) return make_error(ErrorCode::not_found, "You are not in a class.");
+    return delete_learner(tx, *code, learner);
   });
   if (!s) return tl::unexpected(failure("leave the class", s.error()));
   return {};
@@ -318,10 +325,10 @@ Status ClassStore::record_attempt(const std::string& learner, const std::string&
                                   bool passed, const std::string& answer) {
   const std::string at = now_iso();
   Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
-    auto rows = tx.query("SELECT class_code FROM class_members WHERE learner = $1", {learner});
-    if (!rows) return tl::unexpected(rows.error());
-    if (rows->empty()) return {};  // in no class: nothing to keep
-    const std::string code = rows->front().text(0);
+    auto in = class_of(tx, learner);
+    if (!in) return tl::unexpected(in.error());
+    if (in->empty()) return {};  // in no class: nothing to keep
+    const std::string& code = *in;
     auto n = tx.exec(
         "INSERT INTO class_attempts (class_code, learner, lesson, challenge, passed, answer, at) "
         "VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -337,10 +344,10 @@ Status ClassStore::record_passes(const std::string& learner, const std::string& 
                                  const std::vector<std::string>& challenges) {
   const std::string at = now_iso();
   Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
-    auto rows = tx.query("SELECT class_code FROM class_members WHERE learner = $1", {learner});
-    if (!rows) return tl::unexpected(rows.error());
-    if (rows->empty()) return {};  // in no class: nothing to keep
-    const std::string code = rows->front().text(0);
+    auto in = class_of(tx, learner);
+    if (!in) return tl::unexpected(in.error());
+    if (in->empty()) return {};  // in no class: nothing to keep
+    const std::string& code = *in;
     std::int64_t added = 0;
     for (const std::string& challenge : challenges) {
       // class_attempts_by_learner (migration 3) answers the NOT EXISTS.
