@@ -607,10 +607,16 @@ ConfigKeyUse key_use(const std::string& key, const Value& v, const std::string& 
         {"final_logit_softcapping", "logits soft-capped at " + number_text(c.final_softcap)},
         {"use_parallel_residual", c.parallel_residual ? "attention and MLP in parallel" : "attention, then MLP"},
     };
+    if (k == "tensor_data_layout" || k == "rope.scaling.finetuned") {  // known, so not refused; no effect on the forward
+      u.read = false;
+      u.effect = "not read: it does not change the forward (llama.cpp's graph does not read it either)";
+      return u;
+    }
     auto it = effects.find(k);
     u.effect = it != effects.end() ? it->second
                : k.rfind("rope.scaling.", 0) == 0 ? "rope scaling (see positions)"
-                                                  : "checked: a value headlab's block has (any other is refused)";
+               : k.rfind("expert_", 0) == 0       ? "no experts: a dense MLP (mixture-of-experts is refused)"
+                                                  : "read (see the block above)";
     return u;
   }
   if (key == "general.architecture") return u.effect = "the block: " + arch, u;
