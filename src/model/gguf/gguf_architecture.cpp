@@ -275,9 +275,9 @@ Result<ModelConfig> config_from_file(const File& f) {
   if (arch == "gpt2") {
     c.family = "gpt2";
     float_key("attention.layer_norm_epsilon", c.layer_norm_eps);
-    if (bad.empty() && ff != 4 * c.n_embd)
+    if (bad.empty() && std::int64_t(ff) != 4 * std::int64_t(c.n_embd))  // 64 bits: embedding_length may be near 2^31
       return unsupported(prefix + "feed_forward_length is " + std::to_string(ff) + "; headlab's GPT-2 block has 4 * " +
-                         "embedding_length (" + std::to_string(4 * c.n_embd) + ")");
+                         "embedding_length (" + std::to_string(4 * std::int64_t(c.n_embd)) + ")");
     if (bad.empty() && kv_heads != 0 && kv_heads != c.n_head)
       return unsupported(prefix + "attention.head_count_kv differs from head_count (GPT-2 has multi-head attention)");
   } else if (arch == "gptneox") {
