@@ -7,11 +7,13 @@
 //   headlab_engine_bench --model DIR --tokens 256 --repeats 5              every pattern recorded
 //   headlab_engine_bench --model DIR --tokens 256 --repeats 5 --plain      logits only, no record
 //       [--dtype auto|f32|bf16|f16]  headlab's --dtype (the matrices' type in memory)
+//       [--compute f32|bf16]         headlab's --compute (bf16: the products with bf16 matrices
+//                                    round their inputs, AVX512_BF16 dot products where present)
 //       [--rows]                     float32 rows through sgemm, as before the packed matrices (A/B runs)
 //   headlab_engine_bench --kernels                   the kernels it would use, and why
 // prints: tokens=256 median_ms=... min_ms=... cpu_ms=... peak_rss_mb=... load_rss_mb=...
 //         weights_mb=... bytes_per_weight=... load_ms=... argmax_last=... logit_sum_last=...
-//         dtype=... kernels=... blas=...
+//         dtype=... compute=... kernels=... blas=...
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -31,7 +33,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: headlab_engine_bench --make-model DIR [--seed N] [--file-dtype f32|bf16|f16]\n"
                "       headlab_engine_bench --model DIR|FILE.gguf --tokens T [--repeats N] [--plain]\n"
-               "                            [--dtype auto|f32|bf16|f16] [--rows]\n"
+               "                            [--dtype auto|f32|bf16|f16] [--compute f32|bf16] [--rows]\n"
                "                            [--dump-last FILE]   (the last position's logits, float32)\n"
                "       headlab_engine_bench --blas      (the OpenBLAS kernels it would use)\n"
                "       headlab_engine_bench --kernels   (every kernel choice, one line)\n");
@@ -55,7 +57,7 @@ std::string kernels_line() {
 
 int main(int argc, char** argv) {
   blas_use_cpu_kernels(argv);  // OpenBLAS's kernels by the CPU's features, as `headlab` chooses them
-  std::string make_dir, model_dir, dump_last, dtype = "auto", file_dtype = "f32";
+  std::string make_dir, model_dir, dump_last, dtype = "auto", compute = "f32", file_dtype = "f32";
   int tokens = 0, repeats = 5;
   bool plain = false, rows = false;
   unsigned seed = 1;
@@ -69,6 +71,7 @@ int main(int argc, char** argv) {
     else if (a == "--seed") seed = static_cast<unsigned>(std::atoi(next().c_str()));
     else if (a == "--plain") plain = true;
     else if (a == "--dtype") dtype = next();
+    else if (a == "--compute") compute = next();
     else if (a == "--file-dtype") file_dtype = next();
     else if (a == "--rows") rows = true;
     else if (a == "--dump-last") dump_last = next();
@@ -97,8 +100,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "headlab_engine_bench: %s\n", choice.error().message.c_str());
     return 2;
   }
+  auto compute_choice = compute_choice_parse(compute);
+  if (!compute_choice) {
+    std::fprintf(stderr, "headlab_engine_bench: %s\n", compute_choice.error().message.c_str());
+    return 2;
+  }
   const double rss_before = bench_rss_mb(), load_t0 = bench_wall_ms();
-  auto params = checkpoint_load(model_dir, {.dtype = *choice, .rows = rows});
+  auto params = checkpoint_load(model_dir, {.dtype = *choice, .compute = *compute_choice, .rows = rows});
   const double load_ms = bench_wall_ms() - load_t0;
   if (!params) {
     std::fprintf(stderr, "headlab_engine_bench: %s\n", params.error().message.c_str());
@@ -135,10 +143,11 @@ int main(int argc, char** argv) {
   const double median = bench_median(ms.data(), int(ms.size()));
   const int qkvw = parameters_index(&ParameterTensors::qkvw);
   std::printf("tokens=%d median_ms=%.1f min_ms=%.1f cpu_ms=%.1f peak_rss_mb=%.0f load_rss_mb=%.0f weights_mb=%.0f "
-              "bytes_per_weight=%.2f engine_mb=%.0f dtype=%s load_ms=%.0f argmax_last=%d logit_sum_last=%.4f mode=%s %s\n",
+              "bytes_per_weight=%.2f engine_mb=%.0f dtype=%s compute=%s load_ms=%.0f argmax_last=%d logit_sum_last=%.4f mode=%s %s\n",
               tokens, median, ms[0], bench_median(cpu_ms.data(), int(cpu_ms.size())), bench_peak_rss_mb(),
               load_peak_mb, weights_mb, weights_mb * 1048576.0 / n_weights, double(parameters_bytes(*params)) / 1048576.0,
-              rows ? "f32-rows" : std::string(weight_type_name(parameters_matrix_type(*params, qkvw))).c_str(), load_ms,
+              rows ? "f32-rows" : std::string(weight_type_name(parameters_matrix_type(*params, qkvw))).c_str(),
+              parameters_rounds_inputs(*params) ? "bf16" : "f32", load_ms,
               bench_argmax(last, out.V), sum,
               plain ? "plain" : "patterns", kernels_line().c_str());
   return 0;

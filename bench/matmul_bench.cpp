@@ -1,11 +1,13 @@
 // bench/matmul_bench.cpp — the linear layers of one forward (every layer's c_attn, attn
 // c_proj, mlp c_fc and mlp c_proj, then the unembedding) at a given number of rows, through
 // matmul_forward (sgemm on float32 rows, as the trainer runs them) and through the packed
-// matrices (matmul_forward_packed) in f32, bf16 and f16, all taking turns on the same inputs.
+// matrices (matmul_forward_packed) in f32, bf16 and f16, and the bf16 matrices once more with
+// their inputs rounded to bfloat16 (--compute bf16: path=bf16-inputs, AVX512_BF16 dot products
+// under the avx512bf16 kernel), all taking turns on the same inputs.
 // Random weights, so nothing finds them in cache. The figures behind the packed path's
 // choices (ops/matmul_packed.h).
 //
-//   headlab_matmul_bench --rows 64 [--repeats 9] [--shape gpt2|qwen] [--layers L] [--kernel avx512|avx2|portable]
+//   headlab_matmul_bench --rows 64 [--repeats 9] [--shape gpt2|qwen] [--layers L] [--kernel avx512bf16|avx512|avx2|portable]
 // prints one line per path: rows=64 path=bf16 ms=... gflops=... ratio_to_sgemm=... max_abs_diff=...
 // --shape qwen: Qwen2.5-0.5B's 24 layers (C 896, 14 + 2 x 2 KV heads of 64, SwiGLU F 4864,
 // V 151,936), 1 GB of bf16 weights per path; gpt2 (default): GPT-2 small's 12 layers, V 50,257.
@@ -36,13 +38,13 @@ int main(int argc, char** argv) {
     else if (std::strcmp(argv[i], "--shape") == 0) shape = argv[i + 1];
     else if (std::strcmp(argv[i], "--layers") == 0) n_layers = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--kernel") == 0) {
-      for (PackedKernel k : {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512})
+      for (PackedKernel k : {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512, PackedKernel::avx512bf16})
         if (matmul_packed_kernel_name(k) == argv[i + 1]) kernel = k;
     }
   }
   if (rows < 1 || repeats < 1 || (shape != "gpt2" && shape != "qwen") || !matmul_packed_kernel_supported(kernel)) {
     std::fprintf(stderr, "usage: headlab_matmul_bench --rows N [--repeats R] [--shape gpt2|qwen] [--layers L] "
-                         "[--kernel avx512|avx2|portable]   (N, R >= 1; a kernel this CPU runs)\n");
+                         "[--kernel avx512bf16|avx512|avx2|portable]   (N, R >= 1; a kernel this CPU runs)\n");
     return 2;
   }
   struct Layer {
@@ -82,15 +84,20 @@ int main(int argc, char** argv) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
   };
   auto bias_of = [](const Layer& l) { return l.b.empty() ? nullptr : l.b.data(); };
-  std::vector<double> t[4], cpu[4];  // sgemm, f32, bf16, f16
-  double diff[4] = {0, 0, 0, 0};
+  constexpr int kPaths = 5;
+  std::vector<double> t[kPaths], cpu[kPaths];  // sgemm, f32, bf16, f16, bf16 with bf16 inputs
+  double diff[kPaths] = {0, 0, 0, 0, 0};
   for (int r = 0; r <= repeats; r++) {  // round 0 warms up
-    for (int path = 0; path < 4; path++) {
+    for (int path = 0; path < kPaths; path++) {
       auto a = now();
       const double c0 = cpu_now();
       for (const Layer& l : layers) {
         if (path == 0) matmul_forward(y0.data(), x.data(), l.w.data(), bias_of(l), rows, l.C, l.OC);
-        else matmul_forward_packed_with(kernel, y.data(), l.OC, x.data(), l.C, l.packed[path - 1].m, 0, l.C, bias_of(l), rows);
+        else {
+          PackedMatrix m = l.packed[path == 4 ? 1 : path - 1].m;  // a view; path 4 marks its inputs
+          m.bf16_inputs = path == 4;
+          matmul_forward_packed_with(kernel, y.data(), l.OC, x.data(), l.C, m, 0, l.C, bias_of(l), rows);
+        }
       }
       auto b = now();
       if (r == 0 && path > 0)  // the unembedding's outputs, against sgemm's
@@ -98,11 +105,11 @@ int main(int argc, char** argv) {
       if (r > 0) t[path].push_back(ms(a, b)), cpu[path].push_back(cpu_now() - c0);
     }
   }
-  const char* names[4] = {"sgemm", "f32", "bf16", "f16"};
+  const char* names[kPaths] = {"sgemm", "f32", "bf16", "f16", "bf16-inputs"};
   for (auto& v : t) std::sort(v.begin(), v.end());
   for (auto& v : cpu) std::sort(v.begin(), v.end());
   const double s = t[0][t[0].size() / 2];
-  for (int path = 0; path < 4; path++) {
+  for (int path = 0; path < kPaths; path++) {
     const double m = t[path][t[path].size() / 2];
     std::printf("rows=%d shape=%s path=%s ms=%.1f min_ms=%.1f cpu_ms=%.1f gflops=%.0f ratio_to_sgemm=%.2f "
                 "max_abs_diff=%.2g blas=%s kernel=%s\n",

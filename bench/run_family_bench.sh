@@ -21,6 +21,10 @@
 #                          scale figure (default lengths "256", GGUF files "f32 f16")
 #     --gguf "f16 q8_0"    which GGUF files llama.cpp runs (of f32 f16 bf16 q8_0)
 #     --torch-bf16         also time PyTorch in bfloat16 (a column beside the ratio, never in it)
+#     --headlab-bf16       also time headlab with --compute bf16 (the products' inputs rounded to
+#                          bfloat16, AVX512_BF16 dot products where the CPU has them): a fourth
+#                          table, its ratios to PyTorch float32 and bfloat16 and to llama.cpp,
+#                          and how far its last logits move from PyTorch's float32 ones
 #     --llama-threads N    llama.cpp's threads (default 2, as headlab's pool): 1 is for diagnosis on a
 #                          loaded machine, where ggml's spinning barriers make 2 threads slower than 1
 #     --no-torch, --no-llama   leave a peer out
@@ -34,13 +38,14 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/bench/bench_lib.sh"
 
-SHAPE=qwen2.5-0.5b LENGTHS="" GGUF="" TORCH_BF16=no USE_TORCH=yes USE_LLAMA=yes LLAMA_THREADS=2
+SHAPE=qwen2.5-0.5b LENGTHS="" GGUF="" TORCH_BF16=no HEADLAB_BF16=no USE_TORCH=yes USE_LLAMA=yes LLAMA_THREADS=2
 while [ $# -gt 0 ]; do
   case $1 in
     --shape) SHAPE=$2; shift 2 ;;
     --lengths) LENGTHS=$2; shift 2 ;;
     --gguf) GGUF=$2; shift 2 ;;
     --torch-bf16) TORCH_BF16=yes; shift ;;
+    --headlab-bf16) HEADLAB_BF16=yes; shift ;;
     --llama-threads) LLAMA_THREADS=$2; shift 2 ;;
     --no-torch) USE_TORCH=no; shift ;;
     --no-llama) USE_LLAMA=no; shift ;;
@@ -172,6 +177,8 @@ printf '%7s  %10s  %10s  %6s  %6s  %4s  %10s  %10s  %6s  %4s  %6s  %9s  %10s\n' 
   headlab_MB pytorch_MB ratio met argmax max_diff torch_bf16 >"$D/table_patterns"
 printf '%7s  %5s  %10s  %10s  %6s  %6s  %4s  %10s  %10s  %6s  %9s\n' tokens file headlab_ms llama_ms ratio target met \
   headlab_MB llama_MB argmax max_diff >"$D/table_plain"
+printf '%7s  %13s  %8s  %8s  %6s  %4s  %6s  %9s  %11s  %8s  %8s\n' tokens headlab_bf16_ms ÷torch ÷torch16 target met argmax max_diff plain_bf16 ÷llama16 ÷llamaQ8 \
+  >"$D/table_bf16"
 printf '%7s  %12s  %10s  %13s' tokens headlab_patt pytorch headlab_plain >"$D/table_cpu"
 [ "$USE_LLAMA" = yes ] && for t in $GGUF; do printf '  %10s' "llama_$t" >>"$D/table_cpu"; done
 echo >>"$D/table_cpu"
@@ -192,6 +199,11 @@ for T in $LENGTHS; do
         say "$T tokens, round $r: llama.cpp ($t)"
         keep "llama_$t" "$("$LLAMA_BENCH" --model "$MODELS/$t.gguf" --tokens "$T" --repeats "$REPEATS" --threads "$LLAMA_THREADS" --dump-last "$D/llama_$t.last")"
       done
+    fi
+    if [ "$HEADLAB_BF16" = yes ]; then
+      say "$T tokens, round $r: headlab --compute bf16 (patterns, then plain)"
+      keep headlab_bf16 "$(run_headlab --tokens "$T" --compute bf16 --dump-last "$D/headlab_bf16.last")"
+      keep plain_bf16 "$(run_headlab --tokens "$T" --plain --compute bf16)"
     fi
     if [ "$TORCH" = yes ] && [ "$TORCH_BF16" = yes ]; then
       say "$T tokens, round $r: PyTorch (bfloat16, patterns)"
@@ -214,6 +226,16 @@ for T in $LENGTHS; do
         "$(maxdiff "$D/plain.last" "$D/llama_$t.last")" >>"$D/table_plain"
     done
   fi
+  if [ "$HEADLAB_BF16" = yes ]; then
+    ratio=$(bench_ratio "$(best headlab_bf16)" "$(best torch)")
+    llama16=$(echo "$GGUF" | tr ' ' '\n' | grep -E '^(bf16|f16)$' | head -1 || true)
+    printf '%7s  %13s  %8s  %8s  %6s  %4s  %6s  %9s  %11s  %8s  %8s\n' "$T" "$(best headlab_bf16)" "$ratio" \
+      "$(bench_ratio "$(best headlab_bf16)" "$(best torch_bf16)")" "$(target_patterns "$T")" \
+      "$(met "$ratio" "$(target_patterns "$T")")" "$(same "$(get headlab_bf16 argmax_last)" "$(get torch argmax_last)")" \
+      "$(maxdiff "$D/headlab_bf16.last" "$D/torch.last")" "$(best plain_bf16)" \
+      "$(bench_ratio "$(best plain_bf16)" "$(best "llama_${llama16:-none}")")" "$(bench_ratio "$(best plain_bf16)" "$(best llama_q8_0)")" \
+      >>"$D/table_bf16"
+  fi
   printf '%7s  %12s  %10s  %13s' "$T" "$(get headlab cpu_ms)" "$(get torch cpu_ms)" "$(get plain cpu_ms)" >>"$D/table_cpu"
   [ "$USE_LLAMA" = yes ] && for t in $GGUF; do printf '  %10s' "$(get "llama_$t" cpu_ms)" >>"$D/table_cpu"; done
   echo >>"$D/table_cpu"
@@ -230,6 +252,12 @@ if [ "$USE_LLAMA" = yes ]; then
   cat "$D/table_plain"
   echo "(argmax and max_diff: headlab's last logits (BF16 folder) against llama.cpp's on that file, which rounds its activations to the weights' type)"
   echo "llama.cpp: $(get "llama_$(echo $GGUF | cut -d' ' -f1)" model), $(get "llama_$(echo $GGUF | cut -d' ' -f1)" backend), $LLAMA_THREADS thread(s), F32 KV cache, flash attention off"
+fi
+if [ "$HEADLAB_BF16" = yes ]; then
+  echo
+  echo "## headlab --compute bf16 (the products' inputs rounded to bfloat16, float32 sums): ÷ PyTorch float32 (the ratio against the target), ÷ PyTorch bfloat16, ÷ llama.cpp"
+  cat "$D/table_bf16"
+  echo "(argmax and max_diff: headlab --compute bf16's last logits against PyTorch float32's; ÷torch16 needs --torch-bf16; ÷llama16: the plain forward against llama.cpp's $(echo "$GGUF" | tr ' ' '\n' | grep -E '^(bf16|f16)$' | head -1 || echo -) file; compute=$(get headlab_bf16 compute) kernels=$(get headlab_bf16 kernels))"
 fi
 echo
 echo "## CPU time of one forward, every thread (ms, the last round's median): the work, apart from waiting on a busy machine"

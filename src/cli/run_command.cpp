@@ -38,6 +38,7 @@ namespace {
 struct RunOptions {
   std::string model;
   std::string dtype = "auto";
+  std::string compute = "f32";
   std::string text;
   std::string ids;
   bool bos = true;
@@ -147,9 +148,9 @@ int save_svg(const RunOptions& o, const analysis::RunInput& in, const analysis::
 
 int run_run(const RunOptions& o) {
   if (o.text.empty() == o.ids.empty()) return print_error("give exactly one of --text and --ids", 2);
-  auto params = model::checkpoint_load(o.model, {.dtype = dtype_choice(o.dtype)});
+  auto params = model::checkpoint_load(o.model, {.dtype = dtype_choice(o.dtype), .compute = compute_choice(o.compute)});
   if (!params) return print_error(params.error().message);
-  dtype_note(*params, o.dtype);
+  dtype_note(*params, o.dtype, o.compute);
   const model::ModelConfig& c = params->config;
   std::unique_ptr<model::BpeTokenizer> tok;
   if (auto t = model::BpeTokenizer::load(o.model)) {
@@ -243,6 +244,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "  headlab run --model models/headlab-tiny --text \"the cat sat on the mat\" --layer 0 --head 3 --save-svg head.svg");
   cmd->add_option("--model", opts->model, "Model directory (Hugging Face GPT-2 layout)")->required();
   add_dtype_option(cmd, opts->dtype);
+  add_compute_option(cmd, opts->compute);
   cmd->add_option("--text", opts->text, "The input text");
   cmd->add_option("--ids", opts->ids, "The input as token ids separated by spaces");
   cmd->add_flag("--bos,!--no-bos", opts->bos,

@@ -24,6 +24,7 @@ namespace {
 struct ScanCliOptions {
   std::string model;
   std::string dtype = "auto";
+  std::string compute = "f32";
   bool constructed = false;
   std::string text_file;  // natural text; default: <model>/heldout.txt
   std::string format = "table";
@@ -63,9 +64,9 @@ int run_scan(const ScanCliOptions& o) {
     return print_error((o.text_file.empty() ? analysis::heldout_path(o.model) : o.text_file) + " is not valid UTF-8 text");
 
   if (o.constructed) return emit(o, analysis::scan_text_constructed(*text, o.scan), "constructed heads");
-  auto params = model::checkpoint_load(o.model, {.dtype = dtype_choice(o.dtype)});
+  auto params = model::checkpoint_load(o.model, {.dtype = dtype_choice(o.dtype), .compute = compute_choice(o.compute)});
   if (!params) return print_error(params.error().message);
-  dtype_note(*params, o.dtype);
+  dtype_note(*params, o.dtype, o.compute);
   auto tokenizer = model::BpeTokenizer::load(o.model);
   if (!tokenizer) return print_error(tokenizer.error().message);
   auto report = analysis::scan_text(*params, *tokenizer, *text, o.scan);
@@ -91,6 +92,7 @@ void add_scan_command(CLI::App& app, int& exit_code) {
       "  headlab scan --constructed --text-file models/headlab-tiny/heldout.txt");
   cmd->add_option("--model", opts->model, "Model directory (config.json, model.safetensors, vocab.json, merges.txt)");
   add_dtype_option(cmd, opts->dtype);
+  add_compute_option(cmd, opts->compute);
   cmd->add_flag("--constructed", opts->constructed, "Scan the five rule-built heads of lesson 1 instead");
   cmd->add_option("--text-file", opts->text_file, "Held-out natural text (default: <model>/heldout.txt)");
   cmd->add_option("--format", opts->format, "table, json (the report of GET /api/model/scan, docs/api.md) or csv")

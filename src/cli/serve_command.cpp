@@ -37,6 +37,7 @@ struct ServeOptions {
   std::string web = HEADLAB_WEB_DIR;
   std::string model;  // empty: the built-in model, when it is there
   std::string dtype = "auto";
+  std::string compute = "f32";
   bool no_model = false;
   int max_tokens = 256;
   server::ServerOptions limits;  // the HTTP limits, each a named option
@@ -79,6 +80,7 @@ int run_serve(const ServeOptions& o) {
   options.web_dir = o.web;
   options.max_tokens = o.max_tokens;
   options.model_load.dtype = dtype_choice(o.dtype);
+  options.model_load.compute = compute_choice(o.compute);
   if (!o.no_model) {
     if (!o.model.empty()) options.model_dir = o.model;
     else if (std::filesystem::exists(std::filesystem::path(HEADLAB_DEFAULT_MODEL_DIR) / "config.json"))
@@ -159,6 +161,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "A model folder in the Hugging Face GPT-2 layout (config.json, model.safetensors, vocab.json + "
                   "merges.txt); default: the built-in model " HEADLAB_DEFAULT_MODEL_DIR);
   add_dtype_option(cmd, opts->dtype);
+  add_compute_option(cmd, opts->compute);
   cmd->add_flag("--no-model", opts->no_model, "Serve only the lessons that need no model");
   cmd->add_option("--models-dir", opts->limits.models_dir,
                   "Folder of the word-order lesson's models (headlab-nopos, headlab-learned, headlab-rope); default: "

@@ -462,6 +462,7 @@ Result<Parameters> checkpoint_from_files(const ModelConfig& config, std::span<co
     }
   }
   p.rounded = !options.rows && types_round(config, files, types);
+  parameters_set_compute(p, options.compute);
   return p;
 }
 

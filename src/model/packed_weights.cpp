@@ -15,12 +15,6 @@ namespace headlab::model {
 
 namespace {
 
-// Where column j of a panel row sits among its 32 elements.
-inline int slot_of(WeightType t, int j) {
-  if (t != WeightType::bf16) return j;
-  return j < 16 ? 2 * j : 2 * (j - 16) + 1;
-}
-
 // Runs fn(p0, p1) over the panels that rows [row0, row0 + n) touch, split over the pool when
 // the rows are many (a big matrix at load time), else on the caller.
 template <typename Fn>
@@ -41,7 +35,8 @@ void over_panels(int row0, int n, int cols, Fn fn) {
 }  // namespace
 
 std::size_t packed_bytes(WeightType type, int rows, int cols) {
-  return std::size_t((rows + kPanel - 1) / kPanel) * kPanel * std::size_t(cols) * std::size_t(weight_type_size(type));
+  return std::size_t((rows + kPanel - 1) / kPanel) * kPanel * std::size_t(packed_k_count(type, cols)) *
+         std::size_t(weight_type_size(type));
 }
 
 std::int64_t packed_write_rows(PackedMatrix& m, int row0, int n, const float* src) {
@@ -54,13 +49,13 @@ std::int64_t packed_write_rows(PackedMatrix& m, int row0, int n, const float* sr
     for (int p = p0; p < p1; p++) {
       const int r0 = std::max(row0, p * kPanel), r1 = std::min(row0 + n, (p + 1) * kPanel);
       for (int r = r0; r < r1; r++) {
-        const int j = slot_of(m.type, r - p * kPanel);
+        const int j = r - p * kPanel;
         const float* s = src + std::size_t(r - row0) * C;
-        const std::size_t base = std::size_t(p) * C * kPanel + std::size_t(j);  // element (p, k = 0, j)
+        const std::size_t base = std::size_t(p) * m.panel_bytes() / std::size_t(weight_type_size(m.type));
         switch (m.type) {
           case WeightType::f32: {
             float* d = reinterpret_cast<float*>(m.data) + base;
-            for (int k = 0; k < C; k++) d[std::size_t(k) * kPanel] = s[k];
+            for (int k = 0; k < C; k++) d[packed_element(m.type, k, j)] = s[k];
             break;
           }
           case WeightType::bf16:
@@ -69,7 +64,7 @@ std::int64_t packed_write_rows(PackedMatrix& m, int row0, int n, const float* sr
             const bool bf = m.type == WeightType::bf16;
             for (int k = 0; k < C; k++) {
               const std::uint16_t h = bf ? weight_to_bf16(s[k]) : weight_to_f16(s[k]);
-              d[std::size_t(k) * kPanel] = h;
+              d[packed_element(m.type, k, j)] = h;
               // all exponent bits set: the value did not fit (the inputs are finite)
               const bool inf = bf ? (h & 0x7f80) == 0x7f80 : (h & 0x7c00) == 0x7c00;
               if (inf && bad < 0) bad = std::int64_t(r - row0) * C + k;
@@ -96,23 +91,23 @@ void packed_read_rows(const PackedMatrix& m, int row0, int n, float* out) {
     for (int p = p0; p < p1; p++) {
       const int r0 = std::max(row0, p * kPanel), r1 = std::min(row0 + n, (p + 1) * kPanel);
       for (int r = r0; r < r1; r++) {
-        const int j = slot_of(m.type, r - p * kPanel);
+        const int j = r - p * kPanel;
         float* o = out + std::size_t(r - row0) * C;
-        const std::size_t base = std::size_t(p) * C * kPanel + std::size_t(j);
+        const std::size_t base = std::size_t(p) * m.panel_bytes() / std::size_t(weight_type_size(m.type));
         switch (m.type) {
           case WeightType::f32: {
             const float* s = reinterpret_cast<const float*>(m.data) + base;
-            for (int k = 0; k < C; k++) o[k] = s[std::size_t(k) * kPanel];
+            for (int k = 0; k < C; k++) o[k] = s[packed_element(m.type, k, j)];
             break;
           }
           case WeightType::bf16: {
             const std::uint16_t* s = reinterpret_cast<const std::uint16_t*>(m.data) + base;
-            for (int k = 0; k < C; k++) o[k] = weight_from_bf16(s[std::size_t(k) * kPanel]);
+            for (int k = 0; k < C; k++) o[k] = weight_from_bf16(s[packed_element(m.type, k, j)]);
             break;
           }
           case WeightType::f16: {
             const std::uint16_t* s = reinterpret_cast<const std::uint16_t*>(m.data) + base;
-            for (int k = 0; k < C; k++) o[k] = weight_from_f16(s[std::size_t(k) * kPanel]);
+            for (int k = 0; k < C; k++) o[k] = weight_from_f16(s[packed_element(m.type, k, j)]);
             break;
           }
         }
@@ -134,14 +129,20 @@ OwnedPackedMatrix packed_matrix_from_rows(WeightType type, const float* weight, 
 }
 
 void packed_clear_padding(PackedMatrix& m) {
+  // the padding columns of the last panel (rows past m.rows), and for bf16 with an odd C the
+  // k = C half of each last pair (a dot product multiplies it by a zero input)
+  const int size = weight_type_size(m.type), kn = packed_k_count(m.type, m.cols);
+  auto clear = [&](int p, int k, int j) {
+    std::memset(m.data + (std::size_t(p) * m.panel_bytes() / std::size_t(size) + packed_element(m.type, k, j)) * size, 0,
+                std::size_t(size));
+  };
   const int last = m.rows / kPanel;  // the partial panel, if any
-  if (m.rows % kPanel == 0) return;
-  const int size = weight_type_size(m.type);
-  for (int r = m.rows; r < (last + 1) * kPanel; r++) {
-    const int j = slot_of(m.type, r - last * kPanel);
-    unsigned char* d = m.data + (std::size_t(last) * m.cols * kPanel + std::size_t(j)) * size;
-    for (int k = 0; k < m.cols; k++) std::memset(d + std::size_t(k) * kPanel * size, 0, std::size_t(size));
-  }
+  if (m.rows % kPanel != 0)
+    for (int r = m.rows; r < (last + 1) * kPanel; r++)
+      for (int k = 0; k < kn; k++) clear(last, k, r - last * kPanel);
+  for (int k = m.cols; k < kn; k++)
+    for (int p = 0; p < m.panels(); p++)
+      for (int j = 0; j < kPanel; j++) clear(p, k, j);
 }
 
 }  // namespace headlab::model

@@ -9,14 +9,18 @@
 //   std::vector<float> row(C);
 //   packed_read_rows(m, 5, 1, row.data());      // row 5, widened back
 //
-// Layout of a matrix W (OC, C): ceil(OC / 32) panels, each (C, 32), the last zero-padded:
-//   panel[p][k][j] = W[32p + j][k]
-// f32 and f16 keep j in order. bf16 interleaves the two halves of a panel row: element 2i holds
-// column i and element 2i+1 column 16 + i, so one 64-byte load widens to columns 0..15 by a
-// 16-bit left shift of each 32-bit lane and to columns 16..31 by masking the low half (no
-// shuffle). Why panels: with few input rows a product reads far more weights than inputs;
-// sgemm would copy every weight into its own panel layout on every call (30% of a 64-token
-// GPT-2-small forward); packed once, each panel streams from memory under the FMAs.
+// Layout of a matrix W (OC, C): ceil(OC / 32) panels, the last zero-padded.
+//   f32, f16: each panel (C, 32):  panel[p][k][j] = W[32p + j][k]
+//   bf16:     each panel (ceil(C / 2), 2, 16, 2), k in pairs (C padded to even with zeros):
+//             panel[p][k / 2][j / 16][j % 16][k % 2] = W[32p + j][k]
+// A bf16 pair block (two k, 32 columns, 128 bytes) is two 64-byte loads, each 16 columns with
+// their k and k + 1 in one 32-bit lane: a 16-bit left shift of each lane widens column j's
+// even k to float32 and masking the low half its odd k (no shuffle), and the same lane is what
+// AVX512_BF16's dot product (vdpbf16ps) multiplies by a pair of bfloat16 inputs. The byte
+// offset of an even k is k * 32 * 2 in both layouts (packed_row_offset). Why panels: with few
+// input rows a product reads far more weights than inputs; sgemm would copy every weight into
+// its own panel layout on every call (30% of a 64-token GPT-2-small forward); packed once, each
+// panel streams from memory under the FMAs.
 #pragma once
 
 #include <cstddef>
@@ -30,18 +34,29 @@ namespace headlab::model {
 
 inline constexpr int kPanel = 32;  // output columns per panel
 
+// The k a panel holds: C, or C rounded up to even for bf16 (its k go in pairs).
+inline int packed_k_count(WeightType type, int cols) { return type == WeightType::bf16 ? (cols + 1) / 2 * 2 : cols; }
+
 // One matrix (rows, cols) = (OC, C) in panels. Does not own its bytes (PackedWeights does).
 struct PackedMatrix {
   WeightType type = WeightType::f32;
   int rows = 0, cols = 0;       // OC, C
   unsigned char* data = nullptr;  // packed_bytes(type, rows, cols), 64-byte aligned
+  // --compute bf16 (bf16 matrices only): the products round their inputs to bfloat16 too, and
+  // run as AVX512_BF16 dot products where the CPU has them (ops/matmul_packed.h)
+  bool bf16_inputs = false;
 
   int panels() const { return (rows + kPanel - 1) / kPanel; }
-  std::size_t panel_bytes() const { return std::size_t(cols) * kPanel * weight_type_size(type); }
+  std::size_t panel_bytes() const { return std::size_t(packed_k_count(type, cols)) * kPanel * weight_type_size(type); }
   const unsigned char* panel(int p) const { return data + std::size_t(p) * panel_bytes(); }
 };
 
-std::size_t packed_bytes(WeightType type, int rows, int cols);  // ceil(rows/32) * 32 * cols * size
+std::size_t packed_bytes(WeightType type, int rows, int cols);  // ceil(rows/32) * 32 * k_count * size
+// Where W[32p + j][k] sits among a panel's elements (of weight_type_size bytes each).
+inline std::size_t packed_element(WeightType type, int k, int j) {
+  if (type != WeightType::bf16) return std::size_t(k) * kPanel + std::size_t(j);
+  return std::size_t(k / 2) * 2 * kPanel + std::size_t(j / 16) * kPanel + std::size_t(j % 16) * 2 + std::size_t(k % 2);
+}
 
 // Writes rows [row0, row0 + n) of m from src (n, cols) float32, rounding to m.type (nearest,
 // ties to even). Returns the flat index into src of the first value the type cannot hold

@@ -333,6 +333,29 @@ bool parameters_pack(Parameters& p, DtypeChoice choice) {
   return true;
 }
 
+int parameters_set_compute(Parameters& p, ComputeChoice choice) {
+  if (!p.packed) return 0;
+  int marked = 0;
+  for (int i = 0; i < kNumParameterTensors; i++) {
+    if (!parameters_is_matrix(i)) continue;
+    for (int l = 0; l < matrix_layers(p.config, i); l++) {
+      PackedMatrix& m = packed_matrix(*p.packed, i, l);
+      m.bf16_inputs = choice == ComputeChoice::bf16 && m.type == WeightType::bf16;
+      marked += m.bf16_inputs;
+    }
+  }
+  return marked;
+}
+
+bool parameters_rounds_inputs(const Parameters& p) {
+  if (!p.packed) return false;
+  for (int i = 0; i < kNumParameterTensors; i++)
+    if (parameters_is_matrix(i))
+      for (int l = 0; l < matrix_layers(p.config, i); l++)
+        if (packed_matrix(*p.packed, i, l).bf16_inputs) return true;
+  return false;
+}
+
 void parameters_unpack(Parameters& p) {
   if (!p.packed) return;
   Parameters q = parameters_allocate(p.config);

@@ -128,6 +128,8 @@ struct LoadOptions {
   // file's type (F32, BF16, F16; F64 and GGUF's quantized types become f32); f32 widens; bf16
   // and f16 round. Norms, biases and wpe are float32 whatever the choice.
   DtypeChoice dtype = DtypeChoice::keep;
+  // --compute: bf16 rounds the inputs of the products with bf16 matrices (weight_type.h).
+  ComputeChoice compute = ComputeChoice::f32;
   // true: every tensor float32 rows in Parameters::memory and nothing packed (the trainer,
   // which changes the weights); the dtype must then be keep or f32.
   bool rows = false;
@@ -164,6 +166,11 @@ std::uint64_t parameters_bytes(const Parameters& p);
 // Returns false (and leaves p as it was) when a value does not fit f16, naming nothing:
 // the loaders check before. Throws std::bad_alloc when the panels do not fit in memory.
 bool parameters_pack(Parameters& p, DtypeChoice choice = DtypeChoice::keep);
+// --compute: marks every bf16 matrix's products to round their inputs (bf16) or not (f32).
+// Returns how many matrices it marked (0: the model keeps no bf16 matrix, nothing changes).
+int parameters_set_compute(Parameters& p, ComputeChoice choice);
+// Whether some product of p rounds its inputs to bfloat16.
+bool parameters_rounds_inputs(const Parameters& p);
 // From panels back to float32 rows (for code that changes weights), the panels freed.
 void parameters_unpack(Parameters& p);
 

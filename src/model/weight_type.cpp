@@ -36,6 +36,17 @@ std::string_view dtype_choice_name(DtypeChoice choice) {
   return "?";
 }
 
+Result<ComputeChoice> compute_choice_parse(std::string_view text) {
+  if (text == "f32") return ComputeChoice::f32;
+  if (text == "bf16") return ComputeChoice::bf16;
+  return make_error(ErrorCode::invalid_argument,
+                    "--compute: \"" + std::string(text) + "\" is not one of " + std::string(kComputeChoices) +
+                        " (f32 multiplies the inputs as they are; bf16 rounds them to bfloat16 for the products "
+                        "with bf16 matrices)");
+}
+
+std::string_view compute_choice_name(ComputeChoice choice) { return choice == ComputeChoice::bf16 ? "bf16" : "f32"; }
+
 WeightType weight_type_for(DtypeChoice choice, Dtype file_type) {
   switch (choice) {
     case DtypeChoice::f32: return WeightType::f32;

@@ -136,6 +136,44 @@ TEST(Checkpoint, DtypeBf16OrF16RoundsAnF32CheckpointsMatricesToNearestAndKeepsTh
   EXPECT_EQ(parameters_to_rows(*same), p.memory);
 }
 
+TEST(Checkpoint, ComputeBf16RoundsTheInputsOfTheBf16MatricesOnlyAndMovesTheLogitsALittle) {
+  Parameters p = random_model(true, false, 17);
+  const std::string d = tmp_dir("ckpt_compute_bf16");
+  ASSERT_TRUE(checkpoint_save(d, p));
+  auto exact = checkpoint_load(d, {.dtype = DtypeChoice::bf16});
+  auto rounded = checkpoint_load(d, {.dtype = DtypeChoice::bf16, .compute = ComputeChoice::bf16});
+  auto wide = checkpoint_load(d, {.dtype = DtypeChoice::f32, .compute = ComputeChoice::bf16});
+  ASSERT_TRUE(exact && rounded && wide);
+  EXPECT_FALSE(parameters_rounds_inputs(*exact));
+  EXPECT_TRUE(parameters_rounds_inputs(*rounded));
+  EXPECT_FALSE(parameters_rounds_inputs(*wide));  // no bf16 matrix: nothing to round for
+  EXPECT_EQ(parameters_set_compute(*wide, ComputeChoice::bf16), 0);
+  const std::vector<int> ids = {1, 4, 2, 7, 3, 9};
+  ForwardOptions opt;
+  opt.record.pattern = true;
+  ForwardOutput a, b;
+  Workspace ws;
+  ASSERT_TRUE(forward(*exact, ids, opt, a, ws));
+  ASSERT_TRUE(forward(*rounded, ids, opt, b, ws));
+  float logits = 0, pattern = 0;
+  for (std::size_t i = 0; i < a.logits.size(); i++) logits = std::max(logits, std::fabs(a.logits[i] - b.logits[i]));
+  for (std::size_t i = 0; i < a.record.pattern.size(); i++)
+    pattern = std::max(pattern, std::fabs(a.record.pattern[i] - b.record.pattern[i]));
+  EXPECT_GT(logits, 0.0f);  // the inputs were rounded
+  EXPECT_LT(logits, 2e-2f);
+  EXPECT_LT(pattern, 1e-2f);
+}
+
+TEST(ComputeChoice, ParsesF32AndBf16AndRefusesOthersNamingThem) {
+  EXPECT_EQ(*compute_choice_parse("f32"), ComputeChoice::f32);
+  EXPECT_EQ(*compute_choice_parse("bf16"), ComputeChoice::bf16);
+  for (const char* bad : {"", "auto", "f16", "BF16"}) {
+    auto r = compute_choice_parse(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().message.find("f32, bf16"), std::string::npos) << r.error().message;
+  }
+}
+
 TEST(Checkpoint, DtypeF16RefusesAWeightItCannotHoldNamingTheTensor) {
   Parameters p = random_model(true, true, 8);
   p.t.fcw[3] = 70000.0f;  // IEEE half reaches 65504

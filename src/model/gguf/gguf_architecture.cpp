@@ -552,6 +552,7 @@ Result<Parameters> parameters_from_file(const File& f, const LoadOptions& option
     }
     release_pages(f, t);
   }
+  parameters_set_compute(p, options.compute);
   return p;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "model/blas.h"  // cpu_features
 #include "model/thread_pool.h"
@@ -65,18 +66,16 @@ int row_bytes(WeightType t) { return kPanel * weight_type_size(t); }
 
 // ---- portable --------------------------------------------------------------------------------
 
-// Panel row `r` (32 weights of `T`) as float32, columns in order.
+// Row k of a panel (32 weights of `T`) as float32, columns in order.
 template <WeightType T>
-inline void widen_row(const unsigned char* r, float* w) {
+inline void widen_row(const unsigned char* panel, int k, float* w) {
   if constexpr (T == WeightType::f32) {
-    std::memcpy(w, r, kPanel * sizeof(float));
+    std::memcpy(w, panel + std::size_t(k) * kPanel * sizeof(float), kPanel * sizeof(float));
   } else {
-    std::uint16_t h[kPanel];
-    std::memcpy(h, r, sizeof h);
-    if constexpr (T == WeightType::bf16) {
-      for (int i = 0; i < 16; i++) w[i] = weight_from_bf16(h[2 * i]), w[16 + i] = weight_from_bf16(h[2 * i + 1]);
-    } else {
-      for (int j = 0; j < kPanel; j++) w[j] = weight_from_f16(h[j]);
+    const auto* h = reinterpret_cast<const std::uint16_t*>(panel);
+    for (int j = 0; j < kPanel; j++) {
+      const std::uint16_t b = h[packed_element(T, k, j)];
+      w[j] = T == WeightType::bf16 ? weight_from_bf16(b) : weight_from_f16(b);
     }
   }
 }
@@ -84,18 +83,17 @@ inline void widen_row(const unsigned char* r, float* w) {
 template <WeightType T>
 void run_portable(const Job& j, int p0, int p1) {
   const PackedMatrix& w = *j.w;
-  const int rb = row_bytes(T);
   float wr[kPanel];
   for (int p = p0; p < p1; p++) {
     const int n0 = p * kPanel, nn = std::min(kPanel, w.rows - n0);
-    const unsigned char* panel = w.panel(p) + std::size_t(j.k0) * rb;
+    const unsigned char* panel = w.panel(p);
     for (int r0 = 0; r0 < j.N; r0 += 4) {
       const int R = std::min(4, j.N - r0);
       float acc[4][kPanel];
       for (int i = 0; i < R; i++)
         for (int c = 0; c < kPanel; c++) acc[i][c] = j.bias && c < nn ? j.bias[n0 + c] : 0.0f;
       for (int k = 0; k < j.K; k++) {
-        widen_row<T>(panel + std::size_t(k) * rb, wr);
+        widen_row<T>(panel, j.k0 + k, wr);
         for (int i = 0; i < R; i++) {
           const float xi = j.inp[std::size_t(r0 + i) * j.ldx + k];
           for (int c = 0; c < kPanel; c++) acc[i][c] += xi * wr[c];
@@ -110,33 +108,44 @@ void run_portable(const Job& j, int p0, int p1) {
 
 // ---- AVX-512 ---------------------------------------------------------------------------------
 
-// One panel row as two 16-column halves, widened to float32.
-template <WeightType T>
-__attribute__((target("avx512f"), always_inline)) inline void load512(const unsigned char* r, __m512& lo, __m512& hi) {
-  if constexpr (T == WeightType::f32) {
-    lo = _mm512_loadu_ps(r);
-    hi = _mm512_loadu_ps(r + 64);
-  } else if constexpr (T == WeightType::bf16) {
-    // element 2i holds column i, 2i+1 column 16+i: a bfloat16 is a float32's top half
-    const __m512i v = _mm512_loadu_si512(r);
-    lo = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
-    hi = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(int(0xFFFF0000u))));
-  } else {
-    lo = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r)));
-    hi = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + 32)));
+// Spreads prefetches of `lines` cache lines from `next` (a share of the next panel) over the
+// K steps of a tile, so the reads from memory overlap the arithmetic.
+struct Prefetch {
+  const char* next;
+  int per, every, countdown;
+  Prefetch(const char* n, int lines, int K)
+      : next(n), per(lines > K ? 2 : 1), every(n ? std::max(1, K * per / std::max(1, lines)) : (1 << 30)), countdown(every) {}
+  inline void step() {
+    if (--countdown) return;
+    countdown = every;
+    _mm_prefetch(next, _MM_HINT_T0);
+    if (per == 2) _mm_prefetch(next + 64, _MM_HINT_T0);
+    next += 64 * per;
+  }
+};
+
+// acc{0,1}[i] += x[i][k] * w{0,1} for the R rows: one k of the 8 x 32 tile.
+template <int R>
+__attribute__((target("avx512f"), always_inline)) inline void fma512(__m512* acc0, __m512* acc1, const float* const* xr,
+                                                                      int k, __m512 w0, __m512 w1) {
+  for (int i = 0; i < R; i++) {
+    const __m512 xi = _mm512_set1_ps(xr[i][k]);
+    acc0[i] = _mm512_fmadd_ps(xi, w0, acc0[i]);
+    acc1[i] = _mm512_fmadd_ps(xi, w1, acc1[i]);
   }
 }
 
-// out[i][0..32) for i < R over k in [0, K):  acc = (out or bias or 0) + sum_k x[i][k] * panel[k][..].
-// m0, m1 mask the two halves (the last panel may be partial). While it runs it prefetches
-// `lines` cache lines from `next` (its share of the next panel), spread over the k loop, so the
-// reads from memory overlap the FMAs.
+// out[i][0..32) for i < R over k in [ks, ks + K) of `panel`:
+//   acc = (out or bias or 0) + sum_k x[i][k - ks] * panel[k][..]
+// m0, m1 mask the two 16-column halves (the last panel may be partial). Every weight type adds
+// its products in the same order (k ascending), so a 16-bit weight gives the float32 result of
+// its widened value exactly. bf16 reads a pair block (k, k + 1) per two loads: the shift widens
+// the even k, the mask the odd one.
 template <WeightType T, int R>
 __attribute__((target("avx512f"), always_inline)) inline void tile512(float* out, int ldo, const float* x, int ldx,
-                                                                       const unsigned char* panel, int K,
+                                                                       const unsigned char* panel, int ks, int K,
                                                                        const float* bias, bool accumulate, __mmask16 m0,
                                                                        __mmask16 m1, const char* next, int lines) {
-  constexpr int rb = kPanel * (T == WeightType::f32 ? 4 : 2);
   __m512 acc0[R], acc1[R];
   if (accumulate) {
     for (int i = 0; i < R; i++) {
@@ -150,23 +159,47 @@ __attribute__((target("avx512f"), always_inline)) inline void tile512(float* out
   }
   const float* xr[R];
   for (int i = 0; i < R; i++) xr[i] = x + std::size_t(i) * ldx;
+  Prefetch pf(next, lines, K);
 
-  const int per = lines > K ? 2 : 1;                                                // lines per prefetch step
-  const int every = next ? std::max(1, K * per / std::max(1, lines)) : (1 << 30);  // k steps apart
-  int countdown = every;
-  for (int k = 0; k < K; k++) {
-    __m512 w0, w1;
-    load512<T>(panel + std::size_t(k) * rb, w0, w1);
-    for (int i = 0; i < R; i++) {
-      const __m512 xi = _mm512_set1_ps(xr[i][k]);
-      acc0[i] = _mm512_fmadd_ps(xi, w0, acc0[i]);
-      acc1[i] = _mm512_fmadd_ps(xi, w1, acc1[i]);
+  if constexpr (T == WeightType::bf16) {
+    const __m512i odd = _mm512_set1_epi32(int(0xFFFF0000u));
+    auto pair = [panel](int kabs, int half) __attribute__((target("avx512f"), always_inline)) {  // kabs even
+      return _mm512_loadu_si512(panel + std::size_t(kabs) * kPanel * 2 + 64 * half);
+    };
+    int k = 0;
+    if (ks & 1) {  // an odd first k: the high halves of the pair before it
+      fma512<R>(acc0, acc1, xr, 0, _mm512_castsi512_ps(_mm512_and_si512(pair(ks - 1, 0), odd)),
+                _mm512_castsi512_ps(_mm512_and_si512(pair(ks - 1, 1), odd)));
+      pf.step();
+      k = 1;
     }
-    if (--countdown == 0) {
-      countdown = every;
-      _mm_prefetch(next, _MM_HINT_T0);
-      if (per == 2) _mm_prefetch(next + 64, _MM_HINT_T0);
-      next += 64 * per;
+    for (; k + 1 < K; k += 2) {
+      const __m512i v0 = pair(ks + k, 0), v1 = pair(ks + k, 1);
+      fma512<R>(acc0, acc1, xr, k, _mm512_castsi512_ps(_mm512_slli_epi32(v0, 16)),
+                _mm512_castsi512_ps(_mm512_slli_epi32(v1, 16)));
+      fma512<R>(acc0, acc1, xr, k + 1, _mm512_castsi512_ps(_mm512_and_si512(v0, odd)),
+                _mm512_castsi512_ps(_mm512_and_si512(v1, odd)));
+      pf.step();
+      pf.step();
+    }
+    if (k < K)  // an even last k: the low halves of its pair
+      fma512<R>(acc0, acc1, xr, k, _mm512_castsi512_ps(_mm512_slli_epi32(pair(ks + k, 0), 16)),
+                _mm512_castsi512_ps(_mm512_slli_epi32(pair(ks + k, 1), 16)));
+  } else {
+    constexpr int rb = kPanel * (T == WeightType::f32 ? 4 : 2);
+    const unsigned char* rows = panel + std::size_t(ks) * rb;
+    for (int k = 0; k < K; k++) {
+      const unsigned char* r = rows + std::size_t(k) * rb;
+      __m512 w0, w1;
+      if constexpr (T == WeightType::f32) {
+        w0 = _mm512_loadu_ps(r);
+        w1 = _mm512_loadu_ps(r + 64);
+      } else {
+        w0 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r)));
+        w1 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + 32)));
+      }
+      fma512<R>(acc0, acc1, xr, k, w0, w1);
+      pf.step();
     }
   }
   for (int i = 0; i < R; i++) {
@@ -177,18 +210,24 @@ __attribute__((target("avx512f"), always_inline)) inline void tile512(float* out
 
 template <WeightType T>
 __attribute__((target("avx512f"))) void tile512_rows(int rows, float* o, int ldo, const float* x, int ldx,
-                                                     const unsigned char* panel, int K, const float* b, bool acc,
+                                                     const unsigned char* panel, int ks, int K, const float* b, bool acc,
                                                      __mmask16 m0, __mmask16 m1, const char* next, int lines) {
   switch (rows) {
-    case 8: tile512<T, 8>(o, ldo, x, ldx, panel, K, b, acc, m0, m1, next, lines); break;
-    case 7: tile512<T, 7>(o, ldo, x, ldx, panel, K, b, acc, m0, m1, next, lines); break;
-    case 6: tile512<T, 6>(o, ldo, x, ldx, panel, K, b, acc, m0, m1, next, lines); break;
-    case 5: tile512<T, 5>(o, ldo, x, ldx, panel, K, b, acc, m0, m1, next, lines); break;
-    case 4: tile512<T, 4>(o, ldo, x, ldx, panel, K, b, acc, m0, m1, next, lines); break;
-    case 3: tile512<T, 3>(o, ldo, x, ldx, panel, K, b, acc, m0, m1, next, lines); break;
-    case 2: tile512<T, 2>(o, ldo, x, ldx, panel, K, b, acc, m0, m1, next, lines); break;
-    default: tile512<T, 1>(o, ldo, x, ldx, panel, K, b, acc, m0, m1, next, lines); break;
+    case 8: tile512<T, 8>(o, ldo, x, ldx, panel, ks, K, b, acc, m0, m1, next, lines); break;
+    case 7: tile512<T, 7>(o, ldo, x, ldx, panel, ks, K, b, acc, m0, m1, next, lines); break;
+    case 6: tile512<T, 6>(o, ldo, x, ldx, panel, ks, K, b, acc, m0, m1, next, lines); break;
+    case 5: tile512<T, 5>(o, ldo, x, ldx, panel, ks, K, b, acc, m0, m1, next, lines); break;
+    case 4: tile512<T, 4>(o, ldo, x, ldx, panel, ks, K, b, acc, m0, m1, next, lines); break;
+    case 3: tile512<T, 3>(o, ldo, x, ldx, panel, ks, K, b, acc, m0, m1, next, lines); break;
+    case 2: tile512<T, 2>(o, ldo, x, ldx, panel, ks, K, b, acc, m0, m1, next, lines); break;
+    default: tile512<T, 1>(o, ldo, x, ldx, panel, ks, K, b, acc, m0, m1, next, lines); break;
   }
+}
+
+inline void panel_masks(const PackedMatrix& w, int p, __mmask16& m0, __mmask16& m1) {
+  const int nn = std::min(kPanel, w.rows - p * kPanel);
+  m0 = nn >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << nn) - 1);
+  m1 = nn >= 32 ? __mmask16(0xFFFF) : nn <= 16 ? __mmask16(0) : __mmask16((1u << (nn - 16)) - 1);
 }
 
 template <WeightType T>
@@ -196,11 +235,6 @@ __attribute__((target("avx512f"))) void run_avx512(const Job& j, int p0, int p1)
   constexpr int kTile = 8;
   const PackedMatrix& w = *j.w;
   const int rb = row_bytes(T);
-  auto masks = [&](int p, __mmask16& m0, __mmask16& m1) {
-    const int nn = std::min(kPanel, w.rows - p * kPanel);
-    m0 = nn >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << nn) - 1);
-    m1 = nn >= 32 ? __mmask16(0xFFFF) : nn <= 16 ? __mmask16(0) : __mmask16((1u << (nn - 16)) - 1);
-  };
   // rows in blocks of mc, k in blocks of kc; each panel block read once per row block, with the
   // next panel's block prefetched meanwhile (spread over this block's row tiles)
   const Blocks b = blocks_for(j.N, j.K, kTile);
@@ -212,8 +246,7 @@ __attribute__((target("avx512f"))) void run_avx512(const Job& j, int p0, int p1)
       const long panel_lines = long(kn) * rb / 64;
       for (int p = p0; p < p1; p++) {
         __mmask16 m0, m1;
-        masks(p, m0, m1);
-        const unsigned char* panel = w.panel(p) + std::size_t(j.k0 + kb) * rb;
+        panel_masks(w, p, m0, m1);
         for (int t = 0; t < tiles; t++) {
           const char* next = nullptr;
           int lines = 0;
@@ -224,8 +257,129 @@ __attribute__((target("avx512f"))) void run_avx512(const Job& j, int p0, int p1)
           }
           const int r = r0 + t * kTile;
           tile512_rows<T>(std::min(kTile, rn - t * kTile), j.out + std::size_t(r) * j.ldo + p * kPanel, j.ldo,
-                          j.inp + std::size_t(r) * j.ldx + kb, j.ldx, panel, kn,
+                          j.inp + std::size_t(r) * j.ldx + kb, j.ldx, w.panel(p), j.k0 + kb, kn,
                           j.bias && kb == 0 ? j.bias + p * kPanel : nullptr, kb > 0, m0, m1, next, lines);
+        }
+      }
+    }
+  }
+}
+
+// ---- AVX-512 BF16: bfloat16 inputs times bf16 weights (--compute bf16) -----------------------
+//
+// vdpbf16ps multiplies 16 lanes of (bf16, bf16) pairs by 16 lanes of pairs and adds both
+// products to float32 accumulators: one instruction does two k of an FMA's work. The weights'
+// pair blocks are already its operand; the inputs are rounded to bfloat16 once per product
+// (round to nearest even), laid out as pairs aligned with the weights' (an input k outside the
+// product's range is 0), and broadcast a pair (32 bits) at a time.
+
+// xb (N, P) pairs, row i pair q = (x[i][2(q0+q) - ks], x[i][2(q0+q) + 1 - ks]) with q0 = ks / 2,
+// 0 outside [0, K). Rows [n0, n1).
+__attribute__((target("avx512f,avx512bf16"))) void bf16_pairs(std::uint32_t* xb, int P, const float* x, int ldx,
+                                                              int ks, int K, int n0, int n1) {
+  for (int n = n0; n < n1; n++) {
+    const float* xr = x + std::size_t(n) * ldx;
+    std::uint32_t* o = xb + std::size_t(n) * P;
+    if (ks % 2 == 0) {  // 32 inputs (16 pairs) per conversion
+      for (int k = 0; k < K; k += 32) {
+        const int left = K - k;
+        const __mmask16 lo = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
+        const __mmask16 hi = left >= 32 ? __mmask16(0xFFFF) : left <= 16 ? __mmask16(0) : __mmask16((1u << (left - 16)) - 1);
+        const __m512bh v = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, xr + k + 16), _mm512_maskz_loadu_ps(lo, xr + k));
+        const int pairs = std::min(16, (left + 1) / 2);
+        _mm512_mask_storeu_epi32(o + k / 2, __mmask16(pairs >= 16 ? 0xFFFF : (1u << pairs) - 1), __m512i(v));
+      }
+    } else {  // an odd first k: its pair starts with a 0
+      for (int q = 0; q < P; q++) {
+        const int ka = 2 * q - 1, kb = 2 * q;  // the pair's inputs, relative to ks
+        const std::uint16_t a = ka >= 0 && ka < K ? weight_to_bf16(xr[ka]) : 0;
+        const std::uint16_t b = kb < K ? weight_to_bf16(xr[kb]) : 0;
+        o[q] = std::uint32_t(a) | std::uint32_t(b) << 16;
+      }
+    }
+  }
+}
+
+template <int R>
+__attribute__((target("avx512f,avx512bf16"), always_inline)) inline void tile_dot(float* out, int ldo,
+                                                                                   const std::uint32_t* xb, int ldxb,
+                                                                                   const unsigned char* pairs, int Q,
+                                                                                   const float* bias, bool accumulate,
+                                                                                   __mmask16 m0, __mmask16 m1,
+                                                                                   const char* next, int lines) {
+  __m512 acc0[R], acc1[R];
+  if (accumulate) {
+    for (int i = 0; i < R; i++) {
+      acc0[i] = _mm512_maskz_loadu_ps(m0, out + std::size_t(i) * ldo);
+      acc1[i] = _mm512_maskz_loadu_ps(m1, out + std::size_t(i) * ldo + 16);
+    }
+  } else {
+    const __m512 b0 = bias ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_setzero_ps();
+    const __m512 b1 = bias ? _mm512_maskz_loadu_ps(m1, bias + 16) : _mm512_setzero_ps();
+    for (int i = 0; i < R; i++) acc0[i] = b0, acc1[i] = b1;
+  }
+  Prefetch pf(next, lines, Q);
+  for (int q = 0; q < Q; q++) {
+    const __m512bh w0 = __m512bh(_mm512_loadu_si512(pairs + std::size_t(q) * 128));
+    const __m512bh w1 = __m512bh(_mm512_loadu_si512(pairs + std::size_t(q) * 128 + 64));
+    for (int i = 0; i < R; i++) {
+      const __m512bh xi = __m512bh(_mm512_set1_epi32(int(xb[std::size_t(i) * ldxb + q])));
+      acc0[i] = _mm512_dpbf16_ps(acc0[i], xi, w0);
+      acc1[i] = _mm512_dpbf16_ps(acc1[i], xi, w1);
+    }
+    pf.step();
+  }
+  for (int i = 0; i < R; i++) {
+    _mm512_mask_storeu_ps(out + std::size_t(i) * ldo, m0, acc0[i]);
+    _mm512_mask_storeu_ps(out + std::size_t(i) * ldo + 16, m1, acc1[i]);
+  }
+}
+
+__attribute__((target("avx512f,avx512bf16"))) void tile_dot_rows(int rows, float* o, int ldo, const std::uint32_t* xb,
+                                                                 int ldxb, const unsigned char* pairs, int Q,
+                                                                 const float* b, bool acc, __mmask16 m0, __mmask16 m1,
+                                                                 const char* next, int lines) {
+  switch (rows) {
+    case 8: tile_dot<8>(o, ldo, xb, ldxb, pairs, Q, b, acc, m0, m1, next, lines); break;
+    case 7: tile_dot<7>(o, ldo, xb, ldxb, pairs, Q, b, acc, m0, m1, next, lines); break;
+    case 6: tile_dot<6>(o, ldo, xb, ldxb, pairs, Q, b, acc, m0, m1, next, lines); break;
+    case 5: tile_dot<5>(o, ldo, xb, ldxb, pairs, Q, b, acc, m0, m1, next, lines); break;
+    case 4: tile_dot<4>(o, ldo, xb, ldxb, pairs, Q, b, acc, m0, m1, next, lines); break;
+    case 3: tile_dot<3>(o, ldo, xb, ldxb, pairs, Q, b, acc, m0, m1, next, lines); break;
+    case 2: tile_dot<2>(o, ldo, xb, ldxb, pairs, Q, b, acc, m0, m1, next, lines); break;
+    default: tile_dot<1>(o, ldo, xb, ldxb, pairs, Q, b, acc, m0, m1, next, lines); break;
+  }
+}
+
+// The pairs [q0, q0 + P) of the weights against xb (N, P): the AVX-512 kernel's blocks, in pairs.
+__attribute__((target("avx512f,avx512bf16"))) void run_dot(const Job& j, const std::uint32_t* xb, int P, int p0, int p1) {
+  constexpr int kTile = 8;
+  const PackedMatrix& w = *j.w;
+  const int q0 = j.k0 / 2;
+  const Blocks b = blocks_for(j.N, 2 * P, kTile);
+  const int qc = std::max(1, b.kc / 2);
+  for (int r0 = 0; r0 < j.N; r0 += b.mc) {
+    const int rn = std::min(b.mc, j.N - r0);
+    const int tiles = (rn + kTile - 1) / kTile;
+    for (int qb = 0; qb < P; qb += qc) {
+      const int qn = std::min(qc, P - qb);
+      const long panel_lines = long(qn) * 2;  // 128 bytes a pair
+      for (int p = p0; p < p1; p++) {
+        __mmask16 m0, m1;
+        panel_masks(w, p, m0, m1);
+        const unsigned char* pairs = w.panel(p) + std::size_t(q0 + qb) * 128;
+        for (int t = 0; t < tiles; t++) {
+          const char* next = nullptr;
+          int lines = 0;
+          if (p + 1 < p1) {
+            const long a = panel_lines * t / tiles, e = panel_lines * (t + 1) / tiles;
+            next = reinterpret_cast<const char*>(w.panel(p + 1) + std::size_t(q0 + qb) * 128) + a * 64;
+            lines = int(e - a);
+          }
+          const int r = r0 + t * kTile;
+          tile_dot_rows(std::min(kTile, rn - t * kTile), j.out + std::size_t(r) * j.ldo + p * kPanel, j.ldo,
+                        xb + std::size_t(r) * P + qb, P, pairs, qn, j.bias && qb == 0 ? j.bias + p * kPanel : nullptr,
+                        qb > 0, m0, m1, next, lines);
         }
       }
     }
@@ -234,25 +388,15 @@ __attribute__((target("avx512f"))) void run_avx512(const Job& j, int p0, int p1)
 
 // ---- AVX2 + FMA + F16C -----------------------------------------------------------------------
 
-// Half h of a panel row as two groups of 8 columns, widened; their first columns in c0, c1.
-template <WeightType T>
-__attribute__((target("avx2,fma,f16c"), always_inline)) inline void load256(const unsigned char* r, int h, __m256& g0,
-                                                                            __m256& g1) {
-  if constexpr (T == WeightType::f32) {
-    g0 = _mm256_loadu_ps(reinterpret_cast<const float*>(r + 64 * h));
-    g1 = _mm256_loadu_ps(reinterpret_cast<const float*>(r + 64 * h + 32));
-  } else if constexpr (T == WeightType::bf16) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + 32 * h));
-    g0 = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
-    g1 = _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32(int(0xFFFF0000u))));
-  } else {
-    g0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r + 32 * h)));
-    g1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r + 32 * h + 16)));
+// acc{0,1}[i] += x[i][k] * g{0,1} for the R rows: one k of the 6 x 16 tile.
+template <int R>
+__attribute__((target("avx2,fma"), always_inline)) inline void fma256(__m256* a0, __m256* a1, const float* const* xr, int k,
+                                                                      __m256 g0, __m256 g1) {
+  for (int i = 0; i < R; i++) {
+    const __m256 xi = _mm256_broadcast_ss(xr[i] + k);
+    a0[i] = _mm256_fmadd_ps(xi, g0, a0[i]);
+    a1[i] = _mm256_fmadd_ps(xi, g1, a1[i]);
   }
-}
-template <WeightType T>
-constexpr int group_column(int h, int g) {  // the first column of group g of half h
-  return T == WeightType::bf16 ? 8 * h + 16 * g : 16 * h + 8 * g;
 }
 
 // The lanes of a group that are real columns (the last panel may be partial).
@@ -261,13 +405,14 @@ __attribute__((target("avx2"))) inline __m256i lane_mask(int valid) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), idx);
 }
 
+// Half h (columns 16h..16h+15, as two groups of 8) of a 32-column tile over k in [ks, ks + K):
+// the order of the AVX-512 tile (k ascending), bf16 in pair blocks.
 template <WeightType T, int R>
 __attribute__((target("avx2,fma,f16c"), always_inline)) inline void tile256(float* out, int ldo, const float* x,
-                                                                            int ldx, const unsigned char* panel, int K,
-                                                                            int h, const float* bias, bool accumulate,
-                                                                            int nn) {
-  constexpr int rb = kPanel * (T == WeightType::f32 ? 4 : 2);
-  const int c0 = group_column<T>(h, 0), c1 = group_column<T>(h, 1);
+                                                                            int ldx, const unsigned char* panel, int ks,
+                                                                            int K, int h, const float* bias,
+                                                                            bool accumulate, int nn) {
+  const int c0 = 16 * h, c1 = 16 * h + 8;
   const __m256i k0 = lane_mask(nn - c0), k1 = lane_mask(nn - c1);
   __m256 a0[R], a1[R];
   if (accumulate) {
@@ -282,13 +427,38 @@ __attribute__((target("avx2,fma,f16c"), always_inline)) inline void tile256(floa
   }
   const float* xr[R];
   for (int i = 0; i < R; i++) xr[i] = x + std::size_t(i) * ldx;
-  for (int k = 0; k < K; k++) {
-    __m256 g0, g1;
-    load256<T>(panel + std::size_t(k) * rb, h, g0, g1);
-    for (int i = 0; i < R; i++) {
-      const __m256 xi = _mm256_broadcast_ss(xr[i] + k);
-      a0[i] = _mm256_fmadd_ps(xi, g0, a0[i]);
-      a1[i] = _mm256_fmadd_ps(xi, g1, a1[i]);
+  if constexpr (T == WeightType::bf16) {
+    const __m256i odd = _mm256_set1_epi32(int(0xFFFF0000u));
+    auto group = [panel, h](int kabs, int g) __attribute__((target("avx2"), always_inline)) {  // kabs even
+      return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + std::size_t(kabs) * kPanel * 2 + 64 * h + 32 * g));
+    };
+    auto even = [](__m256i v) __attribute__((target("avx2"), always_inline)) { return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16)); };
+    auto high = [odd](__m256i v) __attribute__((target("avx2"), always_inline)) { return _mm256_castsi256_ps(_mm256_and_si256(v, odd)); };
+    int k = 0;
+    if (ks & 1) {
+      fma256<R>(a0, a1, xr, 0, high(group(ks - 1, 0)), high(group(ks - 1, 1)));
+      k = 1;
+    }
+    for (; k + 1 < K; k += 2) {
+      const __m256i v0 = group(ks + k, 0), v1 = group(ks + k, 1);
+      fma256<R>(a0, a1, xr, k, even(v0), even(v1));
+      fma256<R>(a0, a1, xr, k + 1, high(v0), high(v1));
+    }
+    if (k < K) fma256<R>(a0, a1, xr, k, even(group(ks + k, 0)), even(group(ks + k, 1)));
+  } else {
+    constexpr int rb = kPanel * (T == WeightType::f32 ? 4 : 2);
+    const unsigned char* rows = panel + std::size_t(ks) * rb;
+    for (int k = 0; k < K; k++) {
+      const unsigned char* r = rows + std::size_t(k) * rb;
+      __m256 g0, g1;
+      if constexpr (T == WeightType::f32) {
+        g0 = _mm256_loadu_ps(reinterpret_cast<const float*>(r + 64 * h));
+        g1 = _mm256_loadu_ps(reinterpret_cast<const float*>(r + 64 * h + 32));
+      } else {
+        g0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r + 32 * h)));
+        g1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r + 32 * h + 16)));
+      }
+      fma256<R>(a0, a1, xr, k, g0, g1);
     }
   }
   for (int i = 0; i < R; i++) {
@@ -299,15 +469,15 @@ __attribute__((target("avx2,fma,f16c"), always_inline)) inline void tile256(floa
 
 template <WeightType T>
 __attribute__((target("avx2,fma,f16c"))) void tile256_rows(int rows, float* o, int ldo, const float* x, int ldx,
-                                                            const unsigned char* panel, int K, int h, const float* b,
-                                                            bool acc, int nn) {
+                                                            const unsigned char* panel, int ks, int K, int h,
+                                                            const float* b, bool acc, int nn) {
   switch (rows) {
-    case 6: tile256<T, 6>(o, ldo, x, ldx, panel, K, h, b, acc, nn); break;
-    case 5: tile256<T, 5>(o, ldo, x, ldx, panel, K, h, b, acc, nn); break;
-    case 4: tile256<T, 4>(o, ldo, x, ldx, panel, K, h, b, acc, nn); break;
-    case 3: tile256<T, 3>(o, ldo, x, ldx, panel, K, h, b, acc, nn); break;
-    case 2: tile256<T, 2>(o, ldo, x, ldx, panel, K, h, b, acc, nn); break;
-    default: tile256<T, 1>(o, ldo, x, ldx, panel, K, h, b, acc, nn); break;
+    case 6: tile256<T, 6>(o, ldo, x, ldx, panel, ks, K, h, b, acc, nn); break;
+    case 5: tile256<T, 5>(o, ldo, x, ldx, panel, ks, K, h, b, acc, nn); break;
+    case 4: tile256<T, 4>(o, ldo, x, ldx, panel, ks, K, h, b, acc, nn); break;
+    case 3: tile256<T, 3>(o, ldo, x, ldx, panel, ks, K, h, b, acc, nn); break;
+    case 2: tile256<T, 2>(o, ldo, x, ldx, panel, ks, K, h, b, acc, nn); break;
+    default: tile256<T, 1>(o, ldo, x, ldx, panel, ks, K, h, b, acc, nn); break;
   }
 }
 
@@ -315,7 +485,6 @@ template <WeightType T>
 __attribute__((target("avx2,fma,f16c"))) void run_avx2(const Job& j, int p0, int p1) {
   constexpr int kTile = 6;
   const PackedMatrix& w = *j.w;
-  const int rb = row_bytes(T);
   // the blocks of the AVX-512 kernel; each panel block is read for both halves and every row tile
   const Blocks b = blocks_for(j.N, j.K, kTile);
   for (int r0 = 0; r0 < j.N; r0 += b.mc) {
@@ -324,12 +493,11 @@ __attribute__((target("avx2,fma,f16c"))) void run_avx2(const Job& j, int p0, int
       const int kn = std::min(b.kc, j.K - kb);
       for (int p = p0; p < p1; p++) {
         const int nn = std::min(kPanel, w.rows - p * kPanel);
-        const unsigned char* panel = w.panel(p) + std::size_t(j.k0 + kb) * rb;
         for (int h = 0; h < 2; h++)
           for (int t = 0; t < rn; t += kTile) {
             const int r = r0 + t;
             tile256_rows<T>(std::min(kTile, rn - t), j.out + std::size_t(r) * j.ldo + p * kPanel, j.ldo,
-                            j.inp + std::size_t(r) * j.ldx + kb, j.ldx, panel, kn, h,
+                            j.inp + std::size_t(r) * j.ldx + kb, j.ldx, w.panel(p), j.k0 + kb, kn, h,
                             j.bias && kb == 0 ? j.bias + p * kPanel : nullptr, kb > 0, nn);
           }
       }
@@ -342,17 +510,21 @@ __attribute__((target("avx2,fma,f16c"))) void run_avx2(const Job& j, int p0, int
 template <WeightType T>
 void run(PackedKernel kernel, const Job& j, int p0, int p1) {
 #if HEADLAB_PACKED_X86
-  if (kernel == PackedKernel::avx512) return run_avx512<T>(j, p0, p1);
+  if (kernel == PackedKernel::avx512 || kernel == PackedKernel::avx512bf16) return run_avx512<T>(j, p0, p1);
   if (kernel == PackedKernel::avx2) return run_avx2<T>(j, p0, p1);
 #endif
   (void)kernel;
   run_portable<T>(j, p0, p1);
 }
 
+constexpr PackedKernel kAllKernels[] = {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512,
+                                        PackedKernel::avx512bf16};
+
 // Decided once: cpuid is slow (in a virtual machine it traps to the hypervisor).
 PackedKernel best_kernel() {
   static const PackedKernel best = [] {
     const CpuFeatures f = cpu_features();
+    if (HEADLAB_PACKED_X86 && f.avx512f && f.avx512_bf16) return PackedKernel::avx512bf16;
     if (HEADLAB_PACKED_X86 && f.avx512f) return PackedKernel::avx512;
     if (HEADLAB_PACKED_X86 && f.avx2 && f.fma && f.f16c) return PackedKernel::avx2;
     return PackedKernel::portable;
@@ -364,9 +536,16 @@ PackedKernel best_kernel() {
 const char* kernels_asked() {
   const char* env = std::getenv("HEADLAB_KERNELS");
   if (!env) return nullptr;
-  for (PackedKernel k : {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512})
+  for (PackedKernel k : kAllKernels)
     if (matmul_packed_kernel_name(k) == env && matmul_packed_kernel_supported(k)) return env;
   return nullptr;
+}
+
+// Inputs rounded to bfloat16 and back (what --compute bf16 multiplies), for kernels without
+// AVX512_BF16: out (N, K) = bf16(x[:, 0:K]).
+void round_inputs(float* out, const float* x, int ldx, int K, int N) {
+  for (int n = 0; n < N; n++)
+    for (int k = 0; k < K; k++) out[std::size_t(n) * K + k] = weight_from_bf16(weight_to_bf16(x[std::size_t(n) * ldx + k]));
 }
 
 }  // namespace
@@ -375,6 +554,7 @@ bool matmul_packed_kernel_supported(PackedKernel kernel) { return int(kernel) <=
 
 std::string_view matmul_packed_kernel_name(PackedKernel kernel) {
   switch (kernel) {
+    case PackedKernel::avx512bf16: return "avx512bf16";
     case PackedKernel::avx512: return "avx512";
     case PackedKernel::avx2: return "avx2";
     case PackedKernel::portable: return "portable";
@@ -385,7 +565,7 @@ std::string_view matmul_packed_kernel_name(PackedKernel kernel) {
 PackedKernel matmul_packed_kernel() {
   static const PackedKernel kernel = [] {
     if (const char* asked = kernels_asked())
-      for (PackedKernel k : {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512})
+      for (PackedKernel k : kAllKernels)
         if (matmul_packed_kernel_name(k) == asked) return k;
     return best_kernel();
   }();
@@ -394,9 +574,14 @@ PackedKernel matmul_packed_kernel() {
 
 std::string matmul_packed_kernels_description() {
   const PackedKernel k = matmul_packed_kernel();
-  const char* what = k == PackedKernel::avx512 ? "AVX-512F" : k == PackedKernel::avx2 ? "AVX2, FMA, F16C" : "plain loops";
+  const char* what = k == PackedKernel::avx512bf16 ? "AVX-512F, AVX512_BF16"
+                     : k == PackedKernel::avx512   ? "AVX-512F"
+                     : k == PackedKernel::avx2     ? "AVX2, FMA, F16C"
+                                                   : "plain loops";
   std::string line = "packed-weight kernels " + std::string(matmul_packed_kernel_name(k)) + " (" + what +
-                     "; f32, bf16 and f16 weights, float32 arithmetic; ";
+                     "; f32, bf16 and f16 weights, float32 arithmetic; " +
+                     (k == PackedKernel::avx512bf16 ? "bf16 dot products under --compute bf16; "
+                                                    : "--compute bf16 rounds the inputs, no faster; ");
   if (kernels_asked()) return line + "HEADLAB_KERNELS set by the user)";
   if (std::getenv("HEADLAB_KERNELS"))
     return line + "chosen from the CPU's features: HEADLAB_KERNELS=" + std::getenv("HEADLAB_KERNELS") +
@@ -408,11 +593,45 @@ void matmul_forward_packed_with(PackedKernel kernel, float* out, int ldo, const 
                                 const PackedMatrix& w, int k0, int K, const float* bias, int N) {
   HEADLAB_CHECK(matmul_packed_kernel_supported(kernel));
   HEADLAB_CHECK(N >= 1 && k0 >= 0 && K >= 0 && k0 + K <= w.cols && ldo >= w.rows && ldx >= K);
-  const Job job{out, ldo, inp, ldx, &w, k0, K, bias, N};
   const int n_panels = w.panels();
   const int parts = std::max(1, std::min(thread_pool_size(), n_panels));
+  auto split = [&](int part, int& p0, int& p1) {
+    p0 = int(std::int64_t(n_panels) * part / parts), p1 = int(std::int64_t(n_panels) * (part + 1) / parts);
+  };
+  if (w.type == WeightType::bf16 && w.bf16_inputs && K > 0) {
+    thread_local std::vector<float> rounded;  // the inputs rounded, or their pairs (as uint32)
+#if HEADLAB_PACKED_X86
+    if (kernel == PackedKernel::avx512bf16) {
+      const int P = (k0 + K + 1) / 2 - k0 / 2;  // the weights' pairs the product touches
+      rounded.resize(std::size_t(N) * P);
+      auto* xb = reinterpret_cast<std::uint32_t*>(rounded.data());
+      const int row_parts = std::max(1, std::min(thread_pool_size(), N / 16));
+      thread_pool_run(row_parts, [&](int part) {
+        bf16_pairs(xb, P, inp, ldx, k0, K, int(std::int64_t(N) * part / row_parts), int(std::int64_t(N) * (part + 1) / row_parts));
+      });
+      const Job job{out, ldo, inp, ldx, &w, k0, K, bias, N};
+      thread_pool_run(parts, [&](int part) {
+        int p0, p1;
+        split(part, p0, p1);
+        if (p0 < p1) run_dot(job, xb, P, p0, p1);
+      });
+      return;
+    }
+#endif
+    rounded.resize(std::size_t(N) * K);
+    round_inputs(rounded.data(), inp, ldx, K, N);
+    const Job job{out, ldo, rounded.data(), K, &w, k0, K, bias, N};
+    thread_pool_run(parts, [&](int part) {
+      int p0, p1;
+      split(part, p0, p1);
+      if (p0 < p1) run<WeightType::bf16>(kernel, job, p0, p1);
+    });
+    return;
+  }
+  const Job job{out, ldo, inp, ldx, &w, k0, K, bias, N};
   thread_pool_run(parts, [&](int part) {
-    const int p0 = int(std::int64_t(n_panels) * part / parts), p1 = int(std::int64_t(n_panels) * (part + 1) / parts);
+    int p0, p1;
+    split(part, p0, p1);
     if (p0 >= p1) return;
     switch (w.type) {
       case WeightType::f32: run<WeightType::f32>(kernel, job, p0, p1); break;

@@ -1,7 +1,7 @@
 // model/ops/matmul_packed.h — the linear layers of the inference forward, multiplied straight
 // from the packed matrices (model/packed_weights.h) in f32, bf16 or f16, with float32
 // arithmetic and float32 accumulation (a 16-bit weight is widened in a register; the inputs
-// are never rounded).
+// are not rounded unless --compute bf16 asks it of a bf16 matrix).
 //
 //   matmul_forward_packed(out, inp, w, bias, N);   // out (N, OC) = inp (N, C) @ W^T + bias
 //
@@ -11,6 +11,12 @@
 //             broadcast                                                    (AVX-512F)
 //   avx2      6 x 16 tiles in 12 ymm registers, each panel in two halves    (AVX2, FMA, F16C)
 //   portable  plain loops over the panels, 4 rows at a time                 (any CPU)
+//   avx512bf16  the avx512 kernel, and for a bf16 matrix whose products round their inputs
+//             (--compute bf16, PackedMatrix::bf16_inputs) 8 x 32 tiles of vdpbf16ps: two k per
+//             instruction, the inputs rounded to bfloat16 once per product, float32 accumulation
+//                                                                       (AVX-512F, AVX512_BF16)
+// Under --compute bf16 a kernel without AVX512_BF16 rounds the inputs and multiplies them as
+// usual: the same products (exact in float32), added in another order.
 // HEADLAB_KERNELS=avx2 or =portable asks for a lower one (A/B runs); `headlab --version`, the
 // server's start line and the benchmarks print the one in use.
 // Short inputs (up to 64 rows) stream each panel from memory once, prefetching the next panel
@@ -27,11 +33,11 @@
 
 namespace headlab::model {
 
-enum class PackedKernel { portable, avx2, avx512 };
+enum class PackedKernel { portable, avx2, avx512, avx512bf16 };
 
 PackedKernel matmul_packed_kernel();                        // the one in use, decided once
 bool matmul_packed_kernel_supported(PackedKernel kernel);   // this CPU (and build) runs it
-std::string_view matmul_packed_kernel_name(PackedKernel kernel);  // "avx512", "avx2", "portable"
+std::string_view matmul_packed_kernel_name(PackedKernel kernel);  // "avx512bf16", "avx512", "avx2", "portable"
 // "packed-weight kernels avx512 (f32, bf16, f16 weights; chosen from the CPU's features)"
 std::string matmul_packed_kernels_description();
 

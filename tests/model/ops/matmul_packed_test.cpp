@@ -18,7 +18,7 @@ using headlab::testing::random_vector;
 namespace {
 
 const WeightType kTypes[] = {WeightType::f32, WeightType::bf16, WeightType::f16};
-const PackedKernel kKernels[] = {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512};
+const PackedKernel kKernels[] = {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512, PackedKernel::avx512bf16};
 
 // The weights as the packed matrix holds them (rounded to its type), as float32 rows.
 std::vector<float> rounded(const PackedMatrix& m) {
@@ -134,12 +134,14 @@ TEST(MatmulPackedKernel, IsChosenFromTheCpusFeaturesAndNamed) {
   EXPECT_NE(d.find(std::string(matmul_packed_kernel_name(matmul_packed_kernel()))), std::string::npos) << d;
 }
 
-TEST(PackedWeights, RowsReadBackAsTheirRoundedValuesAndTheLastPanelIsZeroPadded) {
-  const int OC = 33, C = 3;  // two panels, the second with one real column
+TEST(PackedWeights, RowsReadBackAsTheirRoundedValuesAndThePaddingIsZero) {
+  const int OC = 33, C = 3;  // two panels, the second with one real column; an odd C (bf16 pads k)
   auto w = random_vector(OC * C, 4);
   for (WeightType type : kTypes) {
     OwnedPackedMatrix p = packed_matrix_from_rows(type, w.data(), OC, C);
-    ASSERT_EQ(packed_bytes(type, OC, C), std::size_t(2 * kPanel * C * weight_type_size(type)));
+    const int kn = packed_k_count(type, C);
+    ASSERT_EQ(kn, type == WeightType::bf16 ? 4 : 3);
+    ASSERT_EQ(packed_bytes(type, OC, C), std::size_t(2 * kPanel * kn * weight_type_size(type)));
     const std::vector<float> back = rounded(p.m);
     for (int i = 0; i < OC * C; i++) {
       const float want = type == WeightType::f32    ? w[i]
@@ -147,31 +149,83 @@ TEST(PackedWeights, RowsReadBackAsTheirRoundedValuesAndTheLastPanelIsZeroPadded)
                                                     : weight_from_f16(weight_to_f16(w[i]));
       ASSERT_EQ(back[i], want) << weight_type_name(type) << " at " << i;
     }
-    // the padding of the second panel (columns 33..63 of every k) is zero
+    // zero: columns 33..63 of the second panel at every k, and every column at bf16's k = 3
     const int size = weight_type_size(type);
-    const unsigned char* panel = p.m.panel(1);
-    for (int k = 0; k < C; k++)
-      for (int j = 0; j < kPanel; j++) {
-        bool zero = true;
-        for (int b = 0; b < size; b++) zero = zero && panel[(std::size_t(k) * kPanel + j) * size + b] == 0;
-        if (j != 0) ASSERT_TRUE(zero) << weight_type_name(type) << " k " << k << " slot " << j;  // slot 0: row 32
+    for (int panel = 0; panel < 2; panel++)
+      for (int k = 0; k < kn; k++)
+        for (int j = 0; j < kPanel; j++) {
+          const unsigned char* e = p.m.panel(panel) + packed_element(type, k, j) * size;
+          bool zero = true;
+          for (int b = 0; b < size; b++) zero = zero && e[b] == 0;
+          const bool real = k < C && 32 * panel + j < OC;
+          if (!real) {
+            ASSERT_TRUE(zero) << weight_type_name(type) << " panel " << panel << " k " << k << " column " << j;
+          }
+        }
+  }
+}
+
+TEST(PackedWeights, Bf16KeepsKInPairsSoOneLaneHoldsAColumnsKAndKPlusOne) {
+  // per pair of k, 128 bytes: columns 0..15 then 16..31, each a 32-bit lane (k even low, k odd
+  // high): a shift or a mask widens one k, and the lane is vdpbf16ps's operand as it is
+  const int OC = 32, C = 4;
+  std::vector<float> w(std::size_t(OC) * C);
+  for (int o = 0; o < OC; o++)
+    for (int k = 0; k < C; k++) w[std::size_t(o) * C + k] = float(o + 32 * k);  // below 256: exact in bf16
+  OwnedPackedMatrix p = packed_matrix_from_rows(WeightType::bf16, w.data(), OC, C);
+  const auto* lane = reinterpret_cast<const std::uint32_t*>(p.m.data);
+  for (int pair = 0; pair < C / 2; pair++)
+    for (int j = 0; j < kPanel; j++) {
+      const std::uint32_t v = lane[pair * kPanel + j];
+      EXPECT_EQ(weight_from_bf16(std::uint16_t(v & 0xFFFF)), float(j + 32 * (2 * pair))) << j;
+      EXPECT_EQ(weight_from_bf16(std::uint16_t(v >> 16)), float(j + 32 * (2 * pair + 1))) << j;
+    }
+}
+
+TEST(MatmulForwardPacked, Bf16InputsGiveTheProductOfTheRoundedInputsOnEveryKernel) {
+  // --compute bf16: every kernel multiplies the inputs rounded to bfloat16 (avx512bf16 with
+  // vdpbf16ps, the others by rounding first): the float64 product of the rounded inputs and
+  // weights, to float32's error; over whole matrices, odd C and slices starting at an odd k
+  for (PackedKernel kernel : kKernels) {
+    if (!matmul_packed_kernel_supported(kernel)) continue;
+    for (int N : {1, 9, 64, 70, 300})
+      for (int C : {16, 33, 300, 1100}) {
+        const int OC = 45;
+        auto x = random_vector(N * C, 21), w = random_vector(OC * C, 22), b = random_vector(OC, 23);
+        OwnedPackedMatrix packed = packed_matrix_from_rows(WeightType::bf16, w.data(), OC, C);
+        packed.m.bf16_inputs = true;
+        const std::vector<float> wr = rounded(packed.m);
+        for (auto [k0, K] : {std::pair{0, C}, std::pair{1, C - 1}, std::pair{3, C / 2}, std::pair{2, C / 2 - 1}}) {
+          std::vector<float> fast(std::size_t(N) * OC);
+          matmul_forward_packed_with(kernel, fast.data(), OC, x.data() + k0, C, packed.m, k0, K, b.data(), N);
+          float m = 0.0f;
+          for (int n = 0; n < N; n++)
+            for (int o = 0; o < OC; o++) {
+              double s = b[o];
+              for (int k = k0; k < k0 + K; k++)
+                s += double(weight_from_bf16(weight_to_bf16(x[std::size_t(n) * C + k]))) * wr[std::size_t(o) * C + k];
+              m = std::max(m, float(std::fabs(fast[std::size_t(n) * OC + o] - s)));
+            }
+          ASSERT_LT(m, 1e-4f) << matmul_packed_kernel_name(kernel) << " N=" << N << " C=" << C << " k0=" << k0
+                              << " K=" << K;
+        }
       }
   }
 }
 
-TEST(PackedWeights, Bf16InterleavesThePanelsHalvesSoOneLoadWidensWithAShiftAndAMask) {
-  // column i at element 2i, column 16 + i at element 2i + 1 of each panel row
-  const int OC = 32, C = 2;
-  std::vector<float> w(std::size_t(OC) * C);
-  for (int o = 0; o < OC; o++)
-    for (int k = 0; k < C; k++) w[std::size_t(o) * C + k] = float(o + 100 * k);  // exact in bf16
-  OwnedPackedMatrix p = packed_matrix_from_rows(WeightType::bf16, w.data(), OC, C);
-  const auto* h = reinterpret_cast<const std::uint16_t*>(p.m.data);
-  for (int k = 0; k < C; k++)
-    for (int i = 0; i < 16; i++) {
-      EXPECT_EQ(weight_from_bf16(h[k * kPanel + 2 * i]), float(i + 100 * k));
-      EXPECT_EQ(weight_from_bf16(h[k * kPanel + 2 * i + 1]), float(16 + i + 100 * k));
-    }
+TEST(MatmulForwardPacked, Bf16InputsAreRoundedOnlyWhenAsked) {
+  // the same bf16 matrix without the mark multiplies the float32 inputs: the outputs differ
+  const int N = 20, OC = 40, C = 64;
+  auto x = random_vector(N * C, 31), w = random_vector(OC * C, 32);
+  OwnedPackedMatrix packed = packed_matrix_from_rows(WeightType::bf16, w.data(), OC, C);
+  std::vector<float> exact(std::size_t(N) * OC), rounded_inputs(exact.size());
+  matmul_forward_packed(exact.data(), x.data(), packed.m, nullptr, N);
+  packed.m.bf16_inputs = true;
+  matmul_forward_packed(rounded_inputs.data(), x.data(), packed.m, nullptr, N);
+  float m = 0.0f;
+  for (std::size_t i = 0; i < exact.size(); i++) m = std::max(m, std::fabs(exact[i] - rounded_inputs[i]));
+  EXPECT_GT(m, 1e-4f);  // bfloat16 keeps 8 significant bits: the inputs move by up to 2^-9
+  EXPECT_LT(m, 0.1f);
 }
 
 TEST(PackedWeights, F16ReportsTheFirstValueItCannotHold) {
