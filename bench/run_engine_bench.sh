@@ -11,7 +11,9 @@
 #
 # HEADLAB_BENCH_BASELINE=path/to/an/older/headlab_engine_bench adds that build as a third side,
 # in the same turns (a before/after comparison of a change: its time, ratio and memory).
-# HEADLAB_BENCH_DTYPE=bf16 (or f16) runs headlab with --dtype (its matrices rounded to 16 bits).
+# HEADLAB_BENCH_DTYPE=bf16 (or f16) runs headlab with --dtype (its matrices rounded to 16 bits);
+# HEADLAB_BENCH_COMPUTE=bf16 with --compute bf16 as well (the products' inputs rounded to
+# bfloat16: AVX512_BF16 dot products where the CPU has them; needs HEADLAB_BENCH_DTYPE=bf16).
 #
 # PyTorch runs in its fair configuration on 2 cores (bench/bench_lib.sh says which).
 set -eu
@@ -31,7 +33,8 @@ bench_torch_setup "$BUILD/bench/headlab_engine_bench"
 
 BASE=${HEADLAB_BENCH_BASELINE:-}
 DTYPE=${HEADLAB_BENCH_DTYPE:-auto}
-echo "headlab: $("$BUILD/bench/headlab_engine_bench" --kernels), --dtype $DTYPE"
+COMPUTE=${HEADLAB_BENCH_COMPUTE:-f32}
+echo "headlab: $("$BUILD/bench/headlab_engine_bench" --kernels), --dtype $DTYPE --compute $COMPUTE"
 printf '%7s  %12s  %12s  %7s  %12s  %12s  %s' tokens headlab_ms pytorch_ms ratio headlab_MB pytorch_MB same_argmax
 [ -n "$BASE" ] && printf '  %12s  %7s  %12s' baseline_ms ratio baseline_MB
 echo
@@ -39,7 +42,7 @@ for T in 16 64 256 1024; do
   hm=""; pm=""; bm=""; H=""; P=""; B=""
   r=0
   while [ $r -lt "$ROUNDS" ]; do
-    H=$(OPENBLAS_NUM_THREADS=2 "$BUILD/bench/headlab_engine_bench" --model "$MODEL" --tokens $T --repeats $REPEATS --dtype "$DTYPE")
+    H=$(OPENBLAS_NUM_THREADS=2 "$BUILD/bench/headlab_engine_bench" --model "$MODEL" --tokens $T --repeats $REPEATS --dtype "$DTYPE" --compute "$COMPUTE")
     hm=$(bench_min "$hm" "$(bench_field "$H" median_ms)")
     if [ -n "$BASE" ]; then
       B=$(OPENBLAS_NUM_THREADS=2 "$BASE" --model "$MODEL" --tokens $T --repeats $REPEATS)

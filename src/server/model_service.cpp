@@ -41,6 +41,10 @@ Result<std::unique_ptr<ModelService>> ModelService::load(const ModelServiceOptio
   s->options_ = options;
   auto params = model::checkpoint_load(options.dir, options.load);
   if (!params) return tl::unexpected(params.error());
+  if (options.load.compute == model::ComputeChoice::bf16 && !model::parameters_rounds_inputs(*params))
+    return make_error(ErrorCode::invalid_argument,
+                      "--compute bf16 rounds the inputs of the products with bfloat16 matrices, and " + options.dir +
+                          " keeps none: add --dtype bf16 (rounds its matrices to bfloat16) or leave --compute out");
   auto tok = model::BpeTokenizer::load(options.dir);
   if (!tok) return tl::unexpected(tok.error());
   if (Status fits = model::config_check_tokenizer(params->config, tok->vocab_size(), options.dir); !fits)

@@ -270,6 +270,7 @@ const std::vector<Row> kRows = {
     {"serve --model {F}/big" + kServe, 1, "GB of memory (1628512256 weights; its matrices as f16", kCap},
     {"serve --model {F}/good --dtype fp16" + kServe, 2, "--dtype: fp16 not in {auto,f32,bf16,f16}"},
     {"serve --model {F}/good --compute fp32" + kServe, 2, "--compute: fp32 not in {f32,bf16}"},
+    {"serve --model {F}/good --compute bf16" + kServe, 1, "keeps none: add --dtype bf16"},
     // export --model, --gguf (issue 14; {F}/good is attention-only, which llama.cpp cannot run)
     {"export --gguf {F}/out.gguf --model {F}/empty", 1, "not a directory"},
     {"export --gguf {F}/out.gguf --model {F}/lying-weights", 1, "model.safetensors: header length"},
