@@ -124,6 +124,33 @@ struct Prefetch {
   }
 };
 
+// A tile's 8 x 32 accumulators at the start: out's values (a later block of k adds to them),
+// else the bias, else 0; and at the end, back to out. m0, m1 mask the two 16-column halves.
+template <int R>
+__attribute__((target("avx512f"), always_inline)) inline void tile512_start(__m512* acc0, __m512* acc1, const float* out,
+                                                                             int ldo, const float* bias, bool accumulate,
+                                                                             __mmask16 m0, __mmask16 m1) {
+  if (accumulate) {
+    for (int i = 0; i < R; i++) {
+      acc0[i] = _mm512_maskz_loadu_ps(m0, out + std::size_t(i) * ldo);
+      acc1[i] = _mm512_maskz_loadu_ps(m1, out + std::size_t(i) * ldo + 16);
+    }
+  } else {
+    const __m512 b0 = bias ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_setzero_ps();
+    const __m512 b1 = bias ? _mm512_maskz_loadu_ps(m1, bias + 16) : _mm512_setzero_ps();
+    for (int i = 0; i < R; i++) acc0[i] = b0, acc1[i] = b1;
+  }
+}
+template <int R>
+__attribute__((target("avx512f"), always_inline)) inline void tile512_end(const __m512* acc0, const __m512* acc1,
+                                                                           float* out, int ldo, __mmask16 m0,
+                                                                           __mmask16 m1) {
+  for (int i = 0; i < R; i++) {
+    _mm512_mask_storeu_ps(out + std::size_t(i) * ldo, m0, acc0[i]);
+    _mm512_mask_storeu_ps(out + std::size_t(i) * ldo + 16, m1, acc1[i]);
+  }
+}
+
 // acc{0,1}[i] += x[i][k] * w{0,1} for the R rows: one k of the 8 x 32 tile.
 template <int R>
 __attribute__((target("avx512f"), always_inline)) inline void fma512(__m512* acc0, __m512* acc1, const float* const* xr,
@@ -147,16 +174,7 @@ __attribute__((target("avx512f"), always_inline)) inline void tile512(float* out
                                                                        const float* bias, bool accumulate, __mmask16 m0,
                                                                        __mmask16 m1, const char* next, int lines) {
   __m512 acc0[R], acc1[R];
-  if (accumulate) {
-    for (int i = 0; i < R; i++) {
-      acc0[i] = _mm512_maskz_loadu_ps(m0, out + std::size_t(i) * ldo);
-      acc1[i] = _mm512_maskz_loadu_ps(m1, out + std::size_t(i) * ldo + 16);
-    }
-  } else {
-    const __m512 b0 = bias ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_setzero_ps();
-    const __m512 b1 = bias ? _mm512_maskz_loadu_ps(m1, bias + 16) : _mm512_setzero_ps();
-    for (int i = 0; i < R; i++) acc0[i] = b0, acc1[i] = b1;
-  }
+  tile512_start<R>(acc0, acc1, out, ldo, bias, accumulate, m0, m1);
   const float* xr[R];
   for (int i = 0; i < R; i++) xr[i] = x + std::size_t(i) * ldx;
   Prefetch pf(next, lines, K);
@@ -202,10 +220,7 @@ __attribute__((target("avx512f"), always_inline)) inline void tile512(float* out
       pf.step();
     }
   }
-  for (int i = 0; i < R; i++) {
-    _mm512_mask_storeu_ps(out + std::size_t(i) * ldo, m0, acc0[i]);
-    _mm512_mask_storeu_ps(out + std::size_t(i) * ldo + 16, m1, acc1[i]);
-  }
+  tile512_end<R>(acc0, acc1, out, ldo, m0, m1);
 }
 
 template <WeightType T>
@@ -308,16 +323,7 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) inline void tile_do
                                                                                    __mmask16 m0, __mmask16 m1,
                                                                                    const char* next, int lines) {
   __m512 acc0[R], acc1[R];
-  if (accumulate) {
-    for (int i = 0; i < R; i++) {
-      acc0[i] = _mm512_maskz_loadu_ps(m0, out + std::size_t(i) * ldo);
-      acc1[i] = _mm512_maskz_loadu_ps(m1, out + std::size_t(i) * ldo + 16);
-    }
-  } else {
-    const __m512 b0 = bias ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_setzero_ps();
-    const __m512 b1 = bias ? _mm512_maskz_loadu_ps(m1, bias + 16) : _mm512_setzero_ps();
-    for (int i = 0; i < R; i++) acc0[i] = b0, acc1[i] = b1;
-  }
+  tile512_start<R>(acc0, acc1, out, ldo, bias, accumulate, m0, m1);
   Prefetch pf(next, lines, Q);
   for (int q = 0; q < Q; q++) {
     const __m512bh w0 = __m512bh(_mm512_loadu_si512(pairs + std::size_t(q) * 128));
@@ -329,10 +335,7 @@ __attribute__((target("avx512f,avx512bf16"), always_inline)) inline void tile_do
     }
     pf.step();
   }
-  for (int i = 0; i < R; i++) {
-    _mm512_mask_storeu_ps(out + std::size_t(i) * ldo, m0, acc0[i]);
-    _mm512_mask_storeu_ps(out + std::size_t(i) * ldo + 16, m1, acc1[i]);
-  }
+  tile512_end<R>(acc0, acc1, out, ldo, m0, m1);
 }
 
 __attribute__((target("avx512f,avx512bf16"))) void tile_dot_rows(int rows, float* o, int ldo, const std::uint32_t* xb,
