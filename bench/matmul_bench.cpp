@@ -8,7 +8,10 @@
 // choices (ops/matmul_packed.h).
 //
 //   headlab_matmul_bench --rows 64 [--repeats 9] [--shape gpt2|qwen] [--layers L] [--kernel avx512bf16|avx512|avx2|portable]
-// prints one line per path: rows=64 path=bf16 ms=... gflops=... ratio_to_sgemm=... max_abs_diff=...
+// prints the machine's peaks first (bench/cpu_peak.h: register-only loops on every thread, one line
+// each: peak=f32-avx512 gflops=...), then one line per path: rows=64 path=bf16 ms=... gflops=...
+// of_peak=... ratio_to_sgemm=... max_abs_diff=... (of_peak: against the widest float32 loop, and the
+// bf16 dot-product loop for bf16-inputs under avx512bf16).
 // --shape qwen: Qwen2.5-0.5B's 24 layers (C 896, 14 + 2 x 2 KV heads of 64, SwiGLU F 4864,
 // V 151,936), 1 GB of bf16 weights per path; gpt2 (default): GPT-2 small's 12 layers, V 50,257.
 #include <algorithm>
@@ -20,10 +23,12 @@
 #include <string>
 #include <vector>
 
+#include "cpu_peak.h"
 #include "model/blas.h"
 #include "model/ops/matmul.h"
 #include "model/ops/matmul_packed.h"
 #include "model/packed_weights.h"
+#include "model/thread_pool.h"
 
 using namespace headlab::model;
 
@@ -76,6 +81,13 @@ int main(int argc, char** argv) {
   double flop = 0;
   for (const Layer& l : layers) flop += 2.0 * rows * l.C * l.OC;
 
+  double peak_f32 = 0, peak_bf16 = 0;
+  for (const headlab::bench::CpuPeak& p : headlab::bench::cpu_peaks()) {
+    std::printf("peak=%s gflops=%.0f threads=%d\n", p.name, p.gflops, thread_pool_size());
+    if (std::string(p.name).rfind("f32", 0) == 0) peak_f32 = std::max(peak_f32, p.gflops);
+    else peak_bf16 = p.gflops;
+  }
+
   auto now = [] { return std::chrono::steady_clock::now(); };
   auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
   auto cpu_now = [] {  // all threads' CPU time: tells the work apart from waiting on a busy machine
@@ -111,9 +123,11 @@ int main(int argc, char** argv) {
   const double s = t[0][t[0].size() / 2];
   for (int path = 0; path < kPaths; path++) {
     const double m = t[path][t[path].size() / 2];
-    std::printf("rows=%d shape=%s path=%s ms=%.1f min_ms=%.1f cpu_ms=%.1f gflops=%.0f ratio_to_sgemm=%.2f "
+    const double peak = path == 4 && kernel == PackedKernel::avx512bf16 ? peak_bf16 : peak_f32;
+    std::printf("rows=%d shape=%s path=%s ms=%.1f min_ms=%.1f cpu_ms=%.1f gflops=%.0f of_peak=%.2f ratio_to_sgemm=%.2f "
                 "max_abs_diff=%.2g blas=%s kernel=%s\n",
-                rows, shape.c_str(), names[path], m, t[path][0], cpu[path][0], flop / m / 1e6, m / s, diff[path],
+                rows, shape.c_str(), names[path], m, t[path][0], cpu[path][0], flop / m / 1e6,
+                peak > 0 ? flop / m / 1e6 / peak : 0.0, m / s, diff[path],
                 blas_core_name(),
                 path == 0 ? "sgemm" : std::string(matmul_packed_kernel_name(kernel)).c_str());
   }

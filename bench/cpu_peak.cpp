@@ -1,0 +1,96 @@
+// bench/cpu_peak.cpp — register-only multiply-add loops on every pool thread (see cpu_peak.h).
+#include "cpu_peak.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "model/blas.h"  // cpu_features
+#include "model/thread_pool.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HEADLAB_PEAK_X86 1
+// GCC 12 warns about its own _mm512_undefined_* inside _mm512_reduce_add_ps: a known false
+// positive (as in src/model/ops/matmul_packed.cpp).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#else
+#define HEADLAB_PEAK_X86 0
+#endif
+
+namespace headlab::bench {
+
+namespace {
+
+constexpr long kIters = 1L << 24;  // per thread and chain: 30-150 ms per loop
+
+#if HEADLAB_PEAK_X86
+// Each chain is a <- a * m + c: with m = 0.5 and c = 1 it settles at 2, never overflowing or
+// going subnormal. The sum at the end keeps the compiler from dropping the loop.
+__attribute__((target("avx2,fma"))) float loop_avx2() {
+  constexpr int kChains = 12;  // 16 ymm registers: 12 chains, m, c
+  __m256 a[kChains];
+  for (int j = 0; j < kChains; j++) a[j] = _mm256_set1_ps(float(j));
+  const __m256 m = _mm256_set1_ps(0.5f), c = _mm256_set1_ps(1.0f);
+  for (long i = 0; i < kIters; i++)
+    for (int j = 0; j < kChains; j++) a[j] = _mm256_fmadd_ps(a[j], m, c);
+  __m256 s = a[0];
+  for (int j = 1; j < kChains; j++) s = _mm256_add_ps(s, a[j]);
+  return _mm256_cvtss_f32(s);
+}
+
+__attribute__((target("avx512f"))) float loop_avx512() {
+  constexpr int kChains = 16;
+  __m512 a[kChains];
+  for (int j = 0; j < kChains; j++) a[j] = _mm512_set1_ps(float(j));
+  const __m512 m = _mm512_set1_ps(0.5f), c = _mm512_set1_ps(1.0f);
+  for (long i = 0; i < kIters; i++)
+    for (int j = 0; j < kChains; j++) a[j] = _mm512_fmadd_ps(a[j], m, c);
+  __m512 s = a[0];
+  for (int j = 1; j < kChains; j++) s = _mm512_add_ps(s, a[j]);
+  return _mm512_reduce_add_ps(s);
+}
+
+// a <- a + x0*y0 + x1*y1 per lane with tiny bf16 pairs: the sums grow by 2e-6 a step.
+__attribute__((target("avx512f,avx512bf16"))) float loop_bf16() {
+  constexpr int kChains = 16;
+  __m512 a[kChains];
+  for (int j = 0; j < kChains; j++) a[j] = _mm512_set1_ps(float(j));
+  const __m512bh x = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(1e-3f));
+  for (long i = 0; i < kIters; i++)
+    for (int j = 0; j < kChains; j++) a[j] = _mm512_dpbf16_ps(a[j], x, x);
+  __m512 s = a[0];
+  for (int j = 1; j < kChains; j++) s = _mm512_add_ps(s, a[j]);
+  return _mm512_reduce_add_ps(s);
+}
+#endif
+
+// GFLOPS of `loop` run at once on every pool thread, best of three; `flops` per thread.
+template <typename Loop>
+double measure(Loop loop, double flops) {
+  const int threads = model::thread_pool_size();
+  double best = 0;
+  for (int r = 0; r < 3; r++) {
+    volatile float sink = 0;
+    const auto a = std::chrono::steady_clock::now();
+    model::thread_pool_run(threads, [&](int) { sink = sink + loop(); });
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+    best = std::max(best, flops * threads / s / 1e9);
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<CpuPeak> cpu_peaks() {
+  std::vector<CpuPeak> out;
+#if HEADLAB_PEAK_X86
+  const model::CpuFeatures f = model::cpu_features();
+  if (f.avx2 && f.fma) out.push_back({"f32-avx2", measure(loop_avx2, double(kIters) * 12 * 8 * 2)});
+  if (f.avx512f) out.push_back({"f32-avx512", measure(loop_avx512, double(kIters) * 16 * 16 * 2)});
+  if (f.avx512f && f.avx512_bf16) out.push_back({"bf16-avx512", measure(loop_bf16, double(kIters) * 16 * 16 * 4)});
+#endif
+  return out;
+}
+
+}  // namespace headlab::bench
