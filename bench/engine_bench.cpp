@@ -20,8 +20,9 @@
 #include <vector>
 
 #include "bench_clock.h"
+#include "formats/model_files.h"
 #include "model/blas.h"
-#include "model/checkpoint.h"
+#include "formats/hf/checkpoint.h"
 #include "model/forward.h"
 #include "model/ops/matmul_packed.h"
 
@@ -106,7 +107,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const double rss_before = bench_rss_mb(), load_t0 = bench_wall_ms();
-  auto params = checkpoint_load(model_dir, {.dtype = *choice, .compute = *compute_choice, .rows = rows});
+  auto params = model_load(model_dir, {.dtype = *choice, .compute = *compute_choice, .rows = rows});
   const double load_ms = bench_wall_ms() - load_t0;
   if (!params) {
     std::fprintf(stderr, "headlab_engine_bench: %s\n", params.error().message.c_str());

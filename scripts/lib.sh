@@ -33,7 +33,7 @@ TEST_PACKAGES=(
   dict-devil
   wrk curl                         # the load test of the server
   libcpp-httplib-dev               # the HTTP client of the server's tests
-  postgresql                       # a throwaway cluster for the store tests (tests/server/store_postgres_cluster.sh)
+  postgresql                       # a throwaway cluster for the store tests (tests/server/store/store_postgres_cluster.sh)
   nginx                            # the load balancer of the scale-out test (tests/scale/run.sh, docs/school-nginx.conf)
 )
 

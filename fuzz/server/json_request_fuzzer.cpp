@@ -4,10 +4,10 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "server/errors.h"
-#include "server/handlers/lesson_handlers.h"
-#include "server/json_codec.h"
-#include "server/model_codec.h"
+#include "server/http/errors.h"
+#include "server/api/handlers/lesson_handlers.h"
+#include "server/api/json_codec.h"
+#include "server/api/model_codec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace headlab::server;

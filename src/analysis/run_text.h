@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "model/bpe_tokenizer.h"
+#include "tokenizer/bpe_tokenizer.h"
 #include "model/config.h"
 #include "model/forward.h"
 #include "model/parameters.h"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "analysis/scanner.h"
-#include "model/bpe_tokenizer.h"
+#include "tokenizer/bpe_tokenizer.h"
 #include "model/parameters.h"
 #include "util/result.h"
 

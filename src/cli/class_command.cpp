@@ -11,11 +11,11 @@
 
 #include "cli/commands.h"
 #include "cli/db_option.h"
-#include "server/class_codec.h"
-#include "server/class_store.h"
-#include "server/db/target.h"
-#include "server/handlers/class_handlers.h"
-#include "server/progress_store.h"
+#include "server/api/class_codec.h"
+#include "server/store/class_store.h"
+#include "server/store/target.h"
+#include "server/api/handlers/class_handlers.h"
+#include "server/store/progress_store.h"
 
 namespace headlab::cli {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include "server/progress_store.h"
+#include "server/store/progress_store.h"
 
 namespace headlab::cli {
 

@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "server/db/target.h"
+#include "server/store/target.h"
 #include "util/result.h"
 
 namespace headlab::cli {

@@ -1,6 +1,6 @@
 // cli/export_command.cpp — `headlab export --gguf OUT --model DIR`: a model folder (one headlab
 // trained, or any Hugging Face folder of a family llama.cpp runs) as one GGUF file for
-// llama.cpp and ollama, its matrices in F32 or F16 (model/gguf/gguf_export.h).
+// llama.cpp and ollama, its matrices in F32 or F16 (formats/gguf/gguf_export.h).
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
@@ -8,9 +8,10 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "model/checkpoint.h"
-#include "model/gguf/gguf_architecture.h"
-#include "model/gguf/gguf_export.h"
+#include "formats/hf/checkpoint.h"
+#include "formats/gguf/gguf_architecture.h"
+#include "formats/gguf/gguf_export.h"
+#include "formats/model_files.h"
 
 namespace headlab::cli {
 namespace {
@@ -22,7 +23,7 @@ struct ExportOptions {
 };
 
 int run_export(const ExportOptions& o) {
-  auto params = model::checkpoint_load(o.model);
+  auto params = model::model_load(o.model);
   if (!params) return print_error(params.error().message);
   auto tables = model::gguf::tokenizer_tables_load(o.model);
   if (!tables) return print_error(tables.error().message);

@@ -8,9 +8,9 @@
 
 #include "cli/commands.h"
 #include "cli/db_option.h"
-#include "server/db/target.h"
-#include "server/feedback_store.h"
-#include "server/progress_store.h"
+#include "server/store/target.h"
+#include "server/store/feedback_store.h"
+#include "server/store/progress_store.h"
 
 namespace headlab::cli {
 namespace {

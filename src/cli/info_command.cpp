@@ -14,10 +14,11 @@
 
 #include "cli/commands.h"
 #include "cli/dtype_option.h"
-#include "model/bpe_tokenizer.h"
-#include "model/checkpoint.h"
-#include "model/gguf/gguf_file.h"
-#include "model/gguf/gguf_tokenizer.h"
+#include "formats/model_files.h"
+#include "tokenizer/bpe_tokenizer.h"
+#include "formats/hf/checkpoint.h"
+#include "formats/gguf/gguf_file.h"
+#include "formats/gguf/gguf_tokenizer.h"
 #include "util/file.h"
 
 namespace headlab::cli {
@@ -154,7 +155,7 @@ ordered_json tokenizer_info(const std::string& dir) {
       }
     }
   }
-  auto tok = model::BpeTokenizer::load(dir);
+  auto tok = model::model_tokenizer_load(dir);
   if (tok) t["tokens"] = tok->vocab_size();
   else t["error"] = tok.error().message;
   return t;
@@ -286,7 +287,7 @@ void print_text(const ordered_json& j) {
 }
 
 int run_info(const InfoOptions& o) {
-  auto d = model::checkpoint_describe(o.model, dtype_choice(o.dtype));
+  auto d = model::model_describe(o.model, dtype_choice(o.dtype));
   if (!d) return print_error(d.error().message);
   ordered_json j = info_json(o.model, *d, o.dtype);
   if (o.format == "json") std::cout << j.dump(2) << "\n";

@@ -23,14 +23,15 @@
 #include "cli/dtype_option.h"
 #include "cli/whole_number.h"
 #include "cli/pattern_svg.h"
-#include "model/bpe_tokenizer.h"
-#include "model/checkpoint.h"
+#include "formats/model_files.h"
+#include "tokenizer/bpe_tokenizer.h"
+#include "formats/hf/checkpoint.h"
 #include "model/config.h"
 #include "model/forward.h"
 #include "model/head_range.h"
-#include "model/unicode.h"
-#include "server/model_codec.h"
-#include "server/model_views.h"
+#include "tokenizer/unicode.h"
+#include "server/api/model_codec.h"
+#include "server/model_service/model_views.h"
 
 namespace headlab::cli {
 namespace {
@@ -148,12 +149,12 @@ int save_svg(const RunOptions& o, const analysis::RunInput& in, const analysis::
 
 int run_run(const RunOptions& o) {
   if (o.text.empty() == o.ids.empty()) return print_error("give exactly one of --text and --ids", 2);
-  auto params = model::checkpoint_load(o.model, {.dtype = dtype_choice(o.dtype), .compute = compute_choice(o.compute)});
+  auto params = model::model_load(o.model, {.dtype = dtype_choice(o.dtype), .compute = compute_choice(o.compute)});
   if (!params) return print_error(params.error().message);
   dtype_note(*params, o.dtype, o.compute);
   const model::ModelConfig& c = params->config;
   std::unique_ptr<model::BpeTokenizer> tok;
-  if (auto t = model::BpeTokenizer::load(o.model)) {
+  if (auto t = model::model_tokenizer_load(o.model)) {
     tok = std::make_unique<model::BpeTokenizer>(std::move(*t));
   } else if (!o.text.empty() || t.error().code != ErrorCode::not_found) {
     return print_error(t.error().message);

@@ -13,9 +13,10 @@
 #include "cli/whole_number.h"
 #include "cli/scan_format.h"
 #include "core/sentence.h"
-#include "model/bpe_tokenizer.h"
-#include "model/checkpoint.h"
-#include "server/model_codec.h"
+#include "formats/model_files.h"
+#include "tokenizer/bpe_tokenizer.h"
+#include "formats/hf/checkpoint.h"
+#include "server/api/model_codec.h"
 #include "util/file.h"
 
 namespace headlab::cli {
@@ -64,10 +65,10 @@ int run_scan(const ScanCliOptions& o) {
     return print_error((o.text_file.empty() ? analysis::heldout_path(o.model) : o.text_file) + " is not valid UTF-8 text");
 
   if (o.constructed) return emit(o, analysis::scan_text_constructed(*text, o.scan), "constructed heads");
-  auto params = model::checkpoint_load(o.model, {.dtype = dtype_choice(o.dtype), .compute = compute_choice(o.compute)});
+  auto params = model::model_load(o.model, {.dtype = dtype_choice(o.dtype), .compute = compute_choice(o.compute)});
   if (!params) return print_error(params.error().message);
   dtype_note(*params, o.dtype, o.compute);
-  auto tokenizer = model::BpeTokenizer::load(o.model);
+  auto tokenizer = model::model_tokenizer_load(o.model);
   if (!tokenizer) return print_error(tokenizer.error().message);
   auto report = analysis::scan_text(*params, *tokenizer, *text, o.scan);
   if (!report) return fail(report.error());

@@ -16,8 +16,8 @@
 #include "cli/dtype_option.h"
 #include "model/blas.h"
 #include "model/ops/matmul_packed.h"
-#include "server/db/target.h"
-#include "server/progress_store.h"
+#include "server/store/target.h"
+#include "server/store/progress_store.h"
 #include "server/server.h"
 
 #ifndef HEADLAB_WEB_DIR

@@ -12,9 +12,10 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "model/bpe_tokenizer.h"
+#include "formats/model_files.h"
+#include "tokenizer/bpe_tokenizer.h"
 #include "util/file.h"
-#include "model/unicode.h"
+#include "tokenizer/unicode.h"
 
 namespace headlab::cli {
 namespace {
@@ -61,7 +62,7 @@ std::string visible(const std::string& bytes) {
 int run_tokenize(const TokenizeOptions& o) {
   if (!o.text.empty() && !o.file.empty()) return print_error("give --text or --file, not both", 2);
   const model::EncodeOptions encode_options{.special = o.special};
-  auto tok = model::BpeTokenizer::load(o.model);
+  auto tok = model::model_tokenizer_load(o.model);
   if (!tok) return print_error(tok.error().message);
   std::string input = o.text;
   if (!o.file.empty()) {

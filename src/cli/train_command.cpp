@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/whole_number.h"
+#include "formats/hf/config_json.h"
 #include "model/blas.h"
 #include "model/config.h"
 #include "model/parameters.h"

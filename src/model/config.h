@@ -1,7 +1,7 @@
-// model/config.h — the shape of a GPT-2-family transformer, read from and written to
-// Hugging Face's config.json.
+// model/config.h — the shape of a transformer of any family headlab runs: what a model is.
+// Hugging Face's config.json is read into it and written from it in formats/hf/config_json.h.
 //
-//   Result<ModelConfig> c = config_load("models/tiny/config.json");
+//   Result<ModelConfig> c = formats::config_load("models/tiny/config.json");
 //   if (!c) return tl::unexpected(c.error());
 //   int HS = c->head_size();                      // n_embd / n_head
 //
@@ -129,47 +129,11 @@ Status config_check_tokenizer(const ModelConfig& config, int tokenizer_size, con
 // the scores by 1/sqrt(HS) only), comma-separated; empty when the config trains as it runs.
 std::string config_untrainable_keys(const ModelConfig& config);
 
-// Parses the config.json of a family other than GPT-2 (model_type gpt_neox, llama, mistral,
-// qwen2, qwen3, gemma2, gemma3_text, gemma3) into the configured block (config_families.cpp).
-// Errors as config_parse.
-Result<ModelConfig> config_parse_family(const std::string& json_text, const std::string& what);
-
-// One key of a config.json and what headlab did with it (`headlab info`).
-struct ConfigKeyUse {
-  std::string key;     // as in the file; a multimodal config's text keys as "text_config.<key>"
-  std::string value;   // the JSON value, shortened
-  bool read = false;   // false: headlab does not read it (a key that would change the forward is refused instead)
-  std::string effect;  // read: what it set ("L = 2", "RMSNorm eps 1e-06"); else why it is not read
-};
-
-// Every key of `json_text` (the config.json `config` was parsed from) with what it set in
-// `config` (config_keys.cpp). Errors: corrupt (not a JSON object).
-Result<std::vector<ConfigKeyUse>> config_key_uses(const std::string& json_text, const ModelConfig& config);
-
 // The GPT-2 small shape (124M): L=12, NH=12, C=768, maxT=1024, V=50257.
 ModelConfig config_gpt2_small();
 
 // ok, or an invalid_argument Error naming the field that is wrong (non-positive sizes,
 // n_embd not divisible by n_head, token ids outside the vocabulary, eps <= 0).
 Status config_validate(const ModelConfig& config);
-
-// Parses config.json text. Honours HF GPT-2 keys (n_layer, n_head, n_embd, n_positions
-// or n_ctx, vocab_size, layer_norm_epsilon, bos/eos_token_id, tie_word_embeddings,
-// scale_attn_weights, scale_attn_by_inverse_layer_idx, reorder_and_upcast_attn), GPT2Config's
-// attribute_map aliases (hidden_size, num_attention_heads, num_hidden_layers,
-// max_position_embeddings), and headlab's own (headlab_mlp). Keys that would change the
-// forward in a way headlab does not implement are refused by name; keys that do not change
-// an inference forward (dropouts, initializer_range, use_cache, summary_*) are ignored.
-// `what` names the source in error messages.
-// Errors: corrupt (not JSON, wrong types, an alias that disagrees with GPT-2's own key),
-// unsupported (model_type not gpt2, activation other than gelu_new, n_inner other than
-// 4 * n_embd, add_cross_attention, is_encoder_decoder, pruned_heads), invalid_argument
-// (config_validate).
-Result<ModelConfig> config_parse(const std::string& json_text, const std::string& what);
-Result<ModelConfig> config_load(const std::string& path);  // + not_found, io_error
-
-// The config.json text HF transformers reads back as a GPT2Config.
-std::string config_to_json(const ModelConfig& config);
-Status config_save(const ModelConfig& config, const std::string& path);
 
 }  // namespace headlab::model

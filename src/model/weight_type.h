@@ -16,10 +16,16 @@
 #include <cstring>
 #include <string_view>
 
-#include "model/safetensors.h"  // Dtype, the file's element types
 #include "util/result.h"
 
 namespace headlab::model {
+
+// The element types of a weight file (safetensors' dtypes; GGUF's float types map onto them).
+enum class Dtype { F32, F16, BF16, F64, I64, I32, I16, I8, U8, BOOL };
+
+std::string_view dtype_name(Dtype dtype);
+int dtype_size(Dtype dtype);  // bytes per element
+
 
 enum class WeightType : std::uint8_t { f32, bf16, f16 };
 
@@ -55,7 +61,7 @@ WeightType weight_type_for(DtypeChoice choice, Dtype file_type);
 // Whether keeping a `file_type` matrix as `t` rounds it (F32 -> bf16, F16 -> bf16, ...).
 bool weight_type_rounds(WeightType t, Dtype file_type);
 
-// Round-to-nearest-even conversions of one value (the same as safetensors.h's; bfloat16's
+// Round-to-nearest-even conversions of one value (the same as f32_to_bf16 and f32_to_f16 below; bfloat16's
 // inline, since the loaders convert every weight: a bfloat16 is a float32's top half).
 inline std::uint16_t weight_to_bf16(float x) {
   std::uint32_t bits;
@@ -72,5 +78,11 @@ inline float weight_from_bf16(std::uint16_t b) {
 }
 std::uint16_t weight_to_f16(float x);
 float weight_from_f16(std::uint16_t h);
+
+// IEEE half and bfloat16 <-> float (round to nearest even).
+float f16_to_f32(std::uint16_t h);
+float bf16_to_f32(std::uint16_t b);
+std::uint16_t f32_to_f16(float f);
+std::uint16_t f32_to_bf16(float f);
 
 }  // namespace headlab::model

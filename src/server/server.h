@@ -88,7 +88,7 @@ class Server {
   std::string model_name() const;          // empty when no model is loaded
   const std::string& model_error() const;  // why, when a model was asked for and failed
 
-  struct Impl;  // defined in http.cpp; public only so the library's C callbacks can name it
+  struct Impl;  // server.cpp: the stores, the model service and the HTTP layer
 
  private:
   Server();

@@ -1,5 +1,5 @@
 // train/bpe_trainer.cpp — byte-level BPE training (see bpe_trainer.h for the steps); the
-// pre-tokens, the byte alphabet and the files are the engine's (model/bpe_tokenizer.h).
+// pre-tokens, the byte alphabet and the files are the engine's (tokenizer/bpe_tokenizer.h).
 // The merge loop keeps pair counts up to date incrementally: merging pair (a, b) only
 // touches the pre-tokens that contain it, so each step costs what those words cost.
 #include "train/bpe_trainer.h"
@@ -9,8 +9,8 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "model/byte_alphabet.h"
-#include "model/unicode.h"
+#include "tokenizer/byte_alphabet.h"
+#include "tokenizer/unicode.h"
 
 namespace headlab::train {
 

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "model/bpe_tokenizer.h"
+#include "tokenizer/bpe_tokenizer.h"
 #include "util/result.h"
 
 namespace headlab::train {

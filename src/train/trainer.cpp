@@ -1,5 +1,6 @@
 // train/trainer.cpp — preparation (every refusal before work starts), the loop, logs and
 // checkpoints with the optimiser state that --resume needs.
+#include "formats/model_files.h"
 #include "train/trainer.h"
 
 #include <algorithm>
@@ -16,10 +17,10 @@
 
 #include "analysis/scan_text.h"
 #include "core/sentence.h"
-#include "model/checkpoint.h"
+#include "formats/hf/checkpoint.h"
 #include "model/config.h"
 #include "model/thread_pool.h"
-#include "model/bpe_tokenizer.h"
+#include "tokenizer/bpe_tokenizer.h"
 #include "train/parallel.h"
 #include "util/file.h"
 
@@ -310,7 +311,7 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
   for (const char* name : {"vocab.json", "merges.txt"})
     if (std::error_code ec; !fs::exists(fs::path(tok_dir) / name, ec))
       return make_error(ErrorCode::not_found, "no tokenizer file " + (fs::path(tok_dir) / name).string());
-  auto tokenizer = model::BpeTokenizer::load(tok_dir);
+  auto tokenizer = model::model_tokenizer_load(tok_dir);
   if (!tokenizer) return tl::unexpected(tokenizer.error());
   const int V = config->vocab_size;
   if (tokenizer->vocab_size() != V)
@@ -373,7 +374,7 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
     return s;
   }
   // 5. --resume: weights, optimiser moments, step, random state, the log so far
-  auto params = model::checkpoint_load(o.out_dir, {.rows = true});  // float32 rows: the trainer changes them
+  auto params = model::model_load(o.out_dir, {.rows = true});  // float32 rows: the trainer changes them
   if (!params) return tl::unexpected(params.error());
   std::copy(params->memory.begin(), params->memory.end(), s.model.params.memory.begin());
   std::ifstream f(resume_state, std::ios::binary);

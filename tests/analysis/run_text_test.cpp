@@ -7,7 +7,8 @@
 #include <cmath>
 #include <string>
 
-#include "model/checkpoint.h"
+#include "formats/hf/checkpoint.h"
+#include "formats/model_files.h"
 
 using namespace headlab;
 using namespace headlab::analysis;
@@ -23,8 +24,8 @@ struct BuiltIn {
 
 const BuiltIn& built_in() {
   static const BuiltIn m = [] {
-    auto p = model::checkpoint_load(kModel);
-    auto t = model::BpeTokenizer::load(kModel);
+    auto p = model::model_load(kModel);
+    auto t = model::model_tokenizer_load(kModel);
     if (!p || !t) throw std::runtime_error("cannot load " + kModel);
     return BuiltIn{std::move(*p), std::move(*t)};
   }();

@@ -1,6 +1,7 @@
 // The one scan pipeline: text in, the same report as the steps by hand; the punctuation
 // table; the held-out file and every error scan_text can return.
 #include "analysis/scan_text.h"
+#include "formats/model_files.h"
 
 #include <filesystem>
 #include <fstream>
@@ -18,7 +19,7 @@ const std::string kTinyDir = std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-
 
 const model::BpeTokenizer& tiny_tokenizer() {
   static const model::BpeTokenizer tok = [] {
-    auto t = model::BpeTokenizer::load(kTinyDir);
+    auto t = model::model_tokenizer_load(kTinyDir);
     if (!t) throw std::runtime_error(t.error().message);
     return std::move(*t);
   }();

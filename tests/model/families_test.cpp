@@ -9,8 +9,8 @@
 #include <fstream>
 #include <tuple>
 
-#include "model/checkpoint.h"
-#include "model/fixtures.h"
+#include "formats/hf/checkpoint.h"
+#include "testing/model_fixtures.h"
 #include "model/forward.h"
 #include "model/ops/matmul_packed.h"
 #include "model/packed_weights.h"

@@ -1,12 +1,13 @@
 // Tests for model/forward.h: the engine against the PyTorch reference fixtures, the record,
 // the interventions and the errors.
+#include "formats/hf/config_json.h"
 #include "model/forward.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "model/fixtures.h"
+#include "testing/model_fixtures.h"
 #include "model/ops/matmul_packed.h"
 #include "model/packed_weights.h"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "model/forward.h"
-#include "fixtures.h"
+#include "testing/model_fixtures.h"
 
 using namespace headlab::model;
 using headlab::testing::load_fixture;

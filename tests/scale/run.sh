@@ -27,7 +27,7 @@ kill_first="${HEADLAB_SCALE_KILL:-1}"
 if [ "$engine" = postgresql ] && [ -z "${HEADLAB_TEST_POSTGRES_URL:-}" ]; then
   [ -z "${HEADLAB_SCALE_CLUSTER_TRIED:-}" ] || { echo "scale test: FAILED: no PostgreSQL cluster"; exit 1; }
   export HEADLAB_SCALE_CLUSTER_TRIED=1
-  exec "$root/tests/server/store_postgres_cluster.sh" "$0" "$build" "$seconds" "$learners" "$classes"
+  exec "$root/tests/server/store/store_postgres_cluster.sh" "$0" "$build" "$seconds" "$learners" "$classes"
 fi
 say() { printf 'scale test: %s\n' "$*"; }
 nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"

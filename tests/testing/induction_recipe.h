@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <string>
 
+#include "formats/hf/config_json.h"
 #include "model/config.h"
 #include "train/bpe_trainer.h"
 #include "train/trainer.h"

@@ -5,8 +5,9 @@
 #include <filesystem>
 #include <string>
 
-#include "model/bpe_tokenizer.h"
-#include "model/checkpoint.h"
+#include "formats/model_files.h"
+#include "tokenizer/bpe_tokenizer.h"
+#include "formats/hf/checkpoint.h"
 #include "testing/test_server.h"
 
 namespace headlab::testing {
@@ -25,7 +26,7 @@ inline std::string make_random_model_dir(const std::string& name, const RandomMo
   const fs::path tok = fs::path(HEADLAB_SOURCE_DIR) / "models/headlab-tiny";
   fs::copy_file(tok / "vocab.json", fs::path(dir) / "vocab.json", fs::copy_options::overwrite_existing);
   fs::copy_file(tok / "merges.txt", fs::path(dir) / "merges.txt", fs::copy_options::overwrite_existing);
-  auto tokenizer = model::BpeTokenizer::load(dir);
+  auto tokenizer = model::model_tokenizer_load(dir);
   if (!tokenizer) throw std::runtime_error(tokenizer.error().message);
   model::ModelConfig c;
   c.n_layer = shape.n_layer;

@@ -1,8 +1,9 @@
 // Tests for train/bpe_trainer.h: what bpe_train learns, saved and loaded back by the
 // engine's model::BpeTokenizer, round-trips and encodes as the learned merges say. The
 // pre-tokens are the engine's (split_pieces, itself checked against GPT-2's own encoder in
-// tests/model/bpe_tokenizer_test.cpp); here a plain reference of GPT-2's bpe() over the
+// tests/tokenizer/bpe_tokenizer_test.cpp); here a plain reference of GPT-2's bpe() over the
 // learned merges, written in the test, gives the ids the tokenizer must give.
+#include "formats/model_files.h"
 #include "train/bpe_trainer.h"
 
 #include <unistd.h>
@@ -15,8 +16,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "model/bpe_tokenizer.h"
-#include "model/byte_alphabet.h"
+#include "tokenizer/bpe_tokenizer.h"
+#include "tokenizer/byte_alphabet.h"
 
 using namespace headlab;
 using namespace headlab::train;
@@ -160,7 +161,7 @@ TEST(BpeSave, EngineLoadsWhatWasLearnedAndEncodesAsTheMergesSay) {
   ASSERT_TRUE(v);
   ScratchDir dir("engine_loads");
   ASSERT_TRUE(bpe_save(*v, dir.path.string()));
-  auto tok = model::BpeTokenizer::load(dir.path.string());
+  auto tok = model::model_tokenizer_load(dir.path.string());
   ASSERT_TRUE(tok) << tok.error().message;
   EXPECT_EQ(tok->vocab_size(), static_cast<int>(v->tokens.size()));
   EXPECT_EQ(tok->endoftext_id(), v->end_of_text_id());
@@ -226,7 +227,7 @@ TEST(BpeTokenizerOfVocabulary, RefusesAVocabularyBpeTrainDidNotMake) {
 // with them as their merges say, on text far from the corpus it was learned from.
 TEST(BuiltInTokenizer, EncodesAsItsMergesSay) {
   const std::string dir = std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny";
-  auto tok = model::BpeTokenizer::load(dir);
+  auto tok = model::model_tokenizer_load(dir);
   ASSERT_TRUE(tok) << tok.error().message;
   EXPECT_EQ(tok->vocab_size(), 4096);
   EXPECT_EQ(tok->endoftext_id(), 4095);

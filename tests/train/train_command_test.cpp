@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "formats/hf/config_json.h"
 #include "model/config.h"
 #include "train/bpe_trainer.h"
 

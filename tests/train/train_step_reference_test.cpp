@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "model/checkpoint.h"
+#include "formats/hf/checkpoint.h"
 #include "model/config.h"
-#include "model/safetensors.h"
+#include "formats/safetensors.h"
 #include "train/gpt_train.h"
 #include "train/trainer.h"
 

@@ -1,3 +1,4 @@
+#include "formats/model_files.h"
 #include "train/trainer.h"
 
 #include <unistd.h>
@@ -12,8 +13,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "model/bpe_tokenizer.h"
-#include "model/checkpoint.h"
+#include "tokenizer/bpe_tokenizer.h"
+#include "formats/hf/checkpoint.h"
 #include "model/config.h"
 #include "model/forward.h"
 #include "train/bpe_trainer.h"
@@ -258,7 +259,7 @@ TEST(TrainRun, LowersTheLossAndWritesACheckpointInHfLayout) {
   for (const char* name : {"config.json", "model.safetensors", "vocab.json", "merges.txt", "heldout.txt",
                            "train_state.bin", "train_log.csv", "train_log.json"})
     EXPECT_TRUE(fs::exists(f.dir / "out" / name)) << name;
-  auto loaded = model::checkpoint_load((f.dir / "out").string());
+  auto loaded = model::model_load((f.dir / "out").string());
   ASSERT_TRUE(loaded) << loaded.error().message;
   EXPECT_EQ(model::parameters_to_rows(*loaded), s->model.params.memory);
   // log rows every 2 steps; evaluated rows (every 3 steps, and the last) carry head scores
@@ -293,7 +294,7 @@ TEST(TrainRun, CopiesTheHeldOutTextIntoTheModelFolder) {
             "held-out text that is never trained on, long enough for a window or two of bytes."
             "<|endoftext|>"
             "a second held-out document, just as long as the first one, or so.");
-  auto tok = model::BpeTokenizer::load((f.dir / "out").string());
+  auto tok = model::model_tokenizer_load((f.dir / "out").string());
   ASSERT_TRUE(tok);
   EXPECT_EQ(*tok->encode_ids(copied.str()), s->heldout_tokens);
 }
@@ -361,7 +362,7 @@ TEST(TrainRun, RotaryAndNoPositionModelsRunInTheEngineWithTheTrainersLogits) {
     auto s = train_prepare(o);
     ASSERT_TRUE(s) << s.error().message;
     ASSERT_TRUE(train_run(*s, nullptr));
-    auto loaded = model::checkpoint_load((f.dir / "out").string());
+    auto loaded = model::model_load((f.dir / "out").string());
     ASSERT_TRUE(loaded) << loaded.error().message;
     const model::ModelConfig& c = loaded->config;
     EXPECT_EQ(c.positions, o.positions == "rotary" ? P::rotary : P::none) << positions;

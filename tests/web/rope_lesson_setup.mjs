@@ -7,7 +7,7 @@
 //   after(() => close?.());
 //
 // The tests read every figure from the API, so they hold for any retraining of the models;
-// tests/server/lesson_models_test.cpp holds the models to the figures models/README.md states.
+// tests/server/api/lesson_models_test.cpp holds the models to the figures models/README.md states.
 import fs from 'node:fs';
 import path from 'node:path';
 import { open_page, repo_root, test_model } from './harness.mjs';

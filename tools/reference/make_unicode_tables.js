@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Writes src/model/unicode_tables.inc: the code point ranges of \p{L} (letters) and \p{N}
+// Writes src/tokenizer/unicode_tables.inc: the code point ranges of \p{L} (letters) and \p{N}
 // (numbers) as the JS regex engine of GPT-2's peer encoder (gpt-3-encoder) sees them, so
 // headlab's pre-tokenisation classifies every character exactly as the peer does; and for the
 // Lowercase normalizer, the full lowercase mapping of every code point that has one (as
@@ -7,7 +7,7 @@
 // U+0130 becomes "i" + U+0307) with the ranges of \p{Cased} and \p{Case_Ignorable} that the
 // final-sigma rule reads (Σ is ς at the end of a word, σ elsewhere). @huggingface/tokenizers'
 // Lowercase calls toLowerCase; the Rust library's calls str::to_lowercase, the same rules.
-//   node tools/reference/make_unicode_tables.js > src/model/unicode_tables.inc
+//   node tools/reference/make_unicode_tables.js > src/tokenizer/unicode_tables.inc
 function ranges(re) {
   const out = [];
   let start = -1;

@@ -1,0 +1,310 @@
+// formats/gguf/gguf_tokenizer.cpp — GGUF's tokenizer metadata <-> headlab's tokenizer
+// pipeline (see gguf_tokenizer.h). The metadata becomes a tokenizer.json; nothing here
+// tokenizes.
+#include "formats/gguf/gguf_tokenizer.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "tokenizer/tokenizer_json.h"
+#include "tokenizer/unicode.h"
+
+namespace headlab::model::gguf {
+
+namespace {
+
+using json = nlohmann::json;  // not ordered_json: its objects look keys up linearly (150k tokens)
+
+// Llama 3's and Qwen 2's split patterns (their tokenizer.json's Split regexes).
+constexpr const char* kLlama3Pattern =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
+    "\\s+(?!\\S)|\\s+";
+constexpr const char* kQwen2Pattern =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
+    "\\s+(?!\\S)|\\s+";
+
+json byte_level(bool use_regex) {
+  return {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", use_regex}};
+}
+
+json split_then_bytes(const char* pattern) {
+  return {{"type", "Sequence"},
+          {"pretokenizers",
+           json::array({{{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}},
+                        byte_level(false)})}};
+}
+
+// The merges of a SentencePiece BPE vocabulary: every split of a token into two tokens,
+// ranked by the merged token's score (highest first), as Hugging Face's converter does.
+std::vector<std::pair<std::string, std::string>> merges_from_scores(const std::vector<std::string>& tokens,
+                                                                    const std::vector<float>& scores,
+                                                                    const std::unordered_map<std::string, int>& ids) {
+  struct Candidate {
+    float score;
+    int merged, left;
+    std::string a, b;
+  };
+  std::vector<Candidate> all;
+  for (int id = 0; id < int(tokens.size()); id++) {
+    const std::string& t = tokens[id];
+    for (std::size_t cut = 1; cut < t.size(); cut++) {
+      std::string a = t.substr(0, cut), b = t.substr(cut);
+      auto ia = ids.find(a);
+      if (ia == ids.end() || !ids.count(b)) continue;
+      all.push_back({scores[std::size_t(id)], id, ia->second, std::move(a), std::move(b)});
+    }
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Candidate& x, const Candidate& y) {
+    if (x.score != y.score) return x.score > y.score;
+    if (x.merged != y.merged) return x.merged < y.merged;
+    return x.left < y.left;
+  });
+  std::vector<std::pair<std::string, std::string>> merges;
+  merges.reserve(all.size());
+  for (Candidate& c : all) merges.emplace_back(std::move(c.a), std::move(c.b));
+  return merges;
+}
+
+}  // namespace
+
+Result<std::string> tokenizer_json_from_file(const File& f) {
+  auto corrupt = [&](const std::string& m) { return make_error(ErrorCode::corrupt, f.path + ": " + m); };
+  auto unsupported = [&](const std::string& m) { return make_error(ErrorCode::unsupported, f.path + ": " + m); };
+  const Value* model = f.find("tokenizer.ggml.model");
+  if (!model) return make_error(ErrorCode::not_found, f.path + ": no tokenizer (tokenizer.ggml.model is missing)");
+  if (model->type != ValueType::string) return corrupt("tokenizer.ggml.model is not a string");
+  const Value* tokens = f.find("tokenizer.ggml.tokens");
+  if (!tokens || tokens->type != ValueType::array || tokens->element_type != ValueType::string)
+    return corrupt("tokenizer.ggml.tokens is missing or not an array of strings");
+  const std::size_t V = tokens->strings.size();
+  const Value* types = f.find("tokenizer.ggml.token_type");
+  if (types && (types->type != ValueType::array || !types->elements || types->count != V))
+    return corrupt("tokenizer.ggml.token_type is not an array of one integer per token");
+  auto token_id = [&](const char* key) -> Result<int> {
+    const Value* v = f.find(key);
+    if (!v) return -1;
+    const auto n = v->as_int();
+    if (!n || *n < 0 || std::uint64_t(*n) >= V) return corrupt(std::string(key) + " is not the id of a token");
+    return int(*n);
+  };
+  auto flag = [&](const char* key, bool fallback) -> Result<bool> {
+    const Value* v = f.find(key);
+    if (!v) return fallback;
+    if (!v->as_bool()) return corrupt(std::string(key) + " is not a bool");
+    return *v->as_bool();
+  };
+  const bool spm = model->text == "llama";
+  if (!spm && model->text != "gpt2")
+    return unsupported("tokenizer.ggml.model \"" + model->text + "\" is not supported (gpt2, llama)");
+  auto bos = token_id("tokenizer.ggml.bos_token_id");
+  auto eos = token_id("tokenizer.ggml.eos_token_id");
+  auto unk = token_id("tokenizer.ggml.unknown_token_id");
+  auto add_bos = flag("tokenizer.ggml.add_bos_token", spm);
+  auto add_eos = flag("tokenizer.ggml.add_eos_token", false);
+  // SentencePiece's "▁" before the text (llama.cpp's default for "llama"; Gemma's files say false)
+  auto add_space = flag("tokenizer.ggml.add_space_prefix", spm);
+  for (auto* r : {&bos, &eos, &unk})
+    if (!*r) return tl::unexpected(r->error());
+  if (!add_bos) return tl::unexpected(add_bos.error());
+  if (!add_eos) return tl::unexpected(add_eos.error());
+  if (!add_space) return tl::unexpected(add_space.error());
+
+  json vocab = json::object();
+  std::unordered_map<std::string, int> ids;
+  for (std::size_t i = 0; i < V; i++) {
+    if (utf8_find_invalid(tokens->strings[i]) >= 0)
+      return corrupt("tokenizer.ggml.tokens[" + std::to_string(i) + "] is not valid UTF-8");
+    if (!ids.emplace(tokens->strings[i], int(i)).second)
+      return corrupt("tokenizer.ggml.tokens holds \"" + tokens->strings[i] + "\" twice");
+    vocab[tokens->strings[i]] = i;
+  }
+  json added = json::array();
+  if (types)
+    for (std::size_t i = 0; i < V; i++) {
+      const auto t = types->element_int(i);
+      if (!t) return corrupt("tokenizer.ggml.token_type is not an integer array");
+      if (*t == 3 || *t == 4)  // control, user-defined: matched whole before the model
+        added.push_back({{"id", i}, {"content", tokens->strings[i]}, {"single_word", false}, {"lstrip", false},
+                         {"rstrip", false}, {"normalized", *t == 4 && spm}, {"special", *t == 3}});
+    }
+
+  json merges = json::array();
+  json j;
+  j["version"] = "1.0";
+  j["truncation"] = nullptr;
+  j["padding"] = nullptr;
+  j["added_tokens"] = added;
+  if (!spm) {
+    const Value* m = f.find("tokenizer.ggml.merges");
+    if (!m || m->type != ValueType::array || m->element_type != ValueType::string)
+      return corrupt("tokenizer.ggml.merges is missing or not an array of strings");
+    for (std::size_t i = 0; i < m->strings.size(); i++) {
+      if (utf8_find_invalid(m->strings[i]) >= 0)
+        return corrupt("tokenizer.ggml.merges[" + std::to_string(i) + "] is not valid UTF-8");
+      merges.push_back(m->strings[i]);
+    }
+    std::string pre = "default";
+    if (const Value* p = f.find("tokenizer.ggml.pre")) {
+      if (p->type != ValueType::string) return corrupt("tokenizer.ggml.pre is not a string");
+      pre = p->text;
+    }
+    bool ignore_merges = false;
+    if (pre == "gpt-2" || pre == "default") j["pre_tokenizer"] = byte_level(true);
+    else if (pre == "llama-bpe" || pre == "llama3") j["pre_tokenizer"] = split_then_bytes(kLlama3Pattern), ignore_merges = true;
+    else if (pre == "qwen2") j["pre_tokenizer"] = split_then_bytes(kQwen2Pattern);
+    else return unsupported("tokenizer.ggml.pre \"" + pre + "\" is not supported (gpt-2, default, llama-bpe, qwen2)");
+    // Qwen 2's tokenizer.json normalizes to NFC first; the others have no normalizer
+    j["normalizer"] = pre == "qwen2" ? json{{"type", "NFC"}} : json(nullptr);
+    j["decoder"] = byte_level(true);
+    j["model"] = {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"fuse_unk", false},
+                  {"byte_fallback", false}, {"ignore_merges", ignore_merges}, {"vocab", vocab}, {"merges", merges}};
+  } else {
+    const Value* s = f.find("tokenizer.ggml.scores");
+    if (!s || s->type != ValueType::array || !s->elements || s->count != V)
+      return corrupt("tokenizer.ggml.scores is missing or not one number per token");
+    std::vector<float> scores(V);
+    for (std::size_t i = 0; i < V; i++) {
+      const auto x = s->element_number(i);
+      if (!x) return corrupt("tokenizer.ggml.scores is not a number array");
+      scores[i] = float(*x);
+    }
+    for (auto& [a, b] : merges_from_scores(tokens->strings, scores, ids)) merges.push_back(json::array({a, b}));
+    // the text's spaces become "▁", and a "▁" goes first when add_space_prefix (Llama 2's
+    // tokenizer.json: Prepend then Replace; Gemma's: Replace alone), taken off again on decoding
+    json normalizers = json::array(), decoders = json::array();
+    if (*add_space) normalizers.push_back({{"type", "Prepend"}, {"prepend", "\xe2\x96\x81"}});
+    normalizers.push_back({{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\xe2\x96\x81"}});
+    decoders.push_back({{"type", "Replace"}, {"pattern", {{"String", "\xe2\x96\x81"}}}, {"content", " "}});
+    decoders.push_back({{"type", "ByteFallback"}});
+    decoders.push_back({{"type", "Fuse"}});
+    if (*add_space) decoders.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
+    j["normalizer"] = {{"type", "Sequence"}, {"normalizers", normalizers}};
+    j["pre_tokenizer"] = nullptr;
+    j["decoder"] = {{"type", "Sequence"}, {"decoders", decoders}};
+    j["model"] = {{"type", "BPE"}, {"dropout", nullptr},
+                  {"unk_token", *unk >= 0 ? json(tokens->strings[std::size_t(*unk)]) : json(nullptr)},
+                  {"fuse_unk", true}, {"byte_fallback", true}, {"ignore_merges", false}, {"vocab", vocab}, {"merges", merges}};
+  }
+  // the template: BOS before the text and EOS after it when the file asks for them
+  json single = json::array(), specials = json::object();
+  if (*add_bos && *bos >= 0) {
+    single.push_back({{"SpecialToken", {{"id", tokens->strings[std::size_t(*bos)]}, {"type_id", 0}}}});
+    specials[tokens->strings[std::size_t(*bos)]] = {{"id", tokens->strings[std::size_t(*bos)]}, {"ids", {*bos}},
+                                                    {"tokens", {tokens->strings[std::size_t(*bos)]}}};
+  }
+  single.push_back({{"Sequence", {{"id", "A"}, {"type_id", 0}}}});
+  if (*add_eos && *eos >= 0) {
+    single.push_back({{"SpecialToken", {{"id", tokens->strings[std::size_t(*eos)]}, {"type_id", 0}}}});
+    specials[tokens->strings[std::size_t(*eos)]] = {{"id", tokens->strings[std::size_t(*eos)]}, {"ids", {*eos}},
+                                                    {"tokens", {tokens->strings[std::size_t(*eos)]}}};
+  }
+  j["post_processor"] = (*add_bos || *add_eos) ? json{{"type", "TemplateProcessing"}, {"single", single},
+                                                      {"pair", single}, {"special_tokens", specials}}
+                                               : json(nullptr);
+  try {
+    return j.dump();
+  } catch (const json::exception& e) {  // a string the checks above missed
+    return corrupt(std::string("the tokenizer metadata cannot be written as JSON: ") + e.what());
+  }
+}
+
+Result<BpeTokenizer> tokenizer_from_file(const File& f) {
+  auto text = tokenizer_json_from_file(f);
+  if (!text) return tl::unexpected(text.error());
+  return BpeTokenizer::from_tokenizer_json(*text, f.path + " (tokenizer.ggml.*)");
+}
+
+Result<BpeTokenizer> tokenizer_load(const std::string& path) {
+  auto f = file_open(path);
+  if (!f) return tl::unexpected(f.error());
+  return tokenizer_from_file(*f);
+}
+
+namespace {
+
+Result<std::string> read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return make_error(ErrorCode::io_error, p.string() + ": cannot read");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+Result<TokenizerTables> tokenizer_tables_load(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path d(dir);
+  std::unordered_map<std::string, int> vocab;
+  TokenizerTables t;
+  std::vector<std::pair<std::string, int>> specials;
+  std::string what;
+  if (fs::exists(d / "vocab.json", ec) && fs::exists(d / "merges.txt", ec)) {
+    what = (d / "vocab.json").string();
+    auto v = read_text(d / "vocab.json");
+    if (!v) return tl::unexpected(v.error());
+    auto m = read_text(d / "merges.txt");
+    if (!m) return tl::unexpected(m.error());
+    try {
+      const nlohmann::json j = nlohmann::json::parse(*v);  // kept alive: items() only refers to it
+      if (!j.is_object()) return make_error(ErrorCode::corrupt, what + ": not a JSON object");
+      for (auto it = j.begin(); it != j.end(); ++it) vocab[it.key()] = it.value().get<int>();
+    } catch (const nlohmann::json::exception& e) {
+      return make_error(ErrorCode::corrupt, what + ": " + e.what());
+    }
+    std::istringstream lines(*m);
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.empty() || line.rfind("#version", 0) == 0) continue;
+      t.merges.push_back(line);
+    }
+  } else if (fs::exists(d / "tokenizer.json", ec)) {
+    what = (d / "tokenizer.json").string();
+    auto text = read_text(d / "tokenizer.json");
+    if (!text) return tl::unexpected(text.error());
+    auto j = tokenizer_json_read(*text, what);
+    if (!j) return tl::unexpected(j.error());
+    if (!j->bpe.byte_level || j->bpe.byte_fallback || j->normalizer)
+      return make_error(ErrorCode::unsupported, what + ": only a byte-level BPE tokenizer (GPT-2's) is written to GGUF");
+    vocab = std::move(j->vocab);
+    for (auto& [a, b] : j->merges) t.merges.push_back(a + " " + b);
+    for (const AddedToken& a : j->added_tokens) specials.emplace_back(a.content, a.id);
+  } else {
+    return make_error(ErrorCode::not_found, dir + ": no tokenizer (needs vocab.json + merges.txt, or tokenizer.json)");
+  }
+  for (auto& [s, id] : specials) vocab[s] = id;
+  t.tokens.assign(vocab.size(), std::string());
+  for (auto& [s, id] : vocab) {
+    if (id < 0 || std::size_t(id) >= vocab.size() || !t.tokens[std::size_t(id)].empty())
+      return make_error(ErrorCode::corrupt, what + ": the token ids are not 0 .. " + std::to_string(vocab.size() - 1) +
+                                                " each once (\"" + s + "\" has " + std::to_string(id) + ")");
+    t.tokens[std::size_t(id)] = s;
+  }
+  t.types.assign(t.tokens.size(), 1);
+  for (std::size_t i = 0; i < t.tokens.size(); i++)
+    if (t.tokens[i] == kEndOfText) t.types[i] = 3;
+  for (auto& [s, id] : specials) t.types[std::size_t(id)] = 3;
+  return t;
+}
+
+std::vector<Metadata> tokenizer_metadata(const TokenizerTables& t, int bos_id, int eos_id) {
+  std::vector<Metadata> m;
+  m.emplace_back("tokenizer.ggml.model", meta_string("gpt2"));
+  m.emplace_back("tokenizer.ggml.pre", meta_string("gpt-2"));
+  m.emplace_back("tokenizer.ggml.tokens", meta_strings(t.tokens));
+  m.emplace_back("tokenizer.ggml.token_type", meta_i32s(t.types));
+  m.emplace_back("tokenizer.ggml.merges", meta_strings(t.merges));
+  m.emplace_back("tokenizer.ggml.bos_token_id", meta_u32(std::uint32_t(bos_id)));
+  m.emplace_back("tokenizer.ggml.eos_token_id", meta_u32(std::uint32_t(eos_id)));
+  m.emplace_back("tokenizer.ggml.add_bos_token", meta_bool(false));
+  return m;
+}
+
+}  // namespace headlab::model::gguf

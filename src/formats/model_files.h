@@ -1,0 +1,36 @@
+// formats/model_files.h — the one door from a path to a model: a Hugging Face folder
+// (hf/checkpoint.h: config.json, safetensors, tokenizer files) or llama.cpp's GGUF file
+// (gguf/: metadata, tensors and the tokenizer in one file). The CLI, the server, the trainer
+// and the benchmarks load through here, so every family and format reaches all of them.
+//
+//   Result<Parameters> p = model_load("models/gpt2");               // or "model.gguf"
+//   Result<BpeTokenizer> tok = model_tokenizer_load("model.gguf");  // its metadata's tokenizer
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "formats/model_description.h"
+#include "model/parameters.h"
+#include "model/weight_type.h"
+#include "tokenizer/bpe_tokenizer.h"
+#include "util/result.h"
+
+namespace headlab::model {
+
+// A path that is read as a GGUF file: it ends in ".gguf" and is not a directory.
+bool is_gguf_model(const std::string& path);
+
+// The weights: gguf::parameters_load for a GGUF file, checkpoint_load for a folder.
+// Errors: theirs.
+Result<Parameters> model_load(const std::string& path, const LoadOptions& options = {});
+
+// What model_load would make of `path` without reading a weight (`headlab info`):
+// gguf::describe_file or checkpoint_describe. Errors: theirs.
+Result<CheckpointDescription> model_describe(const std::string& path, DtypeChoice dtype = DtypeChoice::keep);
+
+// The tokenizer: a GGUF file's tokenizer.ggml.* metadata converted to tokenizer.json
+// (gguf::tokenizer_load), or a folder's own files (BpeTokenizer::load). Errors: theirs.
+Result<BpeTokenizer> model_tokenizer_load(const std::string& path);
+
+}  // namespace headlab::model

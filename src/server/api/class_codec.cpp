@@ -1,0 +1,149 @@
+// server/api/class_codec.cpp — nlohmann::json for the bodies; CSV by RFC 4180 (quotes doubled).
+#include "server/api/class_codec.h"
+
+#include <nlohmann/json.hpp>
+
+#include "server/api/json_fields.h"
+
+namespace headlab::server {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kExample = R"({"code": "K7QPM3", "nickname": "Ada", ...})";
+
+std::string upper(std::string code) {
+  for (char& c : code) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return code;
+}
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+json info_json(const ClassInfo& c) {
+  return {{"code", c.code}, {"name", c.name}, {"created_at", c.created_at}, {"version", c.version},
+          {"join_path", class_join_path(c.code)}};
+}
+
+std::string csv_field(std::string s) {
+  if (!s.empty() && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@' || s[0] == '\t' || s[0] == '\r'))
+    s = "'" + s;
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+Result<ClassCreateRequest> decode_class_create(std::string_view body) {
+  auto j = parse_json_object(body, R"({"name": "Period 3"})");
+  if (!j) return tl::unexpected(j.error());
+  ClassCreateRequest r;
+  HEADLAB_TRY(only_fields(*j, {"name", "passphrase"}));
+  HEADLAB_TRY(read_field(*j, "name", r.name, true));
+  HEADLAB_TRY(read_field(*j, "passphrase", r.passphrase, false));
+  return r;
+}
+
+Result<ClassJoinRequest> decode_class_join(std::string_view body) {
+  auto j = parse_json_object(body, kExample);
+  if (!j) return tl::unexpected(j.error());
+  ClassJoinRequest r;
+  HEADLAB_TRY(only_fields(*j, {"code", "learner", "nickname"}));
+  HEADLAB_TRY(read_field(*j, "code", r.code, true));
+  HEADLAB_TRY(read_field(*j, "learner", r.learner, true));
+  HEADLAB_TRY(read_field(*j, "nickname", r.nickname, true));
+  r.code = upper(r.code);
+  return r;
+}
+
+Result<std::string> decode_learner_only(std::string_view body) {
+  auto j = parse_json_object(body, R"({"learner": "..."})");
+  if (!j) return tl::unexpected(j.error());
+  std::string learner;
+  HEADLAB_TRY(only_fields(*j, {"learner"}));
+  HEADLAB_TRY(read_field(*j, "learner", learner, true));
+  return learner;
+}
+
+Result<TeacherLoginRequest> decode_teacher_login(std::string_view body) {
+  auto j = parse_json_object(body, R"({"code": "K7QPM3", "secret": "..."})");
+  if (!j) return tl::unexpected(j.error());
+  TeacherLoginRequest r;
+  HEADLAB_TRY(only_fields(*j, {"code", "secret"}));
+  HEADLAB_TRY(read_field(*j, "code", r.code, true));
+  HEADLAB_TRY(read_field(*j, "secret", r.secret, true));
+  r.code = upper(r.code);
+  return r;
+}
+
+Result<std::string> decode_class_code(std::string_view body) {
+  auto j = parse_json_object(body, R"({"code": "K7QPM3"})");
+  if (!j) return tl::unexpected(j.error());
+  std::string code;
+  HEADLAB_TRY(only_fields(*j, {"code"}));
+  HEADLAB_TRY(read_field(*j, "code", code, true));
+  return upper(code);
+}
+
+Result<std::pair<std::string, std::string>> decode_remove_learner(std::string_view body) {
+  auto j = parse_json_object(body, R"({"code": "K7QPM3", "nickname": "Ada"})");
+  if (!j) return tl::unexpected(j.error());
+  std::pair<std::string, std::string> r;
+  HEADLAB_TRY(only_fields(*j, {"code", "nickname"}));
+  HEADLAB_TRY(read_field(*j, "code", r.first, true));
+  HEADLAB_TRY(read_field(*j, "nickname", r.second, true));
+  r.first = upper(r.first);
+  return r;
+}
+
+std::string class_join_path(const std::string& code) { return "/#/join/" + code; }
+
+std::string encode_created_class(const CreatedClass& c) {
+  json out = {{"class", info_json(c.info)}, {"expires_at", c.session.expires_at}};
+  if (!c.secret.empty()) out["secret"] = c.secret;
+  return dump(out);
+}
+
+std::string encode_class_info(const ClassInfo& c) { return dump({{"class", info_json(c)}}); }
+
+std::string encode_membership(const LearnerMembership& m) {
+  if (!m.cls) return dump({{"class", nullptr}});
+  return dump({{"class", {{"code", m.cls->code}, {"name", m.cls->name}}}, {"nickname", m.nickname}});
+}
+
+std::string encode_class_view(const ClassView& v) {
+  json learners = json::array();
+  for (const LearnerRow& r : v.learners) {
+    json lessons = json::array();
+    for (const LearnerLessonRow& l : r.lessons) {
+      json cells = json::array();
+      for (const ChallengeCell& c : l.challenges)
+        cells.push_back({{"challenge", c.challenge}, {"done", c.done},
+                         {"done_at", c.done ? json(c.done_at) : json(nullptr)}, {"tries", c.tries}});
+      lessons.push_back({{"lesson", l.lesson}, {"challenges", cells}});
+    }
+    learners.push_back({{"nickname", r.nickname}, {"joined_at", r.joined_at}, {"lessons", lessons}});
+  }
+  json challenges = json::array();
+  for (const ChallengeSummary& s : v.challenges) {
+    json wrong = json::array();
+    for (const WrongAnswer& w : s.wrong_answers) wrong.push_back({{"answer", w.answer}, {"count", w.count}});
+    challenges.push_back({{"lesson", s.lesson}, {"challenge", s.challenge}, {"text", s.text},
+                          {"done_count", s.done_count}, {"wrong_answers", wrong}});
+  }
+  return dump({{"class", info_json(v.info)}, {"learner_count", v.learner_count}, {"learners", learners},
+               {"challenges", challenges}});
+}
+
+std::string encode_class_csv(const ClassView& v) {
+  std::string out = "nickname,lesson,challenge,done,done_at,tries\r\n";
+  for (const LearnerRow& r : v.learners)
+    for (const LearnerLessonRow& l : r.lessons)
+      for (const ChallengeCell& c : l.challenges)
+        out += csv_field(r.nickname) + "," + csv_field(l.lesson) + "," + csv_field(c.challenge) + "," +
+               (c.done ? "yes" : "no") + "," + csv_field(c.done_at) + "," + std::to_string(c.tries) + "\r\n";
+  return out;
+}
+
+}  // namespace headlab::server

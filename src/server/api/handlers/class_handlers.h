@@ -1,0 +1,144 @@
+// server/api/handlers/class_handlers.h — classes and the teacher's view: create, join, leave,
+// teacher login, the grid of learners x challenges, removal and deletion. Plain functions
+// from typed requests to Results; the HTTP side (cookies, ETag, CSV) is in class_routes.
+//
+//   auto made = handle_class_create(store, {"Period 3", ""});     // made->secret, made->session
+//   auto view = handle_class_view(store, made->session.token, made->info.code);
+//
+// Teacher routes take the session token (from the cookie) and the class code they act on:
+// no or a wrong or an expired token is unauthorized (401), a live session of another class
+// is forbidden (403). A learner id is never a credential.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "course/evidence.h"
+#include "server/store/class_store.h"
+#include "server/http/rate_limiter.h"
+#include "util/result.h"
+
+namespace headlab::server {
+
+struct ClassCreateRequest {
+  std::string name;
+  std::string passphrase;  // empty: a secret is generated and shown once
+};
+
+struct CreatedClass {
+  ClassInfo info;
+  std::string secret;      // empty when the teacher set a passphrase
+  TeacherSession session;  // the teacher who created it is logged in
+};
+
+struct ClassJoinRequest {
+  std::string code, learner, nickname;
+};
+
+struct LearnerMembership {
+  std::optional<ClassInfo> cls;  // nullopt: in no class
+  std::string nickname;
+};
+
+struct TeacherLoginRequest {
+  std::string code, secret;
+};
+
+struct TeacherLogin {
+  ClassInfo info;
+  TeacherSession session;
+};
+
+// The teacher's view of one class.
+struct ChallengeCell {
+  std::string challenge;
+  bool done = false;
+  std::string done_at;  // the first passing check, "" when not done
+  int tries = 0;        // checks until the first pass (all checks when not done)
+};
+
+struct LearnerLessonRow {
+  std::string lesson;
+  std::vector<ChallengeCell> challenges;  // in the lesson's order
+};
+
+struct LearnerRow {
+  std::string nickname, joined_at;
+  std::vector<LearnerLessonRow> lessons;  // every lesson with challenges, in course order
+};
+
+struct WrongAnswer {
+  std::string answer;
+  int count = 0;
+};
+
+struct ChallengeSummary {
+  std::string lesson, challenge, text;
+  int done_count = 0;                      // learners of the class who have it
+  std::vector<WrongAnswer> wrong_answers;  // the most common first, at most 3
+};
+
+struct ClassView {
+  ClassInfo info;
+  int learner_count = 0;
+  std::vector<LearnerRow> learners;           // in joining order
+  std::vector<ChallengeSummary> challenges;   // course order
+};
+
+// Errors: those of ClassStore::create_class; rate_limited (more than 20 classes an hour
+// from one address).
+Result<CreatedClass> handle_class_create(ClassStore& store, RateLimiter& limiter, const std::string& client,
+                                         const ClassCreateRequest& request);
+
+// How often learners may try to join: per address (one machine trying many codes; a
+// classroom behind one NAT address shares it) and per class (a class flooded with names).
+struct JoinLimits {
+  RateLimiter& by_address;
+  RateLimiter& by_class;
+};
+
+// Errors: invalid_argument (a learner id that is not 8-64 of A-Z a-z 0-9 - _, a bad or
+// taken nickname, in another class already), not_found (no such code), rate_limited (past
+// either limit; every try counts, joined or not, with the seconds to wait).
+Result<LearnerMembership> handle_class_join(ClassStore& store, const JoinLimits& limits, const std::string& client,
+                                            const ClassJoinRequest& request);
+Result<LearnerMembership> handle_class_membership(ClassStore& store, const std::string& learner);
+// Deletes the learner's class data. Errors: invalid_argument, not_found (in no class).
+Result<LearnerMembership> handle_class_leave(ClassStore& store, const std::string& learner);
+
+// Errors: unauthorized (wrong code or secret), rate_limited (more than 10 tries for one
+// class or 30 from one address in 10 minutes; every try counts, right or wrong; with the
+// seconds to wait).
+Result<TeacherLogin> handle_teacher_login(ClassStore& store, RateLimiter& by_class, RateLimiter& by_address,
+                                          const std::string& client, const TeacherLoginRequest& request);
+Status handle_teacher_logout(ClassStore& store, const std::string& token);
+
+// The class the token may act on, when it is `code`. Errors: unauthorized, forbidden.
+Result<ClassInfo> authorize_teacher(ClassStore& store, const std::string& token, const std::string& code);
+
+// The view itself, without a credential: for the CLI, which reads the file directly.
+// Errors: not_found, the store's.
+Result<ClassView> build_class_view(ClassStore& store, const std::string& code);
+
+Result<ClassView> handle_class_view(ClassStore& store, const std::string& token, const std::string& code);
+Result<ClassView> handle_remove_learner(ClassStore& store, const std::string& token, const std::string& code,
+                                        const std::string& nickname);
+Status handle_class_delete(ClassStore& store, const std::string& token, const std::string& code);
+
+// What a class member's checks leave for the teacher (nothing when the learner is in no
+// class, or store is null): an answer check, passed or not, with the answer given; and
+// lesson 1's detected challenges: every challenge the check met gets one passing attempt
+// unless the class has one for this learner already. Met, not newly completed: a check
+// whose progress write was saved but whose class note was not (a server killed between
+// the two, PostgreSQL gone for a moment) is made good by the learner's next check.
+Status note_answer_check(ClassStore* store, const std::string& learner, const std::string& lesson,
+                         const course::Answer& answer, bool correct);
+Status note_detected(ClassStore* store, const std::string& learner, const std::string& lesson,
+                     const std::vector<std::string>& met);
+
+// How an answer to an answer check reads in the teacher's list of wrong answers:
+// the choice ("uniform"), or the head ("L1 H3"); "(revealed)" when the learner looked.
+std::string describe_answer(const course::Answer& answer);
+
+}  // namespace headlab::server

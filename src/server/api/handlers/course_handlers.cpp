@@ -1,0 +1,135 @@
+// server/api/handlers/course_handlers.cpp — lessons list, answer checks, feedback.
+#include "server/api/handlers/course_handlers.h"
+
+#include <optional>
+
+#include "analysis/position_views.h"
+#include "course/causal_mask.h"
+#include "course/course.h"
+#include "server/api/handlers/progress_handlers.h"
+
+namespace headlab::server {
+namespace {
+
+std::size_t code_points(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// The loaded model as the course's checks see it.
+class ServedModel final : public course::LessonModel {
+ public:
+  explicit ServedModel(ModelService& m) : m_(m) {}
+  int n_layer() const override { return m_.info().config.n_layer; }
+  int n_head() const override { return m_.info().config.n_head; }
+  Result<analysis::ScanReport> scan_report() override { return m_.scan_report(); }
+  Result<std::vector<float>> head_ablation_deltas(const std::string& text) override {
+    return m_.head_ablation_deltas(text);
+  }
+  Result<course::HeadOnText> head_on_text(const std::string& text, int layer, int head) override {
+    ModelRunRequest req;
+    req.text = text;
+    req.all_heads = false;
+    req.heads = {{layer, head}};
+    req.want_value_weighted = true;
+    req.top_k = 0;
+    auto r = m_.run(req);
+    if (!r) return tl::unexpected(r.error());
+    course::HeadOnText out;
+    out.T = static_cast<int>(r->tokens.size());
+    for (const model::Token& t : r->tokens) out.ids.push_back(t.id);
+    // the run sends the packed causal half: row q holds keys 0..q
+    const std::size_t T = std::size_t(out.T);
+    out.pattern.assign(T * T, 0.0f);
+    out.value_weighted.assign(T * T, 0.0f);
+    const analysis::HeadViews& h = r->heads.at(0);
+    std::size_t at = 0;
+    for (std::size_t q = 0; q < T; ++q)
+      for (std::size_t k = 0; k <= q; ++k, ++at) {
+        out.pattern[q * T + k] = h.pattern.at(at);
+        out.value_weighted[q * T + k] = h.value_weighted.at(at);
+      }
+    return out;
+  }
+  // Lesson 3 (word order): the content-only head and the learned positions, at most 64 tokens.
+  Result<course::TokensOfText> tokens_of_text(const std::string& text) override {
+    auto t = m_.tokenizer().encode(text, {.special = false});
+    if (!t) return tl::unexpected(t.error());
+    if (t->size() > 64) return make_error(ErrorCode::too_long, "The text is " + std::to_string(t->size()) + " tokens long; at most 64 fit.");
+    course::TokensOfText out;
+    for (model::Token& k : *t) out.ids.push_back(k.id), out.texts.push_back(std::move(k.text));
+    return out;
+  }
+  Result<std::vector<float>> content_only_pattern(const std::vector<int>& ids, int head) override {
+    return analysis::content_only_pattern(m_.parameters(), ids, head);
+  }
+  Result<course::PositionSimilarity> learned_position_similarity() override {
+    const model::Parameters& p = m_.parameters();
+    if (p.config.positions != model::ModelConfig::Positions::learned)
+      return make_error(ErrorCode::unsupported, "This model has no learned position vectors (wpe).");
+    return course::PositionSimilarity{p.config.n_ctx, analysis::position_similarity(p.t.wpe, p.config.n_ctx, p.config.n_embd)};
+  }
+
+ private:
+  ModelService& m_;
+};
+
+}  // namespace
+
+Result<std::vector<LessonSummary>> handle_lessons(ProgressStore* store, const std::string& learner) {
+  if (!learner.empty())
+    if (auto s = validate_progress_query(ProgressQuery{learner, course::kCausalMaskLesson}); !s) return tl::unexpected(s.error());
+  std::vector<LessonSummary> out;
+  for (const course::Lesson& l : course::course_lessons()) {
+    LessonSummary s{l.id, l.title, l.number, l.coming, static_cast<int>(l.challenges.size()), 0};
+    if (store && !learner.empty() && !l.coming) {
+      auto done = store->completed(learner, l.id);
+      if (!done) return tl::unexpected(done.error());
+      s.completed_count = static_cast<int>(done->size());
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Result<CheckVerdict> handle_lesson_check(ProgressStore& store, ModelService* model, const std::string& lesson,
+                                         const LessonCheckRequest& req) {
+  ProgressQuery q{req.learner, lesson};
+  if (auto s = validate_progress_query(q); !s) return tl::unexpected(s.error());
+  const course::Lesson* l = course::find_lesson(lesson);
+  if (!l->check_answer)
+    return make_error(ErrorCode::invalid_argument, "The challenges of '" + lesson +
+                                                       "' are checked from what you look at, by POST /api/progress/check.");
+  std::optional<ServedModel> served;
+  if (model) served.emplace(*model);
+  auto verdict = l->check_answer(req.answer, served ? &*served : nullptr);
+  if (!verdict) return tl::unexpected(verdict.error());
+  CheckVerdict v{verdict->met, std::move(verdict->explanation), {}};
+  if (v.correct)
+    if (auto r = store.record(q.learner, q.lesson, {req.answer.challenge}); !r) return tl::unexpected(r.error());
+  auto progress = view_of(store, q);
+  if (!progress) return tl::unexpected(progress.error());
+  v.progress = std::move(*progress);
+  return v;
+}
+
+Result<std::int64_t> handle_feedback(FeedbackStore& store, RateLimiter& limiter, const std::string& client,
+                                     const Feedback& f) {
+  if (!course::find_lesson(f.lesson) && f.lesson != "explorer")
+    return make_error(ErrorCode::invalid_argument,
+                      "Unknown lesson '" + f.lesson.substr(0, 64) + "'. Use one of: " + course::lesson_ids_list() + ", explorer.");
+  std::string trimmed = f.message;
+  trimmed.erase(0, trimmed.find_first_not_of(" \t\r\n"));
+  if (trimmed.empty()) return make_error(ErrorCode::invalid_argument, "The message is empty. Say what is wrong.");
+  if (code_points(f.message) > 2000)
+    return make_error(ErrorCode::too_long, "The message is " + std::to_string(code_points(f.message)) +
+                                               " characters long; at most 2000 fit. Shorten it.");
+  if (code_points(f.contact) > 200)
+    return make_error(ErrorCode::too_long, "The contact is longer than 200 characters.");
+  if (!limiter.allow(client))
+    return make_error(ErrorCode::rate_limited, "Thank you, but that is a lot of notes at once: try again in a few minutes.");
+  return store.add(f);
+}
+
+}  // namespace headlab::server

@@ -1,0 +1,36 @@
+// server/api/json_fields.cpp — see json_fields.h.
+#include "server/api/json_fields.h"
+
+namespace headlab::server {
+
+using nlohmann::json;
+
+Result<json> parse_json_object(std::string_view body, std::string_view example) {
+  json j;
+  try {
+    j = json::parse(body);
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e999
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 2: ..." -> after "] "
+    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    return make_error(ErrorCode::invalid_argument, "The request body is not valid JSON: " + what +
+                                                       " Send one object, like " + std::string(example) + ".");
+  }
+  if (!j.is_object())
+    return make_error(ErrorCode::invalid_argument,
+                      "The request body must be a JSON object, like " + std::string(example) + ".");
+  return j;
+}
+
+Status only_fields(const json& j, const std::set<std::string>& allowed, const std::string& where) {
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!allowed.count(it.key())) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      return make_error(ErrorCode::invalid_argument,
+                        "Unknown field '" + it.key() + "'" + where + ". Allowed fields: " + list + ".");
+    }
+  return {};
+}
+
+}  // namespace headlab::server

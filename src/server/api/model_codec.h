@@ -1,0 +1,36 @@
+// server/api/model_codec.h — JSON of the model API: strict decoding of requests (unknown fields,
+// wrong types and out-of-range values are errors that name the field), plain encoding.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "analysis/scanner.h"
+#include "server/api/handlers/induction_handlers.h"
+#include "server/model_service/model_types.h"
+#include "util/result.h"
+
+namespace headlab::server {
+
+Result<ModelRunRequest> decode_model_run_request(std::string_view body);
+Result<ModelInterveneRequest> decode_model_intervene_request(std::string_view body);
+// The body re-serialised with sorted keys: the cache key of a request.
+std::string canonical_json(std::string_view body);
+
+std::string encode_model_info(const ModelInfo& info);
+std::string encode_model_run(const ModelRunResult& r);
+std::string encode_model_intervene(const ModelInterveneResult& r);
+std::string encode_training_log(const TrainingLog& log);
+// GET /api/model/scan and `headlab scan --format json`: the shape of docs/api.md, indented
+// by two spaces, floats unrounded (the CLI and the API give the same numbers).
+std::string encode_scan_report(const analysis::ScanReport& r, const std::string& model_name);
+
+// POST /api/model/query-scores: {"text", "bos", "layer", "head", "query"}.
+Result<QueryScoresRequest> decode_query_scores_request(std::string_view body);
+std::string encode_query_scores(const QueryScoresResult& r);
+
+// POST /api/lessons/causal-mask/induction: {"sentence": "..."}.
+Result<InductionComparisonRequest> decode_induction_comparison_request(std::string_view body);
+std::string encode_induction_comparison(const InductionComparison& c);
+
+}  // namespace headlab::server

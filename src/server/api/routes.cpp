@@ -1,0 +1,244 @@
+// server/api/routes.cpp — the API, top to bottom as in docs/api.md. Each route decodes a typed
+// request, calls a handler, and encodes the Result (an Error becomes the JSON envelope).
+#include "server/api/routes.h"
+
+#include "course/course.h"
+#include "server/http/errors.h"
+#include "server/api/handlers/class_handlers.h"
+#include "server/api/handlers/course_handlers.h"
+#include "server/api/handlers/induction_handlers.h"
+#include "server/api/handlers/lesson_handlers.h"
+#include "server/api/handlers/positions_codec.h"
+#include "server/api/handlers/positions_handlers.h"
+#include "server/api/handlers/progress_handlers.h"
+#include "server/api/json_codec.h"
+#include "server/api/lesson_programs.h"
+#include "server/api/model_codec.h"
+
+namespace headlab::server {
+namespace {
+
+HttpResponse ok_json(std::string body) {
+  HttpResponse r;
+  r.body = std::move(body);
+  return r;
+}
+
+// Decode, handle, encode: the shape of every route.
+template <class Decoded, class Handle, class Encode>
+HttpResponse answer(Decoded decoded, Handle handle, Encode encode) {
+  if (!decoded) return error_response(decoded.error());
+  auto result = handle(*decoded);
+  if (!result) return error_response(result.error());
+  return ok_json(encode(*result));
+}
+
+// Progress routes need the store; without one they say why, and the lessons go on.
+template <class Handle>
+auto with_store(ServerContext& ctx, Handle handle) {
+  return [&ctx, handle](const auto& request) -> decltype(handle(*ctx.store, request)) {
+    if (!ctx.store)
+      return make_error(ErrorCode::unavailable,
+                        "Progress cannot be saved right now: " + ctx.store_error +
+                            " The lessons still work; ask whoever runs headlab to fix the database.");
+    return handle(*ctx.store, request);
+  };
+}
+
+// A check a class member made is noted for the class's teacher (class_handlers.h).
+ClassStore* class_store(ServerContext& ctx) { return ctx.classes ? ctx.classes->store : nullptr; }
+
+// Model routes need a model; without one they say why.
+Result<ModelService*> need_model(ServerContext& ctx) {
+  if (!ctx.model)
+    return make_error(ErrorCode::unavailable, "No model is loaded: " + ctx.model_error +
+                                                  " Start the server with --model DIR (a Hugging Face GPT-2 folder).");
+  return ctx.model;
+}
+
+// Identical model requests are answered from the cache; errors are not cached.
+template <class Decode, class Handle, class Encode>
+HttpResponse cached_model_answer(ServerContext& ctx, const HttpRequest& r, Decode decode, Handle handle, Encode encode) {
+  std::string key = r.path + '\n' + canonical_json(r.body);
+  if (auto hit = ctx.cache->get(key)) {
+    HttpResponse out = ok_json(std::move(*hit));
+    out.headers.push_back({"X-Headlab-Cache", "hit"});
+    return out;
+  }
+  auto model = need_model(ctx);
+  if (!model) return error_response(model.error());
+  HttpResponse out = answer(decode(r.body), [&](const auto& req) { return ((*model)->*handle)(req); }, encode);
+  if (out.status == 200) ctx.cache->put(key, out.body);
+  return out;
+}
+
+// The word-order lesson's models; a context built without a shelf says so.
+Result<course::LessonModelShelf*> need_shelf(ServerContext& ctx) {
+  if (!ctx.lesson_models) return make_error(ErrorCode::unavailable, "This server keeps no lesson models.");
+  return ctx.lesson_models;
+}
+
+}  // namespace
+
+std::vector<Route> make_routes(ServerContext& ctx) {
+  std::vector<Route> routes = {
+      {"GET", "/api/health", [](const HttpRequest&) { return ok_json(encode_health()); }},
+      {"GET", "/api/heads", [](const HttpRequest&) { return ok_json(encode_heads()); }},
+      {"POST", "/api/weights",
+       [](const HttpRequest& r) { return answer(decode_weights_request(r.body), handle_weights, encode_weights); }},
+      {"GET", "/api/head-split",
+       [](const HttpRequest& r) {
+         return answer(decode_head_split_query(r.query), handle_head_split, encode_head_split);
+       }},
+      {"GET", "/api/progress",
+       [&ctx](const HttpRequest& r) {
+         return answer(decode_progress_query(r.query), with_store(ctx, handle_progress_get), encode_progress);
+       }},
+      {"POST", "/api/progress/check",
+       [&ctx](const HttpRequest& r) {
+         auto check = [&ctx](ProgressStore& store, const ProgressCheckRequest& q) -> Result<ProgressView> {
+           auto v = handle_progress_check(store, q);
+           if (v)
+             if (auto s = note_detected(class_store(ctx), q.learner, q.lesson, v->met); !s)
+               return tl::unexpected(s.error());
+           return v;
+         };
+         return answer(decode_progress_check_request(r.body), with_store(ctx, check), encode_progress);
+       }},
+      {"POST", "/api/progress/reset",
+       [&ctx](const HttpRequest& r) {
+         return answer(decode_progress_reset_request(r.body), with_store(ctx, handle_progress_reset),
+                       encode_progress);
+       }},
+      {"GET", "/api/lessons/causal-mask/programs",
+       [](const HttpRequest&) { return ok_json(encode_programs(lesson_programs())); }},
+      {"GET", "/api/lessons/word-order/programs",
+       [](const HttpRequest&) { return ok_json(encode_programs(word_order_programs())); }},
+      {"GET", "/api/lessons",
+       [&ctx](const HttpRequest& r) {
+         for (const auto& [k, v] : r.query)
+           if (k != "learner")
+             return error_response(Error{ErrorCode::invalid_argument, "Unknown parameter '" + k + "'. Allowed: learner."});
+         auto it = r.query.find("learner");
+         auto lessons = handle_lessons(ctx.store, it == r.query.end() ? std::string() : it->second);
+         return lessons ? ok_json(encode_lessons(*lessons)) : error_response(lessons.error());
+       }},
+      {"POST", "/api/feedback",
+       [&ctx](const HttpRequest& r) {
+         HttpResponse out = answer(
+             decode_feedback(r.body),
+             [&](const Feedback& f) -> Result<std::int64_t> {
+               if (!ctx.feedback)
+                 return make_error(ErrorCode::unavailable, "Feedback cannot be saved right now: " + ctx.store_error);
+               return handle_feedback(*ctx.feedback, *ctx.feedback_limiter, r.remote_addr, f);
+             },
+             encode_feedback_id);
+         if (out.status == 200) out.status = 201;
+         return out;
+       }},
+      {"GET", "/api/model",
+       [&ctx](const HttpRequest&) {
+         auto m = need_model(ctx);
+         return m ? ok_json(encode_model_info((*m)->info())) : error_response(m.error());
+       }},
+      {"POST", "/api/model/run",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(ctx, r, decode_model_run_request, &ModelService::run, encode_model_run);
+       }},
+      {"POST", "/api/model/intervene",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(ctx, r, decode_model_intervene_request, &ModelService::intervene,
+                                    encode_model_intervene);
+       }},
+      {"POST", "/api/model/query-scores",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(ctx, r, decode_query_scores_request, &ModelService::query_scores,
+                                    encode_query_scores);
+       }},
+      {"GET", "/api/model/scan",
+       [&ctx](const HttpRequest&) {
+         auto m = need_model(ctx);
+         if (!m) return error_response(m.error());
+         auto report = (*m)->scan_report();
+         return report ? ok_json(encode_scan_report(*report, (*m)->info().name)) : error_response(report.error());
+       }},
+      {"POST", "/api/lessons/causal-mask/induction",
+       [&ctx](const HttpRequest& r) {
+         auto m = need_model(ctx);
+         if (!m) return error_response(m.error());
+         return answer(
+             decode_induction_comparison_request(r.body),
+             [&](const InductionComparisonRequest& req) { return handle_induction_comparison(**m, req); },
+             encode_induction_comparison);
+       }},
+      {"GET", "/api/model/training-log",
+       [&ctx](const HttpRequest&) {
+         auto m = need_model(ctx);
+         if (!m) return error_response(m.error());
+         auto log = (*m)->training_log();
+         return log ? ok_json(encode_training_log(*log)) : error_response(log.error());
+       }},
+      // ---- word order (lesson 3): the engine's rotary code, positions, the lesson models ----
+      {"POST", "/api/rope",
+       [](const HttpRequest& r) { return answer(decode_rope_request(r.body), handle_rope, encode_rope); }},
+      {"GET", "/api/rope/wavelengths",
+       [](const HttpRequest& r) {
+         return answer(decode_wavelength_query(r.query), handle_rope_wavelengths, encode_wavelengths);
+       }},
+      {"GET", "/api/positions",
+       [&ctx](const HttpRequest&) {
+         auto a = handle_positions(ctx.model);
+         return a ? ok_json(encode_positions(*a)) : error_response(a.error());
+       }},
+      {"POST", "/api/positions/content-only",
+       [&ctx](const HttpRequest& r) {
+         auto m = need_model(ctx);
+         if (!m) return error_response(m.error());
+         return answer(decode_content_only_request(r.body),
+                       [&](const ContentOnlyRequest& q) { return handle_content_only(**m, q); }, encode_content_only);
+       }},
+      {"GET", "/api/positions/models",
+       [&ctx](const HttpRequest&) {
+         auto shelf = need_shelf(ctx);
+         if (!shelf) return error_response(shelf.error());
+         auto a = handle_positions_models(**shelf);
+         return a ? ok_json(encode_positions_models(*a)) : error_response(a.error());
+       }},
+      {"POST", "/api/positions/length",
+       [&ctx](const HttpRequest& r) {
+         auto shelf = need_shelf(ctx);
+         if (!shelf) return error_response(shelf.error());
+         return answer(decode_length_request(r.body),
+                       [&](const LengthRequest& q) { return handle_positions_length(**shelf, q); }, encode_length);
+       }},
+      {"POST", "/api/positions/run",
+       [&ctx](const HttpRequest& r) {
+         auto shelf = need_shelf(ctx);
+         if (!shelf) return error_response(shelf.error());
+         return answer(decode_lesson_run_request(r.body),
+                       [&](const LessonRunRequest& q) { return handle_positions_run(**shelf, q); },
+                       encode_lesson_run);
+       }},
+  };
+  // POST /api/lessons/<id>/check for every lesson whose challenges are answers
+  // (course/lesson.h): a new lesson brings its route with it.
+  for (const course::Lesson& l : course::course_lessons()) {
+    if (!l.check_answer) continue;
+    routes.push_back({"POST", "/api/lessons/" + l.id + "/check", [&ctx, id = l.id](const HttpRequest& r) {
+                        return answer(decode_lesson_check(r.body),
+                                      with_store(ctx, [&ctx, &id](ProgressStore& store, const LessonCheckRequest& q) {
+                                        auto v = handle_lesson_check(store, ctx.model, id, q);
+                                        if (v)
+                                          if (auto s = note_answer_check(class_store(ctx), q.learner, id, q.answer, v->correct); !s)
+                                            return Result<CheckVerdict>(tl::unexpected(s.error()));
+                                        return v;
+                                      }),
+                                      encode_check_verdict);
+                      }});
+  }
+  if (ctx.classes)
+    for (Route& r : class_routes(*ctx.classes)) routes.push_back(std::move(r));
+  return routes;
+}
+
+}  // namespace headlab::server

@@ -1,0 +1,40 @@
+// server/http/http_types.h — the server's own request and response types. Handlers and the
+// route table see these, never the HTTP library (only http/http_server.cpp includes it).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace headlab::server {
+
+struct HttpRequest {
+  std::string method;                         // "GET", "POST"
+  std::string path;                           // "/api/heads"
+  std::map<std::string, std::string> query;   // decoded ?key=value pairs
+  std::string body;
+  std::string content_type;
+  std::string remote_addr;  // the client's address, for rate limits
+  // The few other headers routes read, by lower-case name: cookie, if-none-match,
+  // x-forwarded-proto.
+  std::map<std::string, std::string> headers;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+using RouteHandler = std::function<HttpResponse(const HttpRequest&)>;
+
+struct Route {
+  std::string method;   // "GET" or "POST"
+  std::string path;     // exact path
+  RouteHandler handler;
+};
+
+}  // namespace headlab::server

@@ -1,0 +1,39 @@
+// server/http/rate_limiter.h — at most `max_events` per client in a sliding `window`.
+//
+//   RateLimiter joins(60, std::chrono::minutes(1));
+//   if (!joins.allow(address)) return rate_limited("Too many joins.", joins.retry_after_s(address));
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "util/result.h"
+
+namespace headlab::server {
+
+class RateLimiter {
+ public:
+  using Clock = std::chrono::steady_clock;
+  RateLimiter(int max_events, Clock::duration window) : max_(max_events), window_(window) {}
+  // True (and counted) when the client may act now.
+  bool allow(const std::string& client, Clock::time_point now = Clock::now());
+  // Whole seconds (at least 1) until the client may act again, after allow() said no: when
+  // its oldest counted event leaves the window.
+  int retry_after_s(const std::string& client, Clock::time_point now = Clock::now());
+
+ private:
+  int max_;
+  Clock::duration window_;
+  std::unordered_map<std::string, std::deque<Clock::time_point>> events_;
+  std::mutex mutex_;
+};
+
+// The rate_limited error a refusal returns, carrying the wait (the HTTP Retry-After).
+inline tl::unexpected<Error> rate_limited(std::string message, int retry_after_s) {
+  return tl::unexpected<Error>(Error{ErrorCode::rate_limited, std::move(message), retry_after_s});
+}
+
+}  // namespace headlab::server

@@ -1,0 +1,253 @@
+// server/model_service/model_service.cpp — tokenise, check limits, run the engine in the pool, shape answers.
+#include "formats/model_files.h"
+#include "server/model_service/model_service.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "analysis/query_scores.h"
+#include "analysis/run_text.h"
+#include "analysis/scan_text.h"
+#include "formats/hf/checkpoint.h"
+#include "model/forward.h"
+#include "model/head_range.h"
+#include "server/model_service/model_views.h"
+#include "train/train_log.h"
+#include "util/file.h"
+
+namespace headlab::server {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Both ranges of a window end within the text; the codec has checked 0 <= begin <= end.
+Status check_window(const TokenWindow& w, int T) {
+  for (const auto& [name, range] : {std::pair{"queries", w.queries}, std::pair{"keys", w.keys}})
+    if (range.end > T)
+      return make_error(ErrorCode::invalid_argument,
+                        std::string("Field 'window.") + name + "' is [" + std::to_string(range.begin) + ", " +
+                            std::to_string(range.end) + "], beyond the text: it has " + std::to_string(T) +
+                            " tokens, so a range lies within [0, " + std::to_string(T) + "]. Send an end of at most " +
+                            std::to_string(T) + ", or leave out 'window' for the whole text.");
+  return {};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ModelService>> ModelService::load(const ModelServiceOptions& options) {
+  std::unique_ptr<ModelService> s(new ModelService());
+  s->options_ = options;
+  auto params = model::model_load(options.dir, options.load);
+  if (!params) return tl::unexpected(params.error());
+  if (options.load.compute == model::ComputeChoice::bf16 && !model::parameters_rounds_inputs(*params))
+    return make_error(ErrorCode::invalid_argument,
+                      "--compute bf16 rounds the inputs of the products with bfloat16 matrices, and " + options.dir +
+                          " keeps none: add --dtype bf16 (rounds its matrices to bfloat16) or leave --compute out");
+  auto tok = model::model_tokenizer_load(options.dir);
+  if (!tok) return tl::unexpected(tok.error());
+  if (Status fits = model::config_check_tokenizer(params->config, tok->vocab_size(), options.dir); !fits)
+    return tl::unexpected(fits.error());
+  s->params_ = std::move(*params);
+  s->tokenizer_ = std::move(*tok);
+  const model::ModelConfig& c = s->params_.config;
+  s->info_.name = fs::path(options.dir).lexically_normal().filename().string();
+  if (s->info_.name.empty()) s->info_.name = fs::path(options.dir).lexically_normal().parent_path().filename().string();
+  s->info_.config = c;
+  s->info_.bos_id = c.bos_token_id;
+  s->info_.bos_text = s->tokenizer_->token_bytes(c.bos_token_id);
+  s->info_.max_tokens = std::min(options.max_tokens, c.n_ctx);
+  s->info_.has_training_log =
+      fs::exists(fs::path(options.dir) / "train_log.csv") || fs::exists(fs::path(options.dir) / "training_log.csv");
+  s->pool_ = std::make_unique<InferencePool>(options.pool);
+  return s;
+}
+
+Result<std::vector<model::Token>> ModelService::tokenize(const std::string& text, bool bos, bool truncate,
+                                                         bool& truncated) const {
+  analysis::RunInputOptions o;
+  o.bos = bos;
+  o.max_tokens = info_.max_tokens;
+  o.truncate = truncate;
+  o.limit_name = "this server's limit";
+  o.truncate_hint = "send \"truncate\": true";
+  auto in = analysis::run_input_from_text(*tokenizer_, params_.config, text, o);
+  if (!in) return tl::unexpected(in.error());
+  truncated = in->truncated;
+  return std::move(in->tokens);
+}
+
+Result<ModelRunResult> ModelService::run(const ModelRunRequest& req) {
+  const model::ModelConfig& c = params_.config;
+  if (req.top_k < 0 || req.top_k > 50)
+    return make_error(ErrorCode::invalid_argument, "top_k must be between 0 and 50.");
+  analysis::RunRequest rq;
+  rq.heads = req.heads;
+  if (req.all_heads)
+    for (int l = 0; l < c.n_layer; ++l)
+      for (int h = 0; h < c.n_head; ++h) rq.heads.push_back({l, h});
+  for (const HeadRef& h : rq.heads)
+    if (auto s = model::check_layer_head(c, h.layer, h.head); !s) return tl::unexpected(s.error());
+  bool truncated = false;
+  auto tokens = tokenize(req.text, req.bos, req.truncate, truncated);
+  if (!tokens) return tl::unexpected(tokens.error());
+  const int T = static_cast<int>(tokens->size());
+  if (req.window)
+    if (auto s = check_window(*req.window, T); !s) return tl::unexpected(s.error());
+  const TokenWindow window = req.window.value_or(TokenWindow{{0, T}, {0, T}});
+  // Only the cells sent count: a window over a long text carries every head.
+  const int views = int(req.want_pattern) + int(req.want_value_weighted) + int(req.want_scores);
+  const std::size_t cells = rq.heads.size() * views * window_cell_count(window);
+  if (cells > options_.max_pattern_cells)
+    return make_error(ErrorCode::too_long, std::to_string(rq.heads.size()) + " heads over " +
+                                               (req.window ? "the window" : std::to_string(T) + " tokens") + " are " +
+                                               std::to_string(cells) + " values, more than one answer carries (" +
+                                               std::to_string(options_.max_pattern_cells) +
+                                               "). Ask for fewer heads with \"heads\", a smaller \"window\", or a shorter text.");
+  rq.views = {req.want_pattern, req.want_value_weighted, req.want_scores, req.rollout};
+  rq.top_k = req.top_k;
+  rq.keep = [window](const float* packed) { return window_cells(packed, window); };
+  analysis::RunInput input{std::move(*tokens), truncated};
+  const std::vector<int> ids = input.ids();
+  // By value: a job that outlives a timed-out request must not read this frame.
+  auto report = pool_->run<analysis::RunReport>([this, rq, ids](model::Workspace& ws) {
+    return analysis::run_model(params_, &*tokenizer_, ids, rq, ws);
+  });
+  if (!report) return tl::unexpected(report.error());
+  return model_run_result(std::move(input), std::move(*report), c, rq.views, req.window);
+}
+
+Result<ModelInterveneResult> ModelService::intervene(const ModelInterveneRequest& req) {
+  const model::ModelConfig& c = params_.config;
+  if (req.top_k < 0 || req.top_k > 50)
+    return make_error(ErrorCode::invalid_argument, "top_k must be between 0 and 50.");
+  bool truncated = false;
+  auto tokens = tokenize(req.text, req.bos, req.truncate, truncated);
+  if (!tokens) return tl::unexpected(tokens.error());
+  const int T = static_cast<int>(tokens->size());
+  model::Interventions iv;
+  for (const auto& a : req.interventions.ablate) {
+    if (auto s = model::check_layer_head(c, a.layer, a.head); !s) return tl::unexpected(s.error());
+    iv.ablate.push_back({a.layer, a.head, a.mean ? model::Ablation::mean : model::Ablation::zero});
+  }
+  for (const auto& b : req.interventions.block) {
+    if (auto s = model::check_layer_head(c, b.layer, b.head, /*every_head_ok=*/true); !s) return tl::unexpected(s.error());
+    if (b.key < 0 || b.key >= T)
+      return make_error(ErrorCode::invalid_argument, "Key " + std::to_string(b.key) + " is outside the text (positions 0 to " +
+                                                         std::to_string(T - 1) + ").");
+    iv.block.push_back({b.layer, b.head, b.key});
+  }
+  for (const auto& r : req.interventions.replace) {
+    if (auto s = model::check_layer_head(c, r.layer, r.head); !s) return tl::unexpected(s.error());
+    iv.replace.push_back({r.layer, r.head, model::PatternReplacementKind::uniform, {}});
+  }
+  std::vector<int> ids;
+  for (const auto& t : *tokens) ids.push_back(t.id);
+  // By value, as in run: a job that outlives a timed-out request must not read this frame.
+  const int top_k = req.top_k;
+  using Outcomes = std::pair<analysis::NextTokenOutcome, analysis::NextTokenOutcome>;
+  auto outcomes = pool_->run<Outcomes>([this, ids, iv, top_k](model::Workspace& ws) -> Result<Outcomes> {
+    model::ForwardOptions opt;
+    model::ForwardOutput out;
+    if (auto s = model::forward(params_, ids, opt, out, ws); !s) return tl::unexpected(s.error());
+    Outcomes o;
+    o.first = analysis::next_token_outcome(out.logits, ids, out.V, top_k, &*tokenizer_);
+    opt.interventions = iv;
+    if (auto s = model::forward(params_, ids, opt, out, ws); !s) return tl::unexpected(s.error());
+    o.second = analysis::next_token_outcome(out.logits, ids, out.V, top_k, &*tokenizer_);
+    return o;
+  });
+  if (!outcomes) return tl::unexpected(outcomes.error());
+  ModelInterveneResult result;
+  result.tokens = std::move(*tokens);
+  result.baseline = std::move(outcomes->first);
+  result.intervened = std::move(outcomes->second);
+  return result;
+}
+
+Result<analysis::ScanReport> ModelService::scan_report() {
+  std::lock_guard<std::mutex> lock(scan_mutex_);
+  if (scan_) return *scan_;
+  auto text = analysis::heldout_text_read(options_.dir);
+  if (!text) return tl::unexpected(text.error());
+  // A long job: it runs outside the request pool's time limit, once.
+  auto report = analysis::scan_text(params_, *tokenizer_, *text, analysis::ScanOptions{});
+  if (!report) return tl::unexpected(report.error());
+  scan_ = std::move(*report);
+  return *scan_;
+}
+
+Result<QueryScoresResult> ModelService::query_scores(const QueryScoresRequest& req) {
+  const model::ModelConfig& c = params_.config;
+  if (auto s = model::check_layer_head(c, req.layer, req.head); !s) return tl::unexpected(s.error());
+  bool truncated = false;
+  auto tokens = tokenize(req.text, req.bos, /*truncate=*/false, truncated);
+  if (!tokens) return tl::unexpected(tokens.error());
+  const int T = static_cast<int>(tokens->size());
+  if (req.query < 0 || req.query >= T)
+    return make_error(ErrorCode::invalid_argument,
+                      "query must be a token position from 0 to " + std::to_string(T - 1) + " (this text has " +
+                          std::to_string(T) + " tokens" + (req.bos ? ", the start token included)." : ")."));
+  std::vector<int> ids;
+  for (const auto& t : *tokens) ids.push_back(t.id);
+  const QueryScoresRequest r = req;
+  // By value: a job that outlives a timed-out request must not read this frame.
+  auto scores = pool_->run<std::vector<float>>([this, ids, r](model::Workspace& ws) -> Result<std::vector<float>> {
+    model::ForwardOptions opt;
+    opt.logits = false;
+    opt.record.qkv = true;
+    model::ForwardOutput out;
+    if (auto s = model::forward(params_, ids, opt, out, ws); !s) return tl::unexpected(s.error());
+    return analysis::query_scores_all_keys(out.record, params_.config, r.layer, r.head, r.query);
+  });
+  if (!scores) return tl::unexpected(scores.error());
+  return QueryScoresResult{std::move(*tokens), req.layer, req.head, req.query, std::move(*scores)};
+}
+
+Result<std::vector<float>> ModelService::head_ablation_deltas(const std::string& text) {
+  bool truncated = false;
+  auto tokens = tokenize(text, /*bos=*/true, /*truncate=*/true, truncated);
+  if (!tokens) return tl::unexpected(tokens.error());
+  // The check measures the loss over the whole text and has no "truncate" field: a longer
+  // text is refused with the limit, not with the run routes' hint.
+  if (truncated)
+    return make_error(ErrorCode::too_long, "The text is longer than this server's limit of " +
+                                               std::to_string(info_.max_tokens) + " tokens (with BOS). This check "
+                                               "measures the loss over the whole text, so shorten it.");
+  if (tokens->size() < 3) return make_error(ErrorCode::invalid_argument, "The text is too short to measure a loss; type a sentence.");
+  std::vector<int> ids;
+  for (const auto& t : *tokens) ids.push_back(t.id);
+  const model::ModelConfig& c = params_.config;
+  // By value: a job that outlives a timed-out request must not read this frame.
+  return pool_->run<std::vector<float>>([this, ids, c](model::Workspace& ws) -> Result<std::vector<float>> {
+    model::ForwardOptions opt;
+    opt.logits = false;
+    opt.loss = true;
+    model::ForwardOutput out;
+    if (auto s = model::forward(params_, ids, opt, out, ws); !s) return tl::unexpected(s.error());
+    const float base = out.loss;
+    std::vector<float> deltas;
+    for (int l = 0; l < c.n_layer; ++l)
+      for (int h = 0; h < c.n_head; ++h) {
+        opt.interventions.ablate = {{l, h, model::Ablation::zero}};
+        if (auto s = model::forward(params_, ids, opt, out, ws); !s) return tl::unexpected(s.error());
+        deltas.push_back(out.loss - base);
+      }
+    return deltas;
+  });
+}
+
+Result<TrainingLog> ModelService::training_log() const {
+  // `headlab train` writes train_log.csv; training_log.csv is accepted too.
+  fs::path p = fs::path(options_.dir) / "train_log.csv";
+  if (!fs::exists(p)) p = fs::path(options_.dir) / "training_log.csv";
+  auto text = file_read(p.string());
+  if (!text) return make_error(ErrorCode::not_found, "This model has no training log (" + p.string() + ").");
+  auto table = train::train_log_table_parse(*text, p.string());
+  if (!table) return tl::unexpected(table.error());
+  return TrainingLog{std::move(table->columns), std::move(table->rows)};
+}
+
+}  // namespace headlab::server

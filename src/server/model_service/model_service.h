@@ -1,0 +1,65 @@
+// server/model_service/model_service.h — the one loaded model behind the model API: its weights, its
+// tokenizer, the inference pool that runs it, and its scanner report (made once).
+//
+//   auto svc = ModelService::load({.dir = "models/headlab-tiny"});
+//   Result<ModelRunResult> r = (*svc)->run(request);
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "analysis/scanner.h"
+#include "tokenizer/bpe_tokenizer.h"
+#include "model/parameters.h"
+#include "server/model_service/inference_pool.h"
+#include "server/model_service/model_types.h"
+#include "util/result.h"
+
+namespace headlab::server {
+
+struct ModelServiceOptions {
+  std::string dir;               // config.json, model.safetensors, vocab.json + merges.txt
+  model::LoadOptions load;       // --dtype: the type its matrices are kept in (model/parameters.h)
+  int max_tokens = 256;          // per request (at most n_ctx)
+  std::size_t max_pattern_cells = 2'000'000;  // pattern values one answer may carry
+  InferencePoolOptions pool;
+};
+
+class ModelService {
+ public:
+  // Errors: those of checkpoint_load and BpeTokenizer::load, naming the folder.
+  static Result<std::unique_ptr<ModelService>> load(const ModelServiceOptions& options);
+
+  const ModelInfo& info() const { return info_; }
+  // Read-only views for computations outside the pool (the word-order lesson's).
+  const model::Parameters& parameters() const { return params_; }
+  const model::BpeTokenizer& tokenizer() const { return *tokenizer_; }
+  Result<ModelRunResult> run(const ModelRunRequest& request);
+  Result<ModelInterveneResult> intervene(const ModelInterveneRequest& request);
+  // One query's scores against every key of the text, the keys after it too
+  // (analysis/query_scores.h). Errors: the tokenizer's; a layer, head or query out of range.
+  Result<QueryScoresResult> query_scores(const QueryScoresRequest& request);
+  // The scanner's report on the folder's heldout.txt (analysis::scan_text; computed on
+  // first use, then kept). Errors: not_found without heldout.txt; those of scan_text.
+  Result<analysis::ScanReport> scan_report();
+  // Loss on `text` (BOS first) with each head zero-ablated, minus the loss without:
+  // (n_layer * n_head), layer-major.
+  Result<std::vector<float>> head_ablation_deltas(const std::string& text);
+  Result<TrainingLog> training_log() const;
+
+ private:
+  ModelService() = default;
+  Result<std::vector<model::Token>> tokenize(const std::string& text, bool bos, bool truncate, bool& truncated) const;
+
+  ModelServiceOptions options_;
+  ModelInfo info_;
+  model::Parameters params_;
+  std::optional<model::BpeTokenizer> tokenizer_;
+  std::unique_ptr<InferencePool> pool_;
+  std::mutex scan_mutex_;
+  std::optional<analysis::ScanReport> scan_;
+};
+
+}  // namespace headlab::server

@@ -1,0 +1,113 @@
+// server/model_service/model_types.h — typed requests and answers of the model API (docs/api.md).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/run_text.h"
+#include "tokenizer/bpe_tokenizer.h"
+#include "model/config.h"
+
+namespace headlab::server {
+
+using HeadRef = analysis::HeadRef;
+
+// A half-open range of token positions [begin, end), counted after BOS is added.
+struct TokenRange {
+  int begin = 0, end = 0;
+};
+
+// The part of each (T, T) view an answer carries: rows queries.begin..queries.end-1, and
+// in row q the keys keys.begin..min(keys.end, q+1)-1 (the key range's causal half). The
+// whole view is {queries: [0, T], keys: [0, T]}.
+struct TokenWindow {
+  TokenRange queries, keys;
+};
+
+struct ModelRunRequest {
+  std::string text;
+  bool bos = true;
+  bool truncate = false;           // keep the last max_tokens tokens instead of refusing
+  bool all_heads = true;           // "heads" omitted
+  std::vector<HeadRef> heads;
+  bool want_pattern = true;        // views
+  bool want_value_weighted = false;
+  bool want_scores = false;
+  bool rollout = false;
+  std::optional<TokenWindow> window;  // omitted: every row and key
+  int top_k = 5;
+};
+
+struct InterventionSpec {
+  struct Ablate { int layer, head; bool mean; };
+  struct Block { int layer, head, key; };
+  struct Replace { int layer, head; };  // uniform
+  std::vector<Ablate> ablate;
+  std::vector<Block> block;
+  std::vector<Replace> replace;
+};
+
+struct ModelInterveneRequest {
+  std::string text;
+  bool bos = true;
+  bool truncate = false;
+  InterventionSpec interventions;
+  int top_k = 5;
+};
+
+// POST /api/model/query-scores: one query's scores against every key, the later ones too.
+struct QueryScoresRequest {
+  std::string text;
+  bool bos = true;
+  int layer = 0, head = 0, query = 0;
+};
+struct QueryScoresResult {
+  std::vector<model::Token> tokens;
+  int layer = 0, head = 0, query = 0;
+  std::vector<float> scores;  // (T,) q·k * attention_scale(layer); keys after `query` are what the mask hides
+};
+
+using Prediction = analysis::Prediction;  // id, text, logit, prob
+
+// Each view holds the cells of the answer's window, row by row (window_cells in
+// model_views.h); without a window, the packed causal half (T*(T+1)/2). A view not asked
+// for is empty (see sends).
+using HeadView = analysis::HeadViews;  // layer, head, pattern, value_weighted, scores
+
+using Outcome = analysis::NextTokenOutcome;  // loss, token_loss (T-1), top_next (T, top_k)
+
+struct ModelRunResult {
+  std::vector<model::Token> tokens;
+  int n_layer = 0, n_head = 0;
+  analysis::RunViews sends;  // the views asked for: a window's cells may be none, and the view is still sent
+  std::vector<HeadView> heads;
+  std::vector<float> rollout;  // window cells; empty when not asked
+  Outcome outcome;
+  bool truncated = false;
+  std::optional<TokenWindow> window;  // the window asked for, echoed; none: the whole view
+  int V = 0;
+  std::vector<float> logits;          // (T, V) when asked (headlab run --logits); else empty
+};
+
+struct ModelInterveneResult {
+  std::vector<model::Token> tokens;
+  Outcome baseline, intervened;
+};
+
+struct ModelInfo {
+  std::string name;
+  model::ModelConfig config;
+  int bos_id = 0;
+  std::string bos_text;
+  int max_tokens = 0;
+  bool has_training_log = false;
+};
+
+struct TrainingLog {
+  std::vector<std::string> columns;
+  std::vector<std::vector<double>> rows;
+};
+
+}  // namespace headlab::server

@@ -1,0 +1,39 @@
+// server/model_service/response_cache.cpp — a byte-bounded LRU.
+#include "server/model_service/response_cache.h"
+
+namespace headlab::server {
+
+std::optional<std::string> ResponseCache::get(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = index_.find(key);
+  if (it == index_.end()) return std::nullopt;
+  order_.splice(order_.begin(), order_, it->second);
+  return it->second->second;
+}
+
+void ResponseCache::put(const std::string& key, std::string body) {
+  std::size_t size = key.size() + body.size();
+  if (size > max_bytes_ / 4) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = index_.find(key); it != index_.end()) {
+    bytes_ -= it->second->first.size() + it->second->second.size();
+    order_.erase(it->second);
+    index_.erase(it);
+  }
+  order_.emplace_front(key, std::move(body));
+  index_[key] = order_.begin();
+  bytes_ += size;
+  while (bytes_ > max_bytes_ && !order_.empty()) {
+    auto& last = order_.back();
+    bytes_ -= last.first.size() + last.second.size();
+    index_.erase(last.first);
+    order_.pop_back();
+  }
+}
+
+std::size_t ResponseCache::bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return bytes_;
+}
+
+}  // namespace headlab::server

@@ -1,0 +1,217 @@
+// server/server.cpp — `headlab serve` put together: the store (store/), the model service
+// (model_service/), the lessons' models (course/lesson_models.h) and the API's routes (api/)
+// wired onto the HTTP layer (http/), with the lane each route is answered on.
+#include "server/server.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <thread>
+
+#include "course/lesson_models.h"
+#include "server/api/class_routes.h"
+#include "server/api/routes.h"
+#include "server/http/errors.h"
+#include "server/http/http_server.h"
+#include "server/http/rate_limiter.h"
+#include "server/model_service/inference_pool.h"
+#include "server/model_service/model_service.h"
+#include "server/model_service/response_cache.h"
+#include "server/store/class_store.h"
+#include "server/store/feedback_store.h"
+#include "server/store/progress_store.h"
+
+namespace headlab::server {
+
+struct Server::Impl {
+  ServerOptions options;
+  std::unique_ptr<ProgressStore> store;
+  std::unique_ptr<ModelService> model;
+  std::unique_ptr<ResponseCache> cache;
+  std::unique_ptr<FeedbackStore> feedback;
+  std::unique_ptr<RateLimiter> feedback_limiter;
+  std::unique_ptr<RateLimiter> progress_limiter;  // null: no limit
+  std::unique_ptr<ClassStore> classes;
+  std::unique_ptr<RateLimiter> class_create_limiter, login_by_class, login_by_address, join_by_class, join_by_address;
+  ClassRoutesContext class_context;
+  std::unique_ptr<course::LessonModelShelf> lesson_models;
+  ServerContext context;
+  std::unique_ptr<HttpServer> http;  // last: it goes first, before what its routes use
+};
+
+namespace {
+
+// The lanes, in the order lane_of numbers them.
+enum Lane { kModelLane = 0, kPasswordLane = 1, kStoreLane = 2 };
+
+// Where a request is answered: on the event loop (quick, -1), or suspended and answered by a
+// lane's workers: the model's, the password hash's, or the store's (a write waits for the
+// database: SQLite's one writer and its fsync, a PostgreSQL round trip; the loop meanwhile
+// answers reads, the teachers' views among them).
+int lane_of(const HttpRequest& r) {
+  auto starts = [&](const char* prefix) { return r.path.rfind(prefix, 0) == 0; };
+  if ((starts("/api/model/") && r.method == "POST") || r.path == "/api/model/scan" ||
+      r.path == "/api/lessons/trained-heads/check")
+    return kModelLane;
+  if (r.method != "POST") return -1;
+  if (r.path == "/api/classes" || r.path == "/api/class/login") return kPasswordLane;
+  const bool lesson_check = starts("/api/lessons/") && r.path.size() > 6 && r.path.compare(r.path.size() - 6, 6, "/check") == 0;
+  if (starts("/api/progress/") || r.path == "/api/feedback" || starts("/api/class/") || lesson_check) return kStoreLane;
+  return -1;
+}
+
+std::vector<HttpLane> lanes(const ServerOptions& o) {
+  int hash_threads = o.password_hash_threads;
+  if (hash_threads <= 0) hash_threads = std::max(1u, std::thread::hardware_concurrency() / 2);
+  std::vector<HttpLane> l(3);
+  // More workers than the model queue holds: a request beyond it is refused (503) at once
+  // by the inference pool instead of waiting here unseen.
+  l[kModelLane].threads = o.model_queue + 4;
+  l[kPasswordLane].threads = hash_threads;
+  l[kPasswordLane].max_pending = o.password_hash_queue;
+  l[kPasswordLane].max_pending_per_client = o.password_hash_queue_per_client;
+  l[kPasswordLane].busy_message =
+      "Many teachers are logging in or creating classes at this moment; try again in a few seconds.";
+  l[kStoreLane].threads = std::max(1, o.store_threads);
+  return l;
+}
+
+HttpServerOptions http_options(const ServerOptions& o) {
+  HttpServerOptions h;
+  h.host = o.host;
+  h.port = o.port;
+  h.web_dir = o.web_dir;
+  h.threads = o.threads;
+  h.max_connections = o.max_connections;
+  h.max_connections_per_ip = o.max_connections_per_ip;
+  h.idle_timeout_s = o.idle_timeout_s;
+  h.request_deadline_s = o.request_deadline_s;
+  h.max_header_bytes = o.max_header_bytes;
+  h.max_header_count = o.max_header_count;
+  h.max_body_bytes = o.max_body_bytes;
+  h.allow_origins = o.allow_origins;
+  h.drain_s = o.drain_s;
+  h.gzip_min_bytes = o.gzip_min_bytes;
+  h.trusted_proxies = o.trusted_proxies;
+  return h;
+}
+
+// The API's routes, each handler run with the model service's client scope (the inference
+// pool's turns are by client address) and the progress writes under their rate limit.
+std::vector<Route> guarded_routes(Server::Impl& m) {
+  std::vector<Route> routes = make_routes(m.context);
+  RateLimiter* progress_limiter = m.progress_limiter.get();
+  const int per_minute = m.options.progress_writes_per_minute;
+  for (Route& route : routes) {
+    const bool progress_write = route.method == "POST" && route.path.rfind("/api/progress/", 0) == 0;
+    route.handler = [handler = std::move(route.handler), progress_write, progress_limiter,
+                     per_minute](const HttpRequest& r) {
+      if (progress_write && progress_limiter && !progress_limiter->allow(r.remote_addr)) {
+        HttpResponse e = error_response(429, "rate_limited",
+                                        "Too many progress writes from this address (at most " +
+                                            std::to_string(per_minute) + " a minute); wait a moment.");
+        e.headers.push_back({"Retry-After", "10"});
+        return e;
+      }
+      InferencePool::ClientScope as(r.remote_addr);
+      return handler(r);
+    };
+  }
+  return routes;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
+  std::unique_ptr<Server> server(new Server());
+  Impl& m = *server->impl_;
+  m.options = options;
+  // A store that cannot be opened does not stop the lessons: progress routes then answer
+  // 503 with the reason, and `headlab serve` warns at start-up.
+  auto store = ProgressStore::open(options.db_path.empty() ? default_database_path() : options.db_path,
+                                   options.db_max_bytes);
+  if (store) {
+    m.store = std::move(*store);
+    m.context.store = m.store.get();
+    auto feedback = FeedbackStore::open(m.store->path(), options.db_max_bytes);
+    if (feedback) {
+      m.feedback = std::move(*feedback);
+      m.context.feedback = m.feedback.get();
+    }
+  } else {
+    m.context.store_error = store.error().message;
+  }
+  m.feedback_limiter = std::make_unique<RateLimiter>(5, std::chrono::minutes(10));
+  if (options.progress_writes_per_minute > 0)
+    m.progress_limiter = std::make_unique<RateLimiter>(options.progress_writes_per_minute, std::chrono::minutes(1));
+  m.context.feedback_limiter = m.feedback_limiter.get();
+  if (m.store) {
+    ClassStoreOptions co;
+    co.max_bytes = options.db_max_bytes;
+    auto classes = ClassStore::open(m.store->path(), co);
+    if (classes) m.classes = std::move(*classes);
+    else m.class_context.store_error = classes.error().message;
+  } else {
+    m.class_context.store_error = m.context.store_error;
+  }
+  m.class_create_limiter = std::make_unique<RateLimiter>(20, std::chrono::hours(1));
+  m.login_by_class = std::make_unique<RateLimiter>(10, std::chrono::minutes(10));
+  m.login_by_address = std::make_unique<RateLimiter>(30, std::chrono::minutes(10));
+  // A class joining at once (60 learners in the minute) passes; a script filling a class
+  // with names, or one address trying code after code, waits.
+  m.join_by_class = std::make_unique<RateLimiter>(60, std::chrono::minutes(1));
+  m.join_by_address = std::make_unique<RateLimiter>(120, std::chrono::minutes(1));
+  m.class_context.store = m.classes.get();
+  m.class_context.create_limiter = m.class_create_limiter.get();
+  m.class_context.login_by_class = m.login_by_class.get();
+  m.class_context.login_by_address = m.login_by_address.get();
+  m.class_context.join_by_class = m.join_by_class.get();
+  m.class_context.join_by_address = m.join_by_address.get();
+  m.class_context.trust_forwarded_proto = options.trust_forwarded_proto;
+  m.context.classes = &m.class_context;
+  m.cache = std::make_unique<ResponseCache>(options.cache_bytes);
+  m.context.cache = m.cache.get();
+  if (options.model_dir.empty()) {
+    m.context.model_error = options.no_model_reason;
+  } else {
+    ModelServiceOptions mo;
+    mo.dir = options.model_dir;
+    mo.load = options.model_load;
+    mo.max_tokens = options.max_tokens;
+    mo.pool = {options.model_queue, options.model_timeout_ms};
+    auto model = ModelService::load(mo);
+    if (!model) return tl::unexpected(model.error());  // asked for a model: refuse to start without it
+    m.model = std::move(*model);
+    m.context.model = m.model.get();
+  }
+  {
+    std::string dir = options.models_dir;
+    if (dir.empty() && !options.model_dir.empty()) {
+      std::filesystem::path p = std::filesystem::path(options.model_dir).lexically_normal();
+      if (p.filename().empty()) p = p.parent_path();  // "models/headlab-tiny/"
+      dir = p.parent_path().string();
+    }
+    m.lesson_models = std::make_unique<course::LessonModelShelf>(dir.empty() ? "models" : dir);
+    m.context.lesson_models = m.lesson_models.get();
+  }
+  m.http = std::make_unique<HttpServer>(http_options(options), guarded_routes(m), lanes(options), lane_of);
+  return server;
+}
+
+
+Server::Server() : impl_(std::make_unique<Impl>()) {}
+Server::~Server() {
+  if (impl_->http) impl_->http->stop();
+  impl_->http.reset();  // its lanes' running jobs end before the stores and the model go
+}
+
+Status Server::bind() { return impl_->http->bind(); }
+void Server::listen() { impl_->http->listen(); }
+void Server::stop() { impl_->http->stop(); }
+int Server::port() const { return impl_->http->port(); }
+bool Server::web_app_found() const { return impl_->http->web_app_found(); }
+std::string Server::database_path() const { return impl_->store ? impl_->store->path() : std::string(); }
+const std::string& Server::store_error() const { return impl_->context.store_error; }
+std::string Server::model_name() const { return impl_->model ? impl_->model->info().name : std::string(); }
+const std::string& Server::model_error() const { return impl_->context.model_error; }
+
+}  // namespace headlab::server

@@ -1,0 +1,97 @@
+// server/store/progress_store.cpp — one table (server/store/schema.cpp), one transaction per write.
+#include "server/store/progress_store.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "server/store/database.h"
+#include "server/store/schema.h"
+
+namespace headlab::server {
+std::string default_database_path() {
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  std::filesystem::path base;
+  if (xdg && *xdg) base = xdg;
+  else if (const char* home = std::getenv("HOME"); home && *home) base = std::filesystem::path(home) / ".local/share";
+  else base = ".";
+  return (base / "headlab" / "headlab.db").string();
+}
+
+ProgressStore::ProgressStore(std::unique_ptr<db::Database> db, std::string path)
+    : db_(std::move(db)), path_(std::move(path)) {}
+
+ProgressStore::~ProgressStore() = default;
+
+const std::string& ProgressStore::display_name() const { return db_->name(); }
+
+Error ProgressStore::failure(const std::string& doing, const Error& e) const {
+  if (e.code == ErrorCode::storage_full) {
+    std::string why = db_->engine() == db::Engine::postgresql ? " (the database server's disk has no room left)"
+                      : max_bytes_ > 0 ? " (it may grow to " + std::to_string(max_bytes_ >> 20) +
+                                             " MB; `headlab serve --db-max-mb` raises that)"
+                                       : " (the disk has no room left)";
+    return Error{ErrorCode::storage_full, "The progress database " + db_->name() + " is full" + why +
+                                              ", so new progress cannot be saved. Progress already saved is kept "
+                                              "and can be read."};
+  }
+  return Error{e.code, "Could not " + doing + " in the progress database " + db_->name() + ": " + e.message + "."};
+}
+
+Result<std::unique_ptr<ProgressStore>> ProgressStore::open(const std::string& path, std::int64_t max_bytes) {
+  auto db = db::Database::open(path, {.what = "progress database"});
+  if (!db) return tl::unexpected(db.error());
+  if (auto s = db::migrate(**db, db::headlab_migrations()); !s) {
+    Error e = s.error();
+    if (e.code == ErrorCode::io_error) e.message += " Is it a headlab database? Choose another with --db PATH.";
+    return tl::unexpected(e);
+  }
+  if (auto s = (*db)->cap_size(max_bytes); !s) return tl::unexpected(s.error());
+  std::unique_ptr<ProgressStore> store(new ProgressStore(std::move(*db), path));
+  store->max_bytes_ = max_bytes;
+  return store;
+}
+
+Result<std::vector<std::string>> ProgressStore::completed(const std::string& learner, const std::string& lesson) {
+  // Completion order; ties (one write's challenges) in insertion order: rowid in SQLite,
+  // seq in PostgreSQL (see migration 1).
+  const char* sql = db_->engine() == db::Engine::sqlite
+                        ? "SELECT challenge FROM progress WHERE learner = $1 AND lesson = $2 ORDER BY completed_at, rowid"
+                        : "SELECT challenge FROM progress WHERE learner = $1 AND lesson = $2 ORDER BY completed_at, seq";
+  auto rows = db_->query(sql, {learner, lesson});
+  if (!rows) return tl::unexpected(failure("read progress", rows.error()));
+  std::vector<std::string> out;
+  out.reserve(rows->size());
+  for (const db::Row& row : *rows) out.push_back(row.text(0));
+  return out;
+}
+
+Result<std::vector<std::string>> ProgressStore::record(const std::string& learner, const std::string& lesson,
+                                                       const std::vector<std::string>& challenges) {
+  std::vector<std::string> fresh;
+  if (challenges.empty()) return fresh;
+  Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+    fresh.clear();  // a retry after a dropped connection starts again
+    for (const std::string& c : challenges) {
+      auto n = tx.exec("INSERT INTO progress (learner, lesson, challenge) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                       {learner, lesson, c});
+      if (!n) return tl::unexpected(n.error());
+      if (*n > 0) fresh.push_back(c);
+    }
+    return {};
+  });
+  if (!s) return tl::unexpected(failure("save progress", s.error()));
+  return fresh;
+}
+
+Status ProgressStore::reset(const std::string& learner, const std::string& lesson) {
+  // A transaction, not a lone statement: it runs again if the link to PostgreSQL drops.
+  Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+    auto n = tx.exec("DELETE FROM progress WHERE learner = $1 AND lesson = $2", {learner, lesson});
+    if (!n) return tl::unexpected(n.error());
+    return {};
+  });
+  if (!s) return tl::unexpected(failure("reset progress", s.error()));
+  return {};
+}
+
+}  // namespace headlab::server

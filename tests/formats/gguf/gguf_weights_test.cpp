@@ -1,0 +1,82 @@
+// Tests of how a GGUF file's tensors become the weights (formats/gguf/gguf_architecture.h with
+// LoadOptions): F16 and BF16 matrices stay 16-bit, quantized ones become f32 exactly, --dtype
+// chooses, and the mapped file's pages do not stay resident beside the weights.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <unistd.h>
+
+#include "formats/hf/checkpoint.h"
+#include "formats/model_files.h"
+#include "model/forward.h"
+#include "formats/gguf/gguf_architecture.h"
+#include "formats/gguf/gguf_export.h"
+
+using namespace headlab::model;
+
+namespace {
+
+std::string gguf_fixture(const std::string& name) { return std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/gguf/" + name; }
+
+// The gpt2_random fixture folder exported as a GGUF file of `type`.
+std::string exported(gguf::TensorType type, const std::string& file) {
+  auto p = model_load(gguf_fixture("gpt2_random"));
+  EXPECT_TRUE(p) << p.error().message;
+  auto tables = gguf::tokenizer_tables_load(gguf_fixture("gpt2_random"));
+  EXPECT_TRUE(tables) << tables.error().message;
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("headlab-gguf-weights-" + std::to_string(::getpid()) + "-" + file)).string();
+  EXPECT_TRUE(gguf::export_model(path, *p, *tables, type));
+  return path;
+}
+
+std::vector<float> logits_of(const Parameters& p) {
+  ForwardOptions opt;
+  ForwardOutput out;
+  Workspace ws;
+  const std::vector<int> ids = {1, 7, 3, 9, 4, 2};
+  EXPECT_TRUE(forward(p, ids, opt, out, ws));
+  return out.logits;
+}
+
+WeightType qkvw_type(const Parameters& p) { return parameters_matrix_type(p, parameters_index(&ParameterTensors::qkvw)); }
+
+}  // namespace
+
+TEST(GgufWeights, F16AndBf16FilesKeepTheirMatrices16BitAndWidenExactly) {
+  for (auto [type, want] : {std::pair{gguf::TensorType::f16, WeightType::f16}, {gguf::TensorType::bf16, WeightType::bf16}}) {
+    const std::string path = exported(type, std::string(weight_type_name(want)) + ".gguf");
+    auto kept = model_load(path);
+    ASSERT_TRUE(kept) << kept.error().message;
+    EXPECT_EQ(qkvw_type(*kept), want);
+    EXPECT_EQ(parameters_matrix_type(*kept, parameters_index(&ParameterTensors::wte)), want);
+    EXPECT_FALSE(kept->rounded);
+    auto wide = model_load(path, {.dtype = DtypeChoice::f32});
+    ASSERT_TRUE(wide) << wide.error().message;
+    EXPECT_EQ(qkvw_type(*wide), WeightType::f32);
+    EXPECT_EQ(parameters_to_rows(*wide), parameters_to_rows(*kept));
+    EXPECT_LT(parameters_bytes(*kept), parameters_bytes(*wide) * 6 / 10);
+    const std::vector<float> a = logits_of(*kept), b = logits_of(*wide);
+    double m = 0;
+    for (std::size_t i = 0; i < a.size(); i++) m = std::max(m, double(std::fabs(a[i] - b[i])));
+    EXPECT_LT(m, 1e-5) << weight_type_name(want);
+    std::filesystem::remove(path);
+  }
+}
+
+TEST(GgufWeights, AQuantizedFileBecomesF32ExactlyAndBf16RoundsItSayingSo) {
+  const std::string q8 = gguf_fixture("gpt2_random.q8_0.gguf");
+  auto exact = model_load(q8);
+  ASSERT_TRUE(exact) << exact.error().message;
+  EXPECT_EQ(qkvw_type(*exact), WeightType::f32);
+  EXPECT_FALSE(exact->rounded);
+  auto half = model_load(q8, {.dtype = DtypeChoice::bf16});
+  ASSERT_TRUE(half) << half.error().message;
+  EXPECT_EQ(qkvw_type(*half), WeightType::bf16);
+  EXPECT_TRUE(half->rounded);
+  auto rows = model_load(q8, {.rows = true});
+  ASSERT_TRUE(rows) << rows.error().message;
+  EXPECT_EQ(rows->packed, nullptr);
+  EXPECT_EQ(rows->memory, parameters_to_rows(*exact));
+}

@@ -1,0 +1,178 @@
+// The teacher's view computed from a class's attempts: done, when, tries, and the most
+// common wrong answers; and how an answer reads in that list.
+#include "server/api/handlers/class_handlers.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "testing/test_server.h"
+
+using namespace headlab;
+using namespace headlab::server;
+using headlab::testing::temp_path;
+
+namespace {
+
+struct Fixture {
+  std::shared_ptr<std::atomic<std::int64_t>> now = std::make_shared<std::atomic<std::int64_t>>(1'800'000'000'000);
+  std::unique_ptr<ClassStore> store;
+  std::string code;
+  Fixture() {
+    ClassStoreOptions o;
+    o.fast_hash_for_tests = true;
+    o.clock = [now = now] { return now->fetch_add(1000); };  // each write one second later
+    store = std::move(*ClassStore::open(temp_path("view.db"), o));
+    code = store->create_class("Period 3", "")->info.code;
+  }
+  const ChallengeCell& cell(const ClassView& v, int learner, const std::string& lesson, const std::string& challenge) {
+    for (const LearnerLessonRow& l : v.learners.at(learner).lessons)
+      if (l.lesson == lesson)
+        for (const ChallengeCell& c : l.challenges)
+          if (c.challenge == challenge) return c;
+    throw std::runtime_error("no cell " + lesson + "/" + challenge);
+  }
+  const ChallengeSummary& summary(const ClassView& v, const std::string& challenge) {
+    for (const ChallengeSummary& s : v.challenges)
+      if (s.challenge == challenge) return s;
+    throw std::runtime_error("no summary " + challenge);
+  }
+};
+
+}  // namespace
+
+TEST(ClassView, ADoneChallengeCountsTheTriesUpToItsFirstPass) {
+  Fixture f;
+  f.store->join(f.code, "learner-0001", "Ada");
+  f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "uniform");
+  f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "diagonal");
+  f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", true, "below-diagonal");
+  f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "uniform");  // after: not a try
+  auto v = build_class_view(*f.store, f.code);
+  ASSERT_TRUE(v) << v.error().message;
+  const ChallengeCell& c = f.cell(*v, 0, "trained-heads", "pattern-quiz");
+  EXPECT_TRUE(c.done);
+  EXPECT_EQ(c.tries, 3);
+  EXPECT_EQ(c.done_at, "2027-01-15T08:00:04.000Z");  // the create, the join, two misses, then this
+  const ChallengeCell& open = f.cell(*v, 0, "trained-heads", "find-sink");
+  EXPECT_FALSE(open.done);
+  EXPECT_EQ(open.tries, 0);
+  EXPECT_TRUE(open.done_at.empty());
+}
+
+TEST(ClassView, CountsWhoHasEachChallengeAndTheCommonestWrongAnswersFirst) {
+  Fixture f;
+  const char* answers[4][2] = {{"uniform", "diagonal"}, {"uniform", "first-column"}, {"uniform", nullptr}, {"diagonal", nullptr}};
+  for (int i = 0; i < 4; ++i) {
+    std::string learner = "learner-000" + std::to_string(i);
+    f.store->join(f.code, learner, "L" + std::to_string(i));
+    for (const char* a : answers[i])
+      if (a) f.store->record_attempt(learner, "trained-heads", "pattern-quiz", false, a);
+  }
+  f.store->record_attempt("learner-0000", "trained-heads", "pattern-quiz", true, "below-diagonal");
+  f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", true, "below-diagonal");
+  f.store->record_attempt("learner-0002", "trained-heads", "pattern-quiz", false, "(revealed)");
+  f.store->record_attempt("learner-0002", "trained-heads", "pattern-quiz", false, "zzz");
+  auto v = build_class_view(*f.store, f.code);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->learner_count, 4);
+  const ChallengeSummary& s = f.summary(*v, "pattern-quiz");
+  EXPECT_EQ(s.done_count, 2);
+  ASSERT_EQ(s.wrong_answers.size(), 3u);  // at most three
+  EXPECT_EQ(s.wrong_answers[0].answer, "uniform");
+  EXPECT_EQ(s.wrong_answers[0].count, 3);
+  EXPECT_EQ(s.wrong_answers[1].answer, "diagonal");
+  EXPECT_EQ(s.wrong_answers[1].count, 2);
+}
+
+TEST(ClassView, ListsEveryLessonWithChallengesForEveryLearnerInJoiningOrder) {
+  Fixture f;
+  f.store->join(f.code, "learner-0002", "Zed");
+  f.store->join(f.code, "learner-0001", "Ada");
+  auto v = build_class_view(*f.store, f.code);
+  ASSERT_TRUE(v);
+  ASSERT_EQ(v->learners.size(), 2u);
+  EXPECT_EQ(v->learners[0].nickname, "Zed");
+  ASSERT_EQ(v->learners[0].lessons.size(), 3u);
+  EXPECT_EQ(v->learners[0].lessons[0].lesson, "causal-mask");
+  EXPECT_EQ(v->learners[0].lessons[1].lesson, "trained-heads");
+  EXPECT_EQ(v->learners[0].lessons[2].lesson, "word-order");
+  EXPECT_EQ(v->learners[0].lessons[1].challenges.size(), 4u);
+  EXPECT_EQ(build_class_view(*f.store, "NOSUCH").error().code, ErrorCode::not_found);
+}
+
+TEST(ClassView, NotesLesson1sDetectedChallengesAsPassesWithoutAnAnswer) {
+  Fixture f;
+  f.store->join(f.code, "learner-0001", "Ada");
+  ASSERT_TRUE(note_detected(f.store.get(), "learner-0001", "causal-mask", {"future-favourite"}));
+  ASSERT_TRUE(note_detected(nullptr, "learner-0001", "causal-mask", {"future-favourite"}));  // no store: nothing
+  auto v = build_class_view(*f.store, f.code);
+  EXPECT_TRUE(f.cell(*v, 0, "causal-mask", "future-favourite").done);
+  EXPECT_EQ(f.cell(*v, 0, "causal-mask", "future-favourite").tries, 1);
+}
+
+TEST(ClassView, AChallengeMetAgainIsNotedOnceAndOneMissedIsMadeGoodByTheNextCheck) {
+  Fixture f;
+  f.store->join(f.code, "learner-0001", "Ada");
+  ASSERT_TRUE(note_detected(f.store.get(), "learner-0001", "causal-mask", {"future-favourite"}));
+  const std::int64_t version = f.store->find_class(f.code)->version;
+  // the same challenge met again (already done): nothing new, the version stays for the pollers
+  ASSERT_TRUE(note_detected(f.store.get(), "learner-0001", "causal-mask", {"future-favourite"}));
+  EXPECT_EQ(f.store->find_class(f.code)->version, version);
+  EXPECT_EQ(f.store->attempts(f.code)->size(), 1u);
+  // a check meeting one noted and one the class never heard of (its note was lost): the new one
+  ASSERT_TRUE(note_detected(f.store.get(), "learner-0001", "causal-mask", {"future-favourite", "induction-next-word"}));
+  EXPECT_EQ(f.store->attempts(f.code)->size(), 2u);
+  auto v = build_class_view(*f.store, f.code);
+  EXPECT_TRUE(f.cell(*v, 0, "causal-mask", "induction-next-word").done);
+  EXPECT_EQ(f.cell(*v, 0, "causal-mask", "future-favourite").tries, 1);
+}
+
+TEST(DescribeAnswer, NamesTheChoiceTheHeadOrThatItWasRevealed) {
+  course::Answer a;
+  a.choice = "uniform";
+  EXPECT_EQ(describe_answer(a), "uniform");
+  a.choice = "";
+  a.layer = 1;
+  a.head = 3;
+  EXPECT_EQ(describe_answer(a), "L1 H3");
+  a.revealed = true;
+  EXPECT_EQ(describe_answer(a), "(revealed)");
+}
+
+TEST(ClassJoin, RefusesALearnerIdThatIsNotOne) {
+  Fixture f;
+  RateLimiter by_address(10, std::chrono::minutes(1)), by_class(10, std::chrono::minutes(1));
+  auto r = handle_class_join(*f.store, {by_address, by_class}, "10.0.0.1", {f.code, "no", "Ada"});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
+}
+
+TEST(ClassJoin, TriesPastTheAddresssLimitAreRateLimitedWithTheWait) {
+  Fixture f;
+  RateLimiter by_address(2, std::chrono::minutes(1)), by_class(10, std::chrono::minutes(1));
+  const auto start = RateLimiter::Clock::now();
+  EXPECT_EQ(handle_class_join(*f.store, {by_address, by_class}, "10.0.0.1", {"NOSUCH", "learner-0001", "Ada"}).error().code,
+            ErrorCode::not_found);  // a wrong code counts too
+  EXPECT_TRUE(handle_class_join(*f.store, {by_address, by_class}, "10.0.0.1", {f.code, "learner-0001", "Ada"}));
+  auto r = handle_class_join(*f.store, {by_address, by_class}, "10.0.0.1", {f.code, "learner-0002", "Bo"});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::rate_limited);
+  EXPECT_GE(r.error().retry_after_s, 1);
+  EXPECT_LE(r.error().retry_after_s,
+            60 - std::chrono::duration_cast<std::chrono::seconds>(RateLimiter::Clock::now() - start).count() + 1);
+  EXPECT_TRUE(handle_class_join(*f.store, {by_address, by_class}, "10.0.0.2", {f.code, "learner-0002", "Bo"}));
+  EXPECT_EQ(f.store->members(f.code)->size(), 2u);
+}
+
+TEST(ClassJoin, TriesPastTheClasssLimitAreRateLimitedFromAnyAddress) {
+  Fixture f;
+  RateLimiter by_address(10, std::chrono::minutes(1)), by_class(2, std::chrono::minutes(1));
+  EXPECT_TRUE(handle_class_join(*f.store, {by_address, by_class}, "10.0.0.1", {f.code, "learner-0001", "Ada"}));
+  EXPECT_FALSE(handle_class_join(*f.store, {by_address, by_class}, "10.0.0.2", {f.code, "learner-0002", "Ada"}));  // taken
+  auto r = handle_class_join(*f.store, {by_address, by_class}, "10.0.0.3", {f.code, "learner-0003", "Cy"});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::rate_limited);
+  EXPECT_GE(r.error().retry_after_s, 1);
+  EXPECT_EQ(f.store->members(f.code)->size(), 1u);
+}

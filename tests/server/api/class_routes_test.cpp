@@ -1,0 +1,358 @@
+// The class routes as the server calls them (HttpRequest in, HttpResponse out): every
+// teacher route refuses no credential, a wrong one, a learner's id, an expired one and
+// another class's, on SQLite and on PostgreSQL;
+// the cookie's attributes; login limits; short polling; the CSV export.
+#include "server/api/class_routes.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+
+#include "server/store/store_testing.h"
+#include "testing/test_server.h"
+
+using namespace headlab;
+using namespace headlab::server;
+using headlab::testing::StoreDatabase;
+using headlab::testing::temp_path;
+using nlohmann::json;
+
+namespace {
+
+// A class store with a clock the test moves, and the class routes on it.
+struct Routes {
+  std::shared_ptr<std::atomic<std::int64_t>> now = std::make_shared<std::atomic<std::int64_t>>(1'800'000'000'000);
+  std::unique_ptr<ClassStore> store;
+  RateLimiter create{20, std::chrono::hours(1)};
+  RateLimiter by_class{10, std::chrono::minutes(10)};
+  RateLimiter by_address{30, std::chrono::minutes(10)};
+  RateLimiter join_by_class{60, std::chrono::minutes(1)};
+  RateLimiter join_by_address{120, std::chrono::minutes(1)};
+  ClassRoutesContext ctx;
+  std::vector<Route> routes;
+
+  // `target`: an SQLite file (a fresh one by default) or a PostgreSQL URL.
+  explicit Routes(const std::string& target = temp_path("routes.db"), bool trust_proxy = false) {
+    ClassStoreOptions o;
+    o.fast_hash_for_tests = true;
+    o.session_seconds = 600;
+    o.clock = [now = now] { return now->load(); };
+    auto opened = ClassStore::open(target, o);
+    if (!opened) throw std::runtime_error(opened.error().message);
+    store = std::move(*opened);
+    ctx = {store.get(), "", &create, &by_class, &by_address, &join_by_class, &join_by_address, trust_proxy};
+    routes = class_routes(ctx);
+  }
+
+  HttpResponse call(const std::string& method, std::string path, const std::string& body = "",
+                    const std::string& cookie = "", std::map<std::string, std::string> headers = {},
+                    const std::string& address = "10.0.0.1") {
+    HttpRequest r;
+    r.method = method;
+    r.remote_addr = address;
+    r.body = body;
+    r.content_type = "application/json";
+    if (auto q = path.find('?'); q != std::string::npos) {
+      std::string query = path.substr(q + 1);
+      path = path.substr(0, q);
+      auto eq = query.find('=');
+      r.query[query.substr(0, eq)] = query.substr(eq + 1);
+    }
+    r.path = path;
+    r.headers = std::move(headers);
+    if (!cookie.empty()) r.headers["cookie"] = cookie;
+    for (const Route& route : routes)
+      if (route.method == method && route.path == path) return route.handler(r);
+    ADD_FAILURE() << "no route " << method << " " << path;
+    return {};
+  }
+
+  struct Teacher {
+    std::string code, secret, cookie;  // cookie: "headlab_teacher=<token>"
+  };
+  Teacher create_class(const std::string& name) {
+    HttpResponse r = call("POST", "/api/classes", json{{"name", name}}.dump());
+    EXPECT_EQ(r.status, 201) << r.body;
+    json j = json::parse(r.body);
+    Teacher t{j["class"]["code"], j["secret"], ""};
+    for (const auto& [k, v] : r.headers)
+      if (k == "Set-Cookie") t.cookie = v.substr(0, v.find(';'));
+    return t;
+  }
+};
+
+std::string error_code(const HttpResponse& r) { return json::parse(r.body)["error"]["code"]; }
+
+// One teacher route, and a request to it on class `code`.
+struct TeacherRoute {
+  const char* name;
+  std::function<HttpResponse(Routes&, const std::string& code, const std::string& cookie)> call;
+};
+
+const std::vector<TeacherRoute>& teacher_routes() {
+  static const std::vector<TeacherRoute> all = {
+      {"GET /api/class/view",
+       [](Routes& r, const std::string& code, const std::string& cookie) {
+         return r.call("GET", "/api/class/view?code=" + code, "", cookie);
+       }},
+      {"GET /api/class/export",
+       [](Routes& r, const std::string& code, const std::string& cookie) {
+         return r.call("GET", "/api/class/export?code=" + code, "", cookie);
+       }},
+      {"POST /api/class/remove-learner",
+       [](Routes& r, const std::string& code, const std::string& cookie) {
+         return r.call("POST", "/api/class/remove-learner", json{{"code", code}, {"nickname", "Ada"}}.dump(), cookie);
+       }},
+      {"POST /api/class/delete",
+       [](Routes& r, const std::string& code, const std::string& cookie) {
+         return r.call("POST", "/api/class/delete", json{{"code", code}}.dump(), cookie);
+       }},
+  };
+  return all;
+}
+
+class ClassRoutesOn : public ::testing::TestWithParam<db::Engine> {};
+
+std::string engine_label(const ::testing::TestParamInfo<db::Engine>& info) {
+  return info.param == db::Engine::sqlite ? "SQLite" : "PostgreSQL";
+}
+
+// Checks each refusal, then that the right credential works (so the refusals were real), on
+// a fresh database of `engine`.
+void expect_guarded(const TeacherRoute& route, db::Engine engine) {
+  SCOPED_TRACE(route.name);
+  StoreDatabase fresh(engine);
+  HEADLAB_REQUIRE_DATABASE(fresh);
+  Routes r(fresh.target());
+  Routes::Teacher mine = r.create_class("Period 3"), theirs = r.create_class("Period 4");
+  ASSERT_EQ(r.call("POST", "/api/class/join", json{{"code", mine.code}, {"learner", "learner-0001"}, {"nickname", "Ada"}}.dump()).status, 200);
+
+  HttpResponse none = route.call(r, mine.code, "");
+  EXPECT_EQ(none.status, 401) << none.body;
+  EXPECT_EQ(error_code(none), "unauthorized");
+
+  HttpResponse wrong = route.call(r, mine.code, "headlab_teacher=" + std::string(64, 'a'));
+  EXPECT_EQ(wrong.status, 401) << wrong.body;
+
+  HttpResponse learner_id = route.call(r, mine.code, "headlab_teacher=learner-0001");
+  EXPECT_EQ(learner_id.status, 401) << learner_id.body;
+
+  HttpResponse other = route.call(r, mine.code, theirs.cookie);
+  EXPECT_EQ(other.status, 403) << other.body;
+  EXPECT_EQ(error_code(other), "forbidden");
+
+  // expired: the same cookie that works, ten minutes later
+  Routes::Teacher later = r.create_class("Period 5");
+  *r.now += 600 * 1000;
+  HttpResponse expired = route.call(r, later.code, later.cookie);
+  EXPECT_EQ(expired.status, 401) << expired.body;
+
+  HttpResponse fresh_login = r.call("POST", "/api/class/login", json{{"code", mine.code}, {"secret", mine.secret}}.dump());
+  ASSERT_EQ(fresh_login.status, 200) << fresh_login.body;
+  std::string cookie;
+  for (const auto& [k, v] : fresh_login.headers)
+    if (k == "Set-Cookie") cookie = v.substr(0, v.find(';'));
+  HttpResponse ok = route.call(r, mine.code, cookie);
+  EXPECT_EQ(ok.status, 200) << ok.body;
+}
+
+std::string set_cookie(const HttpResponse& r) {
+  for (const auto& [k, v] : r.headers)
+    if (k == "Set-Cookie") return v;
+  return "";
+}
+
+}  // namespace
+
+TEST_P(ClassRoutesOn, TheViewRefusesNoWrongExpiredAndAnotherClassesCredential) {
+  expect_guarded(teacher_routes()[0], GetParam());
+}
+TEST_P(ClassRoutesOn, TheExportRefusesNoWrongExpiredAndAnotherClassesCredential) {
+  expect_guarded(teacher_routes()[1], GetParam());
+}
+TEST_P(ClassRoutesOn, RemovingALearnerRefusesNoWrongExpiredAndAnotherClassesCredential) {
+  expect_guarded(teacher_routes()[2], GetParam());
+}
+TEST_P(ClassRoutesOn, DeletingAClassRefusesNoWrongExpiredAndAnotherClassesCredential) {
+  expect_guarded(teacher_routes()[3], GetParam());
+}
+
+TEST_P(ClassRoutesOn, ALoggedOutSessionNoLongerOpensAnyTeacherRoute) {
+  StoreDatabase fresh(GetParam());
+  HEADLAB_REQUIRE_DATABASE(fresh);
+  Routes r(fresh.target());
+  Routes::Teacher t = r.create_class("Period 3");
+  ASSERT_EQ(r.call("POST", "/api/class/logout", "{}", t.cookie).status, 200);
+  for (const TeacherRoute& route : teacher_routes()) EXPECT_EQ(route.call(r, t.code, t.cookie).status, 401) << route.name;
+}
+
+TEST(ClassRoutes, LogoutWithoutACredentialEndsNoOtherSession) {
+  Routes r;
+  Routes::Teacher t = r.create_class("Period 3");
+  HttpResponse out = r.call("POST", "/api/class/logout", "{}");
+  EXPECT_EQ(out.status, 200);
+  EXPECT_NE(set_cookie(out).find("Max-Age=0"), std::string::npos);
+  EXPECT_EQ(r.call("GET", "/api/class/view?code=" + t.code, "", t.cookie).status, 200);
+}
+
+TEST(ClassRoutes, TheSessionCookieIsHttpOnlyStrictAndExpiring) {
+  Routes r;
+  HttpResponse made = r.call("POST", "/api/classes", json{{"name", "Period 3"}}.dump());
+  std::string c = set_cookie(made);
+  EXPECT_EQ(c.rfind("headlab_teacher=", 0), 0u) << c;
+  EXPECT_NE(c.find("; HttpOnly"), std::string::npos) << c;
+  EXPECT_NE(c.find("; SameSite=Strict"), std::string::npos) << c;
+  EXPECT_NE(c.find("; Path=/"), std::string::npos) << c;
+  EXPECT_NE(c.find("; Max-Age=600"), std::string::npos) << c;
+  EXPECT_EQ(c.find("Secure"), std::string::npos) << c;  // plain HTTP: a Secure cookie would never come back
+}
+
+TEST(ClassRoutes, TheCookieIsSecureBehindATrustedTlsProxyOnly) {
+  Routes untrusted(temp_path("routes.db"), false), trusted(temp_path("routes.db"), true);
+  const std::map<std::string, std::string> https = {{"x-forwarded-proto", "https"}};
+  std::string body = json{{"name", "Period 3"}}.dump();
+  EXPECT_EQ(set_cookie(untrusted.call("POST", "/api/classes", body, "", https)).find("Secure"), std::string::npos);
+  EXPECT_NE(set_cookie(trusted.call("POST", "/api/classes", body, "", https)).find("; Secure"), std::string::npos);
+  EXPECT_EQ(set_cookie(trusted.call("POST", "/api/classes", body)).find("Secure"), std::string::npos);
+}
+
+TEST(ClassRoutes, TheSecretIsShownOnlyWhenTheClassIsCreated) {
+  Routes r;
+  Routes::Teacher t = r.create_class("Period 3");
+  EXPECT_EQ(t.secret.size(), 23u);
+  HttpResponse view = r.call("GET", "/api/class/view?code=" + t.code, "", t.cookie);
+  EXPECT_EQ(view.body.find(t.secret), std::string::npos);
+  HttpResponse login = r.call("POST", "/api/class/login", json{{"code", t.code}, {"secret", t.secret}}.dump());
+  EXPECT_EQ(login.body.find(t.secret), std::string::npos);
+  HttpResponse with_pass =
+      r.call("POST", "/api/classes", json{{"name", "Period 4"}, {"passphrase", "correct horse battery"}}.dump());
+  EXPECT_FALSE(json::parse(with_pass.body).contains("secret"));
+}
+
+TEST(ClassRoutes, AWrongSecretIsRefusedAndLoginsAreLimitedPerClass) {
+  Routes r;
+  Routes::Teacher t = r.create_class("Period 3");
+  for (int i = 0; i < 10; ++i) {
+    HttpResponse bad = r.call("POST", "/api/class/login", json{{"code", t.code}, {"secret", "guess"}}.dump(), "", {},
+                              "10.0.0." + std::to_string(i + 2));
+    ASSERT_EQ(bad.status, 401) << bad.body;
+  }
+  // the eleventh, from yet another address, with the right secret: the class is locked for now
+  HttpResponse locked = r.call("POST", "/api/class/login", json{{"code", t.code}, {"secret", t.secret}}.dump(), "", {},
+                               "10.0.1.1");
+  EXPECT_EQ(locked.status, 429) << locked.body;
+  EXPECT_EQ(error_code(locked), "rate_limited");
+}
+
+TEST(ClassRoutes, LoginsAreLimitedPerAddressAcrossClasses) {
+  Routes r;
+  std::vector<Routes::Teacher> classes;
+  for (int i = 0; i < 4; ++i) classes.push_back(r.create_class("Class " + std::to_string(i)));
+  int refused = 0;
+  for (int i = 0; i < 31; ++i) {
+    HttpResponse bad = r.call("POST", "/api/class/login", json{{"code", classes[i % 4].code}, {"secret", "guess"}}.dump(),
+                              "", {}, "10.9.9.9");
+    refused += bad.status == 429;
+  }
+  EXPECT_EQ(refused, 1);
+}
+
+TEST(ClassRoutes, ALearnerIdIsNeverATeacherCredential) {
+  Routes r;
+  Routes::Teacher t = r.create_class("Period 3");
+  r.call("POST", "/api/class/join", json{{"code", t.code}, {"learner", "learner-0001"}, {"nickname", "Ada"}}.dump());
+  HttpResponse as_secret =
+      r.call("POST", "/api/class/login", json{{"code", t.code}, {"secret", "learner-0001"}}.dump());
+  EXPECT_EQ(as_secret.status, 401);
+  HttpResponse with_param = r.call("GET", "/api/class/view?learner=learner-0001", "", "headlab_teacher=learner-0001");
+  EXPECT_EQ(with_param.status, 400);  // not a parameter of the view at all
+}
+
+TEST(ClassRoutes, TheViewAnswers304UntilTheClassChanges) {
+  Routes r;
+  Routes::Teacher t = r.create_class("Period 3");
+  HttpResponse first = r.call("GET", "/api/class/view?code=" + t.code, "", t.cookie);
+  ASSERT_EQ(first.status, 200);
+  std::string etag;
+  for (const auto& [k, v] : first.headers)
+    if (k == "ETag") etag = v;
+  ASSERT_FALSE(etag.empty());
+  HttpResponse same = r.call("GET", "/api/class/view?code=" + t.code, "", t.cookie, {{"if-none-match", etag}});
+  EXPECT_EQ(same.status, 304);
+  EXPECT_TRUE(same.body.empty());
+  r.call("POST", "/api/class/join", json{{"code", t.code}, {"learner", "learner-0001"}, {"nickname", "Ada"}}.dump());
+  HttpResponse changed = r.call("GET", "/api/class/view?code=" + t.code, "", t.cookie, {{"if-none-match", etag}});
+  EXPECT_EQ(changed.status, 200);
+  EXPECT_EQ(json::parse(changed.body)["learners"][0]["nickname"], "Ada");
+  // without the session, no 304 either: the ETag would tell that the class changed
+  EXPECT_EQ(r.call("GET", "/api/class/view?code=" + t.code, "", "", {{"if-none-match", etag}}).status, 401);
+}
+
+TEST(ClassRoutes, TheExportIsCsvWithFormulasDefused) {
+  Routes r;
+  Routes::Teacher t = r.create_class("Period 3");
+  r.call("POST", "/api/class/join", json{{"code", t.code}, {"learner", "learner-0001"}, {"nickname", "=HYPERLINK(1)"}}.dump());
+  r.call("POST", "/api/class/join", json{{"code", t.code}, {"learner", "learner-0002"}, {"nickname", "Bo, \"the\" 2nd"}}.dump());
+  r.store->record_attempt("learner-0002", "trained-heads", "pattern-quiz", true, "below-diagonal");
+  HttpResponse csv = r.call("GET", "/api/class/export?code=" + t.code, "", t.cookie);
+  ASSERT_EQ(csv.status, 200) << csv.body;
+  EXPECT_EQ(csv.content_type, "text/csv; charset=utf-8");
+  EXPECT_EQ(csv.body.rfind("nickname,lesson,challenge,done,done_at,tries\r\n", 0), 0u);
+  EXPECT_NE(csv.body.find("\r\n'=HYPERLINK(1),causal-mask,"), std::string::npos) << csv.body;
+  EXPECT_NE(csv.body.find("\r\n\"Bo, \"\"the\"\" 2nd\",trained-heads,pattern-quiz,yes,2027-01-15T08:00:00.000Z,1\r\n"),
+            std::string::npos)
+      << csv.body;
+}
+
+TEST(ClassRoutes, JoiningLeavingAndMembershipSpeakJson) {
+  Routes r;
+  Routes::Teacher t = r.create_class("Period 3");
+  std::string lower_code = t.code;
+  for (char& c : lower_code) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  HttpResponse joined =
+      r.call("POST", "/api/class/join", json{{"code", lower_code}, {"learner", "learner-0001"}, {"nickname", "Ada"}}.dump());
+  ASSERT_EQ(joined.status, 200) << joined.body;
+  EXPECT_EQ(json::parse(joined.body)["class"]["name"], "Period 3");
+  HttpResponse m = r.call("GET", "/api/class/membership?learner=learner-0001");
+  EXPECT_EQ(json::parse(m.body)["nickname"], "Ada");
+  EXPECT_EQ(r.call("GET", "/api/class/membership?learner=bad").status, 400);
+  EXPECT_EQ(r.call("POST", "/api/class/join", json{{"code", "NOSUCH"}, {"learner", "learner-0002"}, {"nickname", "Bo"}}.dump()).status, 404);
+  EXPECT_EQ(r.call("POST", "/api/class/join", json{{"code", t.code}, {"learner", "learner-0002"}}.dump()).status, 400);
+  HttpResponse left = r.call("POST", "/api/class/leave", json{{"learner", "learner-0001"}}.dump());
+  EXPECT_EQ(left.status, 200);
+  EXPECT_TRUE(json::parse(left.body)["class"].is_null());
+  EXPECT_EQ(r.call("POST", "/api/class/leave", json{{"learner", "learner-0001"}}.dump()).status, 404);
+}
+
+TEST(ClassRoutes, DeletingAClassEndsItsSessionAndClearsTheCookie) {
+  Routes r;
+  Routes::Teacher t = r.create_class("Period 3");
+  HttpResponse deleted = r.call("POST", "/api/class/delete", json{{"code", t.code}}.dump(), t.cookie);
+  ASSERT_EQ(deleted.status, 200) << deleted.body;
+  EXPECT_NE(set_cookie(deleted).find("Max-Age=0"), std::string::npos);
+  EXPECT_EQ(r.call("GET", "/api/class/view?code=" + t.code, "", t.cookie).status, 401);
+}
+
+TEST(ClassRoutes, WithoutAStoreEveryRouteSaysWhy) {
+  ClassRoutesContext none;
+  none.store_error = "the disk is gone.";
+  for (const Route& route : class_routes(none)) {
+    HttpRequest req;
+    req.method = route.method;
+    req.path = route.path;
+    HttpResponse out = route.handler(req);
+    EXPECT_EQ(out.status, 503) << route.path;
+    EXPECT_NE(out.body.find("the disk is gone."), std::string::npos) << route.path;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(BothEngines, ClassRoutesOn, ::testing::Values(db::Engine::sqlite, db::Engine::postgresql),
+                         engine_label);
+
+TEST(CookieValue, FindsTheNamedCookieAmongOthers) {
+  EXPECT_EQ(cookie_value("a=1; headlab_teacher=abc; b=2", "headlab_teacher"), "abc");
+  EXPECT_EQ(cookie_value("headlab_teacher=abc", "headlab_teacher"), "abc");
+  EXPECT_EQ(cookie_value("xheadlab_teacher=abc", "headlab_teacher"), "");
+  EXPECT_EQ(cookie_value("", "headlab_teacher"), "");
+}
