@@ -356,7 +356,7 @@ INSTANTIATE_TEST_SUITE_P(BothEngines, ClassStoreOn, ::testing::Values(db::Engine
 // learner, checks and progress, takes new ones, and ends at the newest schema version.
 void expect_old_class_file_opens(const std::string& fixture, int version_before) {
   const std::string path = temp_path("old-classes.db");
-  std::filesystem::copy_file(HEADLAB_SOURCE_DIR "/tests/server/" + fixture, path);
+  std::filesystem::copy_file(HEADLAB_SOURCE_DIR "/tests/server/store/" + fixture, path);
   {
     auto db = db::Database::open(path);
     ASSERT_TRUE(db);
