@@ -1,5 +1,5 @@
 // formats/hf/checkpoint.h — a model directory in the Hugging Face layout of GPT-2, GPT-NeoX,
-// Llama, Mistral, Qwen 2/3 or Gemma 2/3 (config.json's model_type picks the names; src/model/README.md
+// Llama, Mistral, Qwen 2/3 or Gemma 2/3 (config.json's model_type picks the names; src/formats/README.md
 // lists each family's). GPT-2's:
 //   config.json        the ModelConfig (model/config.h)
 //   model.safetensors  the weights: names "wte.weight", "h.0.attn.c_attn.weight", ...
