@@ -20,6 +20,7 @@
 #include "formats/gguf/gguf_file.h"
 #include "formats/gguf/gguf_tokenizer.h"
 #include "util/file.h"
+#include "util/json_depth.h"
 
 namespace headlab::cli {
 namespace {
@@ -138,8 +139,8 @@ ordered_json tokenizer_info(const std::string& dir) {
   }
   t["kind"] = has_gpt2 ? "GPT-2 byte-level BPE (vocab.json + merges.txt)" : "tokenizer.json";
   if (has_json) {
-    auto text = file_read((fs::path(dir) / "tokenizer.json").string());
-    if (text) {
+    auto text = file_read((fs::path(dir) / "tokenizer.json").string(), model::kMaxTokenizerFileBytes);
+    if (text && json_depth_check(*text, "tokenizer.json")) {
       try {
         auto j = nlohmann::json::parse(*text);
         auto type_of = [&](const char* key) -> std::string {

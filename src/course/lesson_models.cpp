@@ -9,6 +9,7 @@
 #include "analysis/scan_text.h"
 #include "formats/hf/checkpoint.h"
 #include "util/file.h"
+#include "util/json_depth.h"
 
 namespace headlab::course {
 namespace fs = std::filesystem;
@@ -25,7 +26,7 @@ bool plain_name(const std::string& s) {
 // train_log.json's options.context (0 there means n_ctx); 0 when the folder has no log.
 int trained_context_of(const fs::path& dir) {
   auto text = file_read((dir / "train_log.json").string());
-  if (!text) return 0;
+  if (!text || !json_depth_check(*text, "train_log.json")) return 0;
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("options") || !j["options"].is_object()) return 0;
   const auto& c = j["options"].value("context", nlohmann::json());

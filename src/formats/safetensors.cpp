@@ -1,5 +1,7 @@
 // formats/safetensors.cpp — the safetensors reader and writer (see safetensors.h).
 #include "formats/safetensors.h"
+#include "util/file.h"
+#include "util/json_depth.h"
 
 #include <algorithm>
 #include <cmath>
@@ -67,6 +69,9 @@ Result<std::uint64_t> header_length(const unsigned char* first8, std::uint64_t s
 // Parses and validates the JSON header against a data section of `data_size` bytes.
 Result<SafetensorsFile> parse_header(const unsigned char* text, std::uint64_t n, std::uint64_t data_size,
                                      const std::string& path) {
+  if (auto s = json_depth_check(std::string_view(reinterpret_cast<const char*>(text), std::size_t(n)), path + ": header");
+      !s)
+    return tl::unexpected(s.error());
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(text, text + n);
@@ -156,8 +161,12 @@ Result<SafetensorsFile> safetensors_parse(const unsigned char* bytes, std::size_
 namespace {
 
 Result<SafetensorsFile> read_file(const std::string& path, bool lazy) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return make_error(ErrorCode::io_error, path + ": cannot read: it is a directory");
+  // a directory, a FIFO (whose open would block for ever) or a device: refused by name
+  if (auto s = file_check_regular(path); !s) {
+    if (s.error().code == ErrorCode::not_found)
+      return make_error(ErrorCode::not_found, path + ": cannot open (missing model.safetensors?)");
+    return tl::unexpected(s.error());
+  }
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return make_error(ErrorCode::not_found, path + ": cannot open (missing model.safetensors?)");
   const std::streamoff size = in.tellg();
@@ -198,11 +207,12 @@ Result<SafetensorsFile> safetensors_open(const std::string& path) { return read_
 
 Result<std::vector<SafetensorsFile>> safetensors_open_index(const std::string& index_path) {
   namespace fs = std::filesystem;
-  std::ifstream in(index_path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::not_found, index_path + ": cannot open");
+  auto text = file_read(index_path, std::uint64_t(64) << 20);  // an index of 100,000 tensors is about 10 MB
+  if (!text) return tl::unexpected(text.error());
+  if (auto s = json_depth_check(*text, index_path); !s) return tl::unexpected(s.error());
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(*text);
   } catch (const nlohmann::json::exception& e) {
     return make_error(ErrorCode::corrupt, index_path + ": not valid JSON: " + e.what());
   }

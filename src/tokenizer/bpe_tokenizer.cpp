@@ -19,6 +19,7 @@
 #include "tokenizer/unicode.h"
 #include "util/file.h"
 #include "util/check.h"
+#include "util/json_depth.h"
 
 namespace headlab::model {
 
@@ -204,6 +205,7 @@ Result<BpeTokenizer> BpeTokenizer::build(std::unordered_map<std::string, int> vo
 Result<BpeTokenizer> BpeTokenizer::from_vocab_merges(std::string_view vocab_json, std::string_view merges_txt,
                                                      const std::string& what) {
   std::unordered_map<std::string, int> vocab;
+  if (auto s = json_depth_check(vocab_json, what); !s) return tl::unexpected(s.error());
   try {
     nlohmann::json j = nlohmann::json::parse(vocab_json);
     if (!j.is_object()) return make_error(ErrorCode::corrupt, what + ": vocab.json is not a JSON object");
@@ -291,14 +293,14 @@ Result<BpeTokenizer> BpeTokenizer::load(const std::string& dir) {
   std::error_code ec;
   const fs::path d(dir);
   if (fs::exists(d / "vocab.json", ec) && fs::exists(d / "merges.txt", ec)) {
-    auto vocab = file_read((d / "vocab.json").string());
+    auto vocab = file_read((d / "vocab.json").string(), kMaxTokenizerFileBytes);
     if (!vocab) return tl::unexpected(vocab.error());
-    auto merges = file_read((d / "merges.txt").string());
+    auto merges = file_read((d / "merges.txt").string(), kMaxTokenizerFileBytes);
     if (!merges) return tl::unexpected(merges.error());
     return from_vocab_merges(*vocab, *merges, dir + "/{vocab.json,merges.txt}");
   }
   if (fs::exists(d / "tokenizer.json", ec)) {
-    auto text = file_read((d / "tokenizer.json").string());
+    auto text = file_read((d / "tokenizer.json").string(), kMaxTokenizerFileBytes);
     if (!text) return tl::unexpected(text.error());
     return from_tokenizer_json(*text, (d / "tokenizer.json").string());
   }

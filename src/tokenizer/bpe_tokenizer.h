@@ -53,6 +53,10 @@ class PieceCache;  // bpe_tokenizer.cpp
 struct BpeSymbol;   // bpe_tokenizer.cpp: a symbol being merged
 struct TokenizerPipeline;  // bpe_tokenizer.cpp: a tokenizer.json's parts
 
+// The largest vocab.json, merges.txt or tokenizer.json read (Gemma 3's tokenizer.json, the
+// largest of the families, is about 33 MB).
+inline constexpr std::uint64_t kMaxTokenizerFileBytes = std::uint64_t(512) << 20;
+
 class BpeTokenizer {
  public:
   // From a directory holding vocab.json + merges.txt, or tokenizer.json. GPT-2's files

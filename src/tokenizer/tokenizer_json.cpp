@@ -1,5 +1,6 @@
 // tokenizer/tokenizer_json.cpp — the reader of tokenizer/tokenizer_json.h.
 #include "tokenizer/tokenizer_json.h"
+#include "util/json_depth.h"
 
 #include <nlohmann/json.hpp>
 
@@ -250,6 +251,7 @@ TokenizerJson read(const json& j) {
 }  // namespace
 
 Result<TokenizerJson> tokenizer_json_read(std::string_view text, const std::string& what) {
+  if (auto s = json_depth_check(text, what); !s) return tl::unexpected(s.error());
   try {
     return read(json::parse(text));
   } catch (const Refusal& r) {

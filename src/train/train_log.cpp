@@ -1,6 +1,7 @@
 // train/train_log.cpp — train_log.csv and the rows of train_log.json, written and read
 // (see train_log.h).
 #include "train/train_log.h"
+#include "util/json_depth.h"
 
 #include <cmath>
 #include <cstdio>
@@ -131,6 +132,7 @@ std::string train_log_json_rows(const std::vector<TrainLogRecord>& log) {
 }
 
 Result<std::vector<TrainLogRecord>> train_log_json_read(const std::string& json_text, const std::string& what) {
+  if (auto s = json_depth_check(json_text, what); !s) return tl::unexpected(s.error());
   auto j = nlohmann::json::parse(json_text, nullptr, false);
   if (!j.is_object() || !j.contains("log") || !j["log"].is_array())
     return make_error(ErrorCode::corrupt, what + " is not a training log: no \"log\" array");

@@ -5,6 +5,7 @@
 // other sizes; they run under `ulimit -v` so that allocating what they claim would fail.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -142,6 +143,30 @@ struct Fixtures {
     write_model(root / "empty-vocab", c);
     std::ofstream(root / "empty-vocab/vocab.json");
     std::ofstream(root / "huge.json") << tiny_config({{"n_layer", 1024}, {"n_embd", 65536}}).dump();
+    // hostile files (issue 24): nesting that overflowed a recursive walk, a FIFO whose open
+    // blocked for ever, a device that never ends, a model_type of the wrong type
+    write_model(root / "deep-config", c);
+    std::ofstream(root / "deep-config/config.json") << "{\"a\": " << std::string(100000, '[') << std::string(100000, ']') << "}";
+    write_model(root / "fifo-config", c);
+    fs::remove(root / "fifo-config/config.json");
+    ::mkfifo((root / "fifo-config/config.json").c_str(), 0600);
+    write_model(root / "zero-config", c);
+    fs::remove(root / "zero-config/config.json");
+    fs::create_symlink("/dev/zero", root / "zero-config/config.json");
+    write_model(root / "fifo-weights", c);
+    fs::remove(root / "fifo-weights/model.safetensors");
+    ::mkfifo((root / "fifo-weights/model.safetensors").c_str(), 0600);
+    ::mkfifo((root / "fifo.gguf").c_str(), 0600);
+    write_model(root / "number-type", tiny_config({{"model_type", 42}}));
+    fs::create_directories(root / "deep-tokenizer");
+    {
+      std::ofstream t(root / "deep-tokenizer/tokenizer.json");
+      t << "{\"normalizer\": ";
+      for (int i = 0; i < 20000; i++) t << "{\"type\": \"Sequence\", \"normalizers\": [";
+      t << "null";
+      for (int i = 0; i < 20000; i++) t << "]}";
+      t << "}";
+    }
     write_big_model(root / "big");
     write_f16_overflow_model(root / "f16-overflow");
   }
@@ -225,6 +250,16 @@ const std::vector<Row> kRows = {
     {"info --model {F}/lying-weights", 1, "model.safetensors: header length"},
     {"info --model {F}/huge", 1, "config.json's n_embd is 65536 but the weights have 128 channels", kCap},
     {"info --model {F}/good --dtype half", 2, "--dtype: half not in {auto,f32,bf16,f16}"},
+    // hostile files: bounded parsers, only regular files (each under the 60 s timeout: a hang fails)
+    {"info --model {F}/deep-config", 1, "config.json: JSON nested deeper than 64 levels"},
+    {"run --model {F}/deep-config --text hi", 1, "config.json: JSON nested deeper than 64 levels"},
+    {"info --model {F}/fifo-config", 1, "config.json: cannot read: it is a FIFO"},
+    {"run --model {F}/fifo-config --text hi", 1, "config.json: cannot read: it is a FIFO"},
+    {"info --model {F}/zero-config", 1, "config.json: cannot read: it is a device"},
+    {"run --model {F}/fifo-weights --text hi", 1, "model.safetensors: cannot read: it is a FIFO"},
+    {"run --model {F}/fifo.gguf --text hi", 1, "fifo.gguf: cannot read: it is a FIFO"},
+    {"info --model {F}/number-type", 1, "\"model_type\" is number, not a string"},
+    {"tokenize --model {F}/deep-tokenizer --text hi", 1, "JSON nested deeper than 64 levels"},
     // tokenize --model, --file (an empty file is an empty text: 0 tokens, not an error)
     {"tokenize --model {F}/good --file {F}/dir", 1, "{F}/dir: cannot read: it is a directory"},
     {"tokenize --model {F}/good --file {F}/lying", 1, "not valid UTF-8"},

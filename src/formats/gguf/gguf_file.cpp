@@ -2,6 +2,7 @@
 // with every read bounds-checked; a count is compared with the bytes left (each element
 // takes at least its minimum size) before anything is reserved for it.
 #include "formats/gguf/gguf_file.h"
+#include "util/file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -339,6 +340,8 @@ Result<File> file_parse(const unsigned char* bytes, std::uint64_t size, const st
 }
 
 Result<File> file_open(const std::string& path) {
+  // a FIFO would block open() for ever, a device has no end: refused by name first
+  if (auto s = file_check_regular(path); !s) return tl::unexpected(s.error());
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int e = errno;

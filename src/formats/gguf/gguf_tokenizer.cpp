@@ -13,6 +13,8 @@
 
 #include "tokenizer/tokenizer_json.h"
 #include "tokenizer/unicode.h"
+#include "util/file.h"
+#include "util/json_depth.h"
 
 namespace headlab::model::gguf {
 
@@ -227,13 +229,8 @@ Result<BpeTokenizer> tokenizer_load(const std::string& path) {
 
 namespace {
 
-Result<std::string> read_text(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return make_error(ErrorCode::io_error, p.string() + ": cannot read");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+// vocab.json, merges.txt: a 256k-token vocabulary is about 10 MB
+Result<std::string> read_text(const std::filesystem::path& p) { return file_read(p.string(), std::uint64_t(256) << 20); }
 
 }  // namespace
 
@@ -251,6 +248,7 @@ Result<TokenizerTables> tokenizer_tables_load(const std::string& dir) {
     if (!v) return tl::unexpected(v.error());
     auto m = read_text(d / "merges.txt");
     if (!m) return tl::unexpected(m.error());
+    if (auto s = json_depth_check(*v, (d / "vocab.json").string()); !s) return tl::unexpected(s.error());
     try {
       const nlohmann::json j = nlohmann::json::parse(*v);  // kept alive: items() only refers to it
       if (!j.is_object()) return make_error(ErrorCode::corrupt, what + ": not a JSON object");

@@ -509,7 +509,7 @@ Result<CheckpointDescription> checkpoint_describe(const std::string& dir, DtypeC
   if (!config) return tl::unexpected(config.error());
   CheckpointDescription d;
   d.config = *config;
-  auto text = file_read(config_path);
+  auto text = file_read(config_path, std::uint64_t(16) << 20);
   if (!text) return tl::unexpected(text.error());
   auto keys = config_key_uses(*text, *config);
   if (!keys) return tl::unexpected(keys.error());

@@ -10,11 +10,15 @@
 //   gemma2, gemma3:    RMSNorm with (1 + w) before and after attention and MLP, GeGLU,
 //                      embedding * sqrt(C), query_pre_attn_scalar, soft-capping (Gemma 2),
 //                      q/k norm and local rotary base (Gemma 3), sliding/global layers, tied
+// Configs of every vintage: the rotary keys as transformers wrote them before v5 (rope_theta,
+// rope_scaling, rope_local_base_freq at the top) and as it writes them now (rope_parameters,
+// flat or by layer type) give the same block.
 #include <cmath>
 
 #include <nlohmann/json.hpp>
 
 #include "formats/hf/config_json.h"
+#include "util/json_depth.h"
 
 namespace headlab::model {
 
@@ -24,9 +28,84 @@ using json = nlohmann::json;
 
 bool has(const json& j, const char* key) { return j.contains(key) && !j[key].is_null(); }
 
+// The rotary keys inside one rope_parameters object (rope_theta, rope_type and the scaling's
+// own numbers), written into `j` as the earlier keys: rope_theta at the top, the scaling as
+// rope_scaling (read below, where each rope_type is honoured or refused by name). `theta_key`
+// is where the base goes: rope_theta, or rope_local_base_freq for Gemma 3's sliding layers.
+// A key given both ways must agree. Returns an error message, or "" when done.
+std::string rope_parameters_flatten(json& j, const json& rp, const std::string& where, const char* theta_key,
+                                    bool scaling_allowed) {
+  if (!rp.is_object()) return "\"" + where + "\" must be an object";
+  json scaling = json::object();
+  for (auto it = rp.begin(); it != rp.end(); ++it) {
+    const std::string& k = it.key();
+    if (k == "rope_theta") {
+      if (!it.value().is_number()) return "\"" + where + ".rope_theta\" must be a number";
+      if (has(j, theta_key) && (!j[theta_key].is_number() || j[theta_key].get<double>() != it.value().get<double>()))
+        return "\"" + std::string(theta_key) + "\" is " + j[theta_key].dump() + " but \"" + where + ".rope_theta\" is " +
+               it.value().dump() + "; give one of them";
+      j[theta_key] = it.value();
+    } else if (k == "partial_rotary_factor") {
+      if (has(j, "partial_rotary_factor") && j["partial_rotary_factor"] != it.value())
+        return "\"partial_rotary_factor\" and \"" + where + ".partial_rotary_factor\" disagree";
+      j["partial_rotary_factor"] = it.value();
+    } else {
+      scaling[k] = it.value();  // rope_type (or type), factor, low_freq_factor, ...
+    }
+  }
+  const json* type = scaling.contains("rope_type") ? &scaling["rope_type"] : (scaling.contains("type") ? &scaling["type"] : nullptr);
+  const bool plain = !type || (type->is_string() && type->get<std::string>() == "default");
+  if (plain) {
+    for (auto it = scaling.begin(); it != scaling.end(); ++it)
+      if (it.key() != "rope_type" && it.key() != "type")
+        return "\"" + where + "." + it.key() + "\" is not read with rope_type \"default\"; remove it or give the rope_type it belongs to";
+    return "";
+  }
+  if (!scaling_allowed)
+    return "\"" + where + "\" of rope_type " + type->dump() + ": headlab's sliding layers rotate without scaling";
+  if (has(j, "rope_scaling") && j["rope_scaling"] != scaling)
+    return "\"rope_scaling\" and \"" + where + "\" both give a scaling, and they differ; give one of them";
+  j["rope_scaling"] = scaling;
+  return "";
+}
+
+// transformers v5's rope_parameters, in `j` (a config, or Gemma 3's text_config), turned into
+// the earlier keys. By layer type ({"full_attention": {...}, "sliding_attention": {...}}):
+// Gemma 3's full layers give rope_theta and the scaling, its sliding layers
+// rope_local_base_freq; another family's two must be the same.
+std::string rope_parameters_read(json& j, bool gemma3) {
+  if (!j.contains("rope_parameters")) return "";
+  const json rp = j["rope_parameters"];
+  j.erase("rope_parameters");
+  if (rp.is_null()) return "";
+  if (!rp.is_object()) return "\"rope_parameters\" must be an object";
+  const bool by_layer_type = rp.contains("full_attention") || rp.contains("sliding_attention");
+  if (!by_layer_type) return rope_parameters_flatten(j, rp, "rope_parameters", "rope_theta", true);
+  for (auto it = rp.begin(); it != rp.end(); ++it)
+    if (it.key() != "full_attention" && it.key() != "sliding_attention")
+      return "\"rope_parameters\" by layer type holds \"" + it.key() +
+             "\"; headlab knows full_attention and sliding_attention only";
+  if (gemma3) {
+    if (rp.contains("full_attention"))
+      if (auto e = rope_parameters_flatten(j, rp["full_attention"], "rope_parameters.full_attention", "rope_theta", true);
+          !e.empty())
+        return e;
+    if (rp.contains("sliding_attention"))
+      return rope_parameters_flatten(j, rp["sliding_attention"], "rope_parameters.sliding_attention",
+                                     "rope_local_base_freq", false);
+    return "";
+  }
+  if (rp.contains("full_attention") && rp.contains("sliding_attention") && rp["full_attention"] != rp["sliding_attention"])
+    return "\"rope_parameters\" gives the full and the sliding layers different rotations, which this family's "
+           "block does not have";
+  const char* which = rp.contains("full_attention") ? "full_attention" : "sliding_attention";
+  return rope_parameters_flatten(j, rp[which], std::string("rope_parameters.") + which, "rope_theta", true);
+}
+
 }  // namespace
 
 Result<ModelConfig> config_parse_family(const std::string& json_text, const std::string& what) {
+  if (auto s = json_depth_check(json_text, what); !s) return tl::unexpected(s.error());
   json top;
   try {
     top = json::parse(json_text);
@@ -57,6 +136,7 @@ Result<ModelConfig> config_parse_family(const std::string& json_text, const std:
       return unsupported("model_type \"" + type +
                          "\" is not supported (gpt2, gpt_neox, llama, mistral, qwen2, qwen3, gemma2, gemma3_text, gemma3)");
     c.family = type == "gemma3_text" ? "gemma3" : type;
+    if (auto e = rope_parameters_read(j, gemma3); !e.empty()) return corrupt(e);
 
     // Whole numbers that fit an int; a float like 3e106 must not reach get<int>.
     std::string bad_key;
@@ -173,6 +253,10 @@ Result<ModelConfig> config_parse_family(const std::string& json_text, const std:
       c.parallel_residual = true;
       float pct = 0.25f;
       if (!get_float("rotary_pct", pct, 0.0, 1.0)) return corrupt("\"rotary_pct\" must be in (0, 1]");
+      // transformers v5 names it partial_rotary_factor (in rope_parameters)
+      if (has(j, "partial_rotary_factor") && has(j, "rotary_pct") && j["partial_rotary_factor"] != j["rotary_pct"])
+        return corrupt("\"rotary_pct\" and \"partial_rotary_factor\" disagree; give one of them");
+      if (!get_float("partial_rotary_factor", pct, 0.0, 1.0)) return corrupt("\"partial_rotary_factor\" must be in (0, 1]");
       float base = 10000.0f;
       if (!get_float("rotary_emb_base", base, 1.0, 1e12)) return corrupt("\"rotary_emb_base\" must be above 1");
       if (!get_float("rope_theta", base, 1.0, 1e12)) return corrupt("\"rope_theta\" must be above 1");

@@ -6,10 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include "util/file.h"
+#include "util/json_depth.h"
 
 namespace headlab::model {
 
 Result<ModelConfig> config_parse(const std::string& json_text, const std::string& what) {
+  if (auto s = json_depth_check(json_text, what); !s) return tl::unexpected(s.error());
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(json_text);
@@ -25,7 +27,10 @@ Result<ModelConfig> config_parse(const std::string& json_text, const std::string
   c.n_ctx = 1024;
   c.vocab_size = 50257;
   try {
-    if (j.contains("model_type") && j["model_type"].is_string() && j["model_type"].get<std::string>() != "gpt2")
+    if (j.contains("model_type") && !j["model_type"].is_string())
+      return make_error(ErrorCode::corrupt, what + ": \"model_type\" is " + std::string(j["model_type"].type_name()) +
+                                                ", not a string such as \"gpt2\" or \"llama\"");
+    if (j.contains("model_type") && j["model_type"].get<std::string>() != "gpt2")
       return config_parse_family(json_text, what);  // gpt_neox, llama, mistral, qwen2 (or refused by name)
     if (j.contains("activation_function")) {
       // gelu_new, gelu_pytorch_tanh and gelu_fast are the same tanh approximation
@@ -135,7 +140,7 @@ Result<ModelConfig> config_parse(const std::string& json_text, const std::string
 }
 
 Result<ModelConfig> config_load(const std::string& path) {
-  Result<std::string> text = file_read(path);
+  Result<std::string> text = file_read(path, std::uint64_t(16) << 20);  // a real config.json is a few KB
   if (!text && text.error().code == ErrorCode::not_found)
     return make_error(ErrorCode::not_found, path + ": cannot open (missing config.json?)");
   if (!text) return tl::unexpected(text.error());

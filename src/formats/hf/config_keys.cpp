@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/hf/config_json.h"
+#include "util/json_depth.h"
 
 namespace headlab::model {
 
@@ -92,6 +93,18 @@ const std::map<std::string, Effect>& effects() {
         return "linear: positions / " + num(c.rope_linear_factor) + (c.rope_local_theta > 0 ? " (global layers)" : "");
       return std::string("none");
     };
+    // transformers v5: the rotary base and scaling in one object (flat, or by layer type)
+    e["rope_parameters"] = [](const ModelConfig& c) {
+      std::string out = "rotary base theta = " + num(c.rope_theta);
+      if (c.rope_llama3_factor > 0)
+        out += "; llama3 scaling: factor " + num(c.rope_llama3_factor) + ", low " + num(c.rope_llama3_low_freq_factor) +
+               ", high " + num(c.rope_llama3_high_freq_factor) + ", original context " +
+               std::to_string(c.rope_llama3_original_max_positions);
+      else if (c.rope_linear_factor != 1.0f)
+        out += "; linear scaling: positions / " + num(c.rope_linear_factor);
+      if (c.rope_local_theta > 0) out += "; local layers' base = " + num(c.rope_local_theta);
+      return out;
+    };
     e["rope_local_base_freq"] = [](const ModelConfig& c) { return "local layers' rotary base = " + num(c.rope_local_theta); };
     e["use_parallel_residual"] = [](const ModelConfig& c) {
       return std::string(c.parallel_residual ? "parallel: x + attn(ln_1 x) + mlp(ln_2 x)" : "sequential");
@@ -155,6 +168,7 @@ void add_keys(const json& j, const std::string& prefix, const ModelConfig& c, st
 }  // namespace
 
 Result<std::vector<ConfigKeyUse>> config_key_uses(const std::string& json_text, const ModelConfig& config) {
+  if (auto s = json_depth_check(json_text, "config.json"); !s) return tl::unexpected(s.error());
   json j;
   try {
     j = json::parse(json_text);

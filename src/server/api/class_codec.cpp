@@ -24,10 +24,52 @@ json info_json(const ClassInfo& c) {
           {"join_path", class_join_path(c.code)}};
 }
 
+// A cell a spreadsheet would run as a formula: one that starts with = + - @ (or a tab or CR
+// before one), or holds one right after a ; , tab or line break, which a spreadsheet that
+// splits on that character starts a new cell at ("x;=cmd|' /C calc'!A0"). Such a cell is
+// prefixed with ' (OWASP's CSV-injection advice); a cell holding ; or , is quoted as well.
+bool csv_formula_risk(std::string_view s) {
+  auto formula_at = [&](std::size_t i) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n')) i++;
+    return i < s.size() && (s[i] == '=' || s[i] == '+' || s[i] == '-' || s[i] == '@');
+  };
+  if (formula_at(0)) return true;
+  for (std::size_t i = 0; i < s.size(); i++)
+    if ((s[i] == ';' || s[i] == ',' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') && formula_at(i + 1)) return true;
+  return false;
+}
+
+// C0 and C1 control characters (a terminal's escape sequences: ESC, U+009B CSI) and the
+// bidirectional controls (U+202A-202E, U+2066-2069) as U+FFFD, so a learner's text cannot
+// move a teacher's cursor or reorder what the spreadsheet shows. Tab, CR and LF stay (quoted).
+std::string csv_text(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); i++) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if ((c < 0x20 && c != '\t' && c != '\r' && c != '\n') || c == 0x7f) {
+      out += "\xEF\xBF\xBD";
+    } else if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(s[i + 1]) <= 0x9F) {  // U+0080-009F
+      out += "\xEF\xBF\xBD";
+      i++;
+    } else if (c == 0xE2 && i + 2 < s.size() &&
+               ((static_cast<unsigned char>(s[i + 1]) == 0x80 && static_cast<unsigned char>(s[i + 2]) >= 0xAA &&
+                 static_cast<unsigned char>(s[i + 2]) <= 0xAE) ||
+                (static_cast<unsigned char>(s[i + 1]) == 0x81 && static_cast<unsigned char>(s[i + 2]) >= 0xA6 &&
+                 static_cast<unsigned char>(s[i + 2]) <= 0xA9))) {  // U+202A-202E, U+2066-2069
+      out += "\xEF\xBF\xBD";
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
 std::string csv_field(std::string s) {
-  if (!s.empty() && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@' || s[0] == '\t' || s[0] == '\r'))
-    s = "'" + s;
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  s = csv_text(s);
+  if (csv_formula_risk(s)) s = "'" + s;
+  if (s.find_first_of(",;\"\r\n\t") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";

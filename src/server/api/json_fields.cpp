@@ -1,11 +1,15 @@
 // server/api/json_fields.cpp — see json_fields.h.
 #include "server/api/json_fields.h"
+#include "util/json_depth.h"
 
 namespace headlab::server {
 
 using nlohmann::json;
 
 Result<json> parse_json_object(std::string_view body, std::string_view example) {
+  // before any parser or printer recurses over it (a body nested 100,000 deep crashed one)
+  if (auto s = json_depth_check(body, "The request body", ErrorCode::invalid_argument); !s)
+    return make_error(ErrorCode::invalid_argument, s.error().message + ". Send one object, like " + std::string(example) + ".");
   json j;
   try {
     j = json::parse(body);

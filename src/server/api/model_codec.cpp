@@ -4,6 +4,7 @@
 
 #include "server/api/json_fields.h"
 #include "server/model_service/model_views.h"
+#include "util/json_depth.h"
 
 #include <cmath>
 #include <cstdint>
@@ -202,6 +203,7 @@ Result<ModelInterveneRequest> decode_model_intervene_request(std::string_view bo
 }
 
 std::string canonical_json(std::string_view body) {
+  if (json_too_deep_at(body) != std::string_view::npos) return std::string(body);  // refused later, unparsed
   json j = json::parse(body, nullptr, false);
   return j.is_discarded() ? std::string(body) : dump(j);  // nlohmann objects keep keys sorted
 }

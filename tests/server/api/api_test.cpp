@@ -207,3 +207,19 @@ TEST(Api, WithoutAUsableDatabaseLessonsStillWorkAndProgressSaysWhy) {
   expect_error(s.post("/api/progress/check", check("induction", true, 8)), 503, "unavailable",
                "Progress cannot be saved");
 }
+
+// Issue 24: with --max-body-bytes raised, one body nested 200,000 deep killed the server
+// (SIGSEGV in a recursive re-serialisation before any check). Now every route refuses it in
+// the envelope and the server goes on answering.
+TEST(Api, ABodyNestedTwoHundredThousandDeepIsRefusedAndTheServerGoesOn) {
+  TestServer s(temp_path("a.db"), "", 8, [](headlab::server::ServerOptions& o) { o.max_body_bytes = 4 << 20; });
+  std::string deep = "{\"sentence\": " + std::string(200000, '[') + std::string(200000, ']') + "}";
+  for (const char* route : {"/api/weights", "/api/progress/check", "/api/model/run"}) {
+    auto r = s.post(route, deep);
+    // refused in the envelope: 400, or 503 from a model route of a server without a model
+    EXPECT_TRUE(r.status == 400 || r.status == 503) << route << ": " << r.raw.substr(0, 300);
+  }
+  auto r = s.post("/api/weights", deep);
+  expect_error(r, 400, "invalid_argument", "nested deeper than 64 levels");
+  EXPECT_EQ(s.get("/api/health").status, 200);
+}

@@ -294,8 +294,15 @@ TEST(ClassRoutes, TheExportIsCsvWithFormulasDefused) {
   Routes::Teacher t = r.create_class("Period 3");
   r.call("POST", "/api/class/join", json{{"code", t.code}, {"learner", "learner-0001"}, {"nickname", "=HYPERLINK(1)"}}.dump());
   r.call("POST", "/api/class/join", json{{"code", t.code}, {"learner", "learner-0002"}, {"nickname", "Bo, \"the\" 2nd"}}.dump());
+  // issue 24: a formula after a semicolon (a semicolon spreadsheet starts a cell there), and
+  // a terminal's CSI (U+009B) with a right-to-left override (U+202E)
+  r.call("POST", "/api/class/join", json{{"code", t.code}, {"learner", "learner-0003"}, {"nickname", "x;=cmd|' /C calc'!A0"}}.dump());
+  r.call("POST", "/api/class/join", json{{"code", t.code}, {"learner", "learner-0004"}, {"nickname", "Ca\u009b2J\u202eol"}}.dump());
   r.store->record_attempt("learner-0002", "trained-heads", "pattern-quiz", true, "below-diagonal");
   HttpResponse csv = r.call("GET", "/api/class/export?code=" + t.code, "", t.cookie);
+  EXPECT_NE(csv.body.find("\r\n\"'x;=cmd|' /C calc'!A0\",causal-mask,"), std::string::npos) << csv.body;
+  EXPECT_EQ(csv.body.find("\u009b"), std::string::npos) << csv.body;
+  EXPECT_EQ(csv.body.find("\u202e"), std::string::npos) << csv.body;
   ASSERT_EQ(csv.status, 200) << csv.body;
   EXPECT_EQ(csv.content_type, "text/csv; charset=utf-8");
   EXPECT_EQ(csv.body.rfind("nickname,lesson,challenge,done,done_at,tries\r\n", 0), 0u);
