@@ -102,8 +102,13 @@ int run_serve(const ServeOptions& o) {
   if (o.host == "127.0.0.1" || o.host == "localhost" || o.host == "::1")
     std::printf("headlab: only this machine can connect (bound to %s); use --host 0.0.0.0 to share it with a class\n",
                 o.host.c_str());
+  else if (o.limits.server_names.empty())
+    std::printf("headlab: bound to %s: other machines on the network can connect. Add --server-name NAME (the "
+                "name learners type) so a page on another site whose name was rebound to this address is refused\n",
+                o.host.c_str());
   else
-    std::printf("headlab: bound to %s: other machines on the network can connect\n", o.host.c_str());
+    std::printf("headlab: bound to %s: other machines on the network can connect by its address or as %s\n",
+                o.host.c_str(), o.limits.server_names.front().c_str());
   if ((*srv)->store_error().empty())
     std::printf("headlab: progress is kept in %s\n", server::db::redact_url((*srv)->database_path()).c_str());
   else
@@ -191,8 +196,21 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--allow-origin", l.allow_origins,
                   "Another origin (http://host:port) whose pages may POST here; repeat for more")
       ->group(limits);
+  cmd->add_option("--server-name", l.server_names,
+                  "A name this server is reached by (class.school.example); with --host beyond loopback, requests "
+                  "naming another host are refused (a rebound page's are). Repeat for more; addresses always work")
+      ->group(limits);
+  cmd->add_option_function<std::size_t>(
+         "--max-unread-mb", [&l](std::size_t mb) { l.max_unread_bytes = mb << 20; },
+         "Answers queued and not yet read by their clients, in MB in all; past it the slowest reader is cut "
+         "(default 512)")
+      ->check(CLI::Range(1, 1 << 20))->group(limits);
+  cmd->add_option_function<std::size_t>(
+         "--max-unread-mb-per-ip", [&l](std::size_t mb) { l.max_unread_bytes_per_client = mb << 20; },
+         "The same per client address (an IPv6 client by its /64; default 64)")
+      ->check(CLI::Range(1, 1 << 20))->group(limits);
   cmd->add_option("--progress-writes-per-minute", l.progress_writes_per_minute,
-                  "Progress writes one client address may make a minute (more: 429; 0: no limit)")
+                  "Progress writes and lesson checks one client address may make a minute (more: 429; 0: no limit)")
       ->check(CLI::Range(0, 10000000))->capture_default_str()->group(limits);
   cmd->add_option_function<std::int64_t>(
          "--db-max-mb", [&l](std::int64_t mb) { l.db_max_bytes = mb << 20; },

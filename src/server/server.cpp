@@ -41,28 +41,39 @@ struct Server::Impl {
 namespace {
 
 // The lanes, in the order lane_of numbers them.
-enum Lane { kModelLane = 0, kPasswordLane = 1, kStoreLane = 2 };
+enum Lane { kModelLane = 0, kPasswordLane = 1, kStoreLane = 2, kLessonModelLane = 3, kTeacherViewLane = 4 };
+
+bool is_lesson_check(const std::string& method, const std::string& path) {
+  return method == "POST" && path.rfind("/api/lessons/", 0) == 0 && path.size() > 6 &&
+         path.compare(path.size() - 6, 6, "/check") == 0;
+}
 
 // Where a request is answered: on the event loop (quick, -1), or suspended and answered by a
 // lane's workers: the model's, the password hash's, or the store's (a write waits for the
 // database: SQLite's one writer and its fsync, a PostgreSQL round trip; the loop meanwhile
 // answers reads, the teachers' views among them).
+// A route that touches a model never runs on the loop: the served model's routes wait for the
+// inference pool's turns on the model lane; the word-order lesson's small models and the
+// content-only pattern compute on their own lane, in turns by client.
 int lane_of(const HttpRequest& r) {
   auto starts = [&](const char* prefix) { return r.path.rfind(prefix, 0) == 0; };
   if ((starts("/api/model/") && r.method == "POST") || r.path == "/api/model/scan" ||
-      r.path == "/api/lessons/trained-heads/check")
+      r.path == "/api/lessons/trained-heads/check" || r.path == "/api/lessons/causal-mask/induction")
     return kModelLane;
+  if (starts("/api/positions/") && r.method == "POST") return kLessonModelLane;
+  // The teacher's view and export read a whole class: off the loop, a few at a time.
+  if (r.path == "/api/class/view" || r.path == "/api/class/export") return kTeacherViewLane;
   if (r.method != "POST") return -1;
   if (r.path == "/api/classes" || r.path == "/api/class/login") return kPasswordLane;
-  const bool lesson_check = starts("/api/lessons/") && r.path.size() > 6 && r.path.compare(r.path.size() - 6, 6, "/check") == 0;
-  if (starts("/api/progress/") || r.path == "/api/feedback" || starts("/api/class/") || lesson_check) return kStoreLane;
+  if (starts("/api/progress/") || r.path == "/api/feedback" || starts("/api/class/") || is_lesson_check(r.method, r.path))
+    return kStoreLane;
   return -1;
 }
 
 std::vector<HttpLane> lanes(const ServerOptions& o) {
   int hash_threads = o.password_hash_threads;
   if (hash_threads <= 0) hash_threads = std::max(1u, std::thread::hardware_concurrency() / 2);
-  std::vector<HttpLane> l(3);
+  std::vector<HttpLane> l(5);
   // More workers than the model queue holds: a request beyond it is refused (503) at once
   // by the inference pool instead of waiting here unseen.
   l[kModelLane].threads = o.model_queue + 4;
@@ -72,6 +83,15 @@ std::vector<HttpLane> lanes(const ServerOptions& o) {
   l[kPasswordLane].busy_message =
       "Many teachers are logging in or creating classes at this moment; try again in a few seconds.";
   l[kStoreLane].threads = std::max(1, o.store_threads);
+  // Both cores' worth of small models; a class's clicks wait their turn, a flood gets 503.
+  l[kLessonModelLane].threads = 2;
+  l[kLessonModelLane].max_pending = 64;
+  l[kLessonModelLane].max_pending_per_client = 8;
+  l[kLessonModelLane].busy_message = "The lesson's models are busy with many requests; try again in a few seconds.";
+  l[kTeacherViewLane].threads = 2;
+  l[kTeacherViewLane].max_pending = 32;
+  l[kTeacherViewLane].max_pending_per_client = 4;
+  l[kTeacherViewLane].busy_message = "Many class views are being made at this moment; try again in a few seconds.";
   return l;
 }
 
@@ -92,6 +112,9 @@ HttpServerOptions http_options(const ServerOptions& o) {
   h.drain_s = o.drain_s;
   h.gzip_min_bytes = o.gzip_min_bytes;
   h.trusted_proxies = o.trusted_proxies;
+  h.server_names = o.server_names;
+  h.max_unread_bytes = o.max_unread_bytes;
+  h.max_unread_bytes_per_client = o.max_unread_bytes_per_client;
   return h;
 }
 
@@ -102,12 +125,15 @@ std::vector<Route> guarded_routes(Server::Impl& m) {
   RateLimiter* progress_limiter = m.progress_limiter.get();
   const int per_minute = m.options.progress_writes_per_minute;
   for (Route& route : routes) {
-    const bool progress_write = route.method == "POST" && route.path.rfind("/api/progress/", 0) == 0;
+    // Every route that writes a learner's progress: the progress routes and each lesson's
+    // answer checks (a check is stored, so it counts as a write).
+    const bool progress_write = route.method == "POST" && (route.path.rfind("/api/progress/", 0) == 0 ||
+                                                           is_lesson_check(route.method, route.path));
     route.handler = [handler = std::move(route.handler), progress_write, progress_limiter,
                      per_minute](const HttpRequest& r) {
       if (progress_write && progress_limiter && !progress_limiter->allow(r.remote_addr)) {
         HttpResponse e = error_response(429, "rate_limited",
-                                        "Too many progress writes from this address (at most " +
+                                        "Too many progress writes and answer checks from this address (at most " +
                                             std::to_string(per_minute) + " a minute); wait a moment.");
         e.headers.push_back({"Retry-After", "10"});
         return e;

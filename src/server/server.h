@@ -43,6 +43,14 @@ struct ServerOptions {
   int max_header_count = 64;                  // header fields; more: 431
   std::size_t max_body_bytes = 64 * 1024;     // more: 413
   std::vector<std::string> allow_origins;     // other origins ("http://host:port") allowed to POST
+  // Host names a server listening beyond loopback answers to (--server-name): a page whose DNS
+  // name was rebound to this server's address sends its own name and is refused. Empty: any
+  // (`headlab serve` warns). Requests by IP address are always answered.
+  std::vector<std::string> server_names;
+  // Answers queued and not yet read by their clients, in MB, in all and per client address
+  // (an IPv6 client by its /64); past either, the slowest reader's connection is cut.
+  std::size_t max_unread_bytes = std::size_t(512) << 20;
+  std::size_t max_unread_bytes_per_client = std::size_t(64) << 20;
   double drain_s = 5;                 // on stop: how long requests in flight may take to finish
   std::size_t gzip_min_bytes = 1024;  // API answers at least this long are gzipped (level 1)
   std::int64_t db_max_bytes = 512ll << 20;  // the database's cap; progress writes past it: 507

@@ -4,6 +4,7 @@
 
 #include "course/course.h"
 #include "server/http/errors.h"
+#include "server/http/http_gzip.h"
 #include "server/api/handlers/class_handlers.h"
 #include "server/api/handlers/course_handlers.h"
 #include "server/api/handlers/induction_handlers.h"
@@ -60,16 +61,30 @@ Result<ModelService*> need_model(ServerContext& ctx) {
 template <class Decode, class Handle, class Encode>
 HttpResponse cached_model_answer(ServerContext& ctx, const HttpRequest& r, Decode decode, Handle handle, Encode encode) {
   std::string key = r.path + '\n' + canonical_json(r.body);
+  auto shared = [](const CachedAnswer& a) {
+    HttpResponse out;
+    out.shared_body = a.body;
+    out.shared_gzip = a.gzip;
+    return out;
+  };
   if (auto hit = ctx.cache->get(key)) {
-    HttpResponse out = ok_json(std::move(*hit));
+    HttpResponse out = shared(*hit);
     out.headers.push_back({"X-Headlab-Cache", "hit"});
     return out;
   }
   auto model = need_model(ctx);
   if (!model) return error_response(model.error());
   HttpResponse out = answer(decode(r.body), [&](const auto& req) { return ((*model)->*handle)(req); }, encode);
-  if (out.status == 200) ctx.cache->put(key, out.body);
-  return out;
+  if (out.status != 200) return out;
+  // Kept once with its gzip made once: a hit costs neither a copy nor a compression.
+  CachedAnswer a;
+  a.body = std::make_shared<const std::string>(std::move(out.body));
+  if (a.body->size() >= 1024)
+    if (auto z = gzip_fast(*a.body)) a.gzip = std::make_shared<const std::string>(std::move(*z));
+  ctx.cache->put(key, a);
+  HttpResponse sent = shared(a);
+  sent.headers = std::move(out.headers);
+  return sent;
 }
 
 // The word-order lesson's models; a context built without a shelf says so.
@@ -194,8 +209,13 @@ std::vector<Route> make_routes(ServerContext& ctx) {
        [&ctx](const HttpRequest& r) {
          auto m = need_model(ctx);
          if (!m) return error_response(m.error());
+         // The pattern is computed from the served model's weights: in the inference pool's turns.
          return answer(decode_content_only_request(r.body),
-                       [&](const ContentOnlyRequest& q) { return handle_content_only(**m, q); }, encode_content_only);
+                       [&](const ContentOnlyRequest& q) {
+                         // By value: a job that outlives a timed-out request must not read this frame.
+                         return (*m)->in_turn<ContentOnlyAnswer>([svc = *m, q] { return handle_content_only(*svc, q); });
+                       },
+                       encode_content_only);
        }},
       {"GET", "/api/positions/models",
        [&ctx](const HttpRequest&) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstring>
 
 #include <arpa/inet.h>
 
@@ -103,6 +104,36 @@ std::string forwarded_client(std::string_view peer, std::string_view forwarded_f
   unsigned char scratch[sizeof(in6_addr)];
   if (inet_pton(AF_INET, last.c_str(), scratch) == 1 || inet_pton(AF_INET6, last.c_str(), scratch) == 1) return last;
   return std::string(peer);
+}
+
+bool host_allowed(std::string_view host, const std::vector<std::string>& server_names) {
+  if (server_names.empty()) return true;
+  std::string_view name = host;
+  if (!name.empty() && name.front() == '[') {  // "[2001:db8::1]:8080": an IPv6 literal
+    return name.find(']') != std::string_view::npos;
+  }
+  if (auto colon = name.rfind(':'); colon != std::string_view::npos) name = name.substr(0, colon);
+  std::string n = lower(name);
+  unsigned char scratch[sizeof(in6_addr)];
+  if (!n.empty() && inet_pton(AF_INET, n.c_str(), scratch) == 1) return true;
+  for (const std::string& allowed : server_names)
+    if (lower(allowed) == n) return true;
+  return false;
+}
+
+std::string client_block(std::string_view address) {
+  std::string a(address);
+  in6_addr six{};
+  if (a.find(':') == std::string::npos || inet_pton(AF_INET6, a.c_str(), &six) != 1) return a;
+  if (IN6_IS_ADDR_V4MAPPED(&six)) {  // "::ffff:192.0.2.7" is the IPv4 client 192.0.2.7
+    char buf[INET_ADDRSTRLEN] = {0};
+    inet_ntop(AF_INET, &six.s6_addr[12], buf, sizeof buf);
+    return buf;
+  }
+  std::memset(&six.s6_addr[8], 0, 8);
+  char buf[INET6_ADDRSTRLEN] = {0};
+  inet_ntop(AF_INET6, &six, buf, sizeof buf);
+  return std::string(buf) + "/64";
 }
 
 bool accepts_encoding(std::string_view accept_encoding, std::string_view coding) {

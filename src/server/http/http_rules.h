@@ -27,6 +27,17 @@ bool origin_allowed(std::string_view origin, std::string_view host, const std::v
 // refuses other names: a web page whose DNS name was rebound to 127.0.0.1 sends its own.
 bool is_loopback_host(std::string_view host);
 
+// True when a server listening beyond loopback may answer a request with this Host header:
+// `server_names` is empty (no list: any), or the Host's name (without its port, any letter
+// case) is on it, or it is an IP address literal (a page whose DNS name was rebound sends its
+// name, never an address).
+bool host_allowed(std::string_view host, const std::vector<std::string>& server_names);
+
+// The key a client is counted under by per-client limits and turns: an IPv4 address as it
+// is, an IPv6 address by its /64 (one subscriber's whole block: "2001:db8:1:2::/64"), any
+// other text as it is.
+std::string client_block(std::string_view address);
+
 // A Range header asking for one range of a `size`-byte file. The result:
 //   none       — no Range header, or one this server ignores (not bytes, several ranges):
 //                answer the whole file with 200

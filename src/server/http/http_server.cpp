@@ -14,11 +14,14 @@
 #include <microhttpd.h>
 
 #include <arpa/inet.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -91,6 +94,11 @@ std::string client_address(MHD_Connection* c) {
   return buf;
 }
 
+Connection* connection_of_info(MHD_Connection* c) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return info ? static_cast<Connection*>(info->socket_context) : nullptr;
+}
+
 }  // namespace
 
 // A lane's admission count: requests waiting or running, in all and by client.
@@ -124,15 +132,43 @@ struct HttpServer::Impl {
   std::condition_variable flight_changed;
   int in_flight = 0;
   std::set<std::shared_ptr<Exchange>> suspended;
+  // Set by stop() (under flight_mutex) before it answers the suspended requests: from then on
+  // no request is suspended (a keep-alive connection's next request is answered 503 at once),
+  // so none is left suspended when the daemon stops (libmicrohttpd aborts on that).
+  bool closing = false;
+  std::atomic<bool> accepting{true};  // false from stop(): new connections are closed at once
 
   std::mutex stop_mutex;
   std::condition_variable stopped_changed;
   bool stopping = false, stopped = false;
 
+  // Answers queued and not yet read by their clients (their bodies are held until sent), by
+  // id: what the unread-bytes budgets count and cut.
+  struct Unread {
+    std::string client;  // client_block of the address
+    std::size_t bytes = 0;
+    Clock::time_point since;
+    Connection* connection = nullptr;
+    int fd = -1;
+    bool cut = false;  // its connection was shut down; its bytes no longer count
+  };
+  mutable std::mutex unread_mutex;
+  std::map<std::uint64_t, Unread> unread;
+  std::map<std::string, std::size_t> unread_by_client;
+  std::size_t unread_total = 0, unread_peak = 0;
+  std::uint64_t next_unread_id = 1;
+  std::atomic<bool> trim_due{false};
+  // Counts an answer queued on `c` for `client`; cuts the longest-waiting answers past a budget.
+  std::uint64_t hold(MHD_Connection* c, const std::string& client, std::size_t bytes);
+  void release(std::uint64_t id);  // its body was freed: sent, or its connection closed
+  void cut_locked(Unread& u);
+
   HttpResponse dispatch(const HttpRequest& r, const Exchange& ex) const;
   std::optional<HttpResponse> screen(const Exchange& ex, int header_count, std::size_t header_bytes,
                                      int content_lengths, std::optional<unsigned long long> content_length) const;
-  MHD_Result send(MHD_Connection* c, const HttpResponse& r) const;
+  // Queues the answer; `client` (the request's address, past a trusted proxy) is what its
+  // unread bytes count against.
+  MHD_Result send(MHD_Connection* c, const HttpResponse& r, const std::string& client);
   void watch_deadlines();
   // Suspends the exchange's connection and has `queue` answer it; `done` runs on the worker
   // after the answer is made (not when stop() drops the job).
@@ -167,6 +203,9 @@ std::optional<HttpResponse> HttpServer::Impl::screen(const Exchange& ex, int hea
   if (loopback && !is_loopback_host(ex.host))
     return refusal(403, "forbidden", "This server answers only to 127.0.0.1 and localhost, not to '" +
                                          ex.host.substr(0, 100) + "'.");
+  if (!loopback && !host_allowed(ex.host, o.server_names))
+    return refusal(403, "forbidden", "This server answers only to its names (--server-name) and its addresses, not to '" +
+                                         ex.host.substr(0, 100) + "'.");
   if (content_lengths > 1)
     return refusal(400, "invalid_argument", "The request has more than one Content-Length header.");
   if (content_length && *content_length > o.max_body_bytes)
@@ -192,6 +231,16 @@ HttpResponse HttpServer::Impl::dispatch(const HttpRequest& r, const Exchange& ex
     if (route.method == method) {
       try {
         HttpResponse out = route.handler(r);
+        if (out.shared_body) {  // made once (cached): its gzip, if any, was made once too
+          if (out.shared_body->size() >= options.gzip_min_bytes) out.headers.push_back({"Vary", "Accept-Encoding"});
+          if (out.shared_gzip && out.shared_body->size() >= options.gzip_min_bytes &&
+              accepts_encoding(ex.accept_encoding, "gzip")) {
+            out.shared_body = std::move(out.shared_gzip);
+            out.headers.push_back({"Content-Encoding", "gzip"});
+          }
+          out.shared_gzip.reset();
+          return out;
+        }
         // Compress here, on the thread of the request that made the answer.
         if (out.body.size() >= options.gzip_min_bytes) {
           out.headers.push_back({"Vary", "Accept-Encoding"});
@@ -246,10 +295,34 @@ HttpResponse HttpServer::Impl::dispatch(const HttpRequest& r, const Exchange& ex
   return file;
 }
 
-MHD_Result HttpServer::Impl::send(MHD_Connection* c, const HttpResponse& r) const {
-  auto* body = new std::string(r.body);
+namespace {
+
+// A body handed to libmicrohttpd: owned, or a share of a cached one; freed (and its bytes
+// released from the unread count) when the connection is done with it.
+struct SentBody {
+  HttpServer::Impl* server = nullptr;
+  std::uint64_t unread_id = 0;
+  std::string owned;
+  std::shared_ptr<const std::string> shared;
+  const std::string& bytes() const { return shared ? *shared : owned; }
+};
+
+}  // namespace
+
+MHD_Result HttpServer::Impl::send(MHD_Connection* c, const HttpResponse& r, const std::string& client) {
+  auto* body = new SentBody;
+  body->server = this;
+  if (r.shared_body) body->shared = r.shared_body;
+  else body->owned = r.body;
+  const std::string& bytes = body->bytes();
   MHD_Response* res = MHD_create_response_from_buffer_with_free_callback_cls(
-      body->size(), body->data(), [](void* cls) { delete static_cast<std::string*>(cls); }, body);
+      bytes.size(), const_cast<char*>(bytes.data()),
+      [](void* cls) {
+        auto* b = static_cast<SentBody*>(cls);
+        if (b->unread_id) b->server->release(b->unread_id);
+        delete b;
+      },
+      body);
   if (!res) {
     delete body;
     return MHD_NO;
@@ -263,8 +336,82 @@ MHD_Result HttpServer::Impl::send(MHD_Connection* c, const HttpResponse& r) cons
   if (!has_cache_control) MHD_add_response_header(res, "Cache-Control", "no-store");
   MHD_add_response_header(res, "Content-Type", r.content_type.c_str());
   MHD_Result ok = MHD_queue_response(c, static_cast<unsigned int>(r.status), res);
+  // Counted once queued: the connection now holds the body until its client reads it.
+  if (ok == MHD_YES && !bytes.empty()) {
+    body->unread_id = hold(c, client_block(client.empty() ? client_address(c) : client), bytes.size());
+  }
   MHD_destroy_response(res);
   return ok;
+}
+
+std::uint64_t HttpServer::Impl::hold(MHD_Connection* c, const std::string& client, std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(unread_mutex);
+  const std::uint64_t id = next_unread_id++;
+  Unread& u = unread[id];
+  u.client = client;
+  u.bytes = bytes;
+  u.since = Clock::now();
+  u.connection = connection_of_info(c);
+  u.fd = u.connection ? u.connection->fd : -1;
+  unread_by_client[client] += bytes;
+  unread_total += bytes;
+  unread_peak = std::max(unread_peak, unread_total);
+  // Past a budget, cut the longest-waiting answers (of this client; past the total, of the
+  // client holding most) until it fits. One answer alone may exceed a budget: a client is
+  // never cut for the answer it is about to read.
+  auto oldest_of = [&](const std::string& who) -> Unread* {
+    Unread* found = nullptr;
+    for (auto& [other_id, o] : unread)
+      if (!o.cut && other_id != id && o.client == who && (!found || o.since < found->since)) found = &o;
+    return found;
+  };
+  if (options.max_unread_bytes_per_client > 0)
+    while (unread_by_client[client] > options.max_unread_bytes_per_client) {
+      Unread* victim = oldest_of(client);
+      if (!victim) break;
+      cut_locked(*victim);
+    }
+  if (options.max_unread_bytes > 0)
+    while (unread_total > options.max_unread_bytes) {
+      auto most = std::max_element(unread_by_client.begin(), unread_by_client.end(),
+                                   [](const auto& a, const auto& b) { return a.second < b.second; });
+      Unread* victim = most == unread_by_client.end() ? nullptr : oldest_of(most->first);
+      if (!victim) break;
+      cut_locked(*victim);
+    }
+  return id;
+}
+
+void HttpServer::Impl::cut_locked(Unread& u) {
+  u.cut = true;
+  unread_total -= u.bytes;
+  if (auto it = unread_by_client.find(u.client); it != unread_by_client.end() && (it->second -= u.bytes) == 0)
+    unread_by_client.erase(it);
+  // shutdown, not close: the event loop sees the end of the stream, closes the connection
+  // and frees the body. The connection may have closed meanwhile: only a live one is cut.
+  std::lock_guard<std::mutex> lock(connections_mutex);
+  if (u.connection && connections.count(u.connection) && u.connection->fd == u.fd && !u.connection->cut) {
+    ::shutdown(u.fd, SHUT_RDWR);
+    u.connection->cut = true;
+  }
+}
+
+void HttpServer::Impl::release(std::uint64_t id) {
+  std::lock_guard<std::mutex> lock(unread_mutex);
+  auto it = unread.find(id);
+  if (it == unread.end()) return;
+  Unread& u = it->second;
+  if (!u.cut) {
+    unread_total -= u.bytes;
+    if (auto c = unread_by_client.find(u.client); c != unread_by_client.end() && (c->second -= u.bytes) == 0)
+      unread_by_client.erase(c);
+  }
+  unread.erase(it);
+  // After a burst, give the freed memory back to the system (the deadline thread trims).
+  if (unread_total < (std::size_t(1) << 20) && unread_peak > (std::size_t(32) << 20)) {
+    unread_peak = unread_total;
+    trim_due = true;
+  }
 }
 
 MHD_Result HttpServer::Impl::answer_off_loop(MHD_Connection* c, const std::shared_ptr<Exchange>& shared, HttpWorkQueue& queue,
@@ -272,10 +419,17 @@ MHD_Result HttpServer::Impl::answer_off_loop(MHD_Connection* c, const std::share
   shared->connection = c;
   {
     std::lock_guard<std::mutex> lock(flight_mutex);
+    if (closing) {
+      if (done) done();
+      shared->sent = true;
+      HttpResponse e = error_response(Error{ErrorCode::unavailable, "The server is shutting down."});
+      e.headers.push_back({"Connection", "close"});
+      return send(c, e, shared->request.remote_addr);
+    }
     suspended.insert(shared);
+    MHD_suspend_connection(c);
   }
-  MHD_suspend_connection(c);
-  queue.push(shared->request.remote_addr, [this, shared, done = std::move(done)] {
+  queue.push(client_block(shared->request.remote_addr), [this, shared, done = std::move(done)] {
     {
       std::lock_guard<std::mutex> lock(shared->mutex);
       if (shared->resumed) return;  // stop() answered it already
@@ -323,6 +477,7 @@ void HttpServer::Impl::watch_deadlines() {
   std::unique_lock<std::mutex> stop_lock(stop_mutex);
   while (!stopped) {
     stopped_changed.wait_for(stop_lock, std::chrono::milliseconds(250));
+    if (trim_due.exchange(false)) malloc_trim(0);
     auto now = Clock::now();
     std::lock_guard<std::mutex> lock(connections_mutex);
     for (Connection* c : connections) {
@@ -376,10 +531,7 @@ MHD_Result on_query_argument(void* cls, MHD_ValueKind, const char* key, const ch
   return MHD_YES;
 }
 
-Connection* connection_of(MHD_Connection* c) {
-  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-  return info ? static_cast<Connection*>(info->socket_context) : nullptr;
-}
+Connection* connection_of(MHD_Connection* c) { return connection_of_info(c); }
 
 MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char* method, const char*,
                       const char* upload_data, size_t* upload_size, void** request_context) {
@@ -400,7 +552,7 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
     ex.refused = m.screen(ex, tally.count, tally.bytes + line_bytes, tally.content_lengths, tally.content_length);
     if (ex.refused) {
       ex.sent = true;
-      return m.send(c, *ex.refused);  // the body is not read
+      return m.send(c, *ex.refused, ex.request.remote_addr);  // the body is not read
     }
     return MHD_YES;
   }
@@ -422,13 +574,13 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
   }
   if (ex.refused) {
     ex.sent = true;
-    return m.send(c, *ex.refused);
+    return m.send(c, *ex.refused, ex.request.remote_addr);
   }
   if (ex.dispatched) {  // resumed: the worker (or stop()) left the answer
     std::lock_guard<std::mutex> lock(ex.mutex);
     if (!ex.answer) return MHD_YES;
     ex.sent = true;
-    return m.send(c, *ex.answer);
+    return m.send(c, *ex.answer, ex.request.remote_addr);
   }
   // The whole request has arrived.
   ex.dispatched = true;
@@ -444,13 +596,14 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
   const int lane = m.lane_of ? m.lane_of(ex.request) : -1;
   if (lane < 0 || lane >= int(m.lanes.size())) {
     ex.sent = true;
-    return m.send(c, m.dispatch(ex.request, ex));
+    return m.send(c, m.dispatch(ex.request, ex), ex.request.remote_addr);
   }
   // A lane request waits for its turn without holding an event-loop thread.
-  const std::string client = ex.request.remote_addr;
+  const std::string client = client_block(ex.request.remote_addr);
   if (!m.admit(lane, client)) {
     ex.sent = true;
-    return m.send(c, error_response(Error{ErrorCode::unavailable, m.lanes[std::size_t(lane)].busy_message}));
+    return m.send(c, error_response(Error{ErrorCode::unavailable, m.lanes[std::size_t(lane)].busy_message}),
+                  ex.request.remote_addr);
   }
   return m.answer_off_loop(c, *holder, *m.work[std::size_t(lane)], [&m, lane, client] { m.leave(lane, client); });
 }
@@ -472,6 +625,10 @@ void on_completed(void* cls, MHD_Connection* c, void** request_context, MHD_Requ
   }
   delete holder;
   *request_context = nullptr;
+}
+
+MHD_Result on_accept(void* cls, const sockaddr*, socklen_t) {
+  return static_cast<HttpServer::Impl*>(cls)->accepting ? MHD_YES : MHD_NO;
 }
 
 void on_connection(void* cls, MHD_Connection* c, void** socket_context, MHD_ConnectionNotificationCode code) {
@@ -543,7 +700,7 @@ Status HttpServer::bind() {
   // The per-connection pool holds the request line, the headers and the read buffer.
   const std::size_t memory = std::max<std::size_t>(32 * 1024, o.max_header_bytes + 16 * 1024);
   m.daemon = MHD_start_daemon(
-      flags, static_cast<uint16_t>(o.port), nullptr, nullptr, &on_request, &m,                      //
+      flags, static_cast<uint16_t>(o.port), &on_accept, &m, &on_request, &m,                        //
       MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&m.address),                              //
       MHD_OPTION_THREAD_POOL_SIZE, static_cast<unsigned int>(std::max(1, o.threads)),            //
       MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned int>(o.max_connections),                 //
@@ -585,9 +742,10 @@ void HttpServer::stop() {
     }
     m.stopping = true;
   }
-  // 1. Stop accepting: the listening socket closes; open connections go on.
-  MHD_socket listener = MHD_quiesce_daemon(m.daemon);
-  if (listener != MHD_INVALID_SOCKET) ::close(listener);
+  // 1. Stop accepting: a new connection is closed at once (the accept policy); open ones go
+  // on. Not MHD_quiesce_daemon: with a thread pool on epoll it races the workers that take
+  // the listening socket out of their epoll sets themselves, and aborts when they win.
+  m.accepting = false;
   // 2. Let the requests in flight finish, for at most the drain.
   {
     std::unique_lock<std::mutex> lock(m.flight_mutex);
@@ -600,6 +758,7 @@ void HttpServer::stop() {
   std::set<std::shared_ptr<Exchange>> waiting;
   {
     std::lock_guard<std::mutex> lock(m.flight_mutex);
+    m.closing = true;
     waiting.swap(m.suspended);
   }
   for (const auto& ex : waiting) {
@@ -626,6 +785,10 @@ void HttpServer::stop() {
 }
 
 int HttpServer::port() const { return impl_->port; }
+std::size_t HttpServer::unread_bytes() const {
+  std::lock_guard<std::mutex> lock(impl_->unread_mutex);
+  return impl_->unread_total;
+}
 bool HttpServer::web_app_found() const { return impl_->web_found; }
 
 }  // namespace headlab::server

@@ -36,6 +36,14 @@ struct HttpServerOptions {
   double drain_s = 5;                 // on stop: how long requests in flight may take to finish
   std::size_t gzip_min_bytes = 1024;  // answers at least this long are gzipped (level 1)
   std::vector<std::string> trusted_proxies;  // their X-Forwarded-For names the client
+  // Bytes of answers queued for connections and not yet read by their clients, in all and by
+  // client (an IPv6 client by its /64). Past either, the connection of that client (past the
+  // total: of the client holding most) whose answer has waited longest is cut. 0: no bound.
+  std::size_t max_unread_bytes = std::size_t(512) << 20;
+  std::size_t max_unread_bytes_per_client = std::size_t(64) << 20;
+  // Host names a server listening beyond loopback answers to (a rebound page's Host is
+  // refused); empty: any. A loopback server answers to 127.0.0.1 and localhost only.
+  std::vector<std::string> server_names;
 };
 
 // A lane: worker threads that answer its requests while their connections are suspended (an
@@ -69,6 +77,8 @@ class HttpServer {
   void stop();
   int port() const;
   bool web_app_found() const;
+  // Bytes of answers queued and not yet read, in all (for tests and the health figures).
+  std::size_t unread_bytes() const;
 
   struct Impl;  // public only so the library's C callbacks can name it
 

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,10 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
+  // An answer made once and sent many times (a cached model answer): every connection that
+  // sends it shares this one copy, and its gzip made once beside it (null: send it as it is).
+  // `body` is then empty.
+  std::shared_ptr<const std::string> shared_body, shared_gzip;
 };
 
 using RouteHandler = std::function<HttpResponse(const HttpRequest&)>;

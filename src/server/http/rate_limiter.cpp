@@ -3,12 +3,20 @@
 
 #include <algorithm>
 
+#include "server/http/http_rules.h"
+
 namespace headlab::server {
 
 bool RateLimiter::allow(const std::string& client, Clock::time_point now) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (events_.size() > 100000) events_.clear();  // bounded memory under a flood of addresses
-  auto& times = events_[client];
+  if (events_.size() > kMaxClients) {
+    // Bounded memory under a flood of addresses: forget the clients with nothing in the
+    // window; if all still count, refuse new ones (never forget a counted client: that
+    // would let a flood of addresses reset everyone's limit).
+    std::erase_if(events_, [&](const auto& e) { return e.second.empty() || now - e.second.back() >= window_; });
+    if (events_.size() > kMaxClients && !events_.count(client_block(client))) return false;
+  }
+  auto& times = events_[client_block(client)];
   while (!times.empty() && now - times.front() >= window_) times.pop_front();
   if (static_cast<int>(times.size()) >= max_) return false;
   times.push_back(now);
@@ -17,7 +25,7 @@ bool RateLimiter::allow(const std::string& client, Clock::time_point now) {
 
 int RateLimiter::retry_after_s(const std::string& client, Clock::time_point now) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = events_.find(client);
+  auto it = events_.find(client_block(client));
   if (it == events_.end() || it->second.empty()) return 1;
   auto wait = window_ - (now - it->second.front());
   auto s = std::chrono::ceil<std::chrono::seconds>(wait).count();

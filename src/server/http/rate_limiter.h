@@ -1,4 +1,5 @@
-// server/http/rate_limiter.h — at most `max_events` per client in a sliding `window`.
+// server/http/rate_limiter.h — at most `max_events` per client in a sliding `window`. A client
+// that is an IPv6 address counts by its /64 (client_block in http_rules.h).
 //
 //   RateLimiter joins(60, std::chrono::minutes(1));
 //   if (!joins.allow(address)) return rate_limited("Too many joins.", joins.retry_after_s(address));
@@ -25,6 +26,7 @@ class RateLimiter {
   int retry_after_s(const std::string& client, Clock::time_point now = Clock::now());
 
  private:
+  static constexpr std::size_t kMaxClients = 100000;
   int max_;
   Clock::duration window_;
   std::unordered_map<std::string, std::deque<Clock::time_point>> events_;

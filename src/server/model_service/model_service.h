@@ -48,6 +48,12 @@ class ModelService {
   // (n_layer * n_head), layer-major.
   Result<std::vector<float>> head_ablation_deltas(const std::string& text);
   Result<TrainingLog> training_log() const;
+  // Runs `fn` (a computation on parameters() or tokenizer()) in the inference pool's turns:
+  // 503 when the queue is full, the same deadline as a run.
+  template <class T>
+  Result<T> in_turn(std::function<Result<T>()> fn) {
+    return pool_->run<T>([fn = std::move(fn)](model::Workspace&) { return fn(); });
+  }
 
  private:
   ModelService() = default;

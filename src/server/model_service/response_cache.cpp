@@ -3,7 +3,7 @@
 
 namespace headlab::server {
 
-std::optional<std::string> ResponseCache::get(const std::string& key) {
+std::optional<CachedAnswer> ResponseCache::get(const std::string& key) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = index_.find(key);
   if (it == index_.end()) return std::nullopt;
@@ -11,21 +11,21 @@ std::optional<std::string> ResponseCache::get(const std::string& key) {
   return it->second->second;
 }
 
-void ResponseCache::put(const std::string& key, std::string body) {
-  std::size_t size = key.size() + body.size();
+void ResponseCache::put(const std::string& key, CachedAnswer answer) {
+  std::size_t size = key.size() + answer.bytes();
   if (size > max_bytes_ / 4) return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = index_.find(key); it != index_.end()) {
-    bytes_ -= it->second->first.size() + it->second->second.size();
+    bytes_ -= it->second->first.size() + it->second->second.bytes();
     order_.erase(it->second);
     index_.erase(it);
   }
-  order_.emplace_front(key, std::move(body));
+  order_.emplace_front(key, std::move(answer));
   index_[key] = order_.begin();
   bytes_ += size;
   while (bytes_ > max_bytes_ && !order_.empty()) {
     auto& last = order_.back();
-    bytes_ -= last.first.size() + last.second.size();
+    bytes_ -= last.first.size() + last.second.bytes();
     index_.erase(last.first);
     order_.pop_back();
   }

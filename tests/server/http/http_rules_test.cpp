@@ -77,3 +77,24 @@ TEST(HttpRules, OnlyATrustedProxysLastForwardedForAddressReplacesThePeer) {
   EXPECT_EQ(forwarded_client("198.51.100.4", "203.0.113.7", proxy), "198.51.100.4");
   EXPECT_EQ(forwarded_client("127.0.0.1", "203.0.113.7", {}), "127.0.0.1");
 }
+
+TEST(HttpRules, AServerBeyondLoopbackAnswersOnlyItsNamesAndAddresses) {
+  const std::vector<std::string> names = {"class.school.example"};
+  EXPECT_TRUE(host_allowed("class.school.example", names));
+  EXPECT_TRUE(host_allowed("CLASS.School.example:8080", names));
+  EXPECT_TRUE(host_allowed("192.0.2.10:8080", names)) << "an address is never a rebound name";
+  EXPECT_TRUE(host_allowed("[2001:db8::10]:8080", names));
+  EXPECT_FALSE(host_allowed("attacker.example", names)) << "a page whose name was rebound to this address";
+  EXPECT_FALSE(host_allowed("class.school.example.attacker.example", names));
+  EXPECT_FALSE(host_allowed("", names));
+  EXPECT_TRUE(host_allowed("anything.example", {})) << "no --server-name: any";
+}
+
+TEST(HttpRules, AnIpv6ClientIsCountedByItsSlash64AndAnIpv4ClientByItsAddress) {
+  EXPECT_EQ(client_block("2001:db8:1:2:aaaa:bbbb:cccc:dddd"), "2001:db8:1:2::/64");
+  EXPECT_EQ(client_block("2001:db8:1:2::1"), client_block("2001:db8:1:2:ffff::9"));
+  EXPECT_NE(client_block("2001:db8:1:2::1"), client_block("2001:db8:1:3::1"));
+  EXPECT_EQ(client_block("::ffff:192.0.2.7"), "192.0.2.7");
+  EXPECT_EQ(client_block("192.0.2.7"), "192.0.2.7");
+  EXPECT_EQ(client_block("not an address"), "not an address");
+}

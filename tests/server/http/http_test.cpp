@@ -308,3 +308,36 @@ TEST(Http, ASilentKeepAliveConnectionIsClosedAfterTheIdleTimeout) {
   EXPECT_LT(waited, std::chrono::milliseconds(3000));
   ::close(fd);
 }
+
+// Issue 24: POST /api/lessons/<id>/check stores a row per check and was outside the limit:
+// one client added ~1,000 rows a second. Checks and progress writes share one budget.
+TEST(Http, LessonChecksCountAgainstTheProgressWriteLimit) {
+  TestServer s(temp_path("h.db"), "", 8, [](headlab::server::ServerOptions& o) { o.progress_writes_per_minute = 3; });
+  const json check = {{"learner", "learner-checks-1"}, {"challenge", "rotation-angle"}, {"answer", {{"text", "1"}}}};
+  int limited = 0, answered = 0;
+  for (int i = 0; i < 6; ++i) {
+    auto r = s.post("/api/lessons/word-order/check", check);
+    if (r.status == 429) ++limited;
+    else ++answered;
+  }
+  EXPECT_EQ(answered, 3);
+  EXPECT_EQ(limited, 3);
+  EXPECT_EQ(s.post("/api/progress/check", completing_check("learner-checks-2")).status, 429) << "one budget for both";
+  EXPECT_EQ(s.post("/api/weights", kWeights).status, 200);  // the lessons go on
+}
+
+// Issue 24: with --host beyond loopback, a Host allow-list (--server-name) refuses a page
+// whose DNS name was rebound to the server's address.
+TEST(Http, AServerOnTheNetworkRefusesAHostNotOnItsServerNames) {
+  TestServer s(temp_path("h.db"), "", 8, [](headlab::server::ServerOptions& o) {
+    o.host = "0.0.0.0";
+    o.server_names = {"class.school.example"};
+  });
+  EXPECT_EQ(raw_status(raw_exchange(s.port(), "GET /api/health HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n")),
+            403);
+  EXPECT_EQ(raw_status(raw_exchange(s.port(), "GET /api/health HTTP/1.1\r\nHost: class.school.example:" +
+                                                  std::to_string(s.port()) + "\r\nConnection: close\r\n\r\n")),
+            200);
+  EXPECT_EQ(raw_status(raw_exchange(s.port(), "GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")),
+            200);
+}

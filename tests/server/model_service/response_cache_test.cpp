@@ -7,7 +7,8 @@ using namespace headlab::server;
 TEST(ResponseCache, ReturnsWhatWasPut) {
   ResponseCache c(1000);
   c.put("a", "alpha");
-  EXPECT_EQ(c.get("a"), "alpha");
+  ASSERT_TRUE(c.get("a"));
+  EXPECT_EQ(*c.get("a")->body, "alpha");
   EXPECT_FALSE(c.get("b"));
 }
 
@@ -30,4 +31,14 @@ TEST(ResponseCache, DoesNotKeepAnswersLargerThanAQuarterOfItsBound) {
   c.put("big", std::string(200, 'x'));
   EXPECT_FALSE(c.get("big"));
   EXPECT_EQ(c.bytes(), 0u);
+}
+
+TEST(ResponseCache, KeepsOneCopyThatEveryHitShares) {
+  ResponseCache c(1 << 20);
+  c.put("a", CachedAnswer{std::make_shared<const std::string>(1000, 'x'), std::make_shared<const std::string>("z")});
+  auto first = c.get("a"), second = c.get("a");
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->body.get(), second->body.get());  // the same bytes, not a copy
+  EXPECT_EQ(*first->gzip, "z");
+  EXPECT_EQ(c.bytes(), 1u + 1000u + 1u);  // key, body and its gzip
 }
