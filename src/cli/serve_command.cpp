@@ -214,7 +214,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, 10000000))->capture_default_str()->group(limits);
   cmd->add_option_function<std::int64_t>(
          "--db-max-mb", [&l](std::int64_t mb) { l.db_max_bytes = mb << 20; },
-         "The SQLite file's cap in MB; progress writes past it answer 507 (default 512; PostgreSQL: not used)")
+         "The database's cap in MB (SQLite: the file; PostgreSQL: the tables of its schema); checks, joins and "
+         "feedback past it answer 507, reads, resets and deletions go on (default 512)")
       ->check(CLI::Range(1, 1 << 20))->group(limits);
   cmd->add_option("--threads", l.threads, "Event-loop threads of the HTTP layer")
       ->check(CLI::Range(1, 64))->capture_default_str()->group(limits);

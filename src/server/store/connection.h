@@ -21,7 +21,8 @@ std::string_view engine_name(Engine engine);
 struct DatabaseOptions {
   std::string what = "database";  // names it in messages: "progress database"
   std::int64_t max_bytes = 0;     // SQLite: the file's cap, writes past it fail with storage_full;
-                                  // PostgreSQL: not used (its disk is the server's business)
+                                  // PostgreSQL: the tables' cap, checked before a `grow`
+                                  // transaction (Database::cap_size)
   int max_connections = 0;        // 0: the engine's default (SQLite 4, PostgreSQL 8)
   bool secure_delete = false;     // SQLite: deleted rows' bytes are overwritten with zeros
                                   // (PRAGMA secure_delete, on every connection); PostgreSQL:

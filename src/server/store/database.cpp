@@ -97,7 +97,33 @@ void Database::release(std::unique_ptr<Connection> conn) {
   returned_.notify_one();
 }
 
+Status Database::check_room() {
+  std::int64_t cap = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cap = options_.max_bytes;
+  }
+  if (target_.engine != Engine::postgresql || cap <= 0) return {};
+  std::lock_guard<std::mutex> lock(size_mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  if (size_read_at_ == std::chrono::steady_clock::time_point{} || now - size_read_at_ > std::chrono::seconds(2)) {
+    auto rows = query(
+        "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'");
+    if (!rows) return tl::unexpected(rows.error());
+    size_bytes_ = rows->empty() ? 0 : (*rows)[0].integer(0);
+    size_read_at_ = now;
+  }
+  if (size_bytes_ <= cap) return {};
+  return make_error(ErrorCode::storage_full, "its tables hold " + std::to_string(size_bytes_ >> 20) +
+                                                 " MB, past its cap of " + std::to_string(cap >> 20) +
+                                                 " MB (`headlab serve --db-max-mb` raises it)");
+}
+
 Status Database::transaction(Access access, const std::function<Status(Session&)>& body) {
+  if (access == Access::grow)
+    if (auto room = check_room(); !room) return room;
+  if (access == Access::grow) access = Access::write;
   const bool sqlite = target_.engine == Engine::sqlite;
   const char* begin = access == Access::write ? (sqlite ? "BEGIN IMMEDIATE" : "BEGIN")
                                               : (sqlite ? "BEGIN" : "BEGIN READ ONLY");

@@ -20,6 +20,7 @@
 // HTTP 507), unavailable (busy, server down: 503) or io_error; stores add what they were doing.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -49,7 +50,10 @@ class Session {
   Connection& conn_;
 };
 
-enum class Access { read, write };
+// grow: a write that adds rows (a check, a join, feedback): refused with storage_full once the
+// database is at its cap. A write that only changes or deletes (a reset, a removal, deleting a
+// class) is `write`, and always allowed, so a full database can be made smaller.
+enum class Access { read, write, grow };
 
 class Database {
  public:
@@ -74,9 +78,12 @@ class Database {
   // drops during COMMIT is an io_error saying the change may or may not have been saved.
   Status transaction(Access access, const std::function<Status(Session&)>& body);
 
-  // Caps an SQLite file at max_bytes (> 0) from now on, on every connection: writes past it
-  // fail with storage_full. Stores call it after migrate(), so the schema always fits and
-  // the cap is the learners' data, as before migrations. PostgreSQL: nothing to do.
+  // Caps the database at max_bytes (> 0) from now on. SQLite: on every connection, writes past
+  // it fail with storage_full. PostgreSQL: a `grow` transaction is refused with storage_full
+  // while the tables of the connection's schema (current_schema(): headlab's, with their
+  // indexes and TOAST) hold more; their size is read at most every 2 s, so several servers
+  // may pass the cap by what they write in that time. Stores call it after migrate(), so the
+  // schema always fits and the cap is the learners' data.
   Status cap_size(std::int64_t max_bytes);
 
   // After a committed DELETE from `tables`, makes the deleted rows' bytes leave what the
@@ -111,6 +118,11 @@ class Database {
   // they queue here instead of meeting the file lock and its busy handler, which sleeps (1, 2,
   // 5 ... 100 ms) and retries: under a class's load those sleeps were most of a write's time.
   std::shared_ptr<std::mutex> file_writer_;
+  // PostgreSQL under a cap: the tables' size as last read, and when.
+  Status check_room();
+  std::mutex size_mutex_;
+  std::int64_t size_bytes_ = 0;
+  std::chrono::steady_clock::time_point size_read_at_{};
   int max_connections_ = 1;
   std::mutex mutex_;
   std::condition_variable returned_;

@@ -46,7 +46,7 @@ Result<std::int64_t> FeedbackStore::add(const Feedback& f) {
   if (is_only_white_space(f.message))
     return make_error(ErrorCode::invalid_argument, "The message is empty. Say what is wrong.");
   std::int64_t id = 0;
-  auto rows = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+  auto rows = db_->transaction(db::Access::grow, [&](db::Session& tx) -> Status {
     auto r = tx.query("INSERT INTO feedback (lesson, message, contact) VALUES ($1, $2, $3) RETURNING id",
                       {f.lesson, f.message, f.contact});
     if (!r) return tl::unexpected(r.error());

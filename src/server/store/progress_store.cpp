@@ -26,7 +26,10 @@ const std::string& ProgressStore::display_name() const { return db_->name(); }
 
 Error ProgressStore::failure(const std::string& doing, const Error& e) const {
   if (e.code == ErrorCode::storage_full) {
-    std::string why = db_->engine() == db::Engine::postgresql ? " (the database server's disk has no room left)"
+    // The cap's own refusal names the sizes (PostgreSQL: database.h, cap_size).
+    const bool cap = e.message.find("--db-max-mb") != std::string::npos;
+    std::string why = cap ? " (" + e.message + ")"
+                      : db_->engine() == db::Engine::postgresql ? " (the database server's disk has no room left)"
                       : max_bytes_ > 0 ? " (it may grow to " + std::to_string(max_bytes_ >> 20) +
                                              " MB; `headlab serve --db-max-mb` raises that)"
                                        : " (the disk has no room left)";
@@ -69,7 +72,7 @@ Result<std::vector<std::string>> ProgressStore::record(const std::string& learne
                                                        const std::vector<std::string>& challenges) {
   std::vector<std::string> fresh;
   if (challenges.empty()) return fresh;
-  Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+  Status s = db_->transaction(db::Access::grow, [&](db::Session& tx) -> Status {
     fresh.clear();  // a retry after a dropped connection starts again
     for (const std::string& c : challenges) {
       auto n = tx.exec("INSERT INTO progress (learner, lesson, challenge) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",

@@ -309,3 +309,33 @@ TEST_P(Store, TwoProcessesWritingAtOnceLoseNothingAndCountEachChallengeOnce) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BothEngines, Store, ::testing::Values(db::Engine::sqlite, db::Engine::postgresql), engine_label);
+
+// Issue 24: --db-max-mb was ignored on PostgreSQL (no cap at all) while a capped SQLite file
+// filled. On both engines a database past its cap refuses new rows with storage_full, naming
+// the cap, and still lets rows be deleted.
+TEST_P(Store, PastItsCapADatabaseRefusesNewRowsAndStillDeletes) {
+  StoreDatabase fresh(GetParam());
+  HEADLAB_REQUIRE_DATABASE(fresh);
+  auto store = ProgressStore::open(fresh.target(), std::int64_t(1) << 20);
+  ASSERT_TRUE(store) << store.error().message;
+  std::uint64_t x = 88172645463325252ull;  // xorshift: learner names that do not compress
+  auto learner = [&](int i) {
+    std::string s = "learner-" + std::to_string(i) + "-";
+    while (s.size() < 1000) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      s += "0123456789abcdef"[x & 15];
+    }
+    return s;
+  };
+  int written = 0;
+  for (; written < 2000; ++written)
+    if (!(*store)->record(learner(written), "causal-mask", {"induction"})) break;
+  // PostgreSQL reads its tables' size at most every 2 s: past that, the cap is seen.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  auto refused = (*store)->record(learner(99999), "causal-mask", {"induction"});
+  ASSERT_FALSE(refused) << "after " << written << " rows of 1 KB under a 1 MB cap";
+  EXPECT_EQ(refused.error().code, ErrorCode::storage_full);
+  EXPECT_NE(refused.error().message.find("--db-max-mb"), std::string::npos) << refused.error().message;
+  EXPECT_TRUE((*store)->reset(learner(0), "causal-mask")) << "a full database can still be made smaller";
+  EXPECT_TRUE((*store)->completed(learner(1), "causal-mask")) << "and read";
+}
