@@ -3,7 +3,7 @@
 loopback, each bounded in time and asserting one figure. Standard library only.
 
 Usage: hostile.py TEST PORT [PID]   (PID: the server's, for its memory)
-Tests: assets, slowloris, class, header-flood, ranges, greedy. Prints "hostile: NAME: figures" and
+Tests: assets, slowloris, class, header-flood, ranges, greedy, unread, check-flood, loop-flood. Prints "hostile: NAME: figures" and
 exits 1 when the figure misses its bound. (SIGTERM with tricklers: see run.sh, which starts a
 server of its own for it and uses `trickle`.)
 """
@@ -341,13 +341,201 @@ def assets(port, _pid):
     return ok
 
 
+WORDS = "the cat sat on a mat and dog ran to big red house with one small green tree near old blue car".split()
+
+
+def long_text(seed, words=110):
+    rng = random.Random(seed)
+    return " ".join(rng.choice(WORDS) for _ in range(words))
+
+
+def post_json(conn, path, body):
+    conn.request("POST", path, body=json.dumps(body), headers={"Content-Type": "application/json"})
+    r = conn.getresponse()
+    data = r.read()
+    return r.status, data
+
+
+def health_p99_while(port, seconds, source="127.0.0.2"):
+    """/api/health from another address for `seconds`: (latencies in ms, failures)."""
+    class Source(http.client.HTTPConnection):
+        def connect(self):
+            self.sock = connect(port, source)
+    lat, failures = [], 0
+    conn = Source(HOST, port, timeout=10)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        start = time.monotonic()
+        try:
+            conn.request("GET", "/api/health")
+            r = conn.getresponse()
+            r.read()
+            failures += r.status != 200
+        except (OSError, http.client.HTTPException):
+            failures += 1
+            conn.close()
+            conn = Source(HOST, port, timeout=10)
+        lat.append((time.monotonic() - start) * 1000)
+        time.sleep(0.02)
+    conn.close()
+    return lat, failures
+
+
+def unread(port, pid):
+    """64 connections of one address ask for the largest model answer the built-in model gives
+    (every head, every view, rollout, top 50, 128 tokens: ~2 MB; cached after the first, as in
+    the issue's attack) and never read it. Another address's /api/health stays under 100 ms, and
+    after they close the server's RSS returns within 64 MB of where it started. (Answers larger
+    than the kernel's socket buffers, held by the server past the per-address budget, are cut:
+    HttpBudget.AClientThatNeverReadsIsCutPastItsBudgetAndAnotherClientIsServed.)"""
+    before = rss_kb(pid)
+    socks, peak = [], before
+    request_for = lambda i: json.dumps({"text": long_text(1000), "views": ["pattern", "value_weighted", "scores"],
+                                        "rollout": True, "top_k": 50, "truncate": True}).encode()
+    stop = threading.Event()
+    health = {}
+
+    def watch():
+        health["lat"], health["failures"] = health_p99_while(port, 12)
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    for i in range(64):
+        try:
+            s = connect(port)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            body = request_for(i)
+            s.send(b"POST /api/model/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                   b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+            socks.append(s)
+        except OSError:
+            pass
+        time.sleep(0.08)  # one at a time: the model queue would refuse a burst (503s are small)
+        peak = max(peak, rss_kb(pid))
+    end = time.monotonic() + 3
+    while time.monotonic() < end:
+        peak = max(peak, rss_kb(pid))
+        time.sleep(0.05)
+    for s in socks:
+        s.close()
+    watcher.join()
+    time.sleep(1.5)  # the deadline thread trims the heap within 250 ms of the last answer's release
+    after = rss_kb(pid)
+    lat = health.get("lat", [])
+    figure = p99(lat)
+    growth, left = (peak - before) / 1024, (after - before) / 1024
+    print(f"hostile: unread: 64 connections never reading a ~2 MB answer: RSS {before / 1024:.0f} MB -> peak "
+          f"+{growth:.0f} MB -> after +{left:.0f} MB (bound 64 MB); another address's /api/health p99 "
+          f"{figure:.1f} ms over {len(lat)} requests, {health.get('failures', 0)} failed (bound 100 ms)")
+    return left < 64 and figure < 100 and health.get("failures", 1) == 0
+
+
+def check_flood(port, _pid, seconds=5):
+    """One client posts lesson checks as fast as it can: at most --progress-writes-per-minute
+    (the default 3,000) are answered and stored, the rest get 429, and another learner's check
+    from another address is answered."""
+    conn = http.client.HTTPConnection(HOST, port, timeout=10)
+    counts = {}
+    end = time.monotonic() + seconds
+    n = 0
+    while time.monotonic() < end:
+        n += 1
+        st, _ = post_json(conn, "/api/lessons/trained-heads/check",
+                          {"learner": f"flood-{n}", "challenge": "pattern-quiz", "answer": {"choice": "diagonal"}})
+        counts[st] = counts.get(st, 0) + 1
+
+    class Source(http.client.HTTPConnection):
+        def connect(self):
+            self.sock = connect(port, "127.0.0.2")
+    other = Source(HOST, port, timeout=10)
+    st, _ = post_json(other, "/api/lessons/trained-heads/check",
+                      {"learner": "someone-else", "challenge": "pattern-quiz", "answer": {"choice": "diagonal"}})
+    answered = sum(v for k, v in counts.items() if k != 429)
+    print(f"hostile: check flood: {n} checks in {seconds} s from one address: {dict(sorted(counts.items()))}; "
+          f"answered {answered} (bound 3,000 a minute); another address's check: HTTP {st}")
+    return answered <= 3000 and counts.get(429, 0) > 0 and st == 200
+
+
+def loop_flood(port, _pid, seconds=10):
+    """16 connections flood every route that touches a model (the served model's runs, lesson 1's
+    induction comparison, the word-order lesson's models, the content-only pattern): /api/health
+    from another address stays under 100 ms (p99): no model work runs on the event loop."""
+    stop = threading.Event()
+    statuses = {}
+    lock = threading.Lock()
+    routes = [("/api/model/run", lambda i: {"text": long_text(i, 60)}),
+              ("/api/lessons/causal-mask/induction", lambda i: {"sentence": long_text(i, 30)}),
+              ("/api/positions/run", lambda i: {"model": "headlab-rope", "text": long_text(i, 30), "layer": 1, "head": 0}),
+              ("/api/positions/content-only", lambda i: {"text": long_text(i, 30), "head": 0})]
+
+    def hog(k):
+        conn = http.client.HTTPConnection(HOST, port, timeout=40)
+        i = 0
+        while not stop.is_set():
+            i += 1
+            path, body = routes[k % len(routes)]
+            try:
+                st, _ = post_json(conn, path, body(k * 100000 + i))
+            except (OSError, http.client.HTTPException):
+                st = 0
+                conn.close()
+                conn = http.client.HTTPConnection(HOST, port, timeout=40)
+            with lock:
+                statuses[(path, st)] = statuses.get((path, st), 0) + 1
+
+    hogs = [threading.Thread(target=hog, args=(k,)) for k in range(16)]
+    for t in hogs:
+        t.start()
+    time.sleep(1)
+    lat, failures = health_p99_while(port, seconds - 2)
+    stop.set()
+    for t in hogs:
+        t.join()
+    figure = p99(lat)
+    print(f"hostile: loop flood: 16 connections on the model routes got {dict(sorted(statuses.items()))}; "
+          f"/api/health from another address: {len(lat)} requests, {failures} failed, p99 {figure:.1f} ms (bound 100 ms)")
+    return failures == 0 and figure < 100
+
+
+def term_load(port, _pid):
+    """For run.sh's SIGTERM rounds: progress writes, lesson checks, model requests and class
+    creations (the Argon2 lane) from 24 connections until killed."""
+    def worker(k):
+        conn = http.client.HTTPConnection(HOST, port, timeout=10)
+        i = 0
+        while True:
+            i += 1
+            try:
+                kind = k % 4
+                if kind == 0:
+                    post_json(conn, "/api/progress/check", {"learner": f"t{k}-{i}", "lesson": "causal-mask",
+                                                            "sentence": "the cat chased the dog . the cat chased the",
+                                                            "head": "induction", "mask": True, "query": 8})
+                elif kind == 1:
+                    post_json(conn, "/api/model/run", {"text": long_text(i, 40)})
+                elif kind == 2:
+                    post_json(conn, "/api/lessons/trained-heads/check",
+                              {"learner": f"t{k}-{i}", "challenge": "pattern-quiz", "answer": {"choice": "diagonal"}})
+                else:
+                    post_json(conn, "/api/classes", {"name": f"class {k} {i}"})
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                time.sleep(0.01)
+                conn = http.client.HTTPConnection(HOST, port, timeout=10)
+    for k in range(24):
+        threading.Thread(target=worker, args=(k,), daemon=True).start()
+    time.sleep(3600)
+
+
 TESTS = {"assets": assets, "slowloris": slowloris, "class": class_of_keepalive, "header-flood": header_flood, "ranges": ranges,
-         "greedy": greedy}
+         "greedy": greedy, "unread": unread, "check-flood": check_flood, "loop-flood": loop_flood}
 
 if __name__ == "__main__":
     name, port = sys.argv[1], int(sys.argv[2])
     pid = int(sys.argv[3]) if len(sys.argv) > 3 else 0
     if name == "trickle":  # for run.sh's SIGTERM test: hold connections trickling until killed
         trickle(port, 200, 60, 0.5)
+        sys.exit(0)
+    if name == "term-load":  # for run.sh's SIGTERM rounds: load of every kind until killed
+        term_load(port, pid)
         sys.exit(0)
     sys.exit(0 if TESTS[name](port, pid) else 1)

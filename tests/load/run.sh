@@ -3,8 +3,9 @@
 # (wrk from Debian), then hostile and crowded clients (tests/load/hostile.py, Python's
 # standard library), each bounded in time and asserting one figure: a class of 1,000
 # keep-alive connections beside 200 active learners, slowloris, header floods, many-range
-# requests, the model endpoints, a greedy client on the model queue, SIGTERM with tricklers.
-# All on 127.0.0.1; about 2 minutes in all.
+# requests, the model endpoints, a greedy client on the model queue, SIGTERM with tricklers;
+# then the budget attacks (unread answers, model work on every model route, a check flood)
+# and SIGTERM rounds under load. All on 127.0.0.1; about 3 minutes in all.
 # Usage: tests/load/run.sh [BUILD_DIR] [SECONDS] [CONNECTIONS]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -107,6 +108,51 @@ if [ "$code" = 0 ] && [ "$took_ms" -lt 6000 ]; then
   passed=$((passed + 1)); echo "load test: SIGTERM with 200 tricklers: exit $code after $took_ms ms (drain 5 s)"
 else
   failures=$((failures + 1)); echo "load test: SIGTERM with 200 tricklers: exit $code after $took_ms ms: FAILED"
+fi
+
+# A server with the default limits and the built-in model, for the attacks on its budgets
+# (issue 24): unread answers, model work flooding every model route, a flood of lesson checks.
+start_server() {  # start_server LOG: a server with the default limits; sets spid and sport
+  "$build/headlab" serve --port 0 --db "$tmp/$1.db" --web "$root/web/dist" >"$tmp/$1.log" 2>&1 &
+  spid=$!
+  for _ in $(seq 100); do grep -q "press Ctrl-C" "$tmp/$1.log" 2>/dev/null && break; sleep 0.05; done
+  sport="$(sed -n 's|^headlab: serving on http://127.0.0.1:\([0-9]*\)/$|\1|p' "$tmp/$1.log")"
+}
+start_server budgets
+pid2=$spid
+if curl -sf "http://127.0.0.1:$sport/api/model" >/dev/null 2>&1; then
+  for attack in unread loop-flood check-flood; do
+    if $hostile "$attack" "$sport" "$spid"; then passed=$((passed + 1)); else failures=$((failures + 1)); echo "load test: $attack FAILED"; fi
+    kill -0 $spid 2>/dev/null || { echo "load test: the server died under $attack"; exit 1; }
+  done
+else
+  echo "load test: no built-in model; the budget attacks were not run"
+fi
+kill -TERM $spid; wait $spid || true; pid2=""
+
+# SIGTERM under load of every kind (progress writes, lesson checks, model requests, class
+# creations on the Argon2 lane), a fresh server each round, stopped at a different moment:
+# every round exits 0. (100 rounds of stop() under suspended requests run in ctest:
+# HttpBudget.StopUnderSuspendedRequestsNeverAbortsInAHundredRounds.)
+rounds="${HEADLAB_TERM_ROUNDS:-12}"
+term_ok=0
+for round in $(seq "$rounds"); do
+  start_server "term$round"
+  pid2=$spid
+  $hostile term-load "$sport" >/dev/null 2>&1 &
+  holder=$!
+  sleep "0.$((RANDOM % 9 + 1))"
+  kill -TERM $spid
+  code=0; wait $spid || code=$?
+  pid2=""
+  kill $holder 2>/dev/null || true; wait $holder 2>/dev/null || true; holder=""
+  if [ "$code" = 0 ]; then term_ok=$((term_ok + 1)); else echo "load test: SIGTERM round $round: exit $code"; tail -3 "$tmp/term$round.log"; fi
+  rm -f "$tmp/term$round".db*
+done
+if [ "$term_ok" = "$rounds" ]; then
+  passed=$((passed + 1)); echo "load test: SIGTERM under load: exit 0 in $term_ok of $rounds rounds"
+else
+  failures=$((failures + 1)); echo "load test: SIGTERM under load: exit 0 in only $term_ok of $rounds rounds: FAILED"
 fi
 
 echo "load: $passed passed, $failures failed"

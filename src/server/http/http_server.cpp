@@ -155,9 +155,10 @@ struct HttpServer::Impl {
   mutable std::mutex unread_mutex;
   std::map<std::uint64_t, Unread> unread;
   std::map<std::string, std::size_t> unread_by_client;
-  std::size_t unread_total = 0, unread_peak = 0;
+  std::size_t unread_total = 0;
   std::uint64_t next_unread_id = 1;
-  std::atomic<bool> trim_due{false};
+  std::atomic<std::size_t> answered_since_trim{0};  // bytes of answers queued since the last trim
+  Clock::time_point last_trim{};                    // the deadline thread's
   // Counts an answer queued on `c` for `client`; cuts the longest-waiting answers past a budget.
   std::uint64_t hold(MHD_Connection* c, const std::string& client, std::size_t bytes);
   void release(std::uint64_t id);  // its body was freed: sent, or its connection closed
@@ -338,6 +339,7 @@ MHD_Result HttpServer::Impl::send(MHD_Connection* c, const HttpResponse& r, cons
   MHD_Result ok = MHD_queue_response(c, static_cast<unsigned int>(r.status), res);
   // Counted once queued: the connection now holds the body until its client reads it.
   if (ok == MHD_YES && !bytes.empty()) {
+    answered_since_trim += bytes.size();
     body->unread_id = hold(c, client_block(client.empty() ? client_address(c) : client), bytes.size());
   }
   MHD_destroy_response(res);
@@ -355,7 +357,6 @@ std::uint64_t HttpServer::Impl::hold(MHD_Connection* c, const std::string& clien
   u.fd = u.connection ? u.connection->fd : -1;
   unread_by_client[client] += bytes;
   unread_total += bytes;
-  unread_peak = std::max(unread_peak, unread_total);
   // Past a budget, cut the longest-waiting answers (of this client; past the total, of the
   // client holding most) until it fits. One answer alone may exceed a budget: a client is
   // never cut for the answer it is about to read.
@@ -407,11 +408,6 @@ void HttpServer::Impl::release(std::uint64_t id) {
       unread_by_client.erase(c);
   }
   unread.erase(it);
-  // After a burst, give the freed memory back to the system (the deadline thread trims).
-  if (unread_total < (std::size_t(1) << 20) && unread_peak > (std::size_t(32) << 20)) {
-    unread_peak = unread_total;
-    trim_due = true;
-  }
 }
 
 MHD_Result HttpServer::Impl::answer_off_loop(MHD_Connection* c, const std::shared_ptr<Exchange>& shared, HttpWorkQueue& queue,
@@ -477,7 +473,14 @@ void HttpServer::Impl::watch_deadlines() {
   std::unique_lock<std::mutex> stop_lock(stop_mutex);
   while (!stopped) {
     stopped_changed.wait_for(stop_lock, std::chrono::milliseconds(250));
-    if (trim_due.exchange(false)) malloc_trim(0);
+    // After a burst of large answers, give the heap's free pages back to the system: the
+    // threads that made them (a lane's workers, each with its own malloc arena) keep freed
+    // memory otherwise, and RSS would stay at the burst's peak.
+    if (answered_since_trim.load() > (std::size_t(16) << 20) && Clock::now() - last_trim > std::chrono::seconds(1)) {
+      answered_since_trim = 0;
+      last_trim = Clock::now();
+      malloc_trim(0);
+    }
     auto now = Clock::now();
     std::lock_guard<std::mutex> lock(connections_mutex);
     for (Connection* c : connections) {
