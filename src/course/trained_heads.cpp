@@ -71,46 +71,87 @@ Verdict check_pattern_quiz(const PatternQuizEvidence& e) {
 }
 
 namespace {
-constexpr double kInductionBar = 0.3;  // the scanner's bar for the induction label
-constexpr int kMinRepeated = 4;        // tokens in repeated spans an induction check needs
+constexpr double kInductionBar = 0.3;   // the scanner's bar for the induction label
+constexpr int kMinRepeated = 4;         // tokens in repeated spans an induction check needs
+constexpr double kMaxTargetShare = 0.4; // an even spread's share of the targets past which a text tells nothing
+constexpr int kMinSinkRows = 3;         // rows whose previous token is not the first one
+
+bool repeated_at(const std::vector<int>& ids, int q) {
+  for (int j = 2; j < q; ++j)
+    if (ids[j] == ids[q] && ids[j - 1] == ids[q - 1]) return true;
+  return false;
+}
 }  // namespace
+
+int repeated_span_tokens(const std::vector<int>& ids) {
+  int n = 0;
+  for (int q = 2; q < static_cast<int>(ids.size()); ++q) n += repeated_at(ids, q);
+  return n;
+}
 
 Verdict check_find_induction(const InductionEvidence& e) {
   const int T = static_cast<int>(e.ids.size());
-  // A query q is in a repeated span when the pair (ids[q-1], ids[q]) occurred before; its
-  // targets are the keys k <= q that followed an earlier copy of ids[q] (ids[k-1] == ids[q]).
-  int n = 0;
-  double mass = 0.0, chance = 0.0;
+  // A query q in a repeated span looks, if it is an induction head, at the keys k that
+  // followed an earlier copy of ids[q] (ids[k-1] == ids[q]). Keys that are also q itself or
+  // the previous token (k = q - 1) are left out: there a current- or previous-token head
+  // would score the same. A query with no target left tells nothing and is not counted.
+  int repeated = 0, n = 0;
+  double mass = 0.0, chance = 0.0, previous = 0.0;
   for (int q = 2; q < T; ++q) {
-    bool repeated = false;
-    for (int j = 2; j < q && !repeated; ++j) repeated = e.ids[j] == e.ids[q] && e.ids[j - 1] == e.ids[q - 1];
-    if (!repeated) continue;
+    if (!repeated_at(e.ids, q)) continue;
+    ++repeated;
     double m = 0.0;
     int targets = 0;
-    for (int k = 1; k <= q; ++k)
+    for (int k = 1; k <= q - 2; ++k)
       if (e.ids[k - 1] == e.ids[q]) m += e.pattern[std::size_t(q) * T + k], ++targets;
+    if (targets == 0) continue;
     mass += m;
     chance += double(targets) / (q + 1);
+    previous += e.pattern[std::size_t(q) * T + (q - 1)];
     ++n;
   }
   const std::string name = head_name(e.layer, e.head);
+  const std::string tokens = std::to_string(T - 1) + (T - 1 == 1 ? " token" : " tokens");
   Verdict v;
+  if (repeated < kMinRepeated) {
+    v.explanation = "Your text (" + tokens + ") repeats no span: " + std::to_string(repeated) +
+                    (repeated == 1 ? " of its tokens sits" : " of its tokens sit") +
+                    " in a repeated span (a pair of tokens seen earlier in the same order), and an induction head needs "
+                    "at least " + std::to_string(kMinRepeated) + " to show what it does. Press \u201cRepeat it\u201d, then "
+                    "check head " + name + " again.";
+    return v;
+  }
   if (n < kMinRepeated) {
-    v.explanation = "Your text (" + std::to_string(T - 1) + " tokens) repeats no span: " + std::to_string(n) +
-                    " of its tokens sit in a repeated span (a pair of tokens seen earlier in the same order), and an induction head needs at least " +
-                    std::to_string(kMinRepeated) + " to show what it does. Press \u201cRepeat it\u201d, then check head " +
-                    name + " again.";
+    v.explanation = "In your text the token after each earlier copy is mostly the previous token or the token itself (" +
+                    std::to_string(n) + " of " + std::to_string(repeated) +
+                    " repeated tokens have another), so looking there proves nothing: a previous-token head would look "
+                    "there too. Repeat a span of several different words, then check head " + name + " again.";
     return v;
   }
   mass /= n;
   chance /= n;
-  v.met = mass >= kInductionBar;
-  v.explanation = "On your text, " + std::to_string(n) + " tokens sit in a repeated span. On them head " + name +
-                  " gives on average " + fixed(mass * 100, 0) +
+  previous /= n;
+  if (chance > kMaxTargetShare) {
+    v.explanation = "In your text the tokens after earlier copies are " + fixed(chance * 100, 0) +
+                    "% of what each repeated token can see, so even a head that spreads evenly would find them. Use a "
+                    "text with more different words, repeated once.";
+    return v;
+  }
+  const double bar = std::max(kInductionBar, 2 * chance);
+  const bool enough = mass >= bar, beats_previous = mass > previous;
+  v.met = enough && beats_previous;
+  v.explanation = "On your text, " + std::to_string(n) + (n == 1 ? " token sits" : " tokens sit") +
+                  " in a repeated span. On them head " + name + " gives on average " + fixed(mass * 100, 0) +
                   "% of its attention to the token that followed the earlier copy (a head that spreads evenly gives " +
-                  fixed(chance * 100, 0) + "%; the bar is " + fixed(kInductionBar * 100, 0) + "%)" +
-                  (v.met ? ": on the second copy it looks ahead in the first one, so it is an induction head."
-                         : ": too little. Look for the stripe that runs one step right of the earlier copy.");
+                  fixed(chance * 100, 0) + "%; the bar is " + fixed(bar * 100, 0) +
+                  "%, the larger of 30% and twice that) and " + fixed(previous * 100, 0) + "% to the previous token";
+  if (v.met)
+    v.explanation += ": on the second copy it looks ahead in the first one, so it is an induction head.";
+  else if (!enough)
+    v.explanation += ": too little. Look for the stripe that runs one step right of the earlier copy.";
+  else
+    v.explanation += ": it looks at the previous token at least as much, so its pattern is better explained as a "
+                     "previous-token head. Look for another head.";
   return v;
 }
 
@@ -121,13 +162,14 @@ const std::vector<std::string>& first_token_choices() {
 
 FirstTokenShares first_token_shares(const FirstTokenEvidence& e) {
   FirstTokenShares s;
-  if (e.T < 2) return s;
-  for (int q = 1; q < e.T; ++q) {
+  if (e.T < 3) return s;
+  for (int q = 2; q < e.T; ++q) {
     s.attention += e.pattern[std::size_t(q) * e.T];
     s.value_weighted += e.value_weighted[std::size_t(q) * e.T];
   }
-  s.attention /= e.T - 1;
-  s.value_weighted /= e.T - 1;
+  s.rows = e.T - 2;
+  s.attention /= s.rows;
+  s.value_weighted /= s.rows;
   return s;
 }
 
@@ -135,7 +177,15 @@ Verdict check_find_sink(const FirstTokenEvidence& e) {
   const FirstTokenShares s = first_token_shares(e);
   const std::string name = head_name(e.layer, e.head);
   Verdict v;
-  v.explanation = "On your text, head " + name + " gives " + fixed(s.attention * 100, 0) +
+  if (s.rows < kMinSinkRows) {
+    const int tokens = std::max(0, e.T - 1);
+    v.explanation = "Your text has " + std::to_string(tokens) + (tokens == 1 ? " token" : " tokens") +
+                    ". Only from the third token on is the first token not also the one just before, so a head that "
+                    "reads the previous token would look the same. Type at least " + std::to_string(kMinSinkRows + 1) +
+                    " tokens and check head " + name + " again.";
+    return v;
+  }
+  v.explanation = "On your text, from the third token on, head " + name + " gives " + fixed(s.attention * 100, 0) +
                   "% of its rows\u2019 attention to the first token, and " + fixed(s.value_weighted * 100, 0) +
                   "% once the values are weighed in.";
   if (s.attention < 0.5) {
@@ -158,10 +208,16 @@ Verdict check_ablation_matters(const AblationEvidence& e) {
   const std::vector<float>& d = e.loss_deltas;
   const std::size_t at = std::size_t(e.layer) * e.n_head + e.head;
   if (d.empty() || at >= d.size()) return {false, "No ablation loss was measured for head " + head_name(e.layer, e.head) + "."};
+  // The challenge is about the repeated text: on one without a repeat, removing a head says
+  // nothing of the heads that complete repeats.
+  if (const int n = repeated_span_tokens(e.ids); n < kMinRepeated)
+    return {false, "Your text repeats no span (" + std::to_string(n) + (n == 1 ? " token sits" : " tokens sit") +
+                       " in a repeated span; at least " + std::to_string(kMinRepeated) +
+                       " are needed). Repeat it first, then remove heads on the repeated text."};
   const float best = *std::max_element(d.begin(), d.end());
   const float mine = d[at];
   Verdict v;
-  v.met = best > 0 && mine >= 0.5f * best;
+  v.met = best > 0 && mine > 0 && mine >= 0.5f * best;
   v.explanation = "Removing head " + head_name(e.layer, e.head) + " changes the loss by " + fixed(mine, 3) +
                   " nats; the most any one head changes it is " + fixed(best, 3) + " nats";
   if (best > 0) v.explanation += " (this head: " + fixed(100.0 * mine / best, 0) + "% of that; half is needed)";
@@ -192,7 +248,9 @@ Result<Verdict> check_answer_on_evidence(const Answer& a, LessonModel* model) {
     if (a.text.empty()) return make_error(ErrorCode::invalid_argument, "Send the text you ablated the head on, in 'text'.");
     auto deltas = model->head_ablation_deltas(a.text);
     if (!deltas) return tl::unexpected(deltas.error());
-    return check_ablation_matters({a.layer, a.head, NH, std::move(*deltas)});
+    auto run = model->head_on_text(a.text, a.layer, a.head);  // the text's tokens
+    if (!run) return tl::unexpected(run.error());
+    return check_ablation_matters({a.layer, a.head, NH, std::move(*deltas), std::move(run->ids)});
   }
   if (a.text.empty()) return make_error(ErrorCode::invalid_argument, "Send the text you looked at the head on, in 'text'.");
   if (c == "find-sink" && std::find(first_token_choices().begin(), first_token_choices().end(), a.choice) ==

@@ -175,19 +175,21 @@ TEST(FindSinkCheck, SharesAreTheMeanOverRowsAfterTheFirst) {
   EXPECT_TRUE(s.parks());
 }
 
+const std::vector<int> kRepeatedIds = {0, 11, 12, 13, 14, 15, 11, 12, 13, 14, 15};
+
 TEST(AblationMattersCheck, MetFromHalfTheLargestLossIncrease) {
   const std::vector<float> d = {0.05f, 0.01f, 0.12f, 0.20f};
-  EXPECT_TRUE(check_ablation_matters({1, 1, 2, d}).met);
-  EXPECT_TRUE(check_ablation_matters({1, 0, 2, d}).met);   // 0.12 >= 0.10
-  EXPECT_FALSE(check_ablation_matters({0, 0, 2, d}).met);  // 0.05 < 0.10
-  Verdict v = check_ablation_matters({1, 0, 2, d});
+  EXPECT_TRUE(check_ablation_matters({1, 1, 2, d, kRepeatedIds}).met);
+  EXPECT_TRUE(check_ablation_matters({1, 0, 2, d, kRepeatedIds}).met);   // 0.12 >= 0.10
+  EXPECT_FALSE(check_ablation_matters({0, 0, 2, d, kRepeatedIds}).met);  // 0.05 < 0.10
+  Verdict v = check_ablation_matters({1, 0, 2, d, kRepeatedIds});
   EXPECT_TRUE(contains(v.explanation, "0.120 nats")) << v.explanation;
   EXPECT_TRUE(contains(v.explanation, "0.200 nats")) << v.explanation;
   EXPECT_TRUE(contains(v.explanation, "60% of that")) << v.explanation;
 }
 
 TEST(AblationMattersCheck, NoHeadMattersWhenNoAblationRaisesTheLoss) {
-  EXPECT_FALSE(check_ablation_matters({0, 0, 2, {-0.1f, -0.2f, 0.0f, -0.3f}}).met);
+  EXPECT_FALSE(check_ablation_matters({0, 0, 2, {-0.1f, -0.2f, 0.0f, -0.3f}, kRepeatedIds}).met);
 }
 
 TEST(TrainedHeadsAnswer, GathersTheEvidenceFromTheModel) {

@@ -70,14 +70,31 @@ export function second_copy_start(tokens) {
  * that followed an earlier copy of ids[q] (ids[k-1] === ids[q], k <= q). ids: (T) with BOS.
  */
 export function induction_share(ids, pattern) {
+  // An independent reading of course/trained_heads.h's find-induction rule: queries in a
+  // repeated span whose earlier-copy targets (keys k <= q - 2 with ids[k-1] == ids[q]) are not
+  // empty; on them the mean mass on the targets, an even spread's share of them, and the mean
+  // weight on the previous token. met: enough such queries, targets not most of the row, the
+  // mass at least max(30%, twice chance) and more than the previous token's.
+  let repeated = 0;
   let n = 0;
   let mass = 0;
+  let chance = 0;
+  let previous = 0;
   for (let q = 2; q < ids.length; ++q) {
     let repeated_pair = false;
     for (let j = 2; j < q && !repeated_pair; ++j) repeated_pair = ids[j] === ids[q] && ids[j - 1] === ids[q - 1];
     if (!repeated_pair) continue;
-    for (let k = 1; k <= q; ++k) if (ids[k - 1] === ids[q]) mass += pattern[q][k];
+    ++repeated;
+    let m = 0;
+    let targets = 0;
+    for (let k = 1; k <= q - 2; ++k) if (ids[k - 1] === ids[q]) { m += pattern[q][k]; ++targets; }
+    if (targets === 0) continue;
+    mass += m;
+    chance += targets / (q + 1);
+    previous += pattern[q][q - 1];
     ++n;
   }
-  return { n, mass: n ? mass / n : 0 };
+  if (n) { mass /= n; chance /= n; previous /= n; }
+  const met = repeated >= 4 && n >= 4 && chance <= 0.4 && mass >= Math.max(0.3, 2 * chance) && mass > previous;
+  return { repeated, n, mass, chance, previous, met };
 }

@@ -189,7 +189,8 @@ TEST_P(FamiliesEverywhere, LessonTwoChecksAWrongAnswerInTheModelsNumbers) {
   EXPECT_EQ(induction.body["correct"], false);
   EXPECT_NE(induction.raw.find("repeats no span"), std::string::npos) << induction.raw;
 
-  auto ablation = check("ablation-matters", {{"layer", 0}, {"head", config.n_head - 1}, {"text", kText}});
+  // the challenge is about a repeated text: four tokens in repeated spans at least
+  auto ablation = check("ablation-matters", {{"layer", 0}, {"head", config.n_head - 1}, {"text", "a b a b a b"}});
   ASSERT_EQ(ablation.status, 200) << ablation.raw;
   EXPECT_NE(ablation.raw.find("nats"), std::string::npos) << ablation.raw;
 

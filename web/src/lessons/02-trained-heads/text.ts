@@ -147,7 +147,7 @@ export const lesson_text = {
       'The value-weighted view scales each weight by how large the value it fetches is, then normalises each ' +
       'row again (Kobayashi et al. 2020). It shows how much each key actually contributes to the output.',
     share: (text: string, head: string, raw: string, weighted: string) =>
-      `On “${text}”, head ${head} gives the first token ${raw} of its rows’ weight in the attention weights, ${weighted} once the values are taken into account (rows after the first, averaged).`,
+      `On “${text}”, head ${head} gives the first token ${raw} of its rows’ weight in the attention weights, ${weighted} once the values are taken into account (averaged over the rows from the third token on: before it, the first token is also the one just before).`,
     compare: 'Compare the two interventions',
     compare_intro:
       'Two ways to test whether the parked weight matters. Zeroing the whole head’s output approximates “the ' +
