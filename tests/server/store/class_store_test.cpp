@@ -233,6 +233,74 @@ TEST_P(ClassStoreOn, RemovingALearnerByNicknameDeletesTheirAttempts) {
   EXPECT_EQ(f.store->remove_member(a.code, "Ada").error().code, ErrorCode::not_found);
 }
 
+TEST_P(ClassStoreOn, ARemovedLearnerIsKeptOutUntilTheTeacherLetsThemBackIn) {
+  CLASS_FIXTURE(f);
+  ClassInfo a = f.make("A"), b = f.make("B");
+  ASSERT_TRUE(f.store->join(a.code, "learner-0001", "Ada"));
+  ASSERT_TRUE(f.store->remove_member(a.code, "ADA"));
+  auto again = f.store->join(a.code, "learner-0001", "Ada");
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, ErrorCode::forbidden);
+  EXPECT_NE(again.error().message.find("let you back in"), std::string::npos) << again.error().message;
+  EXPECT_EQ(f.store->join(a.code, "learner-0001", "Bea").error().code, ErrorCode::forbidden);  // same browser
+  EXPECT_EQ(f.store->join(a.code, "learner-0002", "ada").error().code, ErrorCode::forbidden);  // same name
+  EXPECT_TRUE(f.store->join(b.code, "learner-0001", "Ada"));  // another class: free
+  ASSERT_TRUE(f.store->leave("learner-0001"));
+  auto banned = f.store->banned(a.code);
+  ASSERT_TRUE(banned);
+  ASSERT_EQ(banned->size(), 1u);
+  EXPECT_EQ((*banned)[0].nickname, "Ada");
+  ASSERT_TRUE(f.store->unban_member(a.code, "ada"));
+  EXPECT_TRUE(f.store->banned(a.code)->empty());
+  EXPECT_TRUE(f.store->join(a.code, "learner-0001", "Ada"));
+  EXPECT_EQ(f.store->unban_member(a.code, "Ada").error().code, ErrorCode::not_found);
+}
+
+TEST_P(ClassStoreOn, ARetriedCheckWithTheSameRequestIdIsRecordedOnce) {
+  CLASS_FIXTURE(f);
+  ClassInfo a = f.make();
+  ASSERT_TRUE(f.store->join(a.code, "learner-0001", "Ada"));
+  ASSERT_TRUE(f.store->join(a.code, "learner-0002", "Bo"));
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "uniform", "req-1"));
+  const std::int64_t version = f.store->find_class(a.code)->version;
+  ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "uniform", "req-1"));
+  EXPECT_EQ(f.store->find_class(a.code)->version, version) << "a retry changes nothing";
+  // another id, another learner with the same id, and checks without one all count
+  ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "uniform", "req-2"));
+  ASSERT_TRUE(f.store->record_attempt("learner-0002", "trained-heads", "pattern-quiz", false, "uniform", "req-1"));
+  ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "uniform"));
+  ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "uniform"));
+  EXPECT_EQ(f.store->attempts(a.code)->size(), 5u);
+}
+
+TEST_P(ClassStoreOn, NicknamesAreUniqueByTheirNfkcCaseFoldedForm) {
+  CLASS_FIXTURE(f);
+  ClassInfo a = f.make();
+  auto wide = f.store->join(a.code, "learner-0001", "\xEF\xBC\xA1\xEF\xBD\x84\xEF\xBD\x81");  // Ａｄａ
+  ASSERT_TRUE(wide) << wide.error().message;
+  EXPECT_EQ(wide->nickname, "Ada");
+  EXPECT_EQ(f.store->join(a.code, "learner-0002", "ADA").error().code, ErrorCode::invalid_argument);
+  ASSERT_TRUE(f.store->join(a.code, "learner-0003", "\xC3\x89mile"));             // Émile
+  EXPECT_FALSE(f.store->join(a.code, "learner-0004", "\xC3\xA9MILE"));            // éMILE
+  EXPECT_FALSE(f.store->join(a.code, "learner-0004", "E\xCC\x81mile"));           // E + combining acute
+}
+
+TEST_P(ClassStoreOn, RefusesInvisibleAndMixedAlphabetNicknamesSayingWhichCharacter) {
+  CLASS_FIXTURE(f);
+  ClassInfo a = f.make();
+  ASSERT_TRUE(f.store->join(a.code, "learner-0001", "Ada"));
+  auto zw = f.store->join(a.code, "learner-0002", "Ada\xE2\x80\x8B");
+  ASSERT_FALSE(zw);
+  EXPECT_EQ(zw.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(zw.error().message.find("U+200B"), std::string::npos) << zw.error().message;
+  auto cyr = f.store->join(a.code, "learner-0002", "\xD0\x90" "da");  // Cyrillic А, then "da"
+  ASSERT_FALSE(cyr);
+  EXPECT_NE(cyr.error().message.find("Cyrillic"), std::string::npos) << cyr.error().message;
+  EXPECT_EQ(f.store->join(a.code, "learner-0002", "A\xC2\x9B" "da").error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(f.store->members(a.code)->size(), 1u);
+}
+
 TEST_P(ClassStoreOn, DeletingAClassLeavesNoTraceOfItInTheFile) {
   CLASS_FIXTURE(f);
   ClassInfo a = f.make("Deleted class"), keep = f.make("Kept class");
