@@ -108,7 +108,7 @@ int pg_files_holding(const std::string& target, const std::string& text) {
   if (!db || !(*db)->exec("CHECKPOINT")) return -1;
   auto rows = (*db)->query(
       "WITH t AS (SELECT oid, reltoastrelid FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relname IN "
-      "('classes', 'class_members', 'class_attempts', 'teacher_sessions')), "
+      "('classes', 'class_members', 'class_attempts', 'teacher_sessions', 'class_bans')), "
       "rel AS (SELECT oid FROM t UNION SELECT indexrelid FROM pg_index WHERE indrelid IN (SELECT oid FROM t) "
       "UNION SELECT reltoastrelid FROM t WHERE reltoastrelid <> 0) "
       "SELECT COUNT(*) FROM rel WHERE position(convert_to($1, 'UTF8') IN pg_read_binary_file(pg_relation_filepath(oid))) > 0",
@@ -307,6 +307,8 @@ TEST_P(ClassStoreOn, DeletingAClassLeavesNoTraceOfItInTheFile) {
   f.store->join(a.code, "learner-0001", "Zanzibar-nick");
   f.store->join(keep.code, "learner-0002", "Bo");
   f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "first-column-answer");
+  ASSERT_TRUE(f.store->join(a.code, "learner-0003", "Removed-nick"));
+  ASSERT_TRUE(f.store->remove_member(a.code, "Removed-nick"));  // a ban row, with the nickname
   ASSERT_TRUE(f.store->open_session(a.code));
   ASSERT_TRUE(f.store->delete_class(a.code));
   EXPECT_EQ(f.store->find_class(a.code).error().code, ErrorCode::not_found);
@@ -315,16 +317,18 @@ TEST_P(ClassStoreOn, DeletingAClassLeavesNoTraceOfItInTheFile) {
   EXPECT_EQ(count_rows(f.path, "class_members"), 1);
   EXPECT_EQ(count_rows(f.path, "class_attempts"), 0);
   EXPECT_EQ(count_rows(f.path, "teacher_sessions"), 0);
+  EXPECT_EQ(count_rows(f.path, "class_bans"), 0);
   // PostgreSQL: the committed DELETE is the guarantee (the rows above), and the class tables
   // were vacuumed after it (class_store.h; see the next test for the bytes). SQLite: the bytes
   // themselves are gone from the file and its log.
   if (!f.sqlite()) {
-    for (const char* table : {"classes", "class_members", "class_attempts", "teacher_sessions"})
+    for (const char* table : {"classes", "class_members", "class_attempts", "teacher_sessions", "class_bans"})
       EXPECT_TRUE(vacuumed(f.path, table)) << table << " was not vacuumed after the delete";
     return;
   }
   const std::string bytes = file_bytes(f.path);
   EXPECT_EQ(bytes.find("Zanzibar-nick"), std::string::npos);
+  EXPECT_EQ(bytes.find("Removed-nick"), std::string::npos);
   EXPECT_EQ(bytes.find("first-column-answer"), std::string::npos);
   EXPECT_EQ(bytes.find("Deleted class"), std::string::npos);
   EXPECT_NE(bytes.find("Kept class"), std::string::npos);
@@ -340,14 +344,17 @@ TEST(ClassStorePostgres, TheOperatorsVacuumFullLeavesNoByteOfADeletedClassInTheT
   f.store->join(a.code, "learner-0001", "Zanzibar-nick");
   f.store->join(keep.code, "learner-0002", "Bo");
   f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "first-column-answer");
+  ASSERT_TRUE(f.store->join(a.code, "learner-0003", "Removed-nick"));
+  ASSERT_TRUE(f.store->remove_member(a.code, "Removed-nick"));
   const int before = pg_files_holding(f.path, "anzibar-nick");
   if (before < 0) GTEST_SKIP() << "this PostgreSQL does not let the test user read its files (pg_read_binary_file)";
   ASSERT_GE(before, 1) << "the check must see the nickname in the files before the delete";
   ASSERT_TRUE(f.store->delete_class(a.code));
   auto db = db::Database::open(f.path);
   ASSERT_TRUE(db);
-  ASSERT_TRUE((*db)->exec("VACUUM FULL classes, class_members, class_attempts, teacher_sessions"));
+  ASSERT_TRUE((*db)->exec("VACUUM FULL classes, class_members, class_attempts, teacher_sessions, class_bans"));
   EXPECT_EQ(pg_files_holding(f.path, "anzibar-nick"), 0);
+  EXPECT_EQ(pg_files_holding(f.path, "emoved-nick"), 0);
   EXPECT_EQ(pg_files_holding(f.path, "first-column-answer"), 0);
   EXPECT_EQ(pg_files_holding(f.path, "Deleted class"), 0);
   EXPECT_GE(pg_files_holding(f.path, "Kept class"), 1);
