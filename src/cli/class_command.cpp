@@ -16,6 +16,7 @@
 #include "server/store/target.h"
 #include "server/api/handlers/class_handlers.h"
 #include "server/store/progress_store.h"
+#include "util/untrusted_text.h"
 
 namespace headlab::cli {
 namespace {
@@ -38,12 +39,10 @@ Result<std::unique_ptr<server::ClassStore>> open_store(const ClassOptions& o, cl
 
 int print_store_error(const Error& e) { return print_error(e.message, db_option_exit_code(e)); }
 
-// Nicknames have no control characters (the store refuses them); this keeps it so.
-std::string printable(std::string s) {
-  for (char& c : s)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
-  return s;
-}
+// Every text of a class reaches the terminal through this: a learner's nickname or answer
+// (or a row written before the store refused such text) cannot send escape sequences or
+// reorder the line (util/untrusted_text.h).
+std::string printable(const std::string& s) { return escape_controls(s); }
 
 std::size_t width(const std::string& s) {
   std::size_t n = 0;
@@ -56,7 +55,7 @@ std::string pad(const std::string& s, std::size_t w) { return s + std::string(w 
 // The grid of learners x challenges: "✓2" done in two tries, "✗3" three tries and not
 // done yet, "·" not tried. A mark for each state, so it reads without colour.
 void print_grid(const server::ClassView& v) {
-  std::cout << printable(v.info.name) << " (" << v.info.code << "), " << v.learner_count
+  std::cout << printable(v.info.name) << " (" << printable(v.info.code) << "), " << v.learner_count
             << (v.learner_count == 1 ? " learner\n\n" : " learners\n\n");
   std::size_t name_w = 8;
   for (const auto& l : v.learners) name_w = std::max(name_w, width(printable(l.nickname)));
@@ -87,7 +86,12 @@ void print_grid(const server::ClassView& v) {
     }
     std::cout << row << "\n";
   }
-  if (v.learners.empty()) std::cout << "(nobody has joined yet: share the code " << v.info.code << ")\n";
+  if (v.learners.empty()) std::cout << "(nobody has joined yet: share the code " << printable(v.info.code) << ")\n";
+  if (!v.banned.empty()) {
+    std::cout << "removed (kept out until you let them back in on your page):";
+    for (std::size_t i = 0; i < v.banned.size(); ++i) std::cout << (i ? ", " : " ") << printable(v.banned[i].nickname);
+    std::cout << "\n";
+  }
   std::cout << "\n\u2713n done in n tries   \u2717n n tries, not done yet   \u00b7 not tried\n\n";
   std::string lesson;
   int i = 0;
@@ -147,7 +151,8 @@ int run_show(const ClassOptions& o) {
   if (!store) return print_store_error(store.error());
   auto view = server::build_class_view(**store, o.code);
   if (!view) return print_error(view.error().message);
-  if (o.format == "json") std::cout << server::encode_class_view(*view) << "\n";
+  // JSON escapes C0 controls but writes C1 and bidi controls as they are: replace them too.
+  if (o.format == "json") std::cout << printable(server::encode_class_view(*view)) << "\n";
   else if (o.format == "csv") std::cout << server::encode_class_csv(*view);
   else print_grid(*view);
   return 0;
@@ -162,8 +167,8 @@ int run_list(const ClassOptions& o) {
   for (const auto& c : *classes) {
     auto members = (*store)->members(c.code);
     const std::size_t n = members ? members->size() : 0;
-    std::cout << c.code << "  " << printable(c.name) << "  (" << n << (n == 1 ? " learner" : " learners") << ", created "
-              << c.created_at << ")\n";
+    std::cout << printable(c.code) << "  " << printable(c.name) << "  (" << n << (n == 1 ? " learner" : " learners") << ", created "
+              << printable(c.created_at) << ")\n";
   }
   return 0;
 }

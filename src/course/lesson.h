@@ -17,6 +17,9 @@ namespace headlab::course {
 struct Challenge {
   std::string id;    // stable: stored with a learner's progress ("pattern-quiz")
   std::string text;  // the task as the learner reads it
+  // A multiple-choice challenge's answers ('choice' must be one of them); empty: the
+  // challenge takes no 'choice'.
+  std::vector<std::string> choices = {};
 };
 
 struct Verdict {

@@ -274,9 +274,10 @@ Lesson trained_heads_lesson() {
           0,
           "What trained heads learn",
           false,
-          {{"pattern-quiz", "Pick the pattern a head draws when it copies the word right before it."},
+          {{"pattern-quiz", "Pick the pattern a head draws when it copies the word right before it.", pattern_quiz_choices()},
            {"find-induction", "Repeat your text, then find a head that looks at the token after the earlier copy."},
-           {"find-sink", "On your text, find a head that puts at least half its attention on the first token, and say whether it is a sink or reads that token."},
+           {"find-sink", "On your text, find a head that puts at least half its attention on the first token, and say whether it is a sink or reads that token.",
+            first_token_choices()},
            {"ablation-matters", "Find a head whose removal hurts the model's predictions on your repeated text the most."}},
           check_trained_heads_answer};
 }

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <regex>
 
+#include <sqlite3.h>
+
 #include "server/store/class_store.h"
 #include "server/store/store_testing.h"
 #include "testing/process.h"
@@ -78,6 +80,37 @@ TEST(ClassCli, ShowGivesTheSameViewAsTheApi) {
   EXPECT_NE(text.out.find("pattern-quiz: 1 of 1 done; common wrong answers: uniform (1)"), std::string::npos) << text.out;
   auto csv = headlab_run("class show " + code + " --db " + db + " --format csv");
   EXPECT_NE(csv.out.find("Ada,trained-heads,pattern-quiz,yes,"), std::string::npos) << csv.out;
+}
+
+// Rows written before the server refused such text (or by anyone who can write the file):
+// no escape sequence or direction control of a learner reaches the teacher's terminal.
+TEST(ClassCli, ShowAndListEscapeControlCharactersInWhatLearnersWrote) {
+  std::string db = temp_path("cli.db");
+  std::string code = code_in(headlab_run("class create \"Period 3\" --db " + db).out);
+  {
+    auto store = headlab::server::ClassStore::open(db);
+    ASSERT_TRUE(store);
+    ASSERT_TRUE((*store)->join(code, "learner-0001", "Ada"));
+    ASSERT_TRUE((*store)->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false,
+                                         "\xC2\x9B" "2J\x1b[31m\xE2\x80\xAE" "x"));
+  }
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(h,
+                         "UPDATE class_members SET nickname = 'A' || char(27) || '[2J' || char(155) || char(8238) || 'da';"
+                         "UPDATE classes SET name = 'P' || char(155) || '3'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(h);
+  for (const std::string& command : {"class show " + code, "class show " + code + " --format json",
+                                     "class show " + code + " --format csv", std::string("class list")}) {
+    auto r = headlab_run(command + " --db " + db);
+    ASSERT_EQ(r.exit_code, 0) << command << ": " << r.out;
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << command << ": " << r.out;
+    EXPECT_EQ(r.out.find("\xC2\x9B"), std::string::npos) << command << ": " << r.out;
+    EXPECT_EQ(r.out.find("\xE2\x80\xAE"), std::string::npos) << command << ": " << r.out;
+    EXPECT_NE(r.out.find("\xEF\xBF\xBD"), std::string::npos) << command << ": the replacement shows where";
+  }
 }
 
 TEST(ClassCli, DeleteAsksForYesThenDeletesEverything) {

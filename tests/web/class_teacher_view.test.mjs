@@ -86,9 +86,16 @@ test('the learner’s browser cannot open the teacher’s view', async () => {
   assert.match(await learner.getByRole('status').first().textContent(), /Log in as the class's teacher/);
 });
 
-test('the teacher removes the learner, then deletes the class', async () => {
+test('the teacher removes the learner, who stays out until let back in, then deletes the class', async () => {
   await teacher.getByRole('button', { name: 'Remove Ada' }).click();
   await eventually(async () => assert.equal(await teacher.locator('tr[data-learner="Ada"]').count(), 0));
+  const kept_out = await api_post(server, '/api/class/join', { code, learner: learner_id, nickname: 'Ada' });
+  assert.equal(kept_out.status, 403);
+  await teacher.getByRole('button', { name: 'Let Ada back in' }).click();
+  await eventually(async () => assert.equal(await teacher.getByTestId('removed-learners').count(), 0));
+  const back = await api_post(server, '/api/class/join', { code, learner: learner_id, nickname: 'Ada' });
+  assert.equal(back.status, 200);
+  await eventually(async () => assert.equal(await teacher.locator('tr[data-learner="Ada"]').count(), 1));
   await teacher.getByRole('button', { name: 'Delete the class…' }).click();
   await teacher.getByRole('button', { name: 'Yes, delete Period 3' }).click();
   await teacher.getByRole('heading', { level: 1, name: 'For teachers: run a class' }).waitFor();

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/api/json_fields.h"
+#include "util/untrusted_text.h"
 
 namespace headlab::server {
 namespace {
@@ -39,35 +40,10 @@ bool csv_formula_risk(std::string_view s) {
   return false;
 }
 
-// C0 and C1 control characters (a terminal's escape sequences: ESC, U+009B CSI) and the
-// bidirectional controls (U+202A-202E, U+2066-2069) as U+FFFD, so a learner's text cannot
-// move a teacher's cursor or reorder what the spreadsheet shows. Tab, CR and LF stay (quoted).
-std::string csv_text(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); i++) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if ((c < 0x20 && c != '\t' && c != '\r' && c != '\n') || c == 0x7f) {
-      out += "\xEF\xBF\xBD";
-    } else if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(s[i + 1]) <= 0x9F) {  // U+0080-009F
-      out += "\xEF\xBF\xBD";
-      i++;
-    } else if (c == 0xE2 && i + 2 < s.size() &&
-               ((static_cast<unsigned char>(s[i + 1]) == 0x80 && static_cast<unsigned char>(s[i + 2]) >= 0xAA &&
-                 static_cast<unsigned char>(s[i + 2]) <= 0xAE) ||
-                (static_cast<unsigned char>(s[i + 1]) == 0x81 && static_cast<unsigned char>(s[i + 2]) >= 0xA6 &&
-                 static_cast<unsigned char>(s[i + 2]) <= 0xA9))) {  // U+202A-202E, U+2066-2069
-      out += "\xEF\xBF\xBD";
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
 std::string csv_field(std::string s) {
-  s = csv_text(s);
+  // A learner's text cannot move a teacher's cursor or reorder what the spreadsheet shows
+  // (util/untrusted_text.h); tab, CR and LF stay, quoted.
+  s = escape_controls(s, "\t\r\n");
   if (csv_formula_risk(s)) s = "'" + s;
   if (s.find_first_of(",;\"\r\n\t") == std::string::npos) return s;
   std::string out = "\"";
@@ -174,8 +150,10 @@ std::string encode_class_view(const ClassView& v) {
     challenges.push_back({{"lesson", s.lesson}, {"challenge", s.challenge}, {"text", s.text},
                           {"done_count", s.done_count}, {"wrong_answers", wrong}});
   }
+  json banned = json::array();
+  for (const BannedLearner& b : v.banned) banned.push_back({{"nickname", b.nickname}, {"removed_at", b.banned_at}});
   return dump({{"class", info_json(v.info)}, {"learner_count", v.learner_count}, {"learners", learners},
-               {"challenges", challenges}});
+               {"challenges", challenges}, {"removed", banned}});
 }
 
 std::string encode_class_csv(const ClassView& v) {

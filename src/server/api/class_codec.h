@@ -16,7 +16,7 @@ Result<ClassJoinRequest> decode_class_join(std::string_view body);      // {"cod
 Result<std::string> decode_learner_only(std::string_view body);         // {"learner"}
 Result<TeacherLoginRequest> decode_teacher_login(std::string_view body);  // {"code", "secret"}
 Result<std::string> decode_class_code(std::string_view body);           // {"code"}
-// {"code", "nickname"}: which learner the teacher removes
+// {"code", "nickname"}: which learner the teacher removes (or lets back in)
 Result<std::pair<std::string, std::string>> decode_remove_learner(std::string_view body);
 
 // join_path: "/#/join/K7QPM3", the page a learner opens

@@ -93,7 +93,8 @@ std::vector<Route> class_routes(ClassRoutesContext& ctx) {
       {"POST", "/api/class/join", needs_store(ctx, [&ctx](ClassStore& store, const HttpRequest& r) {
          auto req = decode_class_join(r.body);
          if (!req) return error_response(req.error());
-         auto m = handle_class_join(store, {*ctx.join_by_address, *ctx.join_by_class}, r.remote_addr, *req);
+         auto m = handle_class_join(store, {*ctx.join_by_address, *ctx.join_by_class_and_address, *ctx.join_by_class},
+                                    r.remote_addr, *req);
          return m ? ok_json(encode_membership(*m)) : error_response(m.error());
        })},
       {"GET", "/api/class/membership", needs_store(ctx, [](ClassStore& store, const HttpRequest& r) {
@@ -110,7 +111,7 @@ std::vector<Route> class_routes(ClassRoutesContext& ctx) {
       {"POST", "/api/class/login", needs_store(ctx, [&ctx](ClassStore& store, const HttpRequest& r) {
          auto req = decode_teacher_login(r.body);
          if (!req) return error_response(req.error());
-         auto login = handle_teacher_login(store, *ctx.login_by_class, *ctx.login_by_address, r.remote_addr, *req);
+         auto login = handle_teacher_login(store, {*ctx.login_by_address, *ctx.login_backoff}, r.remote_addr, *req);
          if (!login) return error_response(login.error());
          return with_cookie(ok_json(encode_class_info(login->info)),
                             session_cookie(ctx, r, login->session.token, login->session.expires_at - store.now_ms() / 1000));
@@ -154,6 +155,12 @@ std::vector<Route> class_routes(ClassRoutesContext& ctx) {
          auto req = decode_remove_learner(r.body);
          if (!req) return error_response(req.error());
          auto view = handle_remove_learner(store, teacher_token(r), req->first, req->second);
+         return view ? ok_json(encode_class_view(*view)) : error_response(view.error());
+       })},
+      {"POST", "/api/class/unban", needs_store(ctx, [](ClassStore& store, const HttpRequest& r) {
+         auto req = decode_remove_learner(r.body);
+         if (!req) return error_response(req.error());
+         auto view = handle_unban_learner(store, teacher_token(r), req->first, req->second);
          return view ? ok_json(encode_class_view(*view)) : error_response(view.error());
        })},
       {"POST", "/api/class/delete", needs_store(ctx, [&ctx](ClassStore& store, const HttpRequest& r) {

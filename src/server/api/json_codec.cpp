@@ -102,8 +102,11 @@ Result<LessonCheckRequest> decode_lesson_check(std::string_view body) {
   if (!j) return tl::unexpected(j.error());
   LessonCheckRequest req;
   course::Answer& r = req.answer;
-  HEADLAB_TRY(only_fields(*j, {"learner", "challenge", "answer"}));
+  HEADLAB_TRY(only_fields(*j, {"learner", "challenge", "answer", "request_id"}));
   HEADLAB_TRY(read_field(*j, "learner", req.learner, true));
+  HEADLAB_TRY(read_field(*j, "request_id", req.request_id, false));
+  if (req.request_id.size() > 64)
+    return make_error(ErrorCode::invalid_argument, "Field 'request_id' is at most 64 characters (a UUID fits).");
   HEADLAB_TRY(read_field(*j, "challenge", r.challenge, true));
   auto it = j->find("answer");
   if (it == j->end() || !it->is_object())

@@ -249,7 +249,9 @@ std::vector<Route> make_routes(ServerContext& ctx) {
                                       with_store(ctx, [&ctx, &id](ProgressStore& store, const LessonCheckRequest& q) {
                                         auto v = handle_lesson_check(store, ctx.model, id, q);
                                         if (v)
-                                          if (auto s = note_answer_check(class_store(ctx), q.learner, id, q.answer, v->correct); !s)
+                                          if (auto s = note_answer_check(class_store(ctx), q.learner, id, q.answer, v->correct,
+                                                                          q.request_id);
+                                              !s)
                                             return Result<CheckVerdict>(tl::unexpected(s.error()));
                                         return v;
                                       }),

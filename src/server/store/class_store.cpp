@@ -10,6 +10,7 @@
 
 #include "server/store/database.h"
 #include "server/store/schema.h"
+#include "util/untrusted_text.h"
 
 namespace headlab::server {
 namespace {
@@ -218,7 +219,8 @@ Status ClassStore::delete_class(const std::string& code) {
   Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
     std::int64_t deleted = 0;
     for (const char* sql : {"DELETE FROM class_attempts WHERE class_code = $1", "DELETE FROM class_members WHERE class_code = $1",
-                            "DELETE FROM teacher_sessions WHERE class_code = $1", "DELETE FROM classes WHERE code = $1"}) {
+                            "DELETE FROM teacher_sessions WHERE class_code = $1", "DELETE FROM class_bans WHERE class_code = $1",
+                            "DELETE FROM classes WHERE code = $1"}) {
       auto n = tx.exec(sql, {code});
       if (!n) return tl::unexpected(n.error());
       deleted = *n;
@@ -232,27 +234,36 @@ Status ClassStore::delete_class(const std::string& code) {
   // class_store.h for what that does and does not guarantee).
   // The delete is committed either way; a checkpoint or vacuum that fails now is done by the
   // engine's next automatic one, so it is not reported as a failed delete.
-  (void)db_->forget_deleted({"class_attempts", "class_members", "teacher_sessions", "classes"});
+  (void)db_->forget_deleted({"class_attempts", "class_members", "teacher_sessions", "class_bans", "classes"});
   return {};
 }
 
 Result<ClassMember> ClassStore::join(const std::string& code, const std::string& learner, const std::string& raw_nickname) {
-  std::string nickname = trim(raw_nickname);
-  if (nickname.empty()) return make_error(ErrorCode::invalid_argument, "Choose a nickname (not your real name).");
-  if (code_points(nickname) > 24 || has_control_characters(nickname))
-    return make_error(ErrorCode::invalid_argument, "A nickname is at most 24 characters, without control characters.");
+  auto clean = clean_nickname(raw_nickname);
+  if (!clean) return tl::unexpected(clean.error());
+  const std::string& nickname = clean->text;
+  const std::string& key = clean->key;
   ClassMember m;
   Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
     m = ClassMember{learner, nickname, now_iso()};
     auto cls = tx.query("SELECT code FROM classes WHERE code = $1", {code});
     if (!cls) return tl::unexpected(cls.error());
     if (cls->empty()) return tl::unexpected(class_not_found(code));
+    auto banned = tx.query("SELECT learner FROM class_bans WHERE class_code = $1 AND (learner = $2 OR nickname_key = $3)",
+                           {code, learner, key});
+    if (!banned) return tl::unexpected(banned.error());
+    if (!banned->empty())
+      return make_error(ErrorCode::forbidden,
+                        banned->front().text(0) == learner
+                            ? "The teacher removed you from this class; ask them to let you back in."
+                            : "The teacher removed the learner called " + nickname +
+                                  " from this class; that nickname cannot join until the teacher lets it back in.");
     auto mine = tx.query("SELECT class_code, nickname, joined_at FROM class_members WHERE learner = $1", {learner});
     if (!mine) return tl::unexpected(mine.error());
     if (!mine->empty()) {
       const db::Row& row = mine->front();
       ClassMember was{learner, row.text(1), row.text(2)};
-      if (row.text(0) == code && ascii_lower(was.nickname) == ascii_lower(nickname)) {
+      if (row.text(0) == code && nickname_key(was.nickname) == key) {
         m = was;  // the same again: the membership as it is
         return {};
       }
@@ -263,7 +274,7 @@ Result<ClassMember> ClassStore::join(const std::string& code, const std::string&
     auto n = tx.exec(
         "INSERT INTO class_members (learner, class_code, nickname, nickname_key, joined_at) VALUES ($1, $2, $3, $4, $5) "
         "ON CONFLICT DO NOTHING",
-        {learner, code, nickname, ascii_lower(nickname), m.joined_at});
+        {learner, code, nickname, key, m.joined_at});
     if (!n) return tl::unexpected(n.error());
     if (*n == 0)
       return make_error(ErrorCode::invalid_argument,
@@ -299,15 +310,46 @@ Status ClassStore::leave(const std::string& learner) {
 
 Status ClassStore::remove_member(const std::string& code, const std::string& nickname) {
   Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
-    auto rows = tx.query("SELECT learner FROM class_members WHERE class_code = $1 AND nickname_key = $2",
-                         {code, ascii_lower(trim(nickname))});
+    // ascii_lower: the key of a nickname stored before keys were NFKC case-folded
+    auto rows = tx.query(
+        "SELECT learner, nickname, nickname_key FROM class_members WHERE class_code = $1 AND nickname_key IN ($2, $3)",
+        {code, nickname_key(nickname), ascii_lower(trim(nickname))});
     if (!rows) return tl::unexpected(rows.error());
     if (rows->empty())
       return make_error(ErrorCode::not_found, "Nobody in this class is called '" + nickname.substr(0, 32) + "'.");
-    return delete_learner(tx, code, rows->front().text(0));
+    const db::Row& row = rows->front();
+    auto n = tx.exec(
+        "INSERT INTO class_bans (class_code, learner, nickname, nickname_key, banned_at) VALUES ($1, $2, $3, $4, $5) "
+        "ON CONFLICT DO NOTHING",
+        {code, row.text(0), row.text(1), nickname_key(row.text(1)), now_iso()});
+    if (!n) return tl::unexpected(n.error());
+    return delete_learner(tx, code, row.text(0));
   });
   if (!s) return tl::unexpected(failure("remove the learner", s.error()));
   return {};
+}
+
+Status ClassStore::unban_member(const std::string& code, const std::string& nickname) {
+  Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+    auto n = tx.exec("DELETE FROM class_bans WHERE class_code = $1 AND nickname_key = $2", {code, nickname_key(nickname)});
+    if (!n) return tl::unexpected(n.error());
+    if (*n == 0)
+      return make_error(ErrorCode::not_found,
+                        "Nobody called '" + nickname.substr(0, 32) + "' was removed from this class.");
+    return bump_version(tx, code);
+  });
+  if (!s) return tl::unexpected(failure("let the learner back in", s.error()));
+  return {};
+}
+
+Result<std::vector<BannedLearner>> ClassStore::banned(const std::string& code) {
+  auto rows = db_->query(
+      "SELECT nickname, banned_at FROM class_bans WHERE class_code = $1 ORDER BY banned_at, nickname_key", {code});
+  if (!rows) return tl::unexpected(failure("read the class", rows.error()));
+  std::vector<BannedLearner> out;
+  out.reserve(rows->size());
+  for (const db::Row& row : *rows) out.push_back({row.text(0), row.text(1)});
+  return out;
 }
 
 Result<std::vector<ClassMember>> ClassStore::members(const std::string& code) {
@@ -322,18 +364,22 @@ Result<std::vector<ClassMember>> ClassStore::members(const std::string& code) {
 }
 
 Status ClassStore::record_attempt(const std::string& learner, const std::string& lesson, const std::string& challenge,
-                                  bool passed, const std::string& answer) {
+                                  bool passed, const std::string& answer, const std::string& request_id) {
   const std::string at = now_iso();
   Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
     auto in = class_of(tx, learner);
     if (!in) return tl::unexpected(in.error());
     if (in->empty()) return {};  // in no class: nothing to keep
     const std::string& code = *in;
+    // A retry (the same learner and request id) meets class_attempts_by_request and is not
+    // recorded again; a check without an id (NULL) never meets it.
+    db::Value id = request_id.empty() ? db::Value{} : db::Value{request_id.substr(0, 64)};
     auto n = tx.exec(
-        "INSERT INTO class_attempts (class_code, learner, lesson, challenge, passed, answer, at) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        {code, learner, lesson, challenge, std::int64_t{passed ? 1 : 0}, answer.substr(0, 200), at});
+        "INSERT INTO class_attempts (class_code, learner, lesson, challenge, passed, answer, at, request_id) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
+        {code, learner, lesson, challenge, std::int64_t{passed ? 1 : 0}, answer.substr(0, 200), at, id});
     if (!n) return tl::unexpected(n.error());
+    if (*n == 0) return {};
     return bump_version(tx, code);
   });
   if (!s) return tl::unexpected(failure("record the check", s.error()));

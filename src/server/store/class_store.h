@@ -1,7 +1,7 @@
 // server/store/class_store.h — classes on the store layer (server/store/database.h), so on SQLite (a path) and
 // on PostgreSQL (a postgresql:// URL) alike: a class, its learners (by a nickname they
 // choose), the teacher's credential and sessions, and every check a learner of the class made
-// (the evidence of the teacher's view). Its tables are migration 2 (server/store/schema.cpp).
+// (the evidence of the teacher's view). Its tables are migrations 2-4 (server/store/schema.cpp).
 //
 //   auto store = ClassStore::open("headlab.db");               // or "postgresql://..."
 //   auto made = (*store)->create_class("Period 3", "");        // made->secret: shown once
@@ -53,8 +53,16 @@ struct ClassInfo {
 
 struct ClassMember {
   std::string learner;   // the browser's anonymous id; never shown to the teacher
-  std::string nickname;  // chosen by the learner, unique in the class (ignoring ASCII case)
+  std::string nickname;  // chosen by the learner (NFKC), unique in the class by nickname_key
+                         // (util/untrusted_text.h: case-folded NFKC)
   std::string joined_at;
+};
+
+// A learner the teacher removed: kept out of the class (by learner id and by nickname)
+// until the teacher lets them back in.
+struct BannedLearner {
+  std::string nickname;
+  std::string banned_at;  // ISO-8601 UTC
 };
 
 struct Attempt {
@@ -104,22 +112,32 @@ class ClassStore {
   // Every class, oldest first (for `headlab class list`-like tools and tests).
   Result<std::vector<ClassInfo>> classes();
 
+  // The nickname is normalised and checked by clean_nickname (util/untrusted_text.h).
   // Errors: not_found (no such code), invalid_argument (nickname empty, over 24 characters,
-  // with control characters, taken in the class; the learner is in another class already).
+  // with invisible characters or mixed alphabets, taken in the class; the learner is in
+  // another class already), forbidden (the teacher removed this learner or this nickname).
   // Joining the same class again under the same nickname returns the membership as it is.
   Result<ClassMember> join(const std::string& code, const std::string& learner, const std::string& nickname);
   // The learner's class and membership, or nullopt when the learner is in no class.
   Result<std::optional<std::pair<ClassInfo, ClassMember>>> membership(const std::string& learner);
   // Deletes the learner's membership and attempts. Errors: not_found when in no class.
   Status leave(const std::string& learner);
-  // The teacher removes a learner (by nickname, ignoring ASCII case). Errors: not_found.
+  // The teacher removes a learner (by nickname, compared by nickname_key): their attempts go,
+  // and the learner id and the nickname are banned from the class until unban_member.
+  // Errors: not_found.
   Status remove_member(const std::string& code, const std::string& nickname);
+  // Lets a removed learner (by the nickname they had) join again. Errors: not_found.
+  Status unban_member(const std::string& code, const std::string& nickname);
+  // The class's removed learners, oldest removal first.
+  Result<std::vector<BannedLearner>> banned(const std::string& code);
   // The class's learners, in joining order.
   Result<std::vector<ClassMember>> members(const std::string& code);
 
-  // Records one check a learner made; does nothing when the learner is in no class.
+  // Records one check a learner made; does nothing when the learner is in no class. A
+  // non-empty request_id (at most 64 bytes) makes it idempotent: a second check of the same
+  // learner with the same id (a retry) is not recorded again.
   Status record_attempt(const std::string& learner, const std::string& lesson, const std::string& challenge,
-                        bool passed, const std::string& answer);
+                        bool passed, const std::string& answer, const std::string& request_id = "");
   // Records one passing attempt (no answer: detected) for each challenge of `challenges`
   // that the learner has no passing attempt for yet, in one transaction; does nothing when
   // the learner is in no class. Raises the version only when something was recorded.

@@ -63,6 +63,23 @@ const std::vector<Migration>& headlab_migrations() {
        // class's attempts. The same text for both engines.
        "CREATE INDEX IF NOT EXISTS class_attempts_by_learner ON class_attempts (learner, lesson, challenge);",
        "CREATE INDEX IF NOT EXISTS class_attempts_by_learner ON class_attempts (learner, lesson, challenge);"},
+      {4, "class bans and check request ids",
+       // A removed learner stays out until the teacher lets them back in (by learner id and by
+       // nickname key). A check sent twice (a retry after a lost answer) carries the same
+       // request id and is kept once: NULL ids (checks without one) never collide, on either
+       // engine. The same text for both engines.
+       "ALTER TABLE class_attempts ADD COLUMN request_id TEXT;"
+       "CREATE UNIQUE INDEX IF NOT EXISTS class_attempts_by_request ON class_attempts (learner, request_id);"
+       "CREATE TABLE IF NOT EXISTS class_bans ("
+       "  class_code TEXT NOT NULL, learner TEXT NOT NULL, nickname TEXT NOT NULL, nickname_key TEXT NOT NULL,"
+       "  banned_at TEXT NOT NULL, PRIMARY KEY (class_code, learner));"
+       "CREATE INDEX IF NOT EXISTS class_bans_by_nickname ON class_bans (class_code, nickname_key);",
+       "ALTER TABLE class_attempts ADD COLUMN request_id TEXT;"
+       "CREATE UNIQUE INDEX IF NOT EXISTS class_attempts_by_request ON class_attempts (learner, request_id);"
+       "CREATE TABLE IF NOT EXISTS class_bans ("
+       "  class_code TEXT NOT NULL, learner TEXT NOT NULL, nickname TEXT NOT NULL, nickname_key TEXT NOT NULL,"
+       "  banned_at TEXT NOT NULL, PRIMARY KEY (class_code, learner));"
+       "CREATE INDEX IF NOT EXISTS class_bans_by_nickname ON class_bans (class_code, nickname_key);"},
   };
   return list;
 }

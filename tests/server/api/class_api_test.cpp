@@ -85,6 +85,40 @@ TEST(ClassApi, AClassMembersAnswerChecksReachTheTeachersView) {
   EXPECT_EQ(v.dump().find("learner-0001"), std::string::npos);  // the teacher never sees learner ids
 }
 
+TEST(ClassApi, AChoiceThatIsNotOfferedIsRefusedAndNeverReachesTheTeacher) {
+  TestServer s(temp_path("class.db"));
+  Teacher t = create_class(s, "Period 3");
+  ASSERT_EQ(s.post("/api/class/join", json{{"code", t.code}, {"learner", "learner-0001"}, {"nickname", "Ada"}}).status, 200);
+  auto csi = s.post("/api/lessons/trained-heads/check", quiz("learner-0001", "\xC2\x9B" "2J"));
+  EXPECT_EQ(csi.status, 400) << csi.raw;
+  EXPECT_EQ(csi.body["error"]["code"], "invalid_argument");
+  EXPECT_NE(csi.body["error"]["message"].get<std::string>().find("must be one of: diagonal"), std::string::npos) << csi.raw;
+  // a challenge without choices takes none
+  auto free_text = s.post("/api/lessons/trained-heads/check",
+                          json{{"learner", "learner-0001"}, {"challenge", "ablation-matters"},
+                               {"answer", {{"layer", 0}, {"head", 0}, {"choice", "\xE2\x80\xAE" "evil"}}}});
+  EXPECT_EQ(free_text.status, 400) << free_text.raw;
+  EXPECT_NE(free_text.body["error"]["message"].get<std::string>().find("takes no 'choice'"), std::string::npos) << free_text.raw;
+  json v = view(s, t);
+  for (const json& ch : v["challenges"]) EXPECT_TRUE(ch["wrong_answers"].empty()) << ch.dump();
+}
+
+TEST(ClassApi, ARetriedCheckWithTheSameRequestIdCountsOnce) {
+  TestServer s(temp_path("class.db"));
+  Teacher t = create_class(s, "Period 3");
+  ASSERT_EQ(s.post("/api/class/join", json{{"code", t.code}, {"learner", "learner-0001"}, {"nickname", "Ada"}}).status, 200);
+  json wrong = quiz("learner-0001", "uniform");
+  wrong["request_id"] = "6f1c2a8e-0000-4000-8000-000000000001";
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(s.post("/api/lessons/trained-heads/check", wrong).status, 200);
+  json right = quiz("learner-0001", "below-diagonal");
+  right["request_id"] = "6f1c2a8e-0000-4000-8000-000000000002";
+  ASSERT_EQ(s.post("/api/lessons/trained-heads/check", right).status, 200);
+  EXPECT_EQ(cell(view(s, t), "Ada", "trained-heads", "pattern-quiz")["tries"], 2);
+  json too_long = quiz("learner-0001", "uniform");
+  too_long["request_id"] = std::string(65, 'x');
+  EXPECT_EQ(s.post("/api/lessons/trained-heads/check", too_long).status, 400);
+}
+
 TEST(ClassApi, Lesson1sDetectedChallengesReachTheTeachersView) {
   TestServer s(temp_path("class.db"));
   Teacher t = create_class(s, "Period 3");

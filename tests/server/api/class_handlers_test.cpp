@@ -142,37 +142,64 @@ TEST(DescribeAnswer, NamesTheChoiceTheHeadOrThatItWasRevealed) {
 
 TEST(ClassJoin, RefusesALearnerIdThatIsNotOne) {
   Fixture f;
-  RateLimiter by_address(10, std::chrono::minutes(1)), by_class(10, std::chrono::minutes(1));
-  auto r = handle_class_join(*f.store, {by_address, by_class}, "10.0.0.1", {f.code, "no", "Ada"});
+  RateLimiter by_address(10, std::chrono::minutes(1)), share(10, std::chrono::minutes(1)), by_class(10, std::chrono::minutes(1));
+  auto r = handle_class_join(*f.store, {by_address, share, by_class}, "10.0.0.1", {f.code, "no", "Ada"});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
 }
 
 TEST(ClassJoin, TriesPastTheAddresssLimitAreRateLimitedWithTheWait) {
   Fixture f;
-  RateLimiter by_address(2, std::chrono::minutes(1)), by_class(10, std::chrono::minutes(1));
+  RateLimiter by_address(2, std::chrono::minutes(1)), share(10, std::chrono::minutes(1)), by_class(10, std::chrono::minutes(1));
   const auto start = RateLimiter::Clock::now();
-  EXPECT_EQ(handle_class_join(*f.store, {by_address, by_class}, "10.0.0.1", {"NOSUCH", "learner-0001", "Ada"}).error().code,
+  EXPECT_EQ(handle_class_join(*f.store, {by_address, share, by_class}, "10.0.0.1", {"NOSUCH", "learner-0001", "Ada"}).error().code,
             ErrorCode::not_found);  // a wrong code counts too
-  EXPECT_TRUE(handle_class_join(*f.store, {by_address, by_class}, "10.0.0.1", {f.code, "learner-0001", "Ada"}));
-  auto r = handle_class_join(*f.store, {by_address, by_class}, "10.0.0.1", {f.code, "learner-0002", "Bo"});
+  EXPECT_TRUE(handle_class_join(*f.store, {by_address, share, by_class}, "10.0.0.1", {f.code, "learner-0001", "Ada"}));
+  auto r = handle_class_join(*f.store, {by_address, share, by_class}, "10.0.0.1", {f.code, "learner-0002", "Bo"});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::rate_limited);
   EXPECT_GE(r.error().retry_after_s, 1);
   EXPECT_LE(r.error().retry_after_s,
             60 - std::chrono::duration_cast<std::chrono::seconds>(RateLimiter::Clock::now() - start).count() + 1);
-  EXPECT_TRUE(handle_class_join(*f.store, {by_address, by_class}, "10.0.0.2", {f.code, "learner-0002", "Bo"}));
+  EXPECT_TRUE(handle_class_join(*f.store, {by_address, share, by_class}, "10.0.0.2", {f.code, "learner-0002", "Bo"}));
   EXPECT_EQ(f.store->members(f.code)->size(), 2u);
 }
 
 TEST(ClassJoin, TriesPastTheClasssLimitAreRateLimitedFromAnyAddress) {
   Fixture f;
-  RateLimiter by_address(10, std::chrono::minutes(1)), by_class(2, std::chrono::minutes(1));
-  EXPECT_TRUE(handle_class_join(*f.store, {by_address, by_class}, "10.0.0.1", {f.code, "learner-0001", "Ada"}));
-  EXPECT_FALSE(handle_class_join(*f.store, {by_address, by_class}, "10.0.0.2", {f.code, "learner-0002", "Ada"}));  // taken
-  auto r = handle_class_join(*f.store, {by_address, by_class}, "10.0.0.3", {f.code, "learner-0003", "Cy"});
+  RateLimiter by_address(10, std::chrono::minutes(1)), share(10, std::chrono::minutes(1)), by_class(2, std::chrono::minutes(1));
+  EXPECT_TRUE(handle_class_join(*f.store, {by_address, share, by_class}, "10.0.0.1", {f.code, "learner-0001", "Ada"}));
+  EXPECT_FALSE(handle_class_join(*f.store, {by_address, share, by_class}, "10.0.0.2", {f.code, "learner-0002", "Ada"}));  // taken
+  auto r = handle_class_join(*f.store, {by_address, share, by_class}, "10.0.0.3", {f.code, "learner-0003", "Cy"});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::rate_limited);
   EXPECT_GE(r.error().retry_after_s, 1);
   EXPECT_EQ(f.store->members(f.code)->size(), 1u);
+}
+
+TEST(ClassJoin, OneAddressCannotSpendTheClasssWholeMinute) {
+  Fixture f;
+  RateLimiter by_address(100, std::chrono::minutes(1)), share(3, std::chrono::minutes(1)), by_class(5, std::chrono::minutes(1));
+  // junk from one address: bad nicknames, each try counted
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(handle_class_join(*f.store, {by_address, share, by_class}, "203.0.113.7", {f.code, "learner-0001", "  "}).error().code,
+              ErrorCode::invalid_argument);
+  auto r = handle_class_join(*f.store, {by_address, share, by_class}, "203.0.113.7", {f.code, "learner-0001", "Ada"});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::rate_limited);
+  EXPECT_NE(r.error().message.find("from this address"), std::string::npos) << r.error().message;
+  // the refused try was not charged to the class: the learners of other addresses get in
+  EXPECT_TRUE(handle_class_join(*f.store, {by_address, share, by_class}, "198.51.100.1", {f.code, "learner-0002", "Bo"}));
+  EXPECT_TRUE(handle_class_join(*f.store, {by_address, share, by_class}, "198.51.100.2", {f.code, "learner-0003", "Cy"}));
+}
+
+TEST(ClassJoin, LimitsCountAnIpv6Slash64AsOneAddress) {
+  Fixture f;
+  RateLimiter by_address(2, std::chrono::minutes(1)), share(10, std::chrono::minutes(1)), by_class(10, std::chrono::minutes(1));
+  EXPECT_TRUE(handle_class_join(*f.store, {by_address, share, by_class}, "2001:db8:0:1::1", {f.code, "learner-0001", "Ada"}));
+  EXPECT_TRUE(handle_class_join(*f.store, {by_address, share, by_class}, "2001:db8:0:1::2", {f.code, "learner-0002", "Bo"}));
+  auto r = handle_class_join(*f.store, {by_address, share, by_class}, "2001:db8:0:1:ffff::3", {f.code, "learner-0003", "Cy"});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::rate_limited);
+  EXPECT_TRUE(handle_class_join(*f.store, {by_address, share, by_class}, "2001:db8:0:2::1", {f.code, "learner-0003", "Cy"}));
 }

@@ -230,28 +230,78 @@ TEST(ClassRoutes, TheSecretIsShownOnlyWhenTheClassIsCreated) {
   EXPECT_FALSE(json::parse(with_pass.body).contains("secret"));
 }
 
-TEST(ClassRoutes, AWrongSecretIsRefusedAndLoginsAreLimitedPerClass) {
+namespace {
+
+HttpResponse login(Routes& r, const std::string& code, const std::string& secret, const std::string& address) {
+  return r.call("POST", "/api/class/login", json{{"code", code}, {"secret", secret}}.dump(), "", {}, address);
+}
+
+}  // namespace
+
+TEST(ClassRoutes, WrongLoginsFromOtherAddressesNeverLockTheTeacherOut) {
   Routes r;
   Routes::Teacher t = r.create_class("Period 3");
-  for (int i = 0; i < 10; ++i) {
-    HttpResponse bad = r.call("POST", "/api/class/login", json{{"code", t.code}, {"secret", "guess"}}.dump(), "", {},
-                              "10.0.0." + std::to_string(i + 2));
-    ASSERT_EQ(bad.status, 401) << bad.body;
-  }
-  // the eleventh, from yet another address, with the right secret: the class is locked for now
-  HttpResponse locked = r.call("POST", "/api/class/login", json{{"code", t.code}, {"secret", t.secret}}.dump(), "", {},
-                               "10.0.1.1");
-  EXPECT_EQ(locked.status, 429) << locked.body;
-  EXPECT_EQ(error_code(locked), "rate_limited");
+  // learners who know the code guess: ten addresses, then one address over and over
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(login(r, t.code, "guess", "10.0.0." + std::to_string(i + 2)).status, 401);
+  for (int i = 0; i < 20; ++i) login(r, t.code, "guess", "10.0.0.50");
+  HttpResponse teacher = login(r, t.code, t.secret, "10.0.1.1");
+  EXPECT_EQ(teacher.status, 200) << teacher.body;
+}
+
+TEST(ClassRoutes, WrongLoginsFromOneAddressMakeThatAddressWaitLongerEachTime) {
+  Routes r;
+  Routes::Teacher t = r.create_class("Period 3");
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(login(r, t.code, "guess", "10.0.0.9").status, 401);
+  HttpResponse waits = login(r, t.code, t.secret, "10.0.0.9");  // even the right secret waits there
+  EXPECT_EQ(waits.status, 429) << waits.body;
+  EXPECT_EQ(error_code(waits), "rate_limited");
+  EXPECT_NE(waits.body.find("from this address"), std::string::npos) << waits.body;
+  EXPECT_EQ(login(r, t.code, t.secret, "10.0.0.10").status, 200);
+  // another class is not held up for that address
+  Routes::Teacher other = r.create_class("Period 4");
+  EXPECT_EQ(login(r, other.code, other.secret, "10.0.0.9").status, 200);
+}
+
+TEST(ClassRoutes, LoginWaitsCountAnIpv6Slash64AsOneAddress) {
+  Routes r;
+  Routes::Teacher t = r.create_class("Period 3");
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(login(r, t.code, "guess", "2001:db8:0:1::" + std::to_string(i + 1)).status, 401);
+  EXPECT_EQ(login(r, t.code, "guess", "2001:db8:0:1:abcd::1").status, 429);
+  EXPECT_EQ(login(r, t.code, t.secret, "2001:db8:0:2::1").status, 200);
+}
+
+TEST(ClassRoutes, ARemovedLearnerStaysOutUntilTheTeacherLetsThemBackIn) {
+  Routes r;
+  Routes::Teacher t = r.create_class("Period 3");
+  auto join = [&](const std::string& learner, const std::string& nickname) {
+    return r.call("POST", "/api/class/join", json{{"code", t.code}, {"learner", learner}, {"nickname", nickname}}.dump());
+  };
+  ASSERT_EQ(join("learner-0001", "Ada").status, 200);
+  HttpResponse removed = r.call("POST", "/api/class/remove-learner", json{{"code", t.code}, {"nickname", "Ada"}}.dump(), t.cookie);
+  ASSERT_EQ(removed.status, 200) << removed.body;
+  EXPECT_EQ(json::parse(removed.body)["removed"][0]["nickname"], "Ada");
+  HttpResponse again = join("learner-0001", "Ada");
+  EXPECT_EQ(again.status, 403) << again.body;
+  EXPECT_EQ(error_code(again), "forbidden");
+  EXPECT_EQ(join("learner-0001", "Ada2").status, 403) << "a new nickname does not get the same browser back in";
+  EXPECT_EQ(join("learner-0009", "ADA").status, 403) << "nor does a new browser id with the same nickname";
+
+  EXPECT_EQ(r.call("POST", "/api/class/unban", json{{"code", t.code}, {"nickname", "Ada"}}.dump()).status, 401);
+  HttpResponse unbanned = r.call("POST", "/api/class/unban", json{{"code", t.code}, {"nickname", "ada"}}.dump(), t.cookie);
+  ASSERT_EQ(unbanned.status, 200) << unbanned.body;
+  EXPECT_TRUE(json::parse(unbanned.body)["removed"].empty());
+  EXPECT_EQ(join("learner-0001", "Ada").status, 200);
+  EXPECT_EQ(r.call("POST", "/api/class/unban", json{{"code", t.code}, {"nickname", "Ada"}}.dump(), t.cookie).status, 404);
 }
 
 TEST(ClassRoutes, LoginsAreLimitedPerAddressAcrossClasses) {
   Routes r;
   std::vector<Routes::Teacher> classes;
-  for (int i = 0; i < 4; ++i) classes.push_back(r.create_class("Class " + std::to_string(i)));
+  // eight classes, at most four wrong tries each: under the per-class wait, over the address's 30
+  for (int i = 0; i < 8; ++i) classes.push_back(r.create_class("Class " + std::to_string(i)));
   int refused = 0;
   for (int i = 0; i < 31; ++i) {
-    HttpResponse bad = r.call("POST", "/api/class/login", json{{"code", classes[i % 4].code}, {"secret", "guess"}}.dump(),
+    HttpResponse bad = r.call("POST", "/api/class/login", json{{"code", classes[i % 8].code}, {"secret", "guess"}}.dump(),
                               "", {}, "10.9.9.9");
     refused += bad.status == 429;
   }

@@ -59,3 +59,17 @@ TEST(JsonCodec, HeadSplitQueryDefaultsToTheFirstPresetAndParsesStrictly) {
   EXPECT_FALSE(decode_head_split_query({{"d_model", ""}}));
   EXPECT_FALSE(decode_head_split_query({{"h", "1e3"}}));
 }
+
+TEST(JsonCodec, ALessonCheckCarriesAnOptionalRequestIdOfAtMost64Characters) {
+  auto none = decode_lesson_check(R"({"learner": "learner-0001", "challenge": "pattern-quiz", "answer": {"choice": "uniform"}})");
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_EQ(none->request_id, "");
+  auto with = decode_lesson_check(
+      R"({"learner": "learner-0001", "challenge": "pattern-quiz", "answer": {"choice": "uniform"}, "request_id": "r-1"})");
+  ASSERT_TRUE(with) << with.error().message;
+  EXPECT_EQ(with->request_id, "r-1");
+  auto long_id = decode_lesson_check(R"({"learner": "learner-0001", "challenge": "pattern-quiz", "answer": {}, "request_id": ")" +
+                                     std::string(65, 'x') + "\"}");
+  ASSERT_FALSE(long_id);
+  EXPECT_NE(long_id.error().message.find("request_id"), std::string::npos);
+}

@@ -108,7 +108,7 @@ int pg_files_holding(const std::string& target, const std::string& text) {
   if (!db || !(*db)->exec("CHECKPOINT")) return -1;
   auto rows = (*db)->query(
       "WITH t AS (SELECT oid, reltoastrelid FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relname IN "
-      "('classes', 'class_members', 'class_attempts', 'teacher_sessions')), "
+      "('classes', 'class_members', 'class_attempts', 'teacher_sessions', 'class_bans')), "
       "rel AS (SELECT oid FROM t UNION SELECT indexrelid FROM pg_index WHERE indrelid IN (SELECT oid FROM t) "
       "UNION SELECT reltoastrelid FROM t WHERE reltoastrelid <> 0) "
       "SELECT COUNT(*) FROM rel WHERE position(convert_to($1, 'UTF8') IN pg_read_binary_file(pg_relation_filepath(oid))) > 0",
@@ -233,12 +233,82 @@ TEST_P(ClassStoreOn, RemovingALearnerByNicknameDeletesTheirAttempts) {
   EXPECT_EQ(f.store->remove_member(a.code, "Ada").error().code, ErrorCode::not_found);
 }
 
+TEST_P(ClassStoreOn, ARemovedLearnerIsKeptOutUntilTheTeacherLetsThemBackIn) {
+  CLASS_FIXTURE(f);
+  ClassInfo a = f.make("A"), b = f.make("B");
+  ASSERT_TRUE(f.store->join(a.code, "learner-0001", "Ada"));
+  ASSERT_TRUE(f.store->remove_member(a.code, "ADA"));
+  auto again = f.store->join(a.code, "learner-0001", "Ada");
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, ErrorCode::forbidden);
+  EXPECT_NE(again.error().message.find("let you back in"), std::string::npos) << again.error().message;
+  EXPECT_EQ(f.store->join(a.code, "learner-0001", "Bea").error().code, ErrorCode::forbidden);  // same browser
+  EXPECT_EQ(f.store->join(a.code, "learner-0002", "ada").error().code, ErrorCode::forbidden);  // same name
+  EXPECT_TRUE(f.store->join(b.code, "learner-0001", "Ada"));  // another class: free
+  ASSERT_TRUE(f.store->leave("learner-0001"));
+  auto banned = f.store->banned(a.code);
+  ASSERT_TRUE(banned);
+  ASSERT_EQ(banned->size(), 1u);
+  EXPECT_EQ((*banned)[0].nickname, "Ada");
+  ASSERT_TRUE(f.store->unban_member(a.code, "ada"));
+  EXPECT_TRUE(f.store->banned(a.code)->empty());
+  EXPECT_TRUE(f.store->join(a.code, "learner-0001", "Ada"));
+  EXPECT_EQ(f.store->unban_member(a.code, "Ada").error().code, ErrorCode::not_found);
+}
+
+TEST_P(ClassStoreOn, ARetriedCheckWithTheSameRequestIdIsRecordedOnce) {
+  CLASS_FIXTURE(f);
+  ClassInfo a = f.make();
+  ASSERT_TRUE(f.store->join(a.code, "learner-0001", "Ada"));
+  ASSERT_TRUE(f.store->join(a.code, "learner-0002", "Bo"));
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "uniform", "req-1"));
+  const std::int64_t version = f.store->find_class(a.code)->version;
+  ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "uniform", "req-1"));
+  EXPECT_EQ(f.store->find_class(a.code)->version, version) << "a retry changes nothing";
+  // another id, another learner with the same id, and checks without one all count
+  ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "uniform", "req-2"));
+  ASSERT_TRUE(f.store->record_attempt("learner-0002", "trained-heads", "pattern-quiz", false, "uniform", "req-1"));
+  ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "uniform"));
+  ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "uniform"));
+  EXPECT_EQ(f.store->attempts(a.code)->size(), 5u);
+}
+
+TEST_P(ClassStoreOn, NicknamesAreUniqueByTheirNfkcCaseFoldedForm) {
+  CLASS_FIXTURE(f);
+  ClassInfo a = f.make();
+  auto wide = f.store->join(a.code, "learner-0001", "\xEF\xBC\xA1\xEF\xBD\x84\xEF\xBD\x81");  // Ａｄａ
+  ASSERT_TRUE(wide) << wide.error().message;
+  EXPECT_EQ(wide->nickname, "Ada");
+  EXPECT_EQ(f.store->join(a.code, "learner-0002", "ADA").error().code, ErrorCode::invalid_argument);
+  ASSERT_TRUE(f.store->join(a.code, "learner-0003", "\xC3\x89mile"));             // Émile
+  EXPECT_FALSE(f.store->join(a.code, "learner-0004", "\xC3\xA9MILE"));            // éMILE
+  EXPECT_FALSE(f.store->join(a.code, "learner-0004", "E\xCC\x81mile"));           // E + combining acute
+}
+
+TEST_P(ClassStoreOn, RefusesInvisibleAndMixedAlphabetNicknamesSayingWhichCharacter) {
+  CLASS_FIXTURE(f);
+  ClassInfo a = f.make();
+  ASSERT_TRUE(f.store->join(a.code, "learner-0001", "Ada"));
+  auto zw = f.store->join(a.code, "learner-0002", "Ada\xE2\x80\x8B");
+  ASSERT_FALSE(zw);
+  EXPECT_EQ(zw.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(zw.error().message.find("U+200B"), std::string::npos) << zw.error().message;
+  auto cyr = f.store->join(a.code, "learner-0002", "\xD0\x90" "da");  // Cyrillic А, then "da"
+  ASSERT_FALSE(cyr);
+  EXPECT_NE(cyr.error().message.find("Cyrillic"), std::string::npos) << cyr.error().message;
+  EXPECT_EQ(f.store->join(a.code, "learner-0002", "A\xC2\x9B" "da").error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(f.store->members(a.code)->size(), 1u);
+}
+
 TEST_P(ClassStoreOn, DeletingAClassLeavesNoTraceOfItInTheFile) {
   CLASS_FIXTURE(f);
   ClassInfo a = f.make("Deleted class"), keep = f.make("Kept class");
   f.store->join(a.code, "learner-0001", "Zanzibar-nick");
   f.store->join(keep.code, "learner-0002", "Bo");
   f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "first-column-answer");
+  ASSERT_TRUE(f.store->join(a.code, "learner-0003", "Removed-nick"));
+  ASSERT_TRUE(f.store->remove_member(a.code, "Removed-nick"));  // a ban row, with the nickname
   ASSERT_TRUE(f.store->open_session(a.code));
   ASSERT_TRUE(f.store->delete_class(a.code));
   EXPECT_EQ(f.store->find_class(a.code).error().code, ErrorCode::not_found);
@@ -247,16 +317,18 @@ TEST_P(ClassStoreOn, DeletingAClassLeavesNoTraceOfItInTheFile) {
   EXPECT_EQ(count_rows(f.path, "class_members"), 1);
   EXPECT_EQ(count_rows(f.path, "class_attempts"), 0);
   EXPECT_EQ(count_rows(f.path, "teacher_sessions"), 0);
+  EXPECT_EQ(count_rows(f.path, "class_bans"), 0);
   // PostgreSQL: the committed DELETE is the guarantee (the rows above), and the class tables
   // were vacuumed after it (class_store.h; see the next test for the bytes). SQLite: the bytes
   // themselves are gone from the file and its log.
   if (!f.sqlite()) {
-    for (const char* table : {"classes", "class_members", "class_attempts", "teacher_sessions"})
+    for (const char* table : {"classes", "class_members", "class_attempts", "teacher_sessions", "class_bans"})
       EXPECT_TRUE(vacuumed(f.path, table)) << table << " was not vacuumed after the delete";
     return;
   }
   const std::string bytes = file_bytes(f.path);
   EXPECT_EQ(bytes.find("Zanzibar-nick"), std::string::npos);
+  EXPECT_EQ(bytes.find("Removed-nick"), std::string::npos);
   EXPECT_EQ(bytes.find("first-column-answer"), std::string::npos);
   EXPECT_EQ(bytes.find("Deleted class"), std::string::npos);
   EXPECT_NE(bytes.find("Kept class"), std::string::npos);
@@ -272,14 +344,17 @@ TEST(ClassStorePostgres, TheOperatorsVacuumFullLeavesNoByteOfADeletedClassInTheT
   f.store->join(a.code, "learner-0001", "Zanzibar-nick");
   f.store->join(keep.code, "learner-0002", "Bo");
   f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "first-column-answer");
+  ASSERT_TRUE(f.store->join(a.code, "learner-0003", "Removed-nick"));
+  ASSERT_TRUE(f.store->remove_member(a.code, "Removed-nick"));
   const int before = pg_files_holding(f.path, "anzibar-nick");
   if (before < 0) GTEST_SKIP() << "this PostgreSQL does not let the test user read its files (pg_read_binary_file)";
   ASSERT_GE(before, 1) << "the check must see the nickname in the files before the delete";
   ASSERT_TRUE(f.store->delete_class(a.code));
   auto db = db::Database::open(f.path);
   ASSERT_TRUE(db);
-  ASSERT_TRUE((*db)->exec("VACUUM FULL classes, class_members, class_attempts, teacher_sessions"));
+  ASSERT_TRUE((*db)->exec("VACUUM FULL classes, class_members, class_attempts, teacher_sessions, class_bans"));
   EXPECT_EQ(pg_files_holding(f.path, "anzibar-nick"), 0);
+  EXPECT_EQ(pg_files_holding(f.path, "emoved-nick"), 0);
   EXPECT_EQ(pg_files_holding(f.path, "first-column-answer"), 0);
   EXPECT_EQ(pg_files_holding(f.path, "Deleted class"), 0);
   EXPECT_GE(pg_files_holding(f.path, "Kept class"), 1);

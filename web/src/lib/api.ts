@@ -178,6 +178,7 @@ export const api = {
   classView: (code: string, etag: string | null) => class_view(code, etag),
 
   removeLearner: (code: string, nickname: string) => request<ClassView>('POST', '/api/class/remove-learner', { code, nickname }),
+  unbanLearner: (code: string, nickname: string) => request<ClassView>('POST', '/api/class/unban', { code, nickname }),
 
   deleteClass: (code: string) => request<{ deleted: boolean }>('POST', '/api/class/delete', { code }),
 

@@ -47,4 +47,5 @@ export interface ClassView {
   learner_count: number;
   learners: LearnerRow[];
   challenges: ChallengeSummary[];
+  removed: { nickname: string; removed_at: string }[]; // kept out until POST /api/class/unban
 }

@@ -9,6 +9,7 @@
 
 #include "course/causal_mask.h"
 #include "course/course.h"
+#include "server/api/client_block.h"
 #include "server/api/handlers/progress_handlers.h"
 
 namespace headlab::server {
@@ -30,9 +31,9 @@ std::string describe_answer(const course::Answer& a) {
 }
 
 Status note_answer_check(ClassStore* store, const std::string& learner, const std::string& lesson,
-                         const course::Answer& answer, bool correct) {
+                         const course::Answer& answer, bool correct, const std::string& request_id) {
   if (!store) return {};
-  return store->record_attempt(learner, lesson, answer.challenge, correct, describe_answer(answer));
+  return store->record_attempt(learner, lesson, answer.challenge, correct, describe_answer(answer), request_id);
 }
 
 Status note_detected(ClassStore* store, const std::string& learner, const std::string& lesson,
@@ -56,11 +57,17 @@ Result<CreatedClass> handle_class_create(ClassStore& store, RateLimiter& limiter
 Result<LearnerMembership> handle_class_join(ClassStore& store, const JoinLimits& limits, const std::string& client,
                                             const ClassJoinRequest& request) {
   if (auto s = validate_learner(request.learner); !s) return tl::unexpected(s.error());
-  // The address first: one machine trying many codes is stopped before it touches a class.
-  if (!limits.by_address.allow(client))
+  // The address first: one machine trying many codes is stopped before it touches a class;
+  // then its share of this class, so it cannot spend the class's whole minute.
+  const std::string block = client_block(client);
+  if (!limits.by_address.allow(block))
     return rate_limited("Too many tries to join a class from this address; wait a moment and try again.",
-                        limits.by_address.retry_after_s(client));
+                        limits.by_address.retry_after_s(block));
   const std::string class_key = request.code.substr(0, 16);
+  const std::string pair_key = class_key + " " + block;
+  if (!limits.by_class_and_address.allow(pair_key))
+    return rate_limited("Many learners are joining this class from this address right now; wait a moment and try again.",
+                        limits.by_class_and_address.retry_after_s(pair_key));
   if (!limits.by_class.allow(class_key))
     return rate_limited("Many learners are joining this class right now; wait a moment and try again.",
                         limits.by_class.retry_after_s(class_key));
@@ -85,16 +92,23 @@ Result<LearnerMembership> handle_class_leave(ClassStore& store, const std::strin
   return LearnerMembership{};
 }
 
-Result<TeacherLogin> handle_teacher_login(ClassStore& store, RateLimiter& by_class, RateLimiter& by_address,
-                                          const std::string& client, const TeacherLoginRequest& request) {
+Result<TeacherLogin> handle_teacher_login(ClassStore& store, const LoginLimits& limits, const std::string& client,
+                                          const TeacherLoginRequest& request) {
   // The address first: one machine trying many classes is stopped before it costs a hash.
-  const std::string too_many = "Too many login attempts for this class or from this address; wait and try again.";
-  if (!by_address.allow(client)) return rate_limited(too_many, by_address.retry_after_s(client));
-  const std::string class_key = request.code.substr(0, 16);
-  if (!by_class.allow(class_key)) return rate_limited(too_many, by_class.retry_after_s(class_key));
+  const std::string block = client_block(client);
+  if (!limits.by_address.allow(block))
+    return rate_limited("Too many login attempts from this address; wait and try again.",
+                        limits.by_address.retry_after_s(block));
+  // Then this address on this class: counted as a failure now, forgiven if it is right.
+  const std::string pair_key = request.code.substr(0, 16) + " " + block;
+  if (int wait = limits.by_class_and_address.begin(pair_key))
+    return rate_limited("Too many wrong logins for this class from this address; wait " + std::to_string(wait) +
+                            " s and try again.",
+                        wait);
   auto ok = store.verify_teacher(request.code, request.secret);
   if (!ok) return tl::unexpected(ok.error());
   if (!*ok) return make_error(ErrorCode::unauthorized, "The class code or the teacher's secret is wrong.");
+  limits.by_class_and_address.succeeded(pair_key);
   auto info = store.find_class(request.code);
   if (!info) return tl::unexpected(info.error());
   auto session = store.open_session(request.code);
@@ -122,9 +136,12 @@ Result<ClassView> build_class_view(ClassStore& store, const std::string& code) {
   if (!members) return tl::unexpected(members.error());
   auto attempts = store.attempts(code);
   if (!attempts) return tl::unexpected(attempts.error());
+  auto banned = store.banned(code);
+  if (!banned) return tl::unexpected(banned.error());
 
   ClassView view;
   view.info = *info;
+  view.banned = std::move(*banned);
   view.learner_count = static_cast<int>(members->size());
   // (learner, lesson, challenge) -> its cell, filled from the attempts in time order
   std::map<std::tuple<std::string, std::string, std::string>, ChallengeCell> cells;
@@ -182,6 +199,13 @@ Result<ClassView> handle_remove_learner(ClassStore& store, const std::string& to
                                         const std::string& nickname) {
   if (auto a = authorize_teacher(store, token, code); !a) return tl::unexpected(a.error());
   if (auto s = store.remove_member(code, nickname); !s) return tl::unexpected(s.error());
+  return build_class_view(store, code);
+}
+
+Result<ClassView> handle_unban_learner(ClassStore& store, const std::string& token, const std::string& code,
+                                       const std::string& nickname) {
+  if (auto a = authorize_teacher(store, token, code); !a) return tl::unexpected(a.error());
+  if (auto s = store.unban_member(code, nickname); !s) return tl::unexpected(s.error());
   return build_class_view(store, code);
 }
 

@@ -17,6 +17,7 @@
 #include "course/evidence.h"
 #include "server/store/class_store.h"
 #include "server/http/rate_limiter.h"
+#include "server/api/login_backoff.h"
 #include "util/result.h"
 
 namespace headlab::server {
@@ -84,6 +85,7 @@ struct ClassView {
   int learner_count = 0;
   std::vector<LearnerRow> learners;           // in joining order
   std::vector<ChallengeSummary> challenges;   // course order
+  std::vector<BannedLearner> banned;          // removed learners, kept out until let back in
 };
 
 // Errors: those of ClassStore::create_class; rate_limited (more than 20 classes an hour
@@ -91,27 +93,41 @@ struct ClassView {
 Result<CreatedClass> handle_class_create(ClassStore& store, RateLimiter& limiter, const std::string& client,
                                          const ClassCreateRequest& request);
 
-// How often learners may try to join: per address (one machine trying many codes; a
-// classroom behind one NAT address shares it) and per class (a class flooded with names).
+// How often learners may try to join, in this order: per address (one machine trying many
+// codes; a classroom behind one NAT address shares it), per class and address (one
+// address's share of a class's joins, so no single address can spend the class's whole
+// budget), and per class (a class flooded with names from many addresses). A limit refuses
+// before the next one is charged. Addresses are counted by client_block (IPv6 by /64).
 struct JoinLimits {
   RateLimiter& by_address;
+  RateLimiter& by_class_and_address;
   RateLimiter& by_class;
 };
 
 // Errors: invalid_argument (a learner id that is not 8-64 of A-Z a-z 0-9 - _, a bad or
-// taken nickname, in another class already), not_found (no such code), rate_limited (past
-// either limit; every try counts, joined or not, with the seconds to wait).
+// taken nickname, in another class already), forbidden (removed by the teacher), not_found
+// (no such code), rate_limited (past a limit; every try counts, joined or not, with the
+// seconds to wait).
 Result<LearnerMembership> handle_class_join(ClassStore& store, const JoinLimits& limits, const std::string& client,
                                             const ClassJoinRequest& request);
 Result<LearnerMembership> handle_class_membership(ClassStore& store, const std::string& learner);
 // Deletes the learner's class data. Errors: invalid_argument, not_found (in no class).
 Result<LearnerMembership> handle_class_leave(ClassStore& store, const std::string& learner);
 
-// Errors: unauthorized (wrong code or secret), rate_limited (more than 10 tries for one
-// class or 30 from one address in 10 minutes; every try counts, right or wrong; with the
-// seconds to wait).
-Result<TeacherLogin> handle_teacher_login(ClassStore& store, RateLimiter& by_class, RateLimiter& by_address,
-                                          const std::string& client, const TeacherLoginRequest& request);
+// How often a teacher's login may be tried: per address (every try counts: one machine
+// trying many classes), and per class and address, with a growing wait after failures
+// (login_backoff.h). Nothing is counted per class alone: wrong guesses from a learner's
+// machine never lock the teacher out of their class from another address.
+struct LoginLimits {
+  RateLimiter& by_address;
+  LoginBackoff& by_class_and_address;
+};
+
+// Errors: unauthorized (wrong code or secret), rate_limited (more than 30 tries from one
+// address in 10 minutes, or this address failed for this class 5 times and waits 2^k s;
+// with the seconds to wait). A right secret from an address that is not waiting logs in.
+Result<TeacherLogin> handle_teacher_login(ClassStore& store, const LoginLimits& limits, const std::string& client,
+                                          const TeacherLoginRequest& request);
 Status handle_teacher_logout(ClassStore& store, const std::string& token);
 
 // The class the token may act on, when it is `code`. Errors: unauthorized, forbidden.
@@ -124,6 +140,10 @@ Result<ClassView> build_class_view(ClassStore& store, const std::string& code);
 Result<ClassView> handle_class_view(ClassStore& store, const std::string& token, const std::string& code);
 Result<ClassView> handle_remove_learner(ClassStore& store, const std::string& token, const std::string& code,
                                         const std::string& nickname);
+// Lets a removed learner join again (by the nickname they had). Errors: those of
+// authorize_teacher, not_found (nobody of that nickname was removed).
+Result<ClassView> handle_unban_learner(ClassStore& store, const std::string& token, const std::string& code,
+                                       const std::string& nickname);
 Status handle_class_delete(ClassStore& store, const std::string& token, const std::string& code);
 
 // What a class member's checks leave for the teacher (nothing when the learner is in no
@@ -132,8 +152,9 @@ Status handle_class_delete(ClassStore& store, const std::string& token, const st
 // unless the class has one for this learner already. Met, not newly completed: a check
 // whose progress write was saved but whose class note was not (a server killed between
 // the two, PostgreSQL gone for a moment) is made good by the learner's next check.
+// A check that carries a request id is noted once however often it is retried.
 Status note_answer_check(ClassStore* store, const std::string& learner, const std::string& lesson,
-                         const course::Answer& answer, bool correct);
+                         const course::Answer& answer, bool correct, const std::string& request_id = "");
 Status note_detected(ClassStore* store, const std::string& learner, const std::string& lesson,
                      const std::vector<std::string>& met);
 

@@ -1,6 +1,7 @@
 // server/api/handlers/course_handlers.cpp — lessons list, answer checks, feedback.
 #include "server/api/handlers/course_handlers.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "analysis/position_views.h"
@@ -93,6 +94,27 @@ Result<std::vector<LessonSummary>> handle_lessons(ProgressStore* store, const st
   return out;
 }
 
+namespace {
+
+// The choice must be one the challenge offers; a challenge without choices takes none. An
+// unknown challenge is left to the lesson's check, which names the known ones.
+Status validate_choice(const course::Lesson& l, const course::Answer& a) {
+  if (a.choice.empty()) return {};
+  auto ch = std::find_if(l.challenges.begin(), l.challenges.end(),
+                         [&](const course::Challenge& c) { return c.id == a.challenge; });
+  if (ch == l.challenges.end()) return {};
+  if (ch->choices.empty())
+    return make_error(ErrorCode::invalid_argument,
+                      "The challenge '" + ch->id + "' takes no 'choice'; leave that field out.");
+  if (std::find(ch->choices.begin(), ch->choices.end(), a.choice) != ch->choices.end()) return {};
+  std::string list;
+  for (const std::string& c : ch->choices) list += (list.empty() ? "" : ", ") + c;
+  return make_error(ErrorCode::invalid_argument,
+                    "Field 'choice' of the challenge '" + ch->id + "' must be one of: " + list + ".");
+}
+
+}  // namespace
+
 Result<CheckVerdict> handle_lesson_check(ProgressStore& store, ModelService* model, const std::string& lesson,
                                          const LessonCheckRequest& req) {
   ProgressQuery q{req.learner, lesson};
@@ -101,6 +123,7 @@ Result<CheckVerdict> handle_lesson_check(ProgressStore& store, ModelService* mod
   if (!l->check_answer)
     return make_error(ErrorCode::invalid_argument, "The challenges of '" + lesson +
                                                        "' are checked from what you look at, by POST /api/progress/check.");
+  if (auto s = validate_choice(*l, req.answer); !s) return tl::unexpected(s.error());
   std::optional<ServedModel> served;
   if (model) served.emplace(*model);
   auto verdict = l->check_answer(req.answer, served ? &*served : nullptr);

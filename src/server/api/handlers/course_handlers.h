@@ -29,7 +29,9 @@ Result<std::vector<LessonSummary>> handle_lessons(ProgressStore* store, const st
 
 struct LessonCheckRequest {
   std::string learner;
-  course::Answer answer;  // its challenge, and the fields that challenge reads
+  course::Answer answer;   // its challenge, and the fields that challenge reads
+  std::string request_id;  // "" or 1-64 bytes chosen by the client: a retry sends the same
+                           // one, and the class's teacher sees the check once
 };
 
 struct CheckVerdict {
@@ -40,8 +42,12 @@ struct CheckVerdict {
 
 // Checks an answer to a challenge of `lesson` (one with a course::AnswerCheck) against the
 // model (null when none is loaded), and records it when it is met.
+// A 'choice' must be one of the challenge's choices (course::Challenge::choices), and is
+// refused for a challenge that has none: what a learner typed never reaches the teacher's
+// list of wrong answers unless it is one of the answers offered.
 // Errors: invalid_argument (unknown learner, lesson or challenge, missing or out-of-range
-// answer fields), unavailable (no model loaded, or the model is busy), the store's io_error.
+// answer fields, a choice not offered), unavailable (no model loaded, or the model is
+// busy), the store's io_error.
 Result<CheckVerdict> handle_lesson_check(ProgressStore& store, ModelService* model, const std::string& lesson,
                                          const LessonCheckRequest& request);
 
