@@ -31,7 +31,7 @@ struct Server::Impl {
   std::unique_ptr<RateLimiter> feedback_limiter;
   std::unique_ptr<RateLimiter> progress_limiter;  // null: no limit
   std::unique_ptr<ClassStore> classes;
-  std::unique_ptr<RateLimiter> class_create_limiter, login_by_class, login_by_address, join_by_class, join_by_address;
+  std::unique_ptr<RateLimiter> class_create_limiter, login_by_address, join_by_class, join_by_address;
   ClassRoutesContext class_context;
   std::unique_ptr<course::LessonModelShelf> lesson_models;
   ServerContext context;
@@ -180,7 +180,6 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
     m.class_context.store_error = m.context.store_error;
   }
   m.class_create_limiter = std::make_unique<RateLimiter>(20, std::chrono::hours(1));
-  m.login_by_class = std::make_unique<RateLimiter>(10, std::chrono::minutes(10));
   m.login_by_address = std::make_unique<RateLimiter>(30, std::chrono::minutes(10));
   // A class joining at once (60 learners in the minute, behind one address or many) passes;
   // a script filling a class with names, or one address trying code after code, waits. One
@@ -190,7 +189,6 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
   m.join_by_address = std::make_unique<RateLimiter>(120, std::chrono::minutes(1));
   m.class_context.store = m.classes.get();
   m.class_context.create_limiter = m.class_create_limiter.get();
-  m.class_context.login_by_class = m.login_by_class.get();
   m.class_context.login_by_address = m.login_by_address.get();
   m.class_context.join_by_class = m.join_by_class.get();
   m.class_context.join_by_address = m.join_by_address.get();

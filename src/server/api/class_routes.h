@@ -3,8 +3,8 @@
 // session), the teacher's view as JSON with an ETag for short polling (If-None-Match:
 // 304 when nothing changed), the CSV export, and the one error envelope for everything else.
 //
-//   ClassRoutesContext classes{store.get(), "", &create, &login_by_class, &login_by_address,
-//                              &join_by_class, &join_by_address, false};
+//   ClassRoutesContext classes{store.get(), "", &create, &login_by_address, &join_by_class,
+//                              &join_by_address, false};
 //   for (Route& r : class_routes(classes)) routes.push_back(std::move(r));
 #pragma once
 
@@ -26,10 +26,8 @@ struct ClassRoutesContext {
   ClassStore* store = nullptr;  // null when the database could not be opened
   std::string store_error;      // then: why
   RateLimiter* create_limiter = nullptr;     // classes created per address
-  // No longer read (issue 24: ten wrong guesses from anyone locked the teacher out); the
-  // server still sets it until server.cpp drops it. Logins are limited per class and
-  // address by login_backoff below.
-  RateLimiter* login_by_class = nullptr;
+  // Logins are limited per address here and per (class, address) by login_backoff below,
+  // never per class alone: ten wrong guesses from anyone locked the teacher out (issue 24).
   RateLimiter* login_by_address = nullptr;   // login tries per address
   RateLimiter* join_by_class = nullptr;      // join tries per class
   RateLimiter* join_by_address = nullptr;    // join tries per address

@@ -123,17 +123,20 @@ bool host_allowed(std::string_view host, const std::vector<std::string>& server_
 
 std::string client_block(std::string_view address) {
   std::string a(address);
-  in6_addr six{};
-  if (a.find(':') == std::string::npos || inet_pton(AF_INET6, a.c_str(), &six) != 1) return a;
-  if (IN6_IS_ADDR_V4MAPPED(&six)) {  // "::ffff:192.0.2.7" is the IPv4 client 192.0.2.7
-    char buf[INET_ADDRSTRLEN] = {0};
-    inet_ntop(AF_INET, &six.s6_addr[12], buf, sizeof buf);
-    return buf;
+  if (a.size() >= 2 && a.front() == '[' && a.back() == ']') a = a.substr(1, a.size() - 2);
+  if (auto zone = a.find('%'); zone != std::string::npos) a = a.substr(0, zone);  // fe80::1%eth0
+  unsigned char bytes[16];
+  if (inet_pton(AF_INET, a.c_str(), bytes) == 1) return a;
+  if (inet_pton(AF_INET6, a.c_str(), bytes) != 1) return std::string(address);
+  char text[INET6_ADDRSTRLEN];
+  static const unsigned char kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  if (std::memcmp(bytes, kMapped, sizeof kMapped) == 0) {  // "::ffff:192.0.2.7" is 192.0.2.7
+    inet_ntop(AF_INET, bytes + 12, text, sizeof text);
+    return text;
   }
-  std::memset(&six.s6_addr[8], 0, 8);
-  char buf[INET6_ADDRSTRLEN] = {0};
-  inet_ntop(AF_INET6, &six, buf, sizeof buf);
-  return std::string(buf) + "/64";
+  std::memset(bytes + 8, 0, 8);  // the /64: the first 8 bytes
+  inet_ntop(AF_INET6, bytes, text, sizeof text);
+  return std::string(text) + "/64";
 }
 
 bool accepts_encoding(std::string_view accept_encoding, std::string_view coding) {

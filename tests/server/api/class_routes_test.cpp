@@ -25,7 +25,6 @@ struct Routes {
   std::shared_ptr<std::atomic<std::int64_t>> now = std::make_shared<std::atomic<std::int64_t>>(1'800'000'000'000);
   std::unique_ptr<ClassStore> store;
   RateLimiter create{20, std::chrono::hours(1)};
-  RateLimiter by_class{10, std::chrono::minutes(10)};
   RateLimiter by_address{30, std::chrono::minutes(10)};
   RateLimiter join_by_class{60, std::chrono::minutes(1)};
   RateLimiter join_by_address{120, std::chrono::minutes(1)};
@@ -41,7 +40,7 @@ struct Routes {
     auto opened = ClassStore::open(target, o);
     if (!opened) throw std::runtime_error(opened.error().message);
     store = std::move(*opened);
-    ctx = {store.get(), "", &create, &by_class, &by_address, &join_by_class, &join_by_address, trust_proxy};
+    ctx = {store.get(), "", &create, &by_address, &join_by_class, &join_by_address, trust_proxy};
     routes = class_routes(ctx);
   }
 

@@ -9,7 +9,7 @@
 
 #include "course/causal_mask.h"
 #include "course/course.h"
-#include "server/api/client_block.h"
+#include "server/http/http_rules.h"
 #include "server/api/handlers/progress_handlers.h"
 
 namespace headlab::server {

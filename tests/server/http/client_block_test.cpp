@@ -1,5 +1,5 @@
-// server/api/client_block_test.cpp — the key address-keyed limits count under.
-#include "server/api/client_block.h"
+// tests/server/http/client_block_test.cpp — the key address-keyed limits count under.
+#include "server/http/http_rules.h"
 
 #include <gtest/gtest.h>
 
