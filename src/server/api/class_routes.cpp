@@ -120,7 +120,7 @@ std::vector<Route> class_routes(ClassRoutesContext& ctx) {
          if (auto s = handle_teacher_logout(store, teacher_token(r)); !s) return error_response(s.error());
          return with_cookie(ok_json(R"({"logged_out":true})"), session_cookie(ctx, r, "", 0));
        })},
-      {"GET", "/api/class/view", needs_store(ctx, [](ClassStore& store, const HttpRequest& r) {
+      {"GET", "/api/class/view", needs_store(ctx, [&ctx](ClassStore& store, const HttpRequest& r) {
          if (auto s = only_params(r, "code"); !s) return error_response(s.error());
          const std::string code = query_code(r);
          // Authorize before anything, the ETag included: it would tell that the class changed.
@@ -133,10 +133,17 @@ std::vector<Route> class_routes(ClassRoutesContext& ctx) {
            same.headers.push_back({"ETag", etag});
            return same;
          }
-         auto view = build_class_view(store, code);
-         if (!view) return error_response(view.error());
-         view->info.version = info->version;  // the version the ETag names, not a newer one
-         HttpResponse out = ok_json(encode_class_view(*view));
+         // Made once per version of the class: polls and other tabs share it.
+         std::shared_ptr<const std::string> body = ctx.views->find(code, info->version);
+         if (!body) {
+           auto view = build_class_view(store, code);
+           if (!view) return error_response(view.error());
+           view->info.version = info->version;  // the version the ETag names, not a newer one
+           body = std::make_shared<const std::string>(encode_class_view(*view));
+           ctx.views->put(code, info->version, body);
+         }
+         HttpResponse out;
+         out.shared_body = std::move(body);
          out.headers.push_back({"ETag", etag});
          return out;
        })},

@@ -16,6 +16,7 @@
 #include "server/store/class_store.h"
 #include "server/http/http_types.h"
 #include "server/http/rate_limiter.h"
+#include "server/api/class_view_cache.h"
 #include "server/api/login_backoff.h"
 
 namespace headlab::server {
@@ -40,6 +41,8 @@ struct ClassRoutesContext {
   std::shared_ptr<LoginBackoff> login_backoff = std::make_shared<LoginBackoff>();
   std::shared_ptr<RateLimiter> join_by_class_and_address =
       std::make_shared<RateLimiter>(60, std::chrono::minutes(1));
+  // The teacher's view as last encoded, per class and version.
+  std::shared_ptr<ClassViewCache> views = std::make_shared<ClassViewCache>();
 };
 
 std::vector<Route> class_routes(ClassRoutesContext& context);

@@ -366,7 +366,7 @@ Result<std::vector<ClassMember>> ClassStore::members(const std::string& code) {
 Status ClassStore::record_attempt(const std::string& learner, const std::string& lesson, const std::string& challenge,
                                   bool passed, const std::string& answer, const std::string& request_id) {
   const std::string at = now_iso();
-  Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+  Status s = db_->transaction(db::Access::grow, [&](db::Session& tx) -> Status {
     auto in = class_of(tx, learner);
     if (!in) return tl::unexpected(in.error());
     if (in->empty()) return {};  // in no class: nothing to keep
@@ -374,10 +374,16 @@ Status ClassStore::record_attempt(const std::string& learner, const std::string&
     // A retry (the same learner and request id) meets class_attempts_by_request and is not
     // recorded again; a check without an id (NULL) never meets it.
     db::Value id = request_id.empty() ? db::Value{} : db::Value{request_id.substr(0, 64)};
+    // Bounded per learner and challenge (the teacher's view reads them all): nothing after
+    // the first pass (checks after it do not count as tries), at most kMaxAttemptsPerChallenge
+    // before it. class_attempts_by_learner answers both subqueries.
     auto n = tx.exec(
         "INSERT INTO class_attempts (class_code, learner, lesson, challenge, passed, answer, at, request_id) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
-        {code, learner, lesson, challenge, std::int64_t{passed ? 1 : 0}, answer.substr(0, 200), at, id});
+        "SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE NOT EXISTS (SELECT 1 FROM class_attempts "
+        "WHERE learner = $2 AND lesson = $3 AND challenge = $4 AND passed = 1) AND (SELECT COUNT(*) FROM "
+        "class_attempts WHERE learner = $2 AND lesson = $3 AND challenge = $4) < $9 ON CONFLICT DO NOTHING",
+        {code, learner, lesson, challenge, std::int64_t{passed ? 1 : 0}, answer.substr(0, 200), at, id,
+         std::int64_t{kMaxAttemptsPerChallenge}});
     if (!n) return tl::unexpected(n.error());
     if (*n == 0) return {};
     return bump_version(tx, code);
@@ -389,7 +395,7 @@ Status ClassStore::record_attempt(const std::string& learner, const std::string&
 Status ClassStore::record_passes(const std::string& learner, const std::string& lesson,
                                  const std::vector<std::string>& challenges) {
   const std::string at = now_iso();
-  Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
+  Status s = db_->transaction(db::Access::grow, [&](db::Session& tx) -> Status {
     auto in = class_of(tx, learner);
     if (!in) return tl::unexpected(in.error());
     if (in->empty()) return {};  // in no class: nothing to keep

@@ -135,7 +135,10 @@ class ClassStore {
 
   // Records one check a learner made; does nothing when the learner is in no class. A
   // non-empty request_id (at most 64 bytes) makes it idempotent: a second check of the same
-  // learner with the same id (a retry) is not recorded again.
+  // learner with the same id (a retry) is not recorded again. Bounded: a check after the
+  // learner passed the challenge, or past kMaxAttemptsPerChallenge of its checks, is not
+  // recorded (the teacher's view reads every kept check; checks after a pass are not tries).
+  static constexpr int kMaxAttemptsPerChallenge = 100;
   Status record_attempt(const std::string& learner, const std::string& lesson, const std::string& challenge,
                         bool passed, const std::string& answer, const std::string& request_id = "");
   // Records one passing attempt (no answer: detected) for each challenge of `challenges`

@@ -481,3 +481,20 @@ TEST(ClassStoreMigration, AFileMadeByTheClassCodeBeforeMigrationsKeepsItsClasses
 TEST(ClassStoreMigration, AFileAtVersionOneWithTheClassTablesKeepsItsClasses) {
   expect_old_class_file_opens("class_fixture_migration_1.db", 1);
 }
+
+// Issue 24: the teacher's view reads every kept check, and one learner could add ~1,000 a
+// second. Kept checks are bounded by the class's learners × challenges: none after a pass,
+// at most kMaxAttemptsPerChallenge before it.
+TEST_P(ClassStoreOn, KeepsAtMostAHundredChecksPerLearnerAndChallengeAndNoneAfterAPass) {
+  CLASS_FIXTURE(f);
+  ClassInfo a = f.make();
+  ASSERT_TRUE(f.store->join(a.code, "learner-0001", "Ada"));
+  for (int i = 0; i < ClassStore::kMaxAttemptsPerChallenge + 50; ++i)
+    ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "uniform"));
+  ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "find-sink", true, "sink"));
+  for (int i = 0; i < 20; ++i)
+    ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "find-sink", false, "reads-first"));
+  auto attempts = f.store->attempts(a.code);
+  ASSERT_TRUE(attempts) << attempts.error().message;
+  EXPECT_EQ(attempts->size(), std::size_t(ClassStore::kMaxAttemptsPerChallenge) + 1);
+}
