@@ -27,8 +27,8 @@ Status require_model(const LessonModel* model) {
 
 Result<Verdict> without_credit_if_revealed(Result<Verdict> v, bool revealed, const std::string& retry) {
   if (v && revealed) {
-    v->explanation += v->met ? " But the answer was shown before you checked, so this earns no credit. " + retry
-                             : " (The answer was shown before you checked.)";
+    v->explanation += v->met ? " But you were shown this challenge\u2019s answer, so it earns no credit. " + retry
+                             : " (You were shown this challenge\u2019s answer.)";
     v->met = false;
   }
   return v;

@@ -3,7 +3,7 @@
 // take the credit away when the answer was shown first, and print numbers one way.
 //
 //   Result<Verdict> check_word_order_answer(const Answer& a, LessonModel* model) {
-//     return without_credit_if_revealed(check_on_evidence(a, model), a.revealed, "Try it again without showing it.");
+//     return without_credit_if_revealed(check_on_evidence(a, model), a.revealed, "The server remembers that you looked ...");
 //   }
 //   // inside check_on_evidence:
 //   if (auto s = require_model(model); !s) return tl::unexpected(s.error());

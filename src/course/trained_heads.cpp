@@ -266,7 +266,7 @@ Result<Verdict> check_answer_on_evidence(const Answer& a, LessonModel* model) {
 
 Result<Verdict> check_trained_heads_answer(const Answer& a, LessonModel* model) {
   return without_credit_if_revealed(check_answer_on_evidence(a, model), a.revealed,
-                                    "Hide it, reload the page and answer without it to tick the challenge.");
+                                    "The server remembers that you looked, so this challenge stays unticked; the others can still be earned.");
 }
 
 Lesson trained_heads_lesson() {

@@ -197,7 +197,7 @@ Result<Verdict> check_on_evidence(const Answer& a, LessonModel* model) {
 }  // namespace
 
 Result<Verdict> check_word_order_answer(const Answer& a, LessonModel* model) {
-  return without_credit_if_revealed(check_on_evidence(a, model), a.revealed, "Try it again without showing it.");
+  return without_credit_if_revealed(check_on_evidence(a, model), a.revealed, "The server remembers that you looked, so this challenge stays unticked; the others can still be earned.");
 }
 
 Lesson word_order_lesson() {

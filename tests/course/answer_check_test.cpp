@@ -31,14 +31,14 @@ TEST(AnswerCheck, ARevealedAnswerThatWouldBeMetEarnsNoCreditAndSaysHowToEarnIt) 
   const Result<Verdict> v = without_credit_if_revealed(Verdict{true, "Right."}, true, "Try again without it.");
   ASSERT_TRUE(v);
   EXPECT_FALSE(v->met);
-  EXPECT_EQ(v->explanation, "Right. But the answer was shown before you checked, so this earns no credit. Try again without it.");
+  EXPECT_EQ(v->explanation, "Right. But you were shown this challenge\u2019s answer, so it earns no credit. Try again without it.");
 }
 
 TEST(AnswerCheck, ARevealedAnswerNotMetOnlyNotesTheReveal) {
   const Result<Verdict> v = without_credit_if_revealed(Verdict{false, "Too little."}, true, "Try again.");
   ASSERT_TRUE(v);
   EXPECT_FALSE(v->met);
-  EXPECT_EQ(v->explanation, "Too little. (The answer was shown before you checked.)");
+  EXPECT_EQ(v->explanation, "Too little. (You were shown this challenge\u2019s answer.)");
 }
 
 TEST(AnswerCheck, AnAnswerNotRevealedAndAnErrorPassUnchanged) {

@@ -75,6 +75,15 @@ test('lesson 2: "Show the answer" then "Check" explains but earns no credit', as
   assert.doesNotMatch(await verdict(p1).textContent(), /Right Right/);
   assert.match(await page.locator('li[data-challenge="pattern-quiz"]').textContent(), /Not yet/);
   assert.match(await challenges_count(page).textContent(), /^0 of 4 complete/);
+  // Issue 26: a reload forgets the page's flag, not the server's memory of the reveal.
+  await page.reload();
+  const again = part(page, 1);
+  await again.getByRole('table').waitFor({ timeout: 60_000 });
+  await again.getByRole('radio', { name: /Just below the diagonal/ }).check();
+  await again.getByRole('button', { name: 'Check my answer' }).click();
+  await eventually(async () => assert.equal(await verdict(again).getAttribute('data-correct'), 'false'));
+  assert.match(await verdict(again).textContent(), /remembers that you looked/);
+  assert.match(await challenges_count(page).textContent(), /^0 of 4 complete/);
 });
 
 test('lesson 2: the quiz verdict does not say "Right" twice', async () => {

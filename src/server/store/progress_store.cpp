@@ -1,9 +1,11 @@
 // server/store/progress_store.cpp — one table (server/store/schema.cpp), one transaction per write.
 #include "server/store/progress_store.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 
+#include "server/store/class_store.h"  // iso_utc
 #include "server/store/database.h"
 #include "server/store/schema.h"
 
@@ -95,6 +97,27 @@ Status ProgressStore::reset(const std::string& learner, const std::string& lesso
   });
   if (!s) return tl::unexpected(failure("reset progress", s.error()));
   return {};
+}
+
+Status ProgressStore::note_reveal(const std::string& learner, const std::string& lesson, const std::string& challenge) {
+  Status s = db_->transaction(db::Access::grow, [&](db::Session& tx) -> Status {
+    auto n = tx.exec("INSERT INTO reveals (learner, lesson, challenge, revealed_at) VALUES ($1, $2, $3, $4) "
+                     "ON CONFLICT DO NOTHING",
+                     {learner, lesson, challenge, iso_utc(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                             std::chrono::system_clock::now().time_since_epoch())
+                                                             .count())});
+    if (!n) return tl::unexpected(n.error());
+    return {};
+  });
+  if (!s) return tl::unexpected(failure("remember that the answer was shown", s.error()));
+  return {};
+}
+
+Result<bool> ProgressStore::revealed(const std::string& learner, const std::string& lesson, const std::string& challenge) {
+  auto rows = db_->query("SELECT 1 FROM reveals WHERE learner = $1 AND lesson = $2 AND challenge = $3",
+                         {learner, lesson, challenge});
+  if (!rows) return tl::unexpected(failure("read what answers were shown", rows.error()));
+  return !rows->empty();
 }
 
 }  // namespace headlab::server

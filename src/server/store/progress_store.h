@@ -42,8 +42,14 @@ class ProgressStore {
   Result<std::vector<std::string>> record(const std::string& learner, const std::string& lesson,
                                           const std::vector<std::string>& challenges);
 
-  // Forgets the learner's progress in the lesson.
+  // Forgets the learner's progress in the lesson (not the answers they asked to see).
   Status reset(const std::string& learner, const std::string& lesson);
+
+  // Remembers that the learner was shown the answer of a challenge; kept for good (a reload
+  // or a reset of the lesson does not forget it), so the challenge is never credited after.
+  Status note_reveal(const std::string& learner, const std::string& lesson, const std::string& challenge);
+  // True when note_reveal was called for the learner's challenge.
+  Result<bool> revealed(const std::string& learner, const std::string& lesson, const std::string& challenge);
 
   // What open() was given (a URL with its password, if it has one): FeedbackStore opens the same.
   const std::string& path() const { return path_; }

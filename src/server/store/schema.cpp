@@ -80,6 +80,16 @@ const std::vector<Migration>& headlab_migrations() {
        "  class_code TEXT NOT NULL, learner TEXT NOT NULL, nickname TEXT NOT NULL, nickname_key TEXT NOT NULL,"
        "  banned_at TEXT NOT NULL, PRIMARY KEY (class_code, learner));"
        "CREATE INDEX IF NOT EXISTS class_bans_by_nickname ON class_bans (class_code, nickname_key);"},
+      {5, "answers revealed",
+       // A challenge whose answer the learner asked to see: remembered by the server, so a
+       // reload (which forgets the page's own flag) does not make it creditable again. The
+       // same text for both engines.
+       "CREATE TABLE IF NOT EXISTS reveals ("
+       "  learner TEXT NOT NULL, lesson TEXT NOT NULL, challenge TEXT NOT NULL, revealed_at TEXT NOT NULL,"
+       "  PRIMARY KEY (learner, lesson, challenge));",
+       "CREATE TABLE IF NOT EXISTS reveals ("
+       "  learner TEXT NOT NULL, lesson TEXT NOT NULL, challenge TEXT NOT NULL, revealed_at TEXT NOT NULL,"
+       "  PRIMARY KEY (learner, lesson, challenge));"},
   };
   return list;
 }

@@ -323,3 +323,22 @@ TEST(CourseApi, InductionComparisonWithoutAModelSaysHowToLoadOne) {
   auto r = s.post("/api/lessons/causal-mask/induction", json{{"sentence", "a b a b"}});
   EXPECT_EQ(r.status, 503) << r.raw;
 }
+
+// Issue 26: a revealed quiz answer earned credit after a reload (the reveal was only a flag
+// the page sent). The server remembers the reveal for the learner, for good.
+TEST(CourseApi, AChallengeWhoseAnswerWasShownIsNeverCreditedAfterEvenWithoutTheFlag) {
+  TestServer s(temp_path("c.db"), model_dir());
+  auto shown = s.post("/api/lessons/trained-heads/check",
+                      check("pattern-quiz", {{"choice", "below-diagonal"}, {"revealed", true}}));
+  ASSERT_EQ(shown.status, 200) << shown.raw;
+  EXPECT_EQ(shown.body["correct"], false);
+  auto after_reload = s.post("/api/lessons/trained-heads/check", check("pattern-quiz", {{"choice", "below-diagonal"}}));
+  ASSERT_EQ(after_reload.status, 200) << after_reload.raw;
+  EXPECT_EQ(after_reload.body["correct"], false) << after_reload.raw;
+  EXPECT_NE(after_reload.raw.find("remembers that you looked"), std::string::npos) << after_reload.raw;
+  EXPECT_EQ(after_reload.body["progress"]["completed_count"], 0);
+  // a reset of the lesson does not wash it out either
+  ASSERT_EQ(s.post("/api/progress/reset", json{{"learner", kLearner}, {"lesson", "trained-heads"}}).status, 200);
+  EXPECT_EQ(s.post("/api/lessons/trained-heads/check", check("pattern-quiz", {{"choice", "below-diagonal"}})).body["correct"],
+            false);
+}

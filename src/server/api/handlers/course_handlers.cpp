@@ -124,9 +124,19 @@ Result<CheckVerdict> handle_lesson_check(ProgressStore& store, ModelService* mod
     return make_error(ErrorCode::invalid_argument, "The challenges of '" + lesson +
                                                        "' are checked from what you look at, by POST /api/progress/check.");
   if (auto s = validate_choice(*l, req.answer); !s) return tl::unexpected(s.error());
+  // A reveal is remembered by the server: the page's own flag is lost on a reload, and a
+  // challenge whose answer was shown is never credited after (issue 26).
+  course::Answer answer = req.answer;
+  if (answer.revealed) {
+    if (auto s = store.note_reveal(q.learner, q.lesson, answer.challenge); !s) return tl::unexpected(s.error());
+  } else {
+    auto seen = store.revealed(q.learner, q.lesson, answer.challenge);
+    if (!seen) return tl::unexpected(seen.error());
+    answer.revealed = *seen;
+  }
   std::optional<ServedModel> served;
   if (model) served.emplace(*model);
-  auto verdict = l->check_answer(req.answer, served ? &*served : nullptr);
+  auto verdict = l->check_answer(answer, served ? &*served : nullptr);
   if (!verdict) return tl::unexpected(verdict.error());
   CheckVerdict v{verdict->met, std::move(verdict->explanation), {}};
   if (v.correct)
