@@ -157,6 +157,13 @@ test('lesson 1: the rule-built induction head beside the model’s, both scored 
   const twice = (await api_post(server, '/api/lessons/causal-mask/induction', { sentence: `${LESSON_SENTENCE} ${LESSON_SENTENCE}` })).body;
   await eventually(async () => assert.match(await section.getByTestId('rule-score').textContent(), new RegExp(`Scanner score ${twice.rule_built.score.toFixed(2)} `)));
   assert.equal(await section.getByRole('textbox').inputValue(), `${LESSON_SENTENCE} ${LESSON_SENTENCE}`);
+  // Issue 26: the sentence under the scores is chosen by them (as shown, two decimals): "finds
+  // it too" only when the trained head clearly beats an even spread, never at or below it.
+  const [r2, m2, c2] = [twice.rule_built.score, twice.model_head.score, twice.rule_built.chance].map((x) => Number(x.toFixed(2)));
+  const want = m2 <= c2 ? /does not find it/ : m2 < 2 * c2 ? /finds it only weakly/ : m2 < r2 ? /finds it too/ : /matches the rule or beats it/;
+  await eventually(async () => assert.match(await section.getByTestId('compare-reading').textContent(), want));
+  const reading = await section.getByTestId('compare-reading').textContent();
+  assert.match(reading, twice.queries_scored === 1 ? /scored 1 token that/ : new RegExp(`scored ${twice.queries_scored} tokens that`));
 
   // A sentence with nothing repeated has nothing to score, and the page says so.
   await section.getByRole('textbox').fill('one two three');

@@ -57,13 +57,22 @@ export const lesson_text = {
     model_title: (name: string, labelled: boolean) =>
       labelled ? `The model’s induction head, ${name}` : `The model’s best induction scorer, ${name} (not labelled induction)`,
     score: (score: string, chance: string) => `Scanner score ${score} (an even spread would score ${chance})`,
-    reading: (queries: number, rule: string, name: string, trained: string, chance: string) =>
-      `The scanner scored ${queries} tokens that appeared before. The rule gives the follower of the earlier copy ` +
-      `${rule} of a row on average; head ${name}, trained on text, gives ${trained}; a head spreading its weight ` +
-      `evenly would give ${chance}. ` +
-      (Number(trained) < Number(rule)
-        ? 'The rule puts nearly all of each row on the follower; the trained head finds it too, and spends the rest of its weight elsewhere.'
-        : 'On this sentence the trained head matches the rule or beats it.'),
+    // Chosen by the numbers as shown (two decimals): the trained head finds the follower only
+    // when it gives it clearly more than an even spread would.
+    reading: (queries: number, rule: string, name: string, trained: string, chance: string) => {
+      const r = Number(rule), m = Number(trained), c = Number(chance);
+      const scored = queries === 1 ? '1 token that appeared before' : `${queries} tokens that appeared before`;
+      const numbers =
+        `The scanner scored ${scored}. The rule gives the follower of the earlier copy ${rule} of a row on ` +
+        `average; head ${name}, trained on text, gives ${trained}; a head spreading its weight evenly would give ${chance}. `;
+      if (m <= c)
+        return numbers + `Head ${name} gives the follower no more than an even spread would, so on this sentence it does not find it: its pattern alone does not show an induction head here.`;
+      if (m < 2 * c)
+        return numbers + `Head ${name} gives the follower more than an even spread, but less than twice as much: on this sentence it finds it only weakly.`;
+      if (m < r)
+        return numbers + 'The rule puts more of each row on the follower; the trained head finds it too, and spends the rest of its weight elsewhere.';
+      return numbers + 'On this sentence the trained head matches the rule or beats it.';
+    },
   },
 
   programs: {
