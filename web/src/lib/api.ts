@@ -94,6 +94,15 @@ export async function request<T>(method: 'GET' | 'POST', path: string, body?: un
 
 const query = (params: Record<string, string>) => new URLSearchParams(params).toString();
 
+/** A fresh id for one answer check: sent with it (and with any retry of it), so the server
+ *  stores the check once however often it arrives. getRandomValues, not randomUUID: a class
+ *  server reached over plain http on the school network is not a secure context. */
+export function new_request_id(): string {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
 export const api = {
   heads: () => request<HeadsResponse>('GET', '/api/heads'),
 
@@ -133,10 +142,15 @@ export const api = {
   lessons: (learner: string) => request<CourseResponse>('GET', '/api/lessons?' + query({ learner })),
 
   checkTrainedHeads: (req: TrainedHeadsCheckRequest) =>
-    request<TrainedHeadsCheckResponse>('POST', '/api/lessons/trained-heads/check', req),
+    request<TrainedHeadsCheckResponse>('POST', '/api/lessons/trained-heads/check', { ...req, request_id: new_request_id() }),
 
   checkWordOrder: (learner: string, challenge: WordOrderChallenge, answer: WordOrderAnswer) =>
-    request<WordOrderCheckResponse>('POST', '/api/lessons/word-order/check', { learner, challenge, answer }),
+    request<WordOrderCheckResponse>('POST', '/api/lessons/word-order/check', {
+      learner,
+      challenge,
+      answer,
+      request_id: new_request_id(),
+    }),
 
   feedback: (req: FeedbackRequest) => request<FeedbackResponse>('POST', '/api/feedback', req),
 
