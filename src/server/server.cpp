@@ -19,6 +19,8 @@
 #include "server/store/class_store.h"
 #include "server/store/feedback_store.h"
 #include "server/store/progress_store.h"
+#include "server/store/rate_store.h"
+#include "server/store/target.h"
 
 namespace headlab::server {
 
@@ -31,6 +33,7 @@ struct Server::Impl {
   std::unique_ptr<RateLimiter> feedback_limiter;
   std::unique_ptr<RateLimiter> progress_limiter;  // null: no limit
   std::unique_ptr<ClassStore> classes;
+  std::unique_ptr<RateStore> rates;  // PostgreSQL: the limits shared by every server on it
   std::unique_ptr<RateLimiter> class_create_limiter, login_by_address, join_by_class, join_by_address;
   ClassRoutesContext class_context;
   std::unique_ptr<course::LessonModelShelf> lesson_models;
@@ -145,6 +148,32 @@ std::vector<Route> guarded_routes(Server::Impl& m) {
   return routes;
 }
 
+// On PostgreSQL (several servers on one database) the class limits — class creations,
+// logins, joins — and feedback count in the database, so they hold across the servers. The
+// progress-write limit stays per process (thousands a minute: a round trip each would double
+// the writes). When the database cannot be reached each server counts alone.
+void share_limits_across_servers(Server::Impl& m) {
+  if (!m.store) return;
+  auto target = db::parse_target(m.store->path());
+  if (!target || target->engine != db::Engine::postgresql) return;
+  auto rates = RateStore::open(m.store->path());
+  if (!rates) return;
+  m.rates = std::move(*rates);
+  RateStore* store = m.rates.get();
+  auto shared = [store](const std::string& key, int max_events, RateLimiter::Clock::duration window)
+      -> std::optional<RateLimiter::SharedVerdict> {
+    auto v = store->allow(key, max_events, std::chrono::duration_cast<std::chrono::milliseconds>(window).count());
+    if (!v) return std::nullopt;
+    return RateLimiter::SharedVerdict{v->allowed, static_cast<int>((v->retry_after_ms + 999) / 1000)};
+  };
+  m.class_create_limiter->share("class-create", shared);
+  m.login_by_address->share("class-login", shared);
+  m.join_by_class->share("class-join-class", shared);
+  m.join_by_address->share("class-join-address", shared);
+  m.class_context.join_by_class_and_address->share("class-join-pair", shared);
+  m.feedback_limiter->share("feedback", shared);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
@@ -193,6 +222,7 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
   m.class_context.join_by_class = m.join_by_class.get();
   m.class_context.join_by_address = m.join_by_address.get();
   m.class_context.trust_forwarded_proto = options.trust_forwarded_proto;
+  share_limits_across_servers(m);
   m.context.classes = &m.class_context;
   m.cache = std::make_unique<ResponseCache>(options.cache_bytes);
   m.context.cache = m.cache.get();

@@ -7,7 +7,27 @@
 
 namespace headlab::server {
 
+void RateLimiter::share(std::string scope, Shared shared) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  scope_ = std::move(scope);
+  shared_ = std::move(shared);
+}
+
 bool RateLimiter::allow(const std::string& client, Clock::time_point now) {
+  Shared shared;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    shared = shared_;
+  }
+  if (shared) {  // outside the lock: a round trip to the database
+    const std::string key = client_block(client);
+    if (auto v = shared(scope_ + " " + key, max_, window_)) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (v->allowed) shared_waits_.erase(key);
+      else if (shared_waits_.size() < kMaxClients) shared_waits_[key] = std::max(1, v->retry_after_s);
+      return v->allowed;
+    }
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   if (events_.size() > kMaxClients) {
     // Bounded memory under a flood of addresses: forget the clients with nothing in the
@@ -25,6 +45,7 @@ bool RateLimiter::allow(const std::string& client, Clock::time_point now) {
 
 int RateLimiter::retry_after_s(const std::string& client, Clock::time_point now) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (auto w = shared_waits_.find(client_block(client)); w != shared_waits_.end()) return w->second;
   auto it = events_.find(client_block(client));
   if (it == events_.end() || it->second.empty()) return 1;
   auto wait = window_ - (now - it->second.front());

@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -25,12 +27,27 @@ class RateLimiter {
   // its oldest counted event leaves the window.
   int retry_after_s(const std::string& client, Clock::time_point now = Clock::now());
 
+  // Counts shared by several servers (one PostgreSQL database): allow() asks `shared` with the
+  // key "<scope> <client block>", and the limit holds across the servers. `shared` answers
+  // whether the client may act now (counting it when so) and the seconds to wait when not, or
+  // nothing when the shared store cannot answer: this process's own count decides then.
+  struct SharedVerdict {
+    bool allowed = true;
+    int retry_after_s = 1;
+  };
+  using Shared = std::function<std::optional<SharedVerdict>(const std::string& key, int max_events,
+                                                           Clock::duration window)>;
+  void share(std::string scope, Shared shared);
+
  private:
   static constexpr std::size_t kMaxClients = 100000;
   int max_;
   Clock::duration window_;
   std::unordered_map<std::string, std::deque<Clock::time_point>> events_;
   std::mutex mutex_;
+  std::string scope_;
+  Shared shared_;
+  std::unordered_map<std::string, int> shared_waits_;  // the shared store's last "wait", by client
 };
 
 // The rate_limited error a refusal returns, carrying the wait (the HTTP Retry-After).

@@ -90,6 +90,13 @@ const std::vector<Migration>& headlab_migrations() {
        "CREATE TABLE IF NOT EXISTS reveals ("
        "  learner TEXT NOT NULL, lesson TEXT NOT NULL, challenge TEXT NOT NULL, revealed_at TEXT NOT NULL,"
        "  PRIMARY KEY (learner, lesson, challenge));"},
+      {6, "shared rate limits",
+       // Events counted by rate limits that several servers share (rate_store.h): a row per
+       // event, kept for its window. The same text for both engines.
+       "CREATE TABLE IF NOT EXISTS rate_events (key TEXT NOT NULL, at BIGINT NOT NULL);"
+       "CREATE INDEX IF NOT EXISTS rate_events_by_key ON rate_events (key, at);",
+       "CREATE TABLE IF NOT EXISTS rate_events (key TEXT NOT NULL, at BIGINT NOT NULL);"
+       "CREATE INDEX IF NOT EXISTS rate_events_by_key ON rate_events (key, at);"},
   };
   return list;
 }

@@ -439,3 +439,23 @@ TEST(ClassApi, TheTeachersViewIsAnsweredWhileAWriteWaitsForTheDatabase) {
   EXPECT_TRUE(write_was_waiting) << "the view came back only after the write";
   EXPECT_EQ(write_status, 200) << "the write went through once the lock was free";
 }
+
+// Issue 24: limits were per process (two servers on PostgreSQL let 20 logins and 120 joins
+// through). On PostgreSQL the class limits and feedback count in the database: feedback's 5 in
+// 10 minutes from one address hold across two servers. (On SQLite one server counts alone.)
+TEST_P(ClassApiOn, TwoServersOnPostgreSqlShareOneAddresssLimits) {
+  StoreDatabase fresh(GetParam());
+  HEADLAB_REQUIRE_DATABASE(fresh);
+  if (GetParam() != headlab::server::db::Engine::postgresql) GTEST_SKIP() << "one SQLite server counts alone";
+  TestServer a(fresh.target()), b(fresh.target());
+  const json note = {{"lesson", "causal-mask"}, {"message", "the grid is lovely"}};
+  int accepted = 0, limited = 0;
+  for (int i = 0; i < 8; ++i) {
+    auto r = (i % 2 ? b : a).post("/api/feedback", note);
+    if (r.status != 201 && r.status != 429) ADD_FAILURE() << r.status << " " << r.raw;
+    if (r.status == 201) ++accepted;
+    else if (r.status == 429) ++limited;
+  }
+  EXPECT_EQ(accepted, 5) << "5 in all from one address, not 5 per server";
+  EXPECT_EQ(limited, 3);
+}
