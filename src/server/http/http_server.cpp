@@ -106,6 +106,7 @@ struct LaneAdmission {
   std::mutex mutex;
   int pending = 0;
   std::map<std::string, int> by_client;
+  std::map<std::string, int> by_route;
 };
 
 struct HttpServer::Impl {
@@ -175,9 +176,9 @@ struct HttpServer::Impl {
   // after the answer is made (not when stop() drops the job).
   MHD_Result answer_off_loop(MHD_Connection* c, const std::shared_ptr<Exchange>& ex, HttpWorkQueue& queue,
                              std::function<void()> done = {});
-  // Takes a place in lane `lane` for `client`; false when it is full.
-  bool admit(int lane, const std::string& client);
-  void leave(int lane, const std::string& client);
+  // Takes a place in lane `lane` for `client` on `route`; false when it is full.
+  bool admit(int lane, const std::string& client, const std::string& route);
+  void leave(int lane, const std::string& client, const std::string& route);
 };
 
 namespace {
@@ -445,27 +446,30 @@ MHD_Result HttpServer::Impl::answer_off_loop(MHD_Connection* c, const std::share
   return MHD_YES;
 }
 
-bool HttpServer::Impl::admit(int lane, const std::string& client) {
+bool HttpServer::Impl::admit(int lane, const std::string& client, const std::string& route) {
   const HttpLane& l = lanes[std::size_t(lane)];
   LaneAdmission& a = *admission[std::size_t(lane)];
   std::lock_guard<std::mutex> lock(a.mutex);
-  int& mine = a.by_client[client];
+  auto mine = a.by_client.find(client);
+  auto theirs = a.by_route.find(route);
+  const int by_client = mine == a.by_client.end() ? 0 : mine->second;
+  const int by_route = theirs == a.by_route.end() ? 0 : theirs->second;
   if ((l.max_pending > 0 && a.pending >= l.max_pending) ||
-      (l.max_pending_per_client > 0 && mine >= l.max_pending_per_client)) {
-    if (mine == 0) a.by_client.erase(client);
+      (l.max_pending_per_client > 0 && by_client >= l.max_pending_per_client) ||
+      (l.max_pending_per_route > 0 && by_route >= l.max_pending_per_route))
     return false;
-  }
   ++a.pending;
-  ++mine;
+  ++a.by_client[client];
+  ++a.by_route[route];
   return true;
 }
 
-void HttpServer::Impl::leave(int lane, const std::string& client) {
+void HttpServer::Impl::leave(int lane, const std::string& client, const std::string& route) {
   LaneAdmission& a = *admission[std::size_t(lane)];
   std::lock_guard<std::mutex> lock(a.mutex);
   --a.pending;
-  auto it = a.by_client.find(client);
-  if (it != a.by_client.end() && --it->second <= 0) a.by_client.erase(it);
+  if (auto it = a.by_client.find(client); it != a.by_client.end() && --it->second <= 0) a.by_client.erase(it);
+  if (auto it = a.by_route.find(route); it != a.by_route.end() && --it->second <= 0) a.by_route.erase(it);
 }
 
 void HttpServer::Impl::watch_deadlines() {
@@ -603,12 +607,13 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
   }
   // A lane request waits for its turn without holding an event-loop thread.
   const std::string client = client_block(ex.request.remote_addr);
-  if (!m.admit(lane, client)) {
+  const std::string route = ex.request.path;
+  if (!m.admit(lane, client, route)) {
     ex.sent = true;
     return m.send(c, error_response(Error{ErrorCode::unavailable, m.lanes[std::size_t(lane)].busy_message}),
                   ex.request.remote_addr);
   }
-  return m.answer_off_loop(c, *holder, *m.work[std::size_t(lane)], [&m, lane, client] { m.leave(lane, client); });
+  return m.answer_off_loop(c, *holder, *m.work[std::size_t(lane)], [&m, lane, client, route] { m.leave(lane, client, route); });
 }
 
 void on_completed(void* cls, MHD_Connection* c, void** request_context, MHD_RequestTerminationCode) {

@@ -55,6 +55,9 @@ struct HttpLane {
   int threads = 1;
   int max_pending = 0;
   int max_pending_per_client = 0;
+  // Places one route (path) may hold of max_pending (0: all): a flood of one route (40
+  // addresses creating classes) leaves the others (teachers logging in) room in the lane.
+  int max_pending_per_route = 0;
   std::string busy_message = "The server is busy; try again in a few seconds.";
 };
 

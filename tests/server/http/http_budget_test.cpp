@@ -232,3 +232,61 @@ TEST(HttpBudget, StopUnderSuspendedRequestsNeverAbortsInAHundredRounds) {
   EXPECT_GT(answered_200, 0);
   EXPECT_GT(answered_503, 0) << "some requests were waiting when the server stopped, and were answered 503";
 }
+
+// Issue 24: 40 addresses creating classes filled the password lane, and every teacher's login
+// got 503. One route may hold only its share of a lane's places; another route still gets in.
+TEST(HttpBudget, AFloodOfOneRouteLeavesAnotherRouteRoomInTheLane) {
+  HttpServerOptions o;
+  o.max_connections_per_ip = 200;
+  std::vector<HttpLane> lanes(1);
+  lanes[0].threads = 1;
+  lanes[0].max_pending = 8;
+  lanes[0].max_pending_per_route = 5;
+  std::atomic<bool> release{false};
+  auto slow = [&release](const HttpRequest&) {
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    HttpResponse r;
+    r.body = "{}";
+    return r;
+  };
+  RunningServer s(o, {{"POST", "/create", slow}, {"POST", "/login", slow}}, lanes,
+                  [](const HttpRequest&) { return 0; });
+  const int port = s.http->port();
+  auto post = [port](const std::string& path) {
+    return "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+  };
+  // 10 creations from 10 addresses: 5 are admitted, 5 answered 503 at once (without the share
+  // 8 would fill the lane and the login below would get 503)
+  std::vector<int> creations;
+  int refused = 0;
+  for (int i = 0; i < 10; ++i) {
+    const std::string from = "127.0.0." + std::to_string(10 + i);
+    int fd = connect_from(port, from.c_str());
+    ASSERT_GE(fd, 0);
+    send_all(fd, post("/create"));
+    creations.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (int fd : creations) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 0) > 0) {
+      char buf[256];
+      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n > 0 && std::string(buf, std::size_t(n)).rfind("HTTP/1.1 503", 0) == 0) ++refused;
+    }
+  }
+  EXPECT_EQ(refused, 5) << "creations past their share of the lane";
+  // a login still gets a place
+  int login = connect_from(port, "127.0.0.50");
+  ASSERT_GE(login, 0);
+  send_all(login, post("/login"));
+  release = true;
+  char buf[256];
+  pollfd p{login, POLLIN, 0};
+  ASSERT_GT(::poll(&p, 1, 5000), 0);
+  ssize_t n = ::recv(login, buf, sizeof buf, 0);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(buf, std::size_t(n)).rfind("HTTP/1.1 200", 0), 0u) << std::string(buf, std::size_t(n));
+  ::close(login);
+  for (int fd : creations) ::close(fd);
+}
