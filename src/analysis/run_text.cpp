@@ -13,19 +13,20 @@ namespace {
 Result<RunInput> finish_input(std::vector<model::Token> tokens, const model::BpeTokenizer* tokenizer,
                               const model::ModelConfig& c, const RunInputOptions& o) {
   const int limit = o.max_tokens > 0 ? std::min(o.max_tokens, c.n_ctx) : c.n_ctx;
-  const int bos = o.bos ? 1 : 0;
+  const bool with_bos = o.bos.value_or(c.default_prepend_bos());
+  const int bos = with_bos ? 1 : 0;
   const int total = static_cast<int>(tokens.size()) + bos;
   RunInput in;
   if (total > limit) {
     if (!o.truncate)
       return make_error(ErrorCode::too_long, "the text is " + std::to_string(total) + " tokens long" +
-                                                 (o.bos ? " (with BOS)" : "") + ", more than " + o.limit_name + " (" +
+                                                 (with_bos ? " (with BOS)" : "") + ", more than " + o.limit_name + " (" +
                                                  std::to_string(limit) + "); " + o.truncate_hint + " to keep the last " +
                                                  std::to_string(limit) + ", or shorten it");
     tokens.erase(tokens.begin(), tokens.end() - (limit - bos));
     in.truncated = true;
   }
-  if (o.bos) in.tokens.push_back({c.bos_token_id, tokenizer ? tokenizer->token_bytes(c.bos_token_id) : "", 0, 0});
+  if (with_bos) in.tokens.push_back({c.bos_token_id, tokenizer ? tokenizer->token_bytes(c.bos_token_id) : "", 0, 0});
   in.tokens.insert(in.tokens.end(), tokens.begin(), tokens.end());
   return in;
 }
@@ -49,6 +50,11 @@ Result<RunInput> run_input_from_text(const model::BpeTokenizer& tokenizer, const
 Result<RunInput> run_input_from_ids(const model::BpeTokenizer* tokenizer, const model::ModelConfig& c,
                                     std::vector<int> ids, const RunInputOptions& o) {
   if (ids.empty()) return make_error(ErrorCode::invalid_argument, "no token ids given");
+  for (int id : ids)
+    if (id < 0 || id >= c.vocab_size)
+      return make_error(ErrorCode::invalid_argument, "token id " + std::to_string(id) +
+                                                         " is outside the vocabulary [0, " +
+                                                         std::to_string(c.vocab_size) + ")");
   std::vector<model::Token> tokens;
   for (int id : ids) tokens.push_back({id, tokenizer ? tokenizer->token_bytes(id) : "", 0, 0});
   return finish_input(std::move(tokens), tokenizer, c, o);

@@ -10,12 +10,15 @@
 //   report->heads[0].pattern;          // packed causal half (T*(T+1)/2)
 //   report->outcome.top_next[T - 1];   // what comes after the last token
 //
-// The BOS rule, the same everywhere: the model's BOS token (bos_token_id) is put first
-// unless the caller turns it off; the scanner and the lessons assume it, and without it
-// the first real token takes the attention a head parks on the start.
+// The BOS rule, the same everywhere: the model's BOS token (bos_token_id) is put first when
+// its family's default says so (ModelConfig::default_prepend_bos, TransformerLens's rule: on
+// for GPT-2, Llama, Mistral and Gemma, off for GPT-NeoX and Qwen 2/3, whose tokenizers never
+// add one), unless the caller decides; without it the first real token takes the attention a
+// head parks on the start.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -34,9 +37,9 @@ struct HeadRef {
 };
 
 struct RunInputOptions {
-  bool bos = true;       // bos_token_id first (see the BOS rule above)
-  int max_tokens = 0;    // the most tokens a run takes, BOS included; 0: the model's n_ctx
-  bool truncate = false; // keep BOS and the last tokens instead of refusing a longer input
+  std::optional<bool> bos;  // bos_token_id first or not; unset: the family's default (the BOS rule above)
+  int max_tokens = 0;       // the most tokens a run takes, BOS included; 0: the model's n_ctx
+  bool truncate = false;    // keep BOS and the last tokens instead of refusing a longer input
   // How the caller names the limit and the way to truncate, for the too_long message:
   //   "the text is 40 tokens long, more than <limit_name> (32); <truncate_hint> to keep the last 32"
   std::string limit_name = "the model's n_ctx";
@@ -53,8 +56,8 @@ struct RunInput {
 // the tokenizer's.
 Result<RunInput> run_input_from_text(const model::BpeTokenizer& tokenizer, const model::ModelConfig& config,
                                      const std::string& text, const RunInputOptions& options);
-// The same from token ids; tokenizer may be null (token texts are then empty). An id outside
-// the vocabulary is left for the forward to refuse. Errors: invalid_argument (no ids), too_long.
+// The same from token ids; tokenizer may be null (token texts are then empty). Errors:
+// invalid_argument (no ids, an id outside the vocabulary [0, vocab_size)), too_long.
 Result<RunInput> run_input_from_ids(const model::BpeTokenizer* tokenizer, const model::ModelConfig& config,
                                     std::vector<int> ids, const RunInputOptions& options);
 

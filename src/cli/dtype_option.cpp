@@ -38,9 +38,14 @@ model::ComputeChoice compute_choice(const std::string& value) {
 }
 
 void dtype_note(const model::Parameters& params, const std::string& value, const std::string& compute) {
-  if (params.rounded)
+  // Under f32 and auto (model/weight_type.h) the only matrices a loader rounds are F64 ones;
+  // under bf16 and f16 every wider one.
+  if (params.rounded && (value == "bf16" || value == "f16"))
     std::fprintf(stderr, "headlab: note: --dtype %s rounds the checkpoint's wider matrices to %s, to nearest, ties to even\n",
                  value.c_str(), value == "bf16" ? "bfloat16 (8 significant bits)" : "IEEE half (11 significant bits)");
+  else if (params.rounded)
+    std::fprintf(stderr, "headlab: note: --dtype %s rounds the checkpoint's F64 matrices to float32 (24 significant "
+                 "bits), to nearest, ties to even\n", value.c_str());
   if (compute != "bf16") return;
   if (model::parameters_rounds_inputs(params))
     std::fprintf(stderr, "headlab: note: --compute bf16 rounds the inputs of the products with bfloat16 matrices to "

@@ -23,7 +23,8 @@ void add_dtype_option(CLI::App* cmd, std::string& value);
 model::DtypeChoice dtype_choice(const std::string& value);
 void add_compute_option(CLI::App* cmd, std::string& value);
 model::ComputeChoice compute_choice(const std::string& value);
-// Prints "headlab: note: ..." to stderr when the loader rounded the model's matrices, and when
+// Prints "headlab: note: ..." to stderr when the loader rounded the model's matrices (naming the
+// conversion: F64 -> float32 under f32 and auto, wider -> bfloat16 or IEEE half), and when
 // --compute bf16 rounds the products' inputs (or finds no bf16 matrix to do it for).
 void dtype_note(const model::Parameters& params, const std::string& value, const std::string& compute = "f32");
 

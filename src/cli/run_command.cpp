@@ -5,15 +5,18 @@
 //   {"tokens": [{"id", "text", "begin", "end"}], "n_layer", "n_head",
 //    "heads": [{"layer", "head", "pattern": [query][key 0..query]}], "truncated",
 //    "top_next": [position][{"id", "text", "prob", "logit"}], "token_loss", "loss",
-//    "logits": [position][vocab]  (with --logits)}
-// "heads" holds every head unless --layer / --head choose.
+//    "logits": [position][vocab]  (with --logits, which needs --format json)}
+// "heads" holds every head unless --layer / --head choose. The codec rounds every number but
+// the logits to 5 decimals (a weight under 0.000005 is 0.0); the table prints 2 (patterns), 4 (p).
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include <unistd.h>
@@ -42,7 +45,7 @@ struct RunOptions {
   std::string compute = "f32";
   std::string text;
   std::string ids;
-  bool bos = true;
+  std::optional<bool> bos;  // --bos / --no-bos; unset: the family's default (ModelConfig::default_prepend_bos)
   int layer = -1;
   int head = -1;
   std::string format = "table";
@@ -90,10 +93,10 @@ Result<std::vector<int>> parse_ids(const std::string& text) {
 
 // The table: the tokens, what comes after the last one, and the chosen heads' patterns.
 std::string run_table(const analysis::RunInput& in, const analysis::RunReport& r, const model::BpeTokenizer* tok,
-                      const model::ModelConfig& c, bool head_chosen) {
+                      const model::ModelConfig& c, bool head_chosen, bool with_bos) {
   std::ostringstream out;
   const int T = r.T;
-  out << T << " tokens" << (in.tokens.front().id == c.bos_token_id ? " (BOS first)" : "") << ":";
+  out << T << " tokens" << (with_bos ? " (BOS first)" : "") << ":";
   for (int t = 0; t < T; t++)
     out << "  " << t << ":" << token_label(tok, in.tokens[t].id) << "(" << in.tokens[t].id << ")";
   out << "\n\nTop next-token predictions after the last token:\n";
@@ -147,8 +150,15 @@ int save_svg(const RunOptions& o, const analysis::RunInput& in, const analysis::
   return 0;
 }
 
+// A usage error (exit 2): what the user typed cannot run, whatever the model's files hold.
+bool is_usage_error(const Error& e) {
+  return e.code == ErrorCode::invalid_argument || e.code == ErrorCode::too_long;
+}
+
 int run_run(const RunOptions& o) {
   if (o.text.empty() == o.ids.empty()) return print_error("give exactly one of --text and --ids", 2);
+  if (o.logits && o.format != "json")
+    return print_error("--logits needs --format json: the table has no place for [position][vocab] logits", 2);
   auto params = model::model_load(o.model, {.dtype = dtype_choice(o.dtype), .compute = compute_choice(o.compute)});
   if (!params) return print_error(params.error().message);
   dtype_note(*params, o.dtype, o.compute);
@@ -170,7 +180,7 @@ int run_run(const RunOptions& o) {
     return print_error("--save-svg draws one head: choose it with --layer L --head H", 2);
 
   analysis::RunInputOptions io;
-  io.bos = o.bos;
+  io.bos = o.bos;  // unset: the family's default
   io.truncate = o.truncate;
   io.truncate_hint = "pass --truncate";
   Result<analysis::RunInput> in;
@@ -181,7 +191,8 @@ int run_run(const RunOptions& o) {
     if (!ids) return print_error(ids.error().message, 2);
     in = analysis::run_input_from_ids(tok.get(), c, std::move(*ids), io);
   }
-  if (!in) return print_error(in.error().message);
+  if (!in) return print_error(in.error().message, is_usage_error(in.error()) ? 2 : 1);
+  const bool with_bos = o.bos.value_or(c.default_prepend_bos());
 
   // JSON carries every head unless --layer / --head choose; the table only chosen ones.
   const bool head_chosen = o.layer >= 0 || o.head >= 0;
@@ -205,7 +216,7 @@ int run_run(const RunOptions& o) {
     // the API's answer (docs/api.md, POST /api/model/run), written by the server's codec
     text = server::encode_model_run(server::model_run_result(*in, std::move(*report), c, rq.views, std::nullopt)) + '\n';
   } else {
-    text = run_table(*in, *report, tok.get(), c, head_chosen);
+    text = run_table(*in, *report, tok.get(), c, head_chosen, with_bos);
   }
 
   if (!o.out.empty()) {
@@ -233,31 +244,43 @@ void add_run_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
       "run",
-      "Run a GPT-2-family model (a Hugging Face directory: config.json, model.safetensors,\n"
-      "vocab.json + merges.txt) on a text and show its tokens, where its heads look and what\n"
-      "it predicts next. headlab never downloads: bring the directory.\n\n"
-      "The BOS token (<|endoftext|> in GPT-2) is put first unless you pass --no-bos, the same\n"
-      "rule as POST /api/model/run (\"bos\": true by default): heads that park on the first\n"
-      "token need it. --format json writes the API's answer (docs/api.md).\n\n"
+      "Run a model on a text and show its tokens, where its heads look and what it predicts\n"
+      "next. The model is a Hugging Face folder of the GPT-2, GPT-NeoX, Llama, Mistral,\n"
+      "Qwen 2/3 or Gemma 2/3 family (config.json, model.safetensors or its shards, and\n"
+      "tokenizer.json or vocab.json + merges.txt), or a .gguf file. headlab never downloads:\n"
+      "bring the model.\n\n"
+      "The BOS token (bos_token_id) is put first by the family's default, TransformerLens's rule:\n"
+      "on for GPT-2, Llama, Mistral and Gemma (heads that park on the first token need it), off\n"
+      "for GPT-NeoX and Qwen 2/3, whose own tokenizers never add one. --bos or --no-bos decides\n"
+      "instead.\n\n"
+      "--format json writes the API's answer (docs/api.md, POST /api/model/run): its patterns,\n"
+      "probabilities, logits of top_next and losses are rounded to 5 decimals (a weight under\n"
+      "0.000005 prints as 0.0); --logits adds every logit unrounded. The table prints patterns\n"
+      "to 2 decimals and probabilities to 4.\n\n"
       "Examples:\n"
       "  headlab run --model models/gpt2 --text \"The cat sat on the\" --layer 5 --head 1\n"
       "  headlab run --model models/gpt2 --ids \"464 3797 3332\" --no-bos --format json --out run.json\n"
       "  headlab run --model models/headlab-tiny --text \"the cat sat on the mat\" --layer 0 --head 3 --save-svg head.svg");
-  cmd->add_option("--model", opts->model, "Model directory (Hugging Face GPT-2 layout)")->required();
+  cmd->add_option("--model", opts->model,
+                  "A Hugging Face folder (GPT-2, GPT-NeoX, Llama, Mistral, Qwen 2/3, Gemma 2/3) or a .gguf file")
+      ->required();
   add_dtype_option(cmd, opts->dtype);
   add_compute_option(cmd, opts->compute);
   cmd->add_option("--text", opts->text, "The input text");
   cmd->add_option("--ids", opts->ids, "The input as token ids separated by spaces");
-  cmd->add_flag("--bos,!--no-bos", opts->bos,
-                "The model's BOS token (bos_token_id) goes first, as in the scanner, the server and the lessons "
-                "(the default); --no-bos leaves it out");
+  // --bos counts +1, --no-bos -1 (CLI11 adds them); neither leaves the family's default
+  cmd->add_flag_function(
+      "--bos,!--no-bos", [opts](std::int64_t n) { opts->bos = n > 0; },
+      "--bos puts the model's BOS token (bos_token_id) first, --no-bos leaves it out; neither: the family's "
+      "default (on for GPT-2, Llama, Mistral, Gemma; off for GPT-NeoX, Qwen 2/3)");
   cmd->add_option("--layer", opts->layer, "Only this layer's heads")->check(whole_number_from(0));
   cmd->add_option("--head", opts->head, "Only this head (in each chosen layer)")->check(whole_number_from(0));
   cmd->add_option("--format", opts->format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   cmd->add_option("--out", opts->out, "Write the output to this file (a terminal takes at most 64 KB; a pipe or a redirection any length)");
-  cmd->add_flag("--logits", opts->logits, "With --format json: add \"logits\": [position][vocab]");
+  cmd->add_flag("--logits", opts->logits,
+                "With --format json (refused without it): add \"logits\": [position][vocab], unrounded");
   cmd->add_option("--top", opts->top, "How many next-token predictions to list")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();

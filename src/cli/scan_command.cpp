@@ -91,7 +91,9 @@ void add_scan_command(CLI::App& app, int& exit_code) {
       "  headlab scan --model models/headlab-tiny\n"
       "  headlab scan --model models/headlab-tiny --format json --out scan.json\n"
       "  headlab scan --constructed --text-file models/headlab-tiny/heldout.txt");
-  cmd->add_option("--model", opts->model, "Model directory (config.json, model.safetensors, vocab.json, merges.txt)");
+  cmd->add_option("--model", opts->model,
+                  "A Hugging Face folder (GPT-2, GPT-NeoX, Llama, Mistral, Qwen 2/3, Gemma 2/3: config.json, "
+                  "model.safetensors or its shards, tokenizer.json or vocab.json + merges.txt) or a .gguf file");
   add_dtype_option(cmd, opts->dtype);
   add_compute_option(cmd, opts->compute);
   cmd->add_flag("--constructed", opts->constructed, "Scan the five rule-built heads of lesson 1 instead");

@@ -163,8 +163,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                       ") or a postgresql://USER@HOST:PORT/NAME URL (postgres:// too)");
   cmd->add_option("--web", opts->web, "Folder of the built web app")->capture_default_str();
   cmd->add_option("--model", opts->model,
-                  "A model folder in the Hugging Face GPT-2 layout (config.json, model.safetensors, vocab.json + "
-                  "merges.txt); default: the built-in model " HEADLAB_DEFAULT_MODEL_DIR);
+                  "A Hugging Face folder of the GPT-2, GPT-NeoX, Llama, Mistral, Qwen 2/3 or Gemma 2/3 family "
+                  "(config.json, model.safetensors or its shards, tokenizer.json or vocab.json + merges.txt) or a "
+                  ".gguf file; default: the built-in model " HEADLAB_DEFAULT_MODEL_DIR);
   add_dtype_option(cmd, opts->dtype);
   add_compute_option(cmd, opts->compute);
   cmd->add_flag("--no-model", opts->no_model, "Serve only the lessons that need no model");

@@ -22,11 +22,11 @@ namespace headlab::model {
 bool is_gguf_model(const std::string& path);
 
 // The weights: gguf::parameters_load for a GGUF file, checkpoint_load for a folder.
-// Errors: theirs.
+// Errors: not_found when nothing is at `path` ("no such file or directory"), theirs.
 Result<Parameters> model_load(const std::string& path, const LoadOptions& options = {});
 
 // What model_load would make of `path` without reading a weight (`headlab info`):
-// gguf::describe_file or checkpoint_describe. Errors: theirs.
+// gguf::describe_file or checkpoint_describe. Errors: not_found (nothing at `path`), theirs.
 Result<CheckpointDescription> model_describe(const std::string& path, DtypeChoice dtype = DtypeChoice::keep);
 
 // The tokenizer: a GGUF file's tokenizer.ggml.* metadata converted to tokenizer.json

@@ -101,6 +101,10 @@ struct ModelConfig {
   bool multimodal_text = false;
 
   bool is_gpt2() const { return family == "gpt2"; }
+  // Whether a text gets bos_token_id put first unless the caller says otherwise (TransformerLens's
+  // default_prepend_bos): off for GPT-NeoX and Qwen 2/3, whose own tokenizers never add one;
+  // on for GPT-2, Llama, Mistral and Gemma (their heads park on the first token).
+  bool default_prepend_bos() const { return family != "gpt_neox" && family != "qwen2" && family != "qwen3"; }
   int head_size() const { return head_dim > 0 ? head_dim : (n_head > 0 ? n_embd / n_head : 0); }
   int kv_heads() const { return n_kv_head > 0 ? n_kv_head : n_head; }
   int kv_head_of(int query_head) const { return query_head / (n_head / kv_heads()); }

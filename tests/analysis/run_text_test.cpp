@@ -61,6 +61,42 @@ TEST(RunInput, LeavesBosOutWhenAsked) {
   EXPECT_EQ(in->tokens[0].text, "the");
 }
 
+// The default follows the family (TransformerLens's default_prepend_bos); the caller overrides.
+TEST(RunInput, BosDefaultIsTheFamilysOffForGptNeoxAndQwenOnForTheOthers) {
+  model::ModelConfig c = built_in().params.config;
+  for (const char* family : {"gpt_neox", "qwen2", "qwen3"}) {
+    c.family = family;
+    auto in = run_input_from_ids(nullptr, c, {1, 2}, RunInputOptions{});
+    ASSERT_TRUE(in) << in.error().message;
+    EXPECT_EQ(in->ids(), (std::vector<int>{1, 2})) << family;
+    RunInputOptions on;
+    on.bos = true;
+    auto with = run_input_from_ids(nullptr, c, {1, 2}, on);
+    ASSERT_TRUE(with);
+    EXPECT_EQ(with->ids(), (std::vector<int>{c.bos_token_id, 1, 2})) << family;
+  }
+  for (const char* family : {"gpt2", "llama", "mistral", "gemma2", "gemma3"}) {
+    c.family = family;
+    auto in = run_input_from_ids(nullptr, c, {1, 2}, RunInputOptions{});
+    ASSERT_TRUE(in) << in.error().message;
+    EXPECT_EQ(in->ids(), (std::vector<int>{c.bos_token_id, 1, 2})) << family;
+  }
+}
+
+TEST(RunInput, RefusesAnIdOutsideTheVocabularyNamingIt) {
+  const BuiltIn& m = built_in();
+  const int V = m.params.config.vocab_size;
+  for (int bad : {V, -1}) {
+    auto in = run_input_from_ids(&m.tokenizer, m.params.config, {1, bad}, RunInputOptions{});
+    ASSERT_FALSE(in) << bad;
+    EXPECT_EQ(in.error().code, ErrorCode::invalid_argument);
+    EXPECT_NE(in.error().message.find("token id " + std::to_string(bad) + " is outside the vocabulary [0, " +
+                                      std::to_string(V) + ")"),
+              std::string::npos)
+        << in.error().message;
+  }
+}
+
 TEST(RunInput, RefusesALongerTextNamingTheLimitAndTheWayToTruncate) {
   const BuiltIn& m = built_in();
   RunInputOptions o;

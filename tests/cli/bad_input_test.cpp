@@ -115,6 +115,18 @@ void write_f16_overflow_model(const fs::path& dir) {
   f.write(reinterpret_cast<const char*>(&big), 4);
 }
 
+// A family fixture of tests/fixtures/model/families (config.json and model.safetensors, no
+// tokenizer) in `dir`, with `key` taken out of its config.json.
+void write_family_without(const fs::path& dir, const std::string& family, const std::string& key) {
+  const fs::path src = fs::path(HEADLAB_SOURCE_DIR) / "tests/fixtures/model/families" / family;
+  fs::create_directories(dir);
+  fs::copy_file(src / "model.safetensors", dir / "model.safetensors", fs::copy_options::overwrite_existing);
+  std::ifstream in(src / "config.json");
+  json c = json::parse(in);
+  c.erase(key);
+  std::ofstream(dir / "config.json") << c.dump(2);
+}
+
 // The fixtures, made once per test process in a folder of its own and removed at exit.
 struct Fixtures {
   fs::path root = fs::path(HEADLAB_BINARY_DIR) / ("tmp_cli_bad_input_" + std::to_string(::getpid()));
@@ -167,6 +179,9 @@ struct Fixtures {
       for (int i = 0; i < 20000; i++) t << "]}";
       t << "}";
     }
+    // config.json without a key the family needs (issue 25): the message names that key
+    write_family_without(root / "no-model-type", "qwen3", "model_type");
+    write_family_without(root / "no-head-dim", "qwen3", "head_dim");
     write_big_model(root / "big");
     write_f16_overflow_model(root / "f16-overflow");
   }
@@ -232,6 +247,16 @@ const std::vector<Row> kRows = {
     {"run --model {F}/f16-overflow --text hi --dtype f16", 1, "holds 1000000.000000, which f16 cannot hold"},
     {"run --model {F}/good --text hi --out {F}/dir", 1, "cannot open for writing"},
     {"run --model {F}/good --text hi --layer -1", 2, "--layer: must be a whole number of 0 or more"},
+    // what the user typed, not the model's files (issue 25): usage errors, exit 2
+    {"run --model {F}/good --text hi --logits", 2, "--logits needs --format json"},
+    {"run --model {F}/good --ids '1 4096'", 2, "token id 4096 is outside the vocabulary [0, 4096)"},
+    {"run --model {F}/good --text \"$(head -c 2000 {F}/good/heldout.txt)\"", 2,
+     "(with BOS), more than the model's n_ctx (128); pass --truncate"},
+    // a path that names nothing, a config.json without model_type or head_dim: each named
+    {"run --model {F}/no-such-model --text hi", 1, "{F}/no-such-model: no such file or directory"},
+    {"run --model {F}/no-model-type --ids 1", 1, "config.json: no \"model_type\": without it the config is read as GPT-2's"},
+    {"run --model {F}/no-head-dim --ids 1", 1,
+     "config.json gives no head_dim, so a head is n_embd / n_head = 16 wide, but the weights hold heads of 32"},
     // scan --model, --text-file
     {"scan --model {F}/good --text-file {F}/dir", 1, "cannot read: it is a directory"},
     {"scan --model {F}/good --text-file {F}/empty", 2, "the natural text has 0 tokens"},
@@ -245,6 +270,9 @@ const std::vector<Row> kRows = {
     // info --model (headers only: a lying size is refused by its tensor, nothing is allocated)
     {"info --model {F}/dir", 1, "missing config.json"},
     {"info --model {F}/empty", 1, "not a directory"},
+    {"info --model {F}/no-such-model", 1, "{F}/no-such-model: no such file or directory"},
+    {"info --model {F}/no-model-type", 1, "no \"model_type\""},
+    {"info --model {F}/no-head-dim", 1, "(add \"head_dim\": 32)"},
     {"info --model {F}/empty-config", 1, "config.json: not valid JSON"},
     {"info --model {F}/empty-weights", 1, "less than the 8-byte header length"},
     {"info --model {F}/lying-weights", 1, "model.safetensors: header length"},
@@ -299,6 +327,7 @@ const std::vector<Row> kRows = {
     // serve --model (it refuses to start rather than serve without the model it was given)
     {"serve --model {F}/dir" + kServe, 1, "missing config.json"},
     {"serve --model {F}/empty" + kServe, 1, "not a directory"},
+    {"serve --model {F}/no-such-model" + kServe, 1, "{F}/no-such-model: no such file or directory"},
     {"serve --model {F}/empty-config" + kServe, 1, "not valid JSON"},
     {"serve --model {F}/lying-weights" + kServe, 1, "model.safetensors: header length"},
     {"serve --model {F}/huge" + kServe, 1, "config.json's n_embd is 65536", kCap},

@@ -98,7 +98,7 @@ TEST(InfoCommand, Gpt2ShowsTheTransposedConv1dAndItsTokenizer) {
 TEST(InfoCommand, AFolderWithoutAModelIsAnErrorNotAnAbort) {
   auto r = headlab_run("info --model /nonexistent");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("headlab: error: /nonexistent: not a directory"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("headlab: error: /nonexistent: no such file or directory"), std::string::npos) << r.out;
   auto usage = headlab_run("info");
   EXPECT_EQ(usage.exit_code, 2) << usage.out;
 }

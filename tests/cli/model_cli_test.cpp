@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
@@ -166,7 +167,102 @@ TEST(RunCommand, NoBosLeavesTheBosTokenOut) {
 TEST(RunCommand, HelpStatesTheBosRule) {
   auto r = headlab_run("run --help");
   EXPECT_NE(r.out.find("--no-bos"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("put first unless you pass --no-bos"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("put first by the family's default"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("off\nfor GPT-NeoX and Qwen 2/3"), std::string::npos) << r.out;
+}
+
+// TransformerLens's default_prepend_bos: Qwen 2/3 and GPT-NeoX runs get no BOS unless asked,
+// the other families get it unless told --no-bos. The family fixtures run on --ids (no tokenizer).
+TEST(RunCommand, BosDefaultFollowsTheFamilyAndTheFlagsOverrideIt) {
+  const std::string families = std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/model/families/";
+  auto ids_of = [&](const std::string& family, const std::string& flags) {
+    auto r = headlab_run("run --model " + families + family + " --ids '3 4 5' --format json --layer 0 --head 0 " + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    std::vector<int> ids;
+    const nlohmann::json doc = nlohmann::json::parse(r.out);
+    for (const auto& t : doc["tokens"]) ids.push_back(t["id"].get<int>());
+    return ids;
+  };
+  const std::vector<int> text = {3, 4, 5};
+  for (const char* family : {"qwen2", "qwen3", "pythia"}) {
+    SCOPED_TRACE(family);
+    EXPECT_EQ(ids_of(family, ""), text);
+    const int bos = std::string(family) == "pythia" ? 0 : 1;  // the fixtures' bos_token_id
+    EXPECT_EQ(ids_of(family, "--bos"), (std::vector<int>{bos, 3, 4, 5}));
+  }
+  for (const char* family : {"llama", "mistral", "gemma2"}) {
+    SCOPED_TRACE(family);
+    const int bos = std::string(family) == "gemma2" ? 2 : 1;
+    EXPECT_EQ(ids_of(family, ""), (std::vector<int>{bos, 3, 4, 5}));
+    EXPECT_EQ(ids_of(family, "--no-bos"), text);
+  }
+}
+
+// The help of every command that takes --model says what it takes: a Hugging Face folder of
+// any family headlab runs, or a GGUF file (not "GPT-2 layout").
+TEST(HeadlabBinary, ModelHelpNamesEveryFamilyAndGguf) {
+  for (const char* command : {"run", "scan", "serve"}) {
+    SCOPED_TRACE(command);
+    auto r = headlab_run(std::string(command) + " --help");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    for (const char* family : {"GPT-2", "GPT-NeoX", "Llama", "Mistral", "Qwen 2/3", "Gemma 2/3", ".gguf"})
+      EXPECT_NE(r.out.find(family), std::string::npos) << family << "\n" << r.out;
+    EXPECT_EQ(r.out.find("GPT-2 layout"), std::string::npos) << r.out;
+  }
+}
+
+// --format json rounds to 5 decimals (the API's codec): the help says so.
+TEST(RunCommand, HelpStatesTheJsonPrecision) {
+  auto r = headlab_run("run --help");
+  EXPECT_NE(r.out.find("rounded to 5 decimals (a weight under\n0.000005 prints as 0.0)"), std::string::npos) << r.out;
+}
+
+// models/headlab-tiny with every tensor stored as F64: --dtype f32 (and auto) narrows them to
+// float32, and the note says that conversion, not IEEE half's.
+TEST(RunCommand, AnF64CheckpointsNoteNamesTheF64ToFloat32Rounding) {
+  namespace fs = std::filesystem;
+  const fs::path tiny = fs::path(HEADLAB_SOURCE_DIR) / "models/headlab-tiny";
+  const fs::path dir = fs::path(HEADLAB_BINARY_DIR) / ("tmp_cli_f64_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const char* f : {"config.json", "vocab.json", "merges.txt"}) fs::copy_file(tiny / f, dir / f);
+  std::ifstream in(tiny / "model.safetensors", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::uint64_t n = 0;
+  for (int i = 0; i < 8; i++) n |= std::uint64_t(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  nlohmann::json header = nlohmann::json::parse(bytes.substr(8, n));
+  std::string data;
+  for (auto& [name, t] : header.items()) {
+    if (name == "__metadata__") continue;
+    ASSERT_EQ(t["dtype"], "F32") << name;
+    const std::uint64_t begin = t["data_offsets"][0], end = t["data_offsets"][1];
+    const std::uint64_t at = data.size();
+    for (std::uint64_t b = begin; b < end; b += 4) {
+      float f;
+      std::memcpy(&f, bytes.data() + 8 + n + b, 4);
+      const double d = f;
+      data.append(reinterpret_cast<const char*>(&d), 8);
+    }
+    t["dtype"] = "F64";
+    t["data_offsets"] = {at, data.size()};
+  }
+  std::string text = header.dump();
+  while ((8 + text.size()) % 8 != 0) text += ' ';
+  {
+    std::ofstream out(dir / "model.safetensors", std::ios::binary);
+    for (int i = 0; i < 8; i++) out.put(static_cast<char>((std::uint64_t(text.size()) >> (8 * i)) & 0xff));
+    out << text << data;
+  }
+  for (const char* dtype : {"f32", "auto"}) {
+    auto r = headlab_run("run --model " + dir.string() + " --text 'the cat' --dtype " + dtype);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find(std::string("headlab: note: --dtype ") + dtype +
+                         " rounds the checkpoint's F64 matrices to float32 (24 significant bits)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("IEEE half"), std::string::npos) << r.out;
+  }
+  fs::remove_all(dir);
 }
 
 // Standard output to a file: the whole answer, however long (the limit guards a terminal only).
@@ -229,7 +325,7 @@ TEST(RunCommand, LongInputIsRefusedWithTheOfferToTruncate) {
   std::string text;
   for (int i = 0; i < 40; i++) text += " word";
   auto r = headlab_run("run --model " + model_dir() + " --text '" + text + "'");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);  // a usage error, as README promises
   EXPECT_NE(r.out.find("more than the model's n_ctx (32); pass --truncate"), std::string::npos) << r.out;
   auto t = headlab_run("run --model " + model_dir() + " --text '" + text + "' --truncate --format json --out " +
                        std::string(HEADLAB_BINARY_DIR) + "/tmp_cli_run.json");
@@ -244,11 +340,14 @@ TEST(RunCommand, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(headlab_run("run --model " + model_dir() + " --ids '1' --layer 9").exit_code, 2);
   EXPECT_EQ(headlab_run("run --model " + model_dir()).exit_code, 2);
   auto r = headlab_run("run --model " + model_dir() + " --ids '1 60000'");
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("outside the vocabulary"), std::string::npos) << r.out;
+  EXPECT_EQ(r.exit_code, 2);  // what the user typed, not the model's files
+  EXPECT_NE(r.out.find("token id 60000 is outside the vocabulary [0, 50257)"), std::string::npos) << r.out;
+  auto l = headlab_run("run --model " + model_dir() + " --ids '1' --logits");
+  EXPECT_EQ(l.exit_code, 2);
+  EXPECT_NE(l.out.find("--logits needs --format json"), std::string::npos) << l.out;
   auto m = headlab_run("run --model /nonexistent --ids 1");
   EXPECT_EQ(m.exit_code, 1);
-  EXPECT_NE(m.out.find("/nonexistent: not a directory"), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("/nonexistent: no such file or directory"), std::string::npos) << m.out;
 }
 
 // `headlab --version` names the OpenBLAS kernels in use: with OPENBLAS_CORETYPE unset,

@@ -7,6 +7,7 @@ query head's pattern, q and k of layer 0 after the rotary, and the logits with o
 ablated.
 
 Run with Debian's torch:   /usr/bin/python3 tools/reference/make_family_fixtures.py
+(--help lists the other uses; it needs no torch and writes nothing.)
 No `transformers` package: each family's forward is written below from its papers and its
 reference code's maths (GPT-NeoX: Black et al. 2022; Llama: Touvron et al. 2023, Llama 3.1's
 rope_scaling from Meta's llama-models reference; Mistral: Jiang et al. 2023; Qwen2: Yang et
@@ -28,16 +29,20 @@ so their files do not change. Each family's "dtypes" are the files written of th
 model.safetensors (F32), model.bf16.safetensors, model.f16.safetensors, each with the answer for
 the weights exactly as that file stores them (headlab keeps BF16 and F16 matrices 16-bit).
 """
+import argparse
 import json
 import math
 import os
 import struct
 import sys
 
-import torch
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_model_fixtures import causal_half, rounded, write_safetensors  # noqa: E402
+try:
+    import torch
+    from make_model_fixtures import causal_half, rounded, write_safetensors  # noqa: E402
+except ModuleNotFoundError as missing:  # --help needs no torch; writing anything does
+    torch = None
+    TORCH_MISSING = missing
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 OUT = os.path.join(ROOT, "tests", "fixtures", "model", "families")
@@ -513,10 +518,27 @@ def big(out_dir):
     print(f"wrote a random {f['name']} model ({sum(math.prod(s) for s in shapes.values())} weights, BF16) to {out_dir}")
 
 
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(
+        description="Without options: rewrite the family fixtures in " + os.path.relpath(OUT, os.getcwd()) +
+                    " (config.json, model*.safetensors, expected.json of each family) from the PyTorch "
+                    "reference. Needs Debian's python3-torch.")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--demo", nargs=3, metavar=("OUT_DIR", "TOKENIZER_DIR", "MODEL_TYPE"),
+                      help="write a random-weight model of one family with the vocabulary of a headlab tokenizer "
+                           "folder to OUT_DIR (not a fixture), e.g. --demo /tmp/llama-demo models/headlab-tiny llama")
+    mode.add_argument("--llama-3.2-1b", dest="llama_1b", metavar="OUT_DIR",
+                      help="write random BF16 weights of Llama-3.2-1B's shape (2.5 GB, no tokenizer) to OUT_DIR")
+    return p.parse_args(argv)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[1] == "--demo":
-        demo(sys.argv[2], sys.argv[3], sys.argv[4])
-    elif len(sys.argv) == 3 and sys.argv[1] == "--llama-3.2-1b":
-        big(sys.argv[2])
+    args = parse_args()
+    if torch is None:
+        sys.exit(f"make_family_fixtures.py: needs PyTorch ({TORCH_MISSING}); install Debian's python3-torch")
+    if args.demo:
+        demo(*args.demo)
+    elif args.llama_1b:
+        big(args.llama_1b)
     else:
         main()

@@ -278,6 +278,33 @@ std::string shape_disagreement(const ModelConfig& c, const TensorSlot& slot, con
       return ": config.json's n_positions is " + std::to_string(c.n_ctx) + " but the weights hold " + rows + " positions";
     return ": config.json's vocab_size is " + std::to_string(c.vocab_size) + " but the weights hold " + rows + " tokens";
   }
+  // The attention projections and q/k norms hold whole heads along one axis: (heads * HS).
+  // There a wrong count is the head size, which a config without head_dim takes as n_embd /
+  // n_head, so it is named before n_embd (the rows of q_proj are n_embd only by coincidence).
+  if (!c.is_gpt2()) {
+    auto ends_with = [&](std::string_view suffix) {
+      return slot.name.size() >= suffix.size() && slot.name.compare(slot.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    int heads = 0;
+    std::size_t axis = 0;
+    if (ends_with("q_proj.weight") || ends_with("q_proj.bias")) heads = c.n_head;
+    else if (ends_with("k_proj.weight") || ends_with("k_proj.bias") || ends_with("v_proj.weight") ||
+             ends_with("v_proj.bias")) heads = c.kv_heads();
+    else if (ends_with("o_proj.weight") || ends_with("attention.dense.weight")) heads = c.n_head, axis = 1;
+    else if (ends_with("query_key_value.weight") || ends_with("query_key_value.bias")) heads = 3 * c.n_head;
+    else if (ends_with("q_norm.weight") || ends_with("k_norm.weight")) heads = 1;
+    bool others_agree = heads > 0 && axis < shape.size();
+    for (std::size_t i = 0; others_agree && i < shape.size(); i++) others_agree = i == axis || shape[i] == want[i];
+    if (others_agree && shape[axis] % heads == 0 && shape[axis] / heads != c.head_size()) {
+      const std::string file_hs = std::to_string(shape[axis] / heads);
+      if (c.head_dim > 0)
+        return ": config.json's head_dim is " + std::to_string(c.head_dim) + " but the weights hold " +
+               std::to_string(shape[axis]) + " = " + std::to_string(heads) + " heads of " + file_hs +
+               " (or its head count is wrong)";
+      return ": config.json gives no head_dim, so a head is n_embd / n_head = " + std::to_string(c.head_size()) +
+             " wide, but the weights hold heads of " + file_hs + " (add \"head_dim\": " + file_hs + ")";
+    }
+  }
   const std::int64_t file_C = embedding ? shape[1] : shape[0];
   if (file_C != c.n_embd && (embedding || want[0] == c.n_embd))
     return ": config.json's n_embd is " + std::to_string(c.n_embd) + " but the weights have " + std::to_string(file_C) +
@@ -468,6 +495,20 @@ Result<Parameters> checkpoint_from_files(const ModelConfig& config, std::span<co
 
 
 
+namespace {
+
+// A checkpoint is a folder: a missing path and a file are told apart.
+Status folder_check(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_type type = fs::status(dir, ec).type();
+  if (type == fs::file_type::directory) return {};
+  return make_error(ErrorCode::not_found, dir + (type == fs::file_type::not_found ? ": no such file or directory" : ": not a directory") +
+                                              " (a Hugging Face model is a folder: config.json, model.safetensors)");
+}
+
+}  // namespace
+
 Result<Parameters> checkpoint_from_safetensors(const ModelConfig& config, const SafetensorsFile& file,
                                                const LoadOptions& options) {
   return checkpoint_from_files(config, std::span<const SafetensorsFile>(&file, 1), options);
@@ -482,7 +523,7 @@ Result<Parameters> checkpoint_from_shards(const ModelConfig& config, const std::
 Result<Parameters> checkpoint_load(const std::string& dir, const LoadOptions& options) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return make_error(ErrorCode::not_found, dir + ": not a directory");
+  if (Status s = folder_check(dir); !s) return tl::unexpected(s.error());
   auto config = config_load((fs::path(dir) / "config.json").string());
   if (!config) return tl::unexpected(config.error());
   // header only: each tensor is read into its place a part at a time, so the file's bytes and
@@ -503,7 +544,7 @@ Result<Parameters> checkpoint_load(const std::string& dir, const LoadOptions& op
 Result<CheckpointDescription> checkpoint_describe(const std::string& dir, DtypeChoice dtype) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return make_error(ErrorCode::not_found, dir + ": not a directory");
+  if (Status s = folder_check(dir); !s) return tl::unexpected(s.error());
   const std::string config_path = (fs::path(dir) / "config.json").string();
   auto config = config_load(config_path);
   if (!config) return tl::unexpected(config.error());

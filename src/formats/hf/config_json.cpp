@@ -32,6 +32,22 @@ Result<ModelConfig> config_parse(const std::string& json_text, const std::string
                                                 ", not a string such as \"gpt2\" or \"llama\"");
     if (j.contains("model_type") && j["model_type"].get<std::string>() != "gpt2")
       return config_parse_family(json_text, what);  // gpt_neox, llama, mistral, qwen2 (or refused by name)
+    if (!j.contains("model_type")) {
+      // Without model_type a config is read as GPT2Config reads it; a key only the other
+      // families have means the family is what is missing, not that key's value. (rope_theta
+      // alone is headlab's own rotary GPT-2 layout without its headlab_positions: refused below.)
+      std::string family_keys;
+      for (const char* key : {"intermediate_size", "num_key_value_heads", "head_dim", "rms_norm_eps", "layer_norm_eps",
+                              "hidden_act", "hidden_activation", "rope_scaling", "rotary_pct", "partial_rotary_factor",
+                              "rotary_emb_base", "rope_parameters", "use_parallel_residual", "sliding_window", "text_config",
+                              "attention_bias", "mlp_bias", "query_pre_attn_scalar"})
+        if (j.contains(key)) family_keys += (family_keys.empty() ? "\"" : ", \"") + std::string(key) + "\"";
+      if (!family_keys.empty())
+        return make_error(ErrorCode::unsupported,
+                          what + ": no \"model_type\": without it the config is read as GPT-2's, which has no " +
+                              family_keys + "; add \"model_type\" naming the family (gpt2, gpt_neox, llama, mistral, "
+                              "qwen2, qwen3, gemma2, gemma3_text, gemma3)");
+    }
     if (j.contains("activation_function")) {
       // gelu_new, gelu_pytorch_tanh and gelu_fast are the same tanh approximation
       std::string act = j["activation_function"].get<std::string>();

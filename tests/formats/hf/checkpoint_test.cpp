@@ -367,6 +367,40 @@ TEST(Checkpoint, MissingDirectoryOrFiles) {
   EXPECT_EQ(checkpoint_save("/proc/no/such/dir", parameters_allocate(small_config())).error().code, ErrorCode::io_error);
 }
 
+TEST(Checkpoint, AMissingPathIsNoSuchFileAndAFileIsNotADirectory) {
+  auto missing = checkpoint_load("/nonexistent/model");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ErrorCode::not_found);
+  EXPECT_NE(missing.error().message.find("/nonexistent/model: no such file or directory"), std::string::npos)
+      << missing.error().message;
+  const std::string d = tmp_dir("ckpt_file");
+  std::ofstream(d + "/plain") << "x";
+  auto file = checkpoint_describe(d + "/plain");
+  ASSERT_FALSE(file);
+  EXPECT_NE(file.error().message.find("/plain: not a directory"), std::string::npos) << file.error().message;
+}
+
+// Qwen 3's fixture (4 heads of 32 over C = 64) without head_dim: the config's heads are
+// C / NH = 16 wide, and q_proj's rows (128) say 32. The message names head_dim, not n_embd.
+TEST(Checkpoint, AMissingHeadDimIsNamedNotBlamedOnNEmbd) {
+  const std::string src = std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/model/families/qwen3";
+  const std::string d = tmp_dir("ckpt_no_head_dim");
+  std::filesystem::copy_file(src + "/model.safetensors", d + "/model.safetensors");
+  std::ifstream in(src + "/config.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t at = text.find("\"head_dim\": 32,");
+  ASSERT_NE(at, std::string::npos);
+  text.erase(at, std::string("\"head_dim\": 32,").size());
+  std::ofstream(d + "/config.json") << text;
+  auto r = checkpoint_load(d);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("config.json gives no head_dim, so a head is n_embd / n_head = 16 wide, but the "
+                                   "weights hold heads of 32 (add \"head_dim\": 32)"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(r.error().message.find("n_embd is"), std::string::npos) << r.error().message;
+}
+
 TEST(Checkpoint, TruncatedWeightsFileIsCorrupt) {
   Parameters p = parameters_allocate(small_config());
   const std::string d = tmp_dir("ckpt_trunc");

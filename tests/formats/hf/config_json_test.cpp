@@ -168,6 +168,44 @@ TEST(ModelConfig, LlamaConfigSetsTheConfiguredBlock) {
   EXPECT_EQ(config_untrainable_keys(ModelConfig{}), "");
 }
 
+// Read as GPT-2's, a Llama config without model_type used to be refused for its eos_token_id
+// list (GPT-2 takes one id) or its rope_theta (GPT-2's layout reads it only with
+// headlab_positions); the missing model_type is the problem, and the message says so.
+TEST(ModelConfig, WithoutModelTypeAFamilysKeysNameTheMissingModelType) {
+  std::string j = llama_json("");
+  j.erase(j.find(R"("model_type": "llama", )"), std::string(R"("model_type": "llama", )").size());
+  auto c = config_parse(j, "config.json");
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, headlab::ErrorCode::unsupported);
+  EXPECT_NE(c.error().message.find("config.json: no \"model_type\": without it the config is read as GPT-2's, which "
+                                   "has no \"intermediate_size\", \"num_key_value_heads\""),
+            std::string::npos)
+      << c.error().message;
+  EXPECT_NE(c.error().message.find("add \"model_type\" naming the family (gpt2, gpt_neox, llama"), std::string::npos);
+  EXPECT_EQ(c.error().message.find("eos_token_id"), std::string::npos) << c.error().message;
+  // GPT-2's own keys and its aliases still read without model_type, as GPT2Config reads them
+  auto gpt2 = config_parse(R"({"n_layer": 2, "hidden_size": 64, "n_head": 4, "vocab_size": 50, "bos_token_id": 1,
+                               "eos_token_id": 1})", "config.json");
+  ASSERT_TRUE(gpt2) << gpt2.error().message;
+  EXPECT_EQ(gpt2->n_embd, 64);
+}
+
+// TransformerLens's default_prepend_bos: off for GPT-NeoX and Qwen 2/3, on for the others.
+TEST(ModelConfig, BosGoesFirstByDefaultExceptForGptNeoxAndQwen) {
+  const std::string dir = std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/model/families/";
+  for (const char* family : {"llama", "llama3", "mistral", "gemma2", "gemma3"}) {
+    auto c = config_load(dir + family + "/config.json");
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_TRUE(c->default_prepend_bos()) << family;
+  }
+  for (const char* family : {"pythia", "qwen2", "qwen3"}) {
+    auto c = config_load(dir + family + "/config.json");
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_FALSE(c->default_prepend_bos()) << family;
+  }
+  EXPECT_TRUE(ModelConfig{}.default_prepend_bos());  // GPT-2
+}
+
 TEST(ModelConfig, PythiaConfigRotatesAQuarterOfEachHeadWithTheParallelResidual) {
   auto c = config_parse(R"({"model_type": "gpt_neox", "hidden_size": 64, "num_attention_heads": 4,
                             "num_hidden_layers": 2, "intermediate_size": 256, "vocab_size": 48,
