@@ -53,7 +53,7 @@ ClassStore* class_store(ServerContext& ctx) { return ctx.classes ? ctx.classes->
 Result<ModelService*> need_model(ServerContext& ctx) {
   if (!ctx.model)
     return make_error(ErrorCode::unavailable, "No model is loaded: " + ctx.model_error +
-                                                  " Start the server with --model DIR (a Hugging Face GPT-2 folder).");
+                                                  " Start the server with --model PATH (a Hugging Face folder of a supported family, or a .gguf file).");
   return ctx.model;
 }
 

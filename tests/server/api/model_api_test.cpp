@@ -149,8 +149,8 @@ TEST(ModelApi, AFullQueueAnswers503WithRetryAfter) {
 
 TEST(ModelApi, WithoutAModelTheRoutesSayHowToLoadOne) {
   TestServer s(temp_path("m.db"));
-  expect_error(s.get("/api/model"), 503, "--model DIR");
-  expect_error(s.post("/api/model/run", json{{"text", "a"}}), 503, "--model DIR");
+  expect_error(s.get("/api/model"), 503, "--model PATH");
+  expect_error(s.post("/api/model/run", json{{"text", "a"}}), 503, "--model PATH");
 }
 
 TEST(ModelApi, ABrokenModelFolderStopsTheServerWithTheReason) {
