@@ -118,13 +118,22 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 }  // namespace
 
+// "bos" when sent; omitted, the family's rule applies (model_types.h).
+static Status read_optional_bos(const json& j, std::optional<bool>& bos) {
+  if (!j.contains("bos")) return {};
+  bool b = true;
+  HEADLAB_TRY(read_field(j, "bos", b, true));
+  bos = b;
+  return {};
+}
+
 Result<ModelRunRequest> decode_model_run_request(std::string_view body) {
   auto j = parse_json_object(body, kExample);
   if (!j) return tl::unexpected(j.error());
   HEADLAB_TRY(only_fields(*j, {"text", "bos", "truncate", "heads", "views", "rollout", "window", "top_k"}));
   ModelRunRequest r;
   HEADLAB_TRY(read_field(*j, "text", r.text, true));
-  HEADLAB_TRY(read_field(*j, "bos", r.bos, false));
+  HEADLAB_TRY(read_optional_bos(*j, r.bos));
   HEADLAB_TRY(read_field(*j, "truncate", r.truncate, false));
   HEADLAB_TRY(read_field(*j, "rollout", r.rollout, false));
   HEADLAB_TRY(read_field(*j, "top_k", r.top_k, false));
@@ -151,7 +160,7 @@ Result<ModelInterveneRequest> decode_model_intervene_request(std::string_view bo
   HEADLAB_TRY(only_fields(*j, {"text", "bos", "truncate", "ablate", "block", "replace", "top_k"}));
   ModelInterveneRequest r;
   HEADLAB_TRY(read_field(*j, "text", r.text, true));
-  HEADLAB_TRY(read_field(*j, "bos", r.bos, false));
+  HEADLAB_TRY(read_optional_bos(*j, r.bos));
   HEADLAB_TRY(read_field(*j, "truncate", r.truncate, false));
   HEADLAB_TRY(read_field(*j, "top_k", r.top_k, false));
   auto list = [&](const char* name) -> Result<json> {
@@ -358,7 +367,7 @@ Result<QueryScoresRequest> decode_query_scores_request(std::string_view body) {
   HEADLAB_TRY(only_fields(*j, {"text", "bos", "layer", "head", "query"}));
   QueryScoresRequest r;
   HEADLAB_TRY(read_field(*j, "text", r.text, true));
-  HEADLAB_TRY(read_field(*j, "bos", r.bos, false));
+  HEADLAB_TRY(read_optional_bos(*j, r.bos));
   HEADLAB_TRY(read_field(*j, "layer", r.layer, true));
   HEADLAB_TRY(read_field(*j, "head", r.head, true));
   HEADLAB_TRY(read_field(*j, "query", r.query, true));

@@ -65,8 +65,8 @@ Result<std::unique_ptr<ModelService>> ModelService::load(const ModelServiceOptio
   return s;
 }
 
-Result<std::vector<model::Token>> ModelService::tokenize(const std::string& text, bool bos, bool truncate,
-                                                         bool& truncated) const {
+Result<std::vector<model::Token>> ModelService::tokenize(const std::string& text, std::optional<bool> bos,
+                                                         bool truncate, bool& truncated) const {
   analysis::RunInputOptions o;
   o.bos = bos;
   o.max_tokens = info_.max_tokens;
@@ -189,7 +189,9 @@ Result<QueryScoresResult> ModelService::query_scores(const QueryScoresRequest& r
   if (req.query < 0 || req.query >= T)
     return make_error(ErrorCode::invalid_argument,
                       "query must be a token position from 0 to " + std::to_string(T - 1) + " (this text has " +
-                          std::to_string(T) + " tokens" + (req.bos ? ", the start token included)." : ")."));
+                          std::to_string(T) + " tokens" +
+                              (req.bos.value_or(params_.config.default_prepend_bos()) ? ", the start token included)."
+                                                                                      : ")."));
   std::vector<int> ids;
   for (const auto& t : *tokens) ids.push_back(t.id);
   const QueryScoresRequest r = req;

@@ -57,7 +57,8 @@ class ModelService {
 
  private:
   ModelService() = default;
-  Result<std::vector<model::Token>> tokenize(const std::string& text, bool bos, bool truncate, bool& truncated) const;
+  Result<std::vector<model::Token>> tokenize(const std::string& text, std::optional<bool> bos, bool truncate,
+                                             bool& truncated) const;
 
   ModelServiceOptions options_;
   ModelInfo info_;

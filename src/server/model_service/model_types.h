@@ -28,7 +28,9 @@ struct TokenWindow {
 
 struct ModelRunRequest {
   std::string text;
-  bool bos = true;
+  // Put the model's BOS token first; omitted: the family's rule (ModelConfig::
+  // default_prepend_bos: off for GPT-NeoX and Qwen 2/3), as the CLI does.
+  std::optional<bool> bos;
   bool truncate = false;           // keep the last max_tokens tokens instead of refusing
   bool all_heads = true;           // "heads" omitted
   std::vector<HeadRef> heads;
@@ -51,7 +53,7 @@ struct InterventionSpec {
 
 struct ModelInterveneRequest {
   std::string text;
-  bool bos = true;
+  std::optional<bool> bos;  // as in ModelRunRequest
   bool truncate = false;
   InterventionSpec interventions;
   int top_k = 5;
@@ -60,7 +62,7 @@ struct ModelInterveneRequest {
 // POST /api/model/query-scores: one query's scores against every key, the later ones too.
 struct QueryScoresRequest {
   std::string text;
-  bool bos = true;
+  std::optional<bool> bos;  // as in ModelRunRequest
   int layer = 0, head = 0, query = 0;
 };
 struct QueryScoresResult {

@@ -200,3 +200,25 @@ TEST_P(FamiliesEverywhere, LessonTwoChecksAWrongAnswerInTheModelsNumbers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, FamiliesEverywhere, ::testing::ValuesIn(all_cases()), case_name);
+
+// The CLI and the API put BOS first by the same rule (TransformerLens's default_prepend_bos: off
+// for GPT-NeoX and Qwen 2/3), and both honour an explicit choice.
+TEST_P(FamiliesEverywhere, TheCliAndTheApiPutBosFirstByTheFamilysRule) {
+  auto cli = headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab run --model " + path +
+                                           " --text '" + kText + "' --format json --top 1");
+  ASSERT_EQ(cli.exit_code, 0) << cli.out.substr(0, 400);
+  const json c = json::parse(cli.out);
+  TestServer s(temp_path("families.db"), path);
+  auto api = s.post("/api/model/run", json{{"text", kText}, {"top_k", 1}, {"heads", json::array({{0, 0}})}});
+  ASSERT_EQ(api.status, 200) << api.raw.substr(0, 400);
+  std::vector<int> cli_ids, api_ids;
+  for (const auto& t : c["tokens"]) cli_ids.push_back(t["id"]);
+  for (const auto& t : api.body["tokens"]) api_ids.push_back(t["id"]);
+  EXPECT_EQ(cli_ids, api_ids) << "the same tokens by default";
+  ASSERT_FALSE(api_ids.empty());
+  EXPECT_EQ(api_ids.front() == config.bos_token_id, config.default_prepend_bos())
+      << "family " << config.family << ": BOS first " << (config.default_prepend_bos() ? "by default" : "never by default");
+  auto with = s.post("/api/model/run", json{{"text", kText}, {"top_k", 1}, {"bos", true}, {"heads", json::array({{0, 0}})}});
+  ASSERT_EQ(with.status, 200);
+  EXPECT_EQ(with.body["tokens"][0]["id"], config.bos_token_id);
+}
