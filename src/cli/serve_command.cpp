@@ -210,6 +210,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
          "--max-unread-mb-per-ip", [&l](std::size_t mb) { l.max_unread_bytes_per_client = mb << 20; },
          "The same per client address (an IPv6 client by its /64; default 64)")
       ->check(CLI::Range(1, 1 << 20))->group(limits);
+  cmd->add_option("--learner-writes-per-minute", l.learner_writes_per_minute,
+                  "Progress writes and lesson checks one learner id may make a minute (more: 429; 0: no limit)")
+      ->check(CLI::Range(0, 10000000))->capture_default_str()->group(limits);
   cmd->add_option("--progress-writes-per-minute", l.progress_writes_per_minute,
                   "Progress writes and lesson checks one client address may make a minute (more: 429; 0: no limit)")
       ->check(CLI::Range(0, 10000000))->capture_default_str()->group(limits);

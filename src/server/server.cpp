@@ -32,6 +32,7 @@ struct Server::Impl {
   std::unique_ptr<FeedbackStore> feedback;
   std::unique_ptr<RateLimiter> feedback_limiter;
   std::unique_ptr<RateLimiter> progress_limiter;  // null: no limit
+  std::unique_ptr<RateLimiter> learner_limiter;   // null: no limit
   std::unique_ptr<ClassStore> classes;
   std::unique_ptr<RateStore> rates;  // PostgreSQL: the limits shared by every server on it
   std::unique_ptr<RateLimiter> class_create_limiter, login_by_address, join_by_class, join_by_address;
@@ -202,6 +203,13 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
   if (options.progress_writes_per_minute > 0)
     m.progress_limiter = std::make_unique<RateLimiter>(options.progress_writes_per_minute, std::chrono::minutes(1));
   m.context.feedback_limiter = m.feedback_limiter.get();
+  if (options.learner_writes_per_minute > 0) {
+    // Ids are anyone's to invent: past the limiter's size a new one passes uncounted, the
+    // address's limit still holding.
+    m.learner_limiter = std::make_unique<RateLimiter>(options.learner_writes_per_minute, std::chrono::minutes(1),
+                                                      /*refuse_new_when_full=*/false);
+    m.context.learner_writes = m.learner_limiter.get();
+  }
   if (m.store) {
     ClassStoreOptions co;
     co.max_bytes = options.db_max_bytes;

@@ -23,7 +23,7 @@ trap 'kill $pid $pid2 $holder 2>/dev/null || true; rm -rf "$tmp"' EXIT
 # more than the per-address defaults allow (Http.ProgressWritesPastTheRateOfOneAddressGet429
 # and Http.ConnectionsBeyondThePerAddressLimitAreClosedAtOnce test those limits).
 "$build/headlab" serve --port 0 --db "$tmp/load.db" --web "$root/web/dist" --max-connections-per-ip 4000 \
-  --progress-writes-per-minute 0 \
+  --progress-writes-per-minute 0 --learner-writes-per-minute 0 \
   ${HEADLAB_LOAD_MODEL:+--model "$HEADLAB_LOAD_MODEL"} >"$tmp/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -q "press Ctrl-C" "$tmp/serve.log" 2>/dev/null && break; sleep 0.1; done

@@ -61,7 +61,7 @@ fi
 # connection still comes from nginx: hence the per-address connection limit. Learners without
 # a pause write progress faster than a classroom could: then that limit is lifted too.
 serve_flags=(--no-model --db "$db" --trusted-proxy 127.0.0.1 --max-connections-per-ip 4000)
-[ "$think" != 0 ] || serve_flags+=(--progress-writes-per-minute 0)
+[ "$think" != 0 ] || serve_flags+=(--progress-writes-per-minute 0 --learner-writes-per-minute 0)
 ports=()
 start_server() {  # start_server I PORT: server I (1-based) on PORT
   "$build/headlab" serve --port "$2" "${serve_flags[@]}" >"$tmp/serve$1.log" 2>&1 &

@@ -46,6 +46,16 @@ auto with_store(ServerContext& ctx, Handle handle) {
   };
 }
 
+// Writes per learner id, beside the server's per-address limit: one learner (or a script
+// posing as one) cannot fill the store from an address a whole class shares.
+Status learner_may_write(ServerContext& ctx, const std::string& learner) {
+  if (!ctx.learner_writes) return {};
+  const std::string key = "learner " + learner;
+  if (ctx.learner_writes->allow(key)) return {};
+  return rate_limited("Too many checks from this learner at once; wait a moment and try again.",
+                      ctx.learner_writes->retry_after_s(key));
+}
+
 // A check a class member made is noted for the class's teacher (class_handlers.h).
 ClassStore* class_store(ServerContext& ctx) { return ctx.classes ? ctx.classes->store : nullptr; }
 
@@ -112,6 +122,7 @@ std::vector<Route> make_routes(ServerContext& ctx) {
       {"POST", "/api/progress/check",
        [&ctx](const HttpRequest& r) {
          auto check = [&ctx](ProgressStore& store, const ProgressCheckRequest& q) -> Result<ProgressView> {
+           if (auto s = learner_may_write(ctx, q.learner); !s) return tl::unexpected(s.error());
            auto v = handle_progress_check(store, q);
            if (v)
              if (auto s = note_detected(class_store(ctx), q.learner, q.lesson, v->met); !s)
@@ -247,6 +258,8 @@ std::vector<Route> make_routes(ServerContext& ctx) {
     routes.push_back({"POST", "/api/lessons/" + l.id + "/check", [&ctx, id = l.id](const HttpRequest& r) {
                         return answer(decode_lesson_check(r.body),
                                       with_store(ctx, [&ctx, &id](ProgressStore& store, const LessonCheckRequest& q) {
+                                        if (auto s = learner_may_write(ctx, q.learner); !s)
+                                          return Result<CheckVerdict>(tl::unexpected(s.error()));
                                         auto v = handle_lesson_check(store, ctx.model, id, q);
                                         if (v)
                                           if (auto s = note_answer_check(class_store(ctx), q.learner, id, q.answer, v->correct,

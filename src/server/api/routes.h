@@ -24,6 +24,7 @@ struct ServerContext {
   ResponseCache* cache = nullptr;  // answers of identical model requests
   FeedbackStore* feedback = nullptr;  // null when the database could not be opened
   RateLimiter* feedback_limiter = nullptr;
+  RateLimiter* learner_writes = nullptr;  // progress writes and answer checks per learner id; null: none
   ClassRoutesContext* classes = nullptr;  // the class routes; null: none (checks are not noted)
   course::LessonModelShelf* lesson_models = nullptr;  // the word-order lesson's models, by name
 };

@@ -34,7 +34,7 @@ bool RateLimiter::allow(const std::string& client, Clock::time_point now) {
     // window; if all still count, refuse new ones (never forget a counted client: that
     // would let a flood of addresses reset everyone's limit).
     std::erase_if(events_, [&](const auto& e) { return e.second.empty() || now - e.second.back() >= window_; });
-    if (events_.size() > kMaxClients && !events_.count(client_block(client))) return false;
+    if (events_.size() > kMaxClients && !events_.count(client_block(client))) return !refuse_new_when_full_;
   }
   auto& times = events_[client_block(client)];
   while (!times.empty() && now - times.front() >= window_) times.pop_front();

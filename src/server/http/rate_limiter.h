@@ -20,7 +20,11 @@ namespace headlab::server {
 class RateLimiter {
  public:
   using Clock = std::chrono::steady_clock;
-  RateLimiter(int max_events, Clock::duration window) : max_(max_events), window_(window) {}
+  // When more than kMaxClients clients count at once (a flood of addresses or ids), a new
+  // client is refused (refuse_new_when_full, for limits that guard a secret or a class) or let
+  // through uncounted (for limits another limit backs, as a learner's behind its address's).
+  RateLimiter(int max_events, Clock::duration window, bool refuse_new_when_full = true)
+      : max_(max_events), window_(window), refuse_new_when_full_(refuse_new_when_full) {}
   // True (and counted) when the client may act now.
   bool allow(const std::string& client, Clock::time_point now = Clock::now());
   // Whole seconds (at least 1) until the client may act again, after allow() said no: when
@@ -43,6 +47,7 @@ class RateLimiter {
   static constexpr std::size_t kMaxClients = 100000;
   int max_;
   Clock::duration window_;
+  bool refuse_new_when_full_;
   std::unordered_map<std::string, std::deque<Clock::time_point>> events_;
   std::mutex mutex_;
   std::string scope_;

@@ -341,3 +341,17 @@ TEST(Http, AServerOnTheNetworkRefusesAHostNotOnItsServerNames) {
   EXPECT_EQ(raw_status(raw_exchange(s.port(), "GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")),
             200);
 }
+
+// Issue 24: rows written per learner too, not only per address (a class behind one NAT
+// shares its address's budget): one learner id past --learner-writes-per-minute gets 429,
+// another learner from the same address goes on.
+TEST(Http, OneLearnersWritesPastTheirMinuteGet429AndAnotherLearnerGoesOn) {
+  TestServer s(temp_path("h.db"), "", 8, [](headlab::server::ServerOptions& o) { o.learner_writes_per_minute = 3; });
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(s.post("/api/progress/check", completing_check("learner-busy")).status, 200);
+  auto r = s.post("/api/progress/check", completing_check("learner-busy"));
+  EXPECT_EQ(r.status, 429) << r.raw;
+  EXPECT_EQ(r.body["error"]["code"], "rate_limited");
+  const json quiz = {{"learner", "learner-busy"}, {"challenge", "pattern-quiz"}, {"answer", {{"choice", "uniform"}}}};
+  EXPECT_EQ(s.post("/api/lessons/trained-heads/check", quiz).status, 429) << "answer checks share the learner's minute";
+  EXPECT_EQ(s.post("/api/progress/check", completing_check("learner-calm")).status, 200);
+}
