@@ -56,7 +56,8 @@ struct ServerOptions {
   std::int64_t db_max_bytes = 512ll << 20;  // the database's cap; progress writes past it: 507
   int progress_writes_per_minute = 3000;    // per client address (a class behind one NAT shares
                                             // it); more: 429. 0: no limit
-  int learner_writes_per_minute = 120;      // the same per learner id (two a second); 0: no limit
+  int learner_writes_per_minute = 600;      // the same per learner id (ten a second: lesson 1 reports
+                                            // every view change, a held arrow key included); 0: no limit
   bool trust_forwarded_proto = false;  // a TLS proxy in front sets X-Forwarded-Proto: the
                                        // teacher's cookie is then marked Secure
   // Load balancers in front (their addresses, "127.0.0.1"): a request from one of them is
