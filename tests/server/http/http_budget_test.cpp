@@ -89,6 +89,16 @@ const std::string& big_answer() {
   return body;
 }
 
+// GET /big: big_answer() as plain text.
+Route big_route() {
+  return {"GET", "/big", [](const HttpRequest&) {
+            HttpResponse r;
+            r.content_type = "text/plain";
+            r.body = big_answer();
+            return r;
+          }};
+}
+
 struct RunningServer {
   std::unique_ptr<HttpServer> http;
   std::thread thread;
@@ -113,12 +123,7 @@ TEST(HttpBudget, AClientThatNeverReadsIsCutPastItsBudgetAndAnotherClientIsServed
   o.max_unread_bytes_per_client = 16 << 20;
   o.max_unread_bytes = 64 << 20;
   o.max_connections_per_ip = 100;
-  RunningServer s(o, {{"GET", "/big", [](const HttpRequest&) {
-                         HttpResponse r;
-                         r.content_type = "text/plain";
-                         r.body = big_answer();
-                         return r;
-                       }}});
+  RunningServer s(o, {big_route()});
   const int port = s.http->port();
   // 12 connections of one client each ask for 4 MB and never read: 48 MB asked, 16 MB allowed.
   std::vector<int> greedy;
@@ -151,12 +156,7 @@ TEST(HttpBudget, PastTheTotalBudgetTheClientHoldingMostIsCut) {
   o.max_unread_bytes_per_client = 64 << 20;
   o.max_unread_bytes = 20 << 20;
   o.max_connections_per_ip = 100;
-  RunningServer s(o, {{"GET", "/big", [](const HttpRequest&) {
-                         HttpResponse r;
-                         r.content_type = "text/plain";
-                         r.body = big_answer();
-                         return r;
-                       }}});
+  RunningServer s(o, {big_route()});
   const int port = s.http->port();
   std::vector<int> fds;
   for (int i = 0; i < 8; ++i) {  // 32 MB from 127.0.0.1, 4 MB from 127.0.0.3

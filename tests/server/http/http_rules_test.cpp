@@ -89,12 +89,3 @@ TEST(HttpRules, AServerBeyondLoopbackAnswersOnlyItsNamesAndAddresses) {
   EXPECT_FALSE(host_allowed("", names));
   EXPECT_TRUE(host_allowed("anything.example", {})) << "no --server-name: any";
 }
-
-TEST(HttpRules, AnIpv6ClientIsCountedByItsSlash64AndAnIpv4ClientByItsAddress) {
-  EXPECT_EQ(client_block("2001:db8:1:2:aaaa:bbbb:cccc:dddd"), "2001:db8:1:2::/64");
-  EXPECT_EQ(client_block("2001:db8:1:2::1"), client_block("2001:db8:1:2:ffff::9"));
-  EXPECT_NE(client_block("2001:db8:1:2::1"), client_block("2001:db8:1:3::1"));
-  EXPECT_EQ(client_block("::ffff:192.0.2.7"), "192.0.2.7");
-  EXPECT_EQ(client_block("192.0.2.7"), "192.0.2.7");
-  EXPECT_EQ(client_block("not an address"), "not an address");
-}
