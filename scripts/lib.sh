@@ -5,7 +5,8 @@ set -euo pipefail
 HEADLAB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${HEADLAB_BUILD_DIR:-$HEADLAB_ROOT/build}"
 
-say() { printf '\033[1mheadlab setup:\033[0m %s\n' "$*"; }
+# Each line carries the time since the script started, so a CI log shows where the minutes go.
+say() { printf '\033[1mheadlab setup [%d:%02d]:\033[0m %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 
 # Debian packages needed to build and serve.
 SERVE_PACKAGES=(

@@ -23,6 +23,7 @@
 
 #include "analysis/run_text.h"
 #include "cli/commands.h"
+#include "cli/config_note.h"
 #include "cli/dtype_option.h"
 #include "cli/whole_number.h"
 #include "cli/pattern_svg.h"
@@ -162,6 +163,7 @@ int run_run(const RunOptions& o) {
   auto params = model::model_load(o.model, {.dtype = dtype_choice(o.dtype), .compute = compute_choice(o.compute)});
   if (!params) return print_error(params.error().message);
   dtype_note(*params, o.dtype, o.compute);
+  config_note(o.model);
   const model::ModelConfig& c = params->config;
   std::unique_ptr<model::BpeTokenizer> tok;
   if (auto t = model::model_tokenizer_load(o.model)) {

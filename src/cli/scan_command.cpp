@@ -9,6 +9,7 @@
 
 #include "analysis/scan_text.h"
 #include "cli/commands.h"
+#include "cli/config_note.h"
 #include "cli/dtype_option.h"
 #include "cli/whole_number.h"
 #include "cli/scan_format.h"
@@ -68,6 +69,7 @@ int run_scan(const ScanCliOptions& o) {
   auto params = model::model_load(o.model, {.dtype = dtype_choice(o.dtype), .compute = compute_choice(o.compute)});
   if (!params) return print_error(params.error().message);
   dtype_note(*params, o.dtype, o.compute);
+  config_note(o.model);
   auto tokenizer = model::model_tokenizer_load(o.model);
   if (!tokenizer) return print_error(tokenizer.error().message);
   auto report = analysis::scan_text(*params, *tokenizer, *text, o.scan);

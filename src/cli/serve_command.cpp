@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/db_option.h"
+#include "cli/config_note.h"
 #include "cli/dtype_option.h"
 #include "model/blas.h"
 #include "model/ops/matmul_packed.h"
@@ -88,6 +89,7 @@ int run_serve(const ServeOptions& o) {
     else
       options.no_model_reason = "the built-in model is not at " HEADLAB_DEFAULT_MODEL_DIR " (no config.json there).";
   }
+  if (!options.model_dir.empty()) config_note(options.model_dir);
   auto srv = server::Server::create(options);
   if (!srv) return print_error(srv.error().message);
   // A school's PostgreSQL that cannot be reached at start: stop with its one-line reason, so

@@ -2,7 +2,10 @@
 // and models/headlab-tiny, read back from its JSON.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -146,4 +149,30 @@ TEST(InfoCommand, AFileThatIsNotGgufIsAnErrorNotAnAbort) {
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("headlab: error: " + path), std::string::npos) << r.out;
   std::remove(path.c_str());
+}
+
+TEST(InfoCommand, AConfigKeyHeadlabDoesNotKnowIsNamedByInfoAndWhenAModelLoads) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("headlab-unknown-key-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const auto& e : fs::directory_iterator(kFamilies + "llama")) fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing);
+  json config = json::parse(std::ifstream(dir / "config.json"));
+  config["some_future_switch"] = true;
+  std::ofstream(dir / "config.json") << config.dump();
+
+  const json* k = nullptr;
+  json j = info(dir.string());
+  k = key(j, "some_future_switch");
+  ASSERT_NE(k, nullptr);
+  EXPECT_FALSE((*k)["read"].get<bool>());
+  EXPECT_NE((*k)["effect"].get<std::string>().find("UNKNOWN"), std::string::npos) << (*k)["effect"];
+  // A reviewed key says why it does not matter.
+  ASSERT_NE(key(j, "torch_dtype"), nullptr);
+  EXPECT_NE((*key(j, "torch_dtype"))["effect"].get<std::string>().find("each tensor's own dtype"), std::string::npos);
+
+  auto r = headlab_run("run --model " + dir.string() + " --text 'a b' --format json");
+  EXPECT_NE(r.out.find("key 'some_future_switch' (= true) is unknown to headlab and was not read"), std::string::npos) << r.out;
+  auto clean = headlab_run("run --model " + kFamilies + "llama --text 'a b' --format json");
+  EXPECT_EQ(clean.out.find("unknown to headlab"), std::string::npos) << "no note for a config whose keys are all known";
+  fs::remove_all(dir);
 }

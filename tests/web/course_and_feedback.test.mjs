@@ -35,10 +35,23 @@ test('the course overview lists every lesson in order with the learner’s progr
       assert.equal(await item.getByRole('link').count(), 0, `${l.title} is coming: no link`);
     } else {
       assert.equal(await item.getByRole('link', { name: l.title }).getAttribute('href'), `#/lessons/${l.id}`);
-      await eventually(async () => assert.equal(await item.getByTestId('lesson-progress').textContent(), `${l.completed_count} of ${l.total} challenges done`));
+      const done = l.total > 0 && l.completed_count >= l.total;
+      await eventually(async () =>
+        assert.equal(
+          (await item.getByTestId('lesson-progress').textContent()).replace(/\s+/g, ' ').trim(),
+          `${done ? '✓' : ''}${l.completed_count} of ${l.total} challenges done${done ? ': lesson complete' : ''}`,
+        ),
+      );
+      // Each lesson says what it teaches.
+      assert.ok(((await item.locator('.course__description').textContent()) ?? '').length > 60, `${l.title} has a description`);
     }
   }
   assert.ok(course.find((l) => l.id === 'causal-mask').completed_count >= 1);
+  // "Continue" leads to the first lesson not yet finished.
+  const next = course.find((l) => !l.coming && !(l.total > 0 && l.completed_count >= l.total));
+  const go_on = page.getByTestId('continue');
+  assert.equal(await go_on.getAttribute('href'), `#/lessons/${next.id}`);
+  assert.match(await go_on.textContent(), new RegExp(`Continue with lesson ${next.number}: ${next.title}`));
   await screenshot(page, '60-course-overview');
 });
 

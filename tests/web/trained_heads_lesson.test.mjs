@@ -200,6 +200,12 @@ test('Part 4: zeroing a head changes the loss exactly as the server computes, an
     ),
   );
   assert.notEqual(one.intervened.loss, one.baseline.loss, 'zeroing a head changes the loss');
+  // The sentence under it is chosen by the change as shown (three decimals).
+  const one_delta = Number((one.intervened.loss - one.baseline.loss).toFixed(3));
+  const reading = await page.getByTestId('ablation-reading').textContent();
+  if (one_delta < 0) assert.match(reading, /The loss went down: the model predicts this text slightly better without head/);
+  else if (one_delta > 0) assert.match(reading, /The loss went up: on this text the model uses what head/);
+  else assert.match(reading, /To three decimals the loss does not move/);
 
   await p4.getByRole('button', { name: 'Measure every head' }).click();
   const table = page.getByTestId('ablation-all');
@@ -213,6 +219,21 @@ test('Part 4: zeroing a head changes the loss exactly as the server computes, an
     }
   want.sort((a, b) => b[1] - a[1]);
   assert.deepEqual(shown, want.map(([n, d]) => [n, signed(d)]));
+  // The sentence under the table interprets the sweep from its numbers: how many heads lower
+  // the loss when zeroed, and where the scanner's induction heads rank.
+  const all_reading = (await page.getByTestId('ablation-all-reading').textContent()).replace(/\s+/g, ' ');
+  assert.ok(all_reading.includes(`Zeroing head ${want[0][0]} costs the most here`), all_reading);
+  const lower = want.filter(([, d]) => Number(d.toFixed(3)) < 0).length;
+  if (lower === 0) assert.doesNotMatch(all_reading, /lowers? the loss when zeroed/);
+  else assert.ok(all_reading.includes(lower === 1 ? 'One head lowers the loss when zeroed' : `${lower} heads lower the loss when zeroed`), all_reading);
+  const induction = labelled(scan, 'induction').map((h) => h.name);
+  if (induction.length === 0) assert.match(all_reading, /labels no head of this model induction/);
+  else {
+    // The best-ranked of them is named first.
+    const rank = Math.min(...induction.map((name) => want.findIndex(([n]) => n === name) + 1));
+    const name = want[rank - 1][0];
+    assert.ok(all_reading.includes(rank === 1 ? `The induction head ${name} is the one the model needs most` : `The induction head ${name} ranks ${rank} of ${want.length}`), all_reading);
+  }
 
   // The head whose removal hurts most meets "ablation-matters".
   await table.getByRole('button', { name: want[0][0], exact: true }).click();

@@ -129,6 +129,47 @@ const std::map<std::string, Effect>& effects() {
   return kEffects;
 }
 
+// Keys reviewed as not changing an inference forward, each with why. A key in neither this list
+// nor effects() is unknown: headlab does not read it and says so by name rather than assume it
+// harmless (tests/formats/hf/config_keys_test.cpp walks every fixture config against both).
+const std::map<std::string, const char*>& not_forward() {
+  static const std::map<std::string, const char*> kReviewed = {
+      {"architectures", "the transformers class name"},
+      {"_name_or_path", "where the file came from"},
+      {"transformers_version", "the version that wrote the file"},
+      {"torch_dtype", "the dtype the weights were saved in; each tensor's own dtype is read"},
+      {"dtype", "the dtype the weights were saved in; each tensor's own dtype is read"},
+      {"use_cache", "a generation option (the key/value cache)"},
+      {"cache_implementation", "a generation option (the key/value cache)"},
+      {"initializer_range", "training only (the initial weights' spread)"},
+      {"pretraining_tp", "a tensor-parallel split of the same products"},
+      {"pad_token_id", "which id pads a batch; no padding in a forward of one text"},
+      {"sep_token_id", "a special token's id"},
+      {"decoder_start_token_id", "a special token's id"},
+      {"attention_dropout", "dropout: off at inference"},
+      {"hidden_dropout", "dropout: off at inference"},
+      {"classifier_dropout", "dropout: off at inference (a classification head)"},
+      {"resid_pdrop", "dropout: off at inference"},
+      {"embd_pdrop", "dropout: off at inference"},
+      {"attn_pdrop", "dropout: off at inference"},
+      {"summary_type", "GPT-2's classification head, not the language model"},
+      {"summary_use_proj", "GPT-2's classification head, not the language model"},
+      {"summary_activation", "GPT-2's classification head, not the language model"},
+      {"summary_proj_to_labels", "GPT-2's classification head, not the language model"},
+      {"summary_first_dropout", "GPT-2's classification head, not the language model"},
+      {"task_specific_params", "generation settings for tasks"},
+      {"use_return_dict", "how transformers returns outputs"},
+      {"output_attentions", "how transformers returns outputs"},
+      {"output_hidden_states", "how transformers returns outputs"},
+      {"is_decoder", "transformers' bookkeeping; every model here is a decoder"},
+      {"model_name", "a name"},
+      {"gradient_checkpointing", "training only"},
+      {"use_flash_attention", "which attention kernel; the same maths"},
+      {"attn_implementation", "which attention kernel; the same maths"},
+  };
+  return kReviewed;
+}
+
 std::string short_value(const json& v) {
   std::string s = v.dump();
   return s.size() > 60 ? s.substr(0, 57) + "..." : s;
@@ -157,8 +198,11 @@ void add_keys(const json& j, const std::string& prefix, const ModelConfig& c, st
       u.effect = it.key().find("vision") != std::string::npos || it.key().find("mm_") == 0 || it.key().find("image") != std::string::npos
                      ? "not read: the vision part (headlab runs Gemma 3's text model only)"
                      : "not read: does not change the text model's forward";
+    } else if (auto r = not_forward().find(it.key()); r != not_forward().end()) {
+      u.effect = std::string("not read: does not change the inference forward (") + r->second + ")";
     } else {
-      u.effect = "not read: does not change the inference forward";
+      u.known = false;
+      u.effect = "UNKNOWN to headlab: not read; if it changes the model's maths, the numbers are wrong";
     }
     out.push_back(std::move(u));
     if (it.key() == "text_config" && it.value().is_object()) add_keys(it.value(), "text_config.", c, out);

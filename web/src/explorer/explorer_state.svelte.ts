@@ -2,16 +2,12 @@
 // the window of tokens drawn is asked for: every head's pattern rows and keys in [from, to)
 // (a `window` of POST /api/model/run), in batches of heads under a budget of values per
 // answer, so long texts on big models stay small on the wire. Moving the window asks again.
-import { api, ApiError } from '../lib/api';
+import { api, ApiError, error_message } from '../lib/api';
 import { token_label } from '../lib/heads';
 import type { HeadRef, ModelInfo, ModelRunResponse, RaggedRows, ScanReport, TokenWindow } from '../lib/types';
 
-// The API's advice for a text that is too long names a request field; a learner in the
-// explorer has a text box, not a request, so the advice is said in the page's terms.
-const message = (e: unknown) =>
-  e instanceof ApiError
-    ? e.message.replace(/;\s*send "truncate": true to keep the last (\d+), or shorten it\.?$/, ': shorten it to at most $1 tokens, the start token included.')
-    : 'Something went wrong: ' + String(e);
+// The server's words in the page's terms (lib/api.ts).
+const message = error_message;
 const CELL_BUDGET = 400_000; // pattern values per request
 export const WINDOW = 48; // tokens drawn at once
 

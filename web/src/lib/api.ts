@@ -53,8 +53,18 @@ export class ApiError extends Error {
   }
 }
 
-/** What to tell the learner about a failed call: the server's own words, or what went wrong. */
-export const error_message = (e: unknown) => (e instanceof ApiError ? e.message : 'Something went wrong: ' + String(e));
+/** The API's advice for a text that is too long names a request field (`send "truncate": true`);
+ *  a learner has a text box, not a request, so the advice is said in the page's terms. */
+export function learner_words(message: string): string {
+  return message
+    .replace(/;\s*send "truncate": true to keep the last (\d+), or shorten it\.?$/, ': shorten it to at most $1 tokens, the start token included.')
+    .replace(/\(with BOS\)/g, '(with the start token)')
+    .replace(/^the text is/, 'The text is');
+}
+
+/** What to tell the learner about a failed call: the server's own words in the page's terms,
+ *  or what went wrong. */
+export const error_message = (e: unknown) => (e instanceof ApiError ? learner_words(e.message) : 'Something went wrong: ' + String(e));
 
 // The one place that calls fetch. A server that cannot be reached is an ApiError too.
 async function send(path: string, init: RequestInit): Promise<Response> {

@@ -24,10 +24,10 @@ export const lesson_text = {
   reading: {
     title: 'Part 1 · Reading an attention pattern',
     intro:
-      'Run a trained model over a text and keep the weights of one head: you get a grid with a row for each ' +
-      'token that looks (the query) and a column for each token it can look at (the key). The causal mask ' +
+      'Run a trained model over a text and keep the weights of one head: you get a grid, its [[pattern|attention pattern]], with a row for each ' +
+      'token that looks (the [[query]]) and a column for each token it can look at (the [[key]]). The [[causal-mask|causal mask]] ' +
       'empties everything above the diagonal, since no token may read one that comes after it. The model ' +
-      'also reads an invisible start token, ⟨start⟩, before the text.',
+      'also reads an invisible start token, ⟨start⟩ (a [[bos|BOS token]]), before the text.',
     which_head: (name: string, labelled: boolean) =>
       labelled
         ? `This is head ${name} of the model: of the heads the scanner labels previous-token, it clears the bar by the most.`
@@ -70,7 +70,7 @@ export const lesson_text = {
   tokens: {
     title: 'Before the heads · The model reads pieces of words',
     intro:
-      'In the first lesson every token was a whole word. A trained model reads tokens its tokenizer learnt ' +
+      'In the first lesson every [[token]] was a whole word. A trained model reads tokens its tokenizer learnt ' +
       'from text by byte-pair encoding: frequent words are one token, rarer ones are cut into pieces, and a ' +
       'character the tokenizer rarely saw is cut into its bytes. A row or a column of every grid below is one ' +
       'of these pieces. Type your own text to see how this model cuts it.',
@@ -90,10 +90,11 @@ export const lesson_text = {
   induction: {
     title: 'Part 2 · Heads that continue a pattern',
     intro:
-      'An induction head completes repeats. When the current token appeared earlier, it looks at the token ' +
+      'An [[induction-head|induction head]] completes repeats. When the current token appeared earlier, it looks at the token ' +
       'that followed the earlier copy, and helps predict that the same thing comes next. It can only do that ' +
-      'with help from a head in an earlier layer: a previous-token head writes into each position “the token ' +
-      'before me was X”, and the induction head’s keys read that note (K-composition). Induction heads need ' +
+      'with help from a head in an earlier layer: a [[previous-token-head|previous-token head]] writes into each position “the token ' +
+      'before me was X” (in the [[residual-stream|residual stream]]), and the induction head’s keys read that note (K-composition). ' +
+      'The [[loss]] below measures how well the model predicts each next token. Induction heads need ' +
       'something repeated to fire on, so repeat your text.',
     text_label: 'Your text',
     run: 'Run the model',
@@ -120,9 +121,9 @@ export const lesson_text = {
   sinks: {
     title: 'Part 3 · Heads that park on the first token',
     intro:
-      'A softmax always hands out all of a row’s weight: it cannot say “nothing here is worth reading”. Many ' +
+      'A [[softmax]] always hands out all of a row’s weight: it cannot say “nothing here is worth reading”. Many ' +
       'trained heads therefore keep their spare weight on the first token, where it does little harm. Such a ' +
-      'head is called an attention sink (Xiao et al. 2023). The first token’s value vector is often small, ' +
+      'head is called an [[attention-sink|attention sink]] (Xiao et al. 2023). The first token’s [[value|value vector]] is often small, ' +
       'so the weight parked on it carries almost nothing into the output.',
     scanner_text: (tokens: number | null) =>
       `First, what the head scanner says, from its own held-out text${tokens ? ` (${tokens} tokens)` : ''}, not from yours: `,
@@ -178,12 +179,46 @@ export const lesson_text = {
       'Wiegreffe & Pinter (2019) answered that whether attention “explains” depends on what you test. The ' +
       'only way to settle what a head does is to change it and watch the output.',
     ablate_title: 'Switch a head off',
-    ablate_intro: 'Pick a head, zero its output, and compare the model’s loss and its next-token guesses with and without it.',
+    ablate_intro: 'Pick a head, zero its output (an [[ablation]]), and compare the model’s [[loss]] and its next-token guesses with and without it.',
     ablate: 'Zero this head',
     measure_all: 'Measure every head',
     measure_all_intro: 'The loss increase from zeroing each head in turn, on the same text:',
     check: 'Does this head matter here?',
     loss_change: (before: string, after: string, delta: string) => `Loss ${before} → ${after} (${delta}).`,
+    // Chosen by the change as shown (three decimals): what a zeroed head's effect says.
+    loss_reading: (head: string, delta: number) => {
+      const shown = Number(delta.toFixed(3));
+      if (shown === 0)
+        return `To three decimals the loss does not move: on this text the model does not need head ${head}, whatever its pattern looks like.`;
+      if (shown < 0)
+        return `The loss went down: the model predicts this text slightly better without head ${head}. Training makes a head ` +
+          'help on average over a great deal of text, not on every text; here what it writes into the residual stream ' +
+          'pulls the predictions the wrong way. Its pattern could not have told you that.';
+      return `The loss went up: on this text the model uses what head ${head} writes.`;
+    },
+    // Chosen by the sweep's numbers: how many heads lower the loss when zeroed, and where the
+    // heads the scanner labels induction rank among all heads.
+    all_reading: (rows: { name: string; delta: number; induction: boolean }[]) => {
+      const ranked = [...rows].sort((a, b) => b.delta - a.delta);
+      const parts: string[] = [];
+      const top = ranked[0];
+      parts.push(`Zeroing head ${top.name} costs the most here (${top.delta >= 0 ? '+' : '−'}${Math.abs(top.delta).toFixed(3)}).`);
+      const lower = ranked.filter((r) => Number(r.delta.toFixed(3)) < 0).length;
+      if (lower > 0)
+        parts.push(`${lower === 1 ? 'One head lowers' : `${lower} heads lower`} the loss when zeroed: on this text the model does better without ${lower === 1 ? 'it' : 'them'}.`);
+      const induction = ranked.map((r, i) => ({ ...r, rank: i + 1 })).filter((r) => r.induction);
+      if (induction.length === 0) parts.push('The scanner labels no head of this model induction.');
+      for (const r of induction.slice(0, 2)) {
+        if (r.rank === 1) parts.push(`The induction head ${r.name} is the one the model needs most on this text.`);
+        else
+          parts.push(
+            `The induction head ${r.name} ranks ${r.rank} of ${ranked.length}: ${r.rank - 1 === 1 ? 'one head matters' : `${r.rank - 1} heads matter`} more on this text. ` +
+              'A label says what a head\u2019s pattern looks like, not how much the model leans on it: heads with no ' +
+              'striking pattern can carry more of the prediction, and on a text with little to repeat an induction head has little to do.',
+          );
+      }
+      return parts.join(' ');
+    },
     predictions_at: (token: string) => `What the model predicts after “${token}”`,
     views_title: 'Raw, value-weighted, rollout',
     views_intro:
@@ -200,6 +235,15 @@ export const lesson_text = {
       'Zero each one and see whether they also do the same job.',
     sources_title: 'Sources',
   },
+
+  // The lesson's closing points, in general terms (no result of a particular text is stated here).
+  recap: [
+    'A trained model reads [[token|tokens]] its tokenizer learnt: whole words, pieces of words, or single bytes; every row and column of a grid is one of them.',
+    'A [[previous-token-head|previous-token head]] draws a line just below the diagonal; an [[induction-head|induction head]] draws a stripe one copy-length to the left on a repeated text, and the [[loss]] falls on the repeat when it works.',
+    'Judge a head\u2019s share against the [[even-spread|even spread]] for that row: a share means little until it clearly beats chance.',
+    'An [[attention-sink|attention sink]] parks weight on the first token and fetches little from it; the value-weighted view tells it from a head that really reads the first token.',
+    'A pattern says where a head looks, not what the model needs: only an [[ablation]] (switching the head off and measuring the loss) says that, and its answer can surprise, in both directions.',
+  ],
 } as const;
 
 export const citations = [
