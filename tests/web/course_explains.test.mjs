@@ -204,3 +204,23 @@ test('at 1280 × 800 the query picker, the grid and “looks most at” are on t
   }
   await page.close();
 });
+
+test('at 360 px a tap on a grid cell shows its value, and it stays after the finger lifts', async (t) => {
+  const phone = await open_browser({ width: 360, height: 800, touch: true });
+  t.after(() => phone.close()); // closed even when an assertion fails, so the run ends
+  const page = await phone.newPage();
+  seen.push(watch_console(page));
+  await page.goto(server.url + '/?head=previous&query=4');
+  const lesson = lesson_page(page);
+  await lesson.summary.looks_at.waitFor();
+  const w = (await api_post(server, '/api/weights', { sentence: SENTENCE, head: 'previous', mask: true })).body;
+  const zoom = page.getByTestId('grid-zoom').first();
+  // Row 6, key 2: not the row's favourite, so the zoom can only show it because of the tap.
+  const cell = lesson.grid.locator('tbody tr').nth(6).locator('td').nth(2);
+  await cell.scrollIntoViewIfNeeded();
+  await cell.tap();
+  const want = `${w.tokens[6]} (6) → ${w.tokens[2]} (2): ${w.weights[6][2].toFixed(2)}`;
+  await eventually(async () => assert.equal((await zoom.textContent()).trim(), want));
+  await page.waitForTimeout(400);
+  assert.equal((await zoom.textContent()).trim(), want, 'still shown after the tap ends');
+});

@@ -147,12 +147,14 @@ export async function open_page({ route = '/', ...server_options } = {}) {
 }
 
 /** Debian's chromium, headless, with a fresh profile in a temp dir. One context = one learner. */
-export async function open_browser({ width = 1280, height = 900 } = {}) {
+export async function open_browser({ width = 1280, height = 900, touch = false } = {}) {
   const profile = temp_dir('headlab-chromium-');
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: chromium_bin,
     headless: true,
     viewport: { width, height },
+    hasTouch: touch, // a phone's taps (locator.tap) instead of a mouse's clicks
+    isMobile: touch,
     args: [
       '--headless',
       '--no-sandbox',
