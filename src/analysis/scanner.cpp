@@ -9,7 +9,9 @@
 #include "core/attention_pattern.h"
 #include "core/constructed_heads.h"
 #include "core/sentence.h"
+#include "model/blas.h"
 #include "model/forward.h"
+#include "model/thread_pool.h"
 
 namespace headlab::analysis {
 
@@ -118,24 +120,16 @@ double copying_score(const model::Parameters& params, const std::vector<double>&
   const float* Wv = wv.data();
   const float* Wo = wo.data();  // head h: columns h*HS..
   const float* ln1w = params.t.ln1w + l * C;
-  // A = Wv_h diag(ln1w) G    (HS, C)
-  std::vector<double> A(std::size_t(HS) * C, 0.0);
+  // A = Wv_h diag(ln1w) G    (HS, C) = (HS, C) @ (C, C)
+  std::vector<double> wvl(std::size_t(HS) * C), A(std::size_t(HS) * C);
   for (int i = 0; i < HS; ++i)
-    for (int k = 0; k < C; ++k) {
-      const double w = double(Wv[std::size_t(i) * C + k]) * ln1w[k];
-      if (w == 0.0) continue;
-      const double* g = G.data() + std::size_t(k) * C;
-      double* a = A.data() + std::size_t(i) * C;
-      for (int j = 0; j < C; ++j) a[j] += w * g[j];
-    }
-  // M = A Wo_h    (HS, HS)
-  std::vector<double> M(std::size_t(HS) * HS, 0.0);
-  for (int i = 0; i < HS; ++i)
-    for (int j = 0; j < HS; ++j) {
-      double s = 0.0;
-      for (int k = 0; k < C; ++k) s += A[std::size_t(i) * C + k] * Wo[std::size_t(k) * D + h * HS + j];
-      M[std::size_t(i) * HS + j] = s;
-    }
+    for (int k = 0; k < C; ++k) wvl[std::size_t(i) * C + k] = double(Wv[std::size_t(i) * C + k]) * ln1w[k];
+  model::blas_dgemm(false, false, HS, C, C, 1.0, wvl.data(), C, G.data(), C, 0.0, A.data(), C);
+  // M = A Wo_h    (HS, HS) = (HS, C) @ (C, HS): head h's columns of Wo
+  std::vector<double> woh(std::size_t(C) * HS), M(std::size_t(HS) * HS);
+  for (int k = 0; k < C; ++k)
+    for (int j = 0; j < HS; ++j) woh[std::size_t(k) * HS + j] = Wo[std::size_t(k) * D + h * HS + j];
+  model::blas_dgemm(false, false, HS, HS, C, 1.0, A.data(), C, woh.data(), HS, 0.0, M.data(), HS);
   std::vector<double> re, im;
   if (!eigenvalues(M, HS, re, im)) return 0.0;
   return copying_score_from_eigenvalues(re, im);
@@ -174,10 +168,19 @@ Result<ScanProbes> scan_probes_build(const std::vector<int>& natural_ids, const 
   return p;
 }
 
-Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes& probes) {
+Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes& probes,
+                              const std::function<void(int done, int total, const char* what)>& progress) {
   const model::ModelConfig& c = params.config;
   const int L = c.n_layer, NH = c.n_head, C = c.n_embd, V = c.vocab_size;
   std::vector<HeadAccumulators> acc(std::size_t(L) * NH);
+  // Progress: one step per forward, per block of the vocabulary, and one for the heads' scores.
+  constexpr int kVocabRows = 1024;  // E and Wu are read a block of vocabulary rows at a time (step 4)
+  const int total_steps = int(probes.natural.size() + probes.repeated.size() + probes.three_copies.size()) +
+                          (c.vocab_size + kVocabRows - 1) / kVocabRows + 1;
+  int steps = 0;
+  auto step = [&](const char* what) {
+    if (progress) progress(++steps, total_steps, what);
+  };
   model::Workspace ws;
   model::ForwardOutput out;
   model::ForwardOptions opt;
@@ -189,6 +192,7 @@ Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes&
     const auto& ids = probes.natural[w];
     opt.record.qkv = true;
     if (Status s = model::forward(params, ids, opt, out, ws); !s) return tl::unexpected(s.error());
+    step("held-out text");
     const int T = static_cast<int>(ids.size());
     for (int l = 0; l < L; ++l)
       for (int h = 0; h < NH; ++h) {
@@ -225,6 +229,7 @@ Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes&
   for (const auto& ids : probes.repeated) {
     opt.logits = true;
     if (Status s = model::forward(params, ids, opt, out, ws); !s) return tl::unexpected(s.error());
+    step("repeated random tokens");
     const int T = static_cast<int>(ids.size());
     for (int l = 0; l < L; ++l)
       for (int h = 0; h < NH; ++h) {
@@ -251,6 +256,7 @@ Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes&
   // 3. three copies: prefix matching
   for (const auto& ids : probes.three_copies) {
     if (Status s = model::forward(params, ids, opt, out, ws); !s) return tl::unexpected(s.error());
+    step("three copies");
     const int T = static_cast<int>(ids.size());
     for (int l = 0; l < L; ++l)
       for (int h = 0; h < NH; ++h) {
@@ -259,27 +265,35 @@ Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes&
       }
   }
 
-  // 4. weights: the copying score of each head's OV circuit. G = diag(1) E^T Wu diag(lnfw): (C, C)
+  // 4. weights: the copying score of each head's OV circuit. G = diag(1) E^T Wu diag(lnfw): (C, C),
+  // summed over the vocabulary in float64 products (dgemm), a block of rows at a time; the rows
+  // of G are split over the engine's pool (each task owns its rows: no two write one value).
   std::vector<double> G(std::size_t(C) * C, 0.0);
-  constexpr int kRows = 256;  // E and Wu are read a block of rows at a time, as float32
+  constexpr int kRows = kVocabRows;
   std::vector<float> E(std::size_t(kRows) * C), Wu(std::size_t(kRows) * C);
+  std::vector<double> Ed(std::size_t(kRows) * C), Wud(std::size_t(kRows) * C);
+  const int tasks = std::max(1, std::min(model::thread_pool_size(), C / 16));
   for (int v0 = 0; v0 < V; v0 += kRows) {
     const int n = std::min(kRows, V - v0);
     model::parameters_read_rows(params, &model::ParameterTensors::wte, 0, v0, n, E.data());
     model::parameters_read_rows(params, model::parameters_unembedding_tensor(c), 0, v0, n, Wu.data());
-    for (int r = 0; r < n; ++r) {
-      const float* e = E.data() + std::size_t(r) * C;
-      const float* u = Wu.data() + std::size_t(r) * C;
-      for (int i = 0; i < C; ++i) {
-        const double ei = e[i];
-        double* g = G.data() + std::size_t(i) * C;
-        for (int j = 0; j < C; ++j) g[j] += ei * u[j];
-      }
-    }
+    std::copy(E.begin(), E.begin() + std::ptrdiff_t(n) * C, Ed.begin());
+    std::copy(Wu.begin(), Wu.begin() + std::ptrdiff_t(n) * C, Wud.begin());
+    model::thread_pool_run(tasks, [&](int t) {
+      const int i0 = int(std::int64_t(C) * t / tasks), i1 = int(std::int64_t(C) * (t + 1) / tasks);
+      // G[i0:i1, :] += E[:, i0:i1]^T Wu     (i1 - i0, C) = (n, i1 - i0)^T @ (n, C)
+      model::blas_dgemm(true, false, i1 - i0, C, n, 1.0, Ed.data() + i0, C, Wud.data(), C, 1.0,
+                        G.data() + std::size_t(i0) * C, C);
+    });
+    step("the weights' copying products");
   }
   for (int i = 0; i < C; ++i)
     for (int j = 0; j < C; ++j) G[std::size_t(i) * C + j] *= params.t.lnfw[j];
 
+  // Each head's copying score is its own task on the pool.
+  std::vector<double> copying(std::size_t(L) * NH, 0.0);
+  model::thread_pool_run(L * NH, [&](int k) { copying[std::size_t(k)] = copying_score(params, G, k / NH, k % NH); });
+  step("each head's copying score");
   for (int l = 0; l < L; ++l)
     for (int h = 0; h < NH; ++h) {
       HeadReport hr;
@@ -287,7 +301,7 @@ Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes&
       hr.head = h;
       hr.name = std::to_string(l) + "." + std::to_string(h);
       hr.scores = finish(acc[std::size_t(l) * NH + h]);
-      hr.scores.copying = {copying_score(params, G, l, h), 0.0};
+      hr.scores.copying = {copying[std::size_t(l) * NH + h], 0.0};
       hr.scores.has_weights = true;
       report.heads.push_back(std::move(hr));
     }

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,10 @@ struct ScanOptions {
   int random_probes = 4;    // repeated random sequences (and as many with three copies)
   int repeat_length = 0;    // R; 0: min(50, (window_length - 1) / 2)
   std::uint64_t seed = 1;
+  // Called as the scan goes: `done` of `total` steps (each forward pass, each block of the
+  // vocabulary in the weights' products, the heads' copying scores last) and what the step was.
+  // Called on the scanning thread; null: nothing is reported.
+  std::function<void(int done, int total, const char* what)> progress;
 };
 
 // The probes: token sequences and what the scorer needs to know about them.
@@ -97,7 +102,8 @@ Result<ScanProbes> scan_probes_build(const std::vector<int>& natural_ids, const 
 
 // Runs the model on every probe and scores every head.
 // Errors: the engine's forward errors (never expected for probes built above).
-Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes& probes);
+Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes& probes,
+                              const std::function<void(int done, int total, const char* what)>& progress = nullptr);
 
 // The five constructed heads of the first lesson through the same scorer, on word probes
 // (held-out words as tokens; random words from a fixed list).

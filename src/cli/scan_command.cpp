@@ -4,6 +4,9 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <unistd.h>
+#include <chrono>
+#include <functional>
 #include <fstream>
 #include <iostream>
 
@@ -31,8 +34,29 @@ struct ScanCliOptions {
   std::string text_file;  // natural text; default: <model>/heldout.txt
   std::string format = "table";
   std::string out;
+  bool progress = false;  // a line per step on stderr even when it is not a terminal
+  bool quiet = false;
   analysis::ScanOptions scan;
 };
+
+// The scan's steps on stderr: a bar redrawn in place on a terminal, a line per step with
+// --progress, nothing with --quiet.
+std::function<void(int, int, const char*)> progress_printer(const ScanCliOptions& o) {
+  const bool tty = isatty(STDERR_FILENO);
+  if (o.quiet || (!tty && !o.progress)) return nullptr;
+  const auto start = std::chrono::steady_clock::now();
+  return [tty, start](int done, int total, const char* what) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!tty) {
+      std::fprintf(stderr, "scan: step %d of %d (%s), %.1f s\n", done, total, what, s);
+      return;
+    }
+    const int width = 24, filled = total > 0 ? width * done / total : 0;
+    std::fprintf(stderr, "\r\033[Kscan [%s%s] %d/%d %s, %.1f s", std::string(filled, '#').c_str(),
+                 std::string(width - filled, '-').c_str(), done, total, what, s);
+    if (done == total) std::fprintf(stderr, "\n");
+  };
+}
 
 int emit(const ScanCliOptions& o, const analysis::ScanReport& r, const std::string& name) {
   const std::string text = o.format == "json"  ? server::encode_scan_report(r, name)
@@ -72,7 +96,9 @@ int run_scan(const ScanCliOptions& o) {
   config_note(o.model);
   auto tokenizer = model::model_tokenizer_load(o.model);
   if (!tokenizer) return print_error(tokenizer.error().message);
-  auto report = analysis::scan_text(*params, *tokenizer, *text, o.scan);
+  analysis::ScanOptions scan = o.scan;
+  scan.progress = progress_printer(o);
+  auto report = analysis::scan_text(*params, *tokenizer, *text, scan);
   if (!report) return fail(report.error());
   return emit(o, *report, o.model);
 }
@@ -114,6 +140,10 @@ void add_scan_command(CLI::App& app, int& exit_code) {
       ->check(whole_number_from(0))
       ->capture_default_str();
   cmd->add_option("--seed", opts->scan.seed, "Random probes' seed")->capture_default_str();
+  cmd->add_flag("--progress", opts->progress,
+                "Print a line per step on stderr (forward passes, blocks of the vocabulary) even when it is not a "
+                "terminal; on a terminal a bar shows by default");
+  cmd->add_flag("--quiet", opts->quiet, "No progress on stderr");
   cmd->callback([opts, &exit_code] { exit_code = run_scan(*opts); });
 }
 

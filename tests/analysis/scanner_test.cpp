@@ -1,6 +1,9 @@
 #include "analysis/scanner.h"
+#include "analysis/head_scores.h"
+#include "model/parameters.h"
 
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -156,4 +159,57 @@ TEST(LabelHead, InductionNeedsAPositiveCopyingScore) {
   EXPECT_TRUE(label_head(s).empty());
   s.copying = {0.6, 0};
   EXPECT_EQ(label_head(s).front().name, "induction");
+}
+
+// The copying score of one head by plain loops, as the definition reads (Elhage et al. 2021):
+// the eigenvalues of M = Wv_h diag(ln1w) E^T Wu diag(lnfw) Wo_h. The scanner computes the same
+// with float64 products (dgemm) split over the engine's pool; this is its reference.
+double copying_by_loops(const model::Parameters& p, int l, int h) {
+  const model::ModelConfig& c = p.config;
+  const int C = c.n_embd, HS = c.head_size(), D = c.q_width(), V = c.vocab_size;
+  std::vector<float> E(std::size_t(V) * C), Wu(std::size_t(V) * C), wv(std::size_t(HS) * C), wo(std::size_t(C) * D);
+  model::parameters_read_rows(p, &model::ParameterTensors::wte, 0, 0, V, E.data());
+  model::parameters_read_rows(p, model::parameters_unembedding_tensor(c), 0, 0, V, Wu.data());
+  const std::size_t v_row = std::size_t(D) + std::size_t(c.kv_heads()) * HS + std::size_t(c.kv_head_of(h)) * HS;
+  model::parameters_read_rows(p, &model::ParameterTensors::qkvw, l, int(v_row), HS, wv.data());
+  model::parameters_read_rows(p, &model::ParameterTensors::attprojw, l, 0, C, wo.data());
+  std::vector<double> G(std::size_t(C) * C, 0.0);
+  for (int v = 0; v < V; ++v)
+    for (int i = 0; i < C; ++i)
+      for (int j = 0; j < C; ++j) G[std::size_t(i) * C + j] += double(E[std::size_t(v) * C + i]) * Wu[std::size_t(v) * C + j];
+  for (int i = 0; i < C; ++i)
+    for (int j = 0; j < C; ++j) G[std::size_t(i) * C + j] *= p.t.lnfw[j];
+  std::vector<double> M(std::size_t(HS) * HS, 0.0);
+  for (int i = 0; i < HS; ++i)
+    for (int j = 0; j < HS; ++j) {
+      double s = 0.0;
+      for (int k = 0; k < C; ++k) {
+        double a = 0.0;
+        for (int m = 0; m < C; ++m) a += double(wv[std::size_t(i) * C + m]) * p.t.ln1w[std::size_t(l) * C + m] * G[std::size_t(m) * C + k];
+        s += a * wo[std::size_t(k) * D + h * HS + j];
+      }
+      M[std::size_t(i) * HS + j] = s;
+    }
+  std::vector<double> re, im;
+  EXPECT_TRUE(eigenvalues(M, HS, re, im));
+  return copying_score_from_eigenvalues(re, im);
+}
+
+TEST(ScanModel, CopyingScoresSplitOverThePoolEqualThePlainLoopsOfTheirDefinition) {
+  model::ModelConfig c = tiny_config();
+  c.n_embd = 32;
+  c.n_head = 4;
+  c.vocab_size = 2600;  // three blocks of the vocabulary, the last one short
+  c.bos_token_id = c.eos_token_id = 2599;
+  auto params = model::parameters_allocate(c);
+  model::parameters_init_random(params, 3);
+  std::vector<int> text;
+  for (int i = 0; i < 200; ++i) text.push_back((i * 7) % 39);
+  auto probes = scan_probes_build(text, std::vector<bool>(2600, false), 2600, 2599, 32, ScanOptions{});
+  ASSERT_TRUE(probes);
+  auto r = scan_model(params, *probes);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->heads.size(), 8u);
+  for (const HeadReport& h : r->heads)
+    EXPECT_NEAR(h.scores.copying.score, copying_by_loops(params, h.layer, h.head), 1e-9) << h.name;
 }

@@ -107,3 +107,18 @@ TEST(ScanCommand, ScansTheConstructedHeadsOnAGivenTextFile) {
   ASSERT_EQ(cli.exit_code, 0) << cli.out;
   EXPECT_EQ(std::count(cli.out.begin(), cli.out.end(), '\n'), 6);  // the header and five heads
 }
+
+TEST(ScanCommand, ProgressCountsEveryStepToTheLastAndQuietPrintsNone) {
+  const std::string model = std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny";
+  auto r = headlab::testing::headlab_run("scan --model " + model + " --format csv --progress");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto first = r.out.find("scan: step 1 of ");
+  ASSERT_NE(first, std::string::npos) << r.out;
+  const int total = std::stoi(r.out.substr(first + 16));
+  EXPECT_NE(r.out.find("scan: step " + std::to_string(total) + " of " + std::to_string(total) + " (each head's copying score)"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(the weights' copying products)"), std::string::npos);
+  auto quiet = headlab::testing::headlab_run("scan --model " + model + " --format csv --quiet");
+  ASSERT_EQ(quiet.exit_code, 0);
+  EXPECT_EQ(quiet.out.find("scan: step"), std::string::npos);
+}
