@@ -95,7 +95,7 @@ TEST(WordOrderAdversary, ShuffleGivesNoCreditForAnyPickOnADegenerateText) {
       continue;
     }
     for (const ContentHead& head : {flat, random_head(vocab, 0.3, rng), random_head(vocab, 3.0, rng)}) {
-      for (int trial = 0; trial < 4; ++trial) {
+      for (int trial = 0; trial < 3; ++trial) {
         const std::vector<int> order = random_order(T, rng);
         for (int query : {0, T / 2, T - 1})
           for (int key = 0; key < T; key += std::max(1, T / 16)) {
@@ -131,8 +131,9 @@ TEST(WordOrderAdversary, ShuffleGivesNoCreditOnARowWithoutAClearFavouriteWord) {
       for (int key = 0; key < T; ++key) {
         Verdict v = check_shuffle_follows(shuffle_of(h, tokens, order, 0, key));
         EXPECT_FALSE(v.met) << v.explanation;
-        if (v.explanation.find("nothing was shuffled") == std::string::npos)
+        if (v.explanation.find("nothing was shuffled") == std::string::npos) {
           EXPECT_NE(v.explanation.find("no clear favourite"), std::string::npos) << v.explanation;
+        }
       }
     }
 }
@@ -155,7 +156,9 @@ TEST(WordOrderAdversary, ShuffleCreditsOnlyTheFollowedWordNeverTheOldPlaceOrARan
       Verdict v = check_shuffle_follows(shuffle_of(h, tokens, order, query, key));
       if (key != now) {
         EXPECT_FALSE(v.met) << "a pick that is not the word: " << v.explanation;
-        if (key == fav && now != fav) EXPECT_FALSE(v.met) << "the old place";
+        if (key == fav && now != fav) {
+          EXPECT_FALSE(v.met) << "the old place";
+        }
       }
       honest += v.met;
     }
@@ -185,7 +188,9 @@ TEST(WordOrderAdversary, AWrongShufflePickIsNeverToldWhereTheWordNowSits) {
       if (v.explanation.find("You picked") == std::string::npos) continue;  // refused before any pick: says nothing of it
       ++checked;
       EXPECT_EQ(v.explanation.find(tokens[fav]), std::string::npos) << "names the word: " << v.explanation;
-      if (now != key && now != query && now != was) EXPECT_FALSE(whole_numbers(v.explanation).count(now)) << v.explanation;
+      if (now != key && now != query && now != was) {
+        EXPECT_FALSE(whole_numbers(v.explanation).count(now)) << v.explanation;
+      }
     }
   }
   EXPECT_GT(checked, 100);
@@ -210,6 +215,13 @@ TEST(WordOrderAdversary, NeighbourCreditsOnlyTheMostAlikeOtherPositionAndAWrongG
       int best = -1;
       for (int j = 0; j < N; ++j)
         if (j != position && (best < 0 || cosine[std::size_t(position) * N + j] > cosine[std::size_t(position) * N + best])) best = j;
+      int tied = 0;  // a near-tie has no single answer: never met (NeighbourGivesNoCreditOnATie...)
+      for (int j = 0; j < N; ++j)
+        tied += j != position && cosine[std::size_t(position) * N + j] >= cosine[std::size_t(position) * N + best] - kNeighbourTie;
+      if (tied > 1) {
+        for (int guess = 0; guess < N; ++guess) EXPECT_FALSE(check_wpe_neighbour({position, guess, N, cosine}).met);
+        continue;
+      }
       for (int guess = 0; guess < N; ++guess) {
         Verdict v = check_wpe_neighbour({position, guess, N, cosine});
         EXPECT_EQ(v.met, guess == best) << "N=" << N << " p=" << position << " guess " << guess << ": " << v.explanation;
@@ -218,7 +230,9 @@ TEST(WordOrderAdversary, NeighbourCreditsOnlyTheMostAlikeOtherPositionAndAWrongG
           said.erase(guess), said.erase(position), said.erase(N);
           int closer = 0;
           for (int j = 0; j < N; ++j) closer += j != position && cosine[std::size_t(position) * N + j] > cosine[std::size_t(position) * N + guess];
-          if (best != closer) EXPECT_FALSE(said.count(best)) << "names the answer " << best << ": " << v.explanation;
+          if (best != closer) {
+            EXPECT_FALSE(said.count(best)) << "names the answer " << best << ": " << v.explanation;
+          }
         }
       }
       // Asked to be shown (a reveal): the answer, never credit.
@@ -263,9 +277,9 @@ TEST(WordOrderAdversary, NeighbourInterpretsANearestPositionThatIsNotANeighbour)
 
 TEST(WordOrderAdversary, OffsetGivesNoCreditToRandomPairsDefaultsOrPairsSittingTogether) {
   std::mt19937 rng(6);
-  std::uniform_int_distribution<int> pos(0, 2000);
+  std::uniform_int_distribution<int> pos(0, 1000);
   int refused = 0;
-  for (int trial = 0; trial < 3000; ++trial) {
+  for (int trial = 0; trial < 1000; ++trial) {
     Answer a;
     a.challenge = "offset-only";
     a.positions = {pos(rng), pos(rng), pos(rng), pos(rng)};
@@ -275,13 +289,15 @@ TEST(WordOrderAdversary, OffsetGivesNoCreditToRandomPairsDefaultsOrPairsSittingT
     EXPECT_FALSE(v->met) << v->explanation;
     refused += !v->met;
   }
-  EXPECT_GT(refused, 2900);
+  EXPECT_GT(refused, 950);
   for (std::vector<int> p : {std::vector<int>{5, 2, 9, 3}, {0, 0, 0, 0}, {5, 2, 5, 2}, {5, 2, 14, 11}, {8192, 8192, 8192, 8192}}) {
     Answer a;
     a.challenge = "offset-only";
     a.positions = p;
     auto v = check_word_order_answer(a, nullptr);
-    if (v) EXPECT_FALSE(v->met) << v->explanation;
+    if (v) {
+      EXPECT_FALSE(v->met) << v->explanation;
+    }
   }
   for (std::vector<int> p : {std::vector<int>{}, {1, 2, 3}, {1, 2, 3, 4, 5}, {9000, 0, 1, 0}}) {
     Answer a;
@@ -294,7 +310,7 @@ TEST(WordOrderAdversary, OffsetGivesNoCreditToRandomPairsDefaultsOrPairsSittingT
 TEST(WordOrderAdversary, OffsetCreditsTheSameOffsetFarApartWhereverItSits) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> pos(0, 4000), off(-50, 50);
-  for (int trial = 0; trial < 300; ++trial) {
+  for (int trial = 0; trial < 60; ++trial) {
     const int m1 = pos(rng) + 60, d = off(rng), m2 = m1 + 10 + pos(rng);
     Answer a;
     a.challenge = "offset-only";

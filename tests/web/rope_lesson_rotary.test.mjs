@@ -87,6 +87,26 @@ test('the offset challenge does not tick on its starting pairs, and does on one 
   void section;
 });
 
+test('the offset finder refuses 1.5, −1 and nothing with a plain message per field, never the API’s field names', async () => {
+  const finder = page.getByTestId('offset-finder');
+  const sent = [];
+  const watch = (r) => r.url().endsWith('/api/lessons/word-order/check') && sent.push(r);
+  page.on('request', watch);
+  for (const [typed, why] of [['1.5', '“1\\.5” is not one'], ['-1', '-1 is below that'], ['', 'it is empty']]) {
+    await page.getByTestId('offset-2').fill(typed);
+    await eventually(async () =>
+      assert.match(await page.getByTestId('offset-2-error').textContent(), new RegExp(`^Position m₂ must be a whole number from 0 to 8,192; ${why}`)),
+    );
+    assert.equal(await page.getByTestId('offset-check').isDisabled(), true);
+    assert.equal(await page.getByTestId('offset-row-1').count(), 0, 'no q·k for positions that are not valid');
+  }
+  page.off('request', watch);
+  assert.equal(sent.length, 0);
+  assert.doesNotMatch(await finder.textContent(), /Answer field|'positions'|Field '/);
+  await page.getByTestId('offset-2').fill('405');
+  await page.getByTestId('offset-row-1').waitFor();
+});
+
 test('the wavelength calculator: the Llama 3 preset shows the server’s figures, bad input the server’s message', async () => {
   const calc = page.getByTestId('wavelength-calculator');
   await calc.getByRole('button', { name: /^Llama 3/ }).click();

@@ -42,7 +42,7 @@ export const lesson_text = {
     reveal_cost:
       'Showing the new grid first shows the answer: the server remembers it, and this challenge can no longer be ticked.',
     spent:
-      'Not this one. This shuffle’s grid stays hidden, since it would show the answer: press “Shuffle again” and predict once more.',
+      'This shuffle’s grid stays hidden, since it would show the answer: press “Shuffle again” and predict once more.',
     twist_title: 'The twist: the causal mask leaks position',
     twist:
       'Real language models use a causal mask: token t may only read tokens 0 to t. That alone tells a model ' +
