@@ -267,6 +267,35 @@ TEST(WordOrderChecks, TheNearestPositionGuessIsCheckedOnTheModelsWpe) {
   EXPECT_EQ(s.post("/api/lessons/word-order/check", check("wpe-neighbour", {{"positions", {20, 500}}})).status, 400);
 }
 
+TEST(WordOrderChecks, AWrongGuessIsNeverToldTheAnswerAndAShownAnswerIsNeverCreditedAfter) {
+  TestServer s = lesson_server("c.db");
+  auto pos = s.get("/api/positions");
+  const auto& row = pos.body["learned"][20];
+  int best = -1, worst = -1;
+  for (int j = 0; j < 128; ++j)
+    if (j != 20) {
+      if (best < 0 || row[j].get<double>() > row[best].get<double>()) best = j;
+      if (worst < 0 || row[j].get<double>() < row[worst].get<double>()) worst = j;
+    }
+  auto wrong = s.post("/api/lessons/word-order/check", check("wpe-neighbour", {{"positions", {20, worst}}}));
+  ASSERT_EQ(wrong.status, 200) << wrong.raw;
+  EXPECT_FALSE(wrong.body["correct"].get<bool>());
+  const std::string said = wrong.body["explanation"];
+  EXPECT_EQ(said.find(" is " + std::to_string(best) + " "), std::string::npos) << said;
+  // Shown on request: the server tells the answer, remembers it, and never credits it after.
+  auto shown = s.post("/api/lessons/word-order/check", check("wpe-neighbour", {{"positions", {20}}, {"revealed", true}}));
+  ASSERT_EQ(shown.status, 200) << shown.raw;
+  EXPECT_FALSE(shown.body["correct"].get<bool>());
+  EXPECT_NE(shown.body["explanation"].get<std::string>().find("position 20 is " + std::to_string(best) + " (cosine"), std::string::npos)
+      << shown.raw;
+  auto retyped = s.post("/api/lessons/word-order/check", check("wpe-neighbour", {{"positions", {20, best}}}));
+  ASSERT_EQ(retyped.status, 200) << retyped.raw;
+  EXPECT_FALSE(retyped.body["correct"].get<bool>()) << retyped.raw;
+  EXPECT_NE(retyped.body["explanation"].get<std::string>().find("earns no credit"), std::string::npos) << retyped.raw;
+  // Without a reveal, one number is not an answer.
+  EXPECT_EQ(s.post("/api/lessons/word-order/check", check("offset-only", {{"positions", {20}}})).status, 400);
+}
+
 TEST(WordOrderPrograms, ShowWhatTheBuildPrinted) {
   TestServer s(temp_path("g.db"));
   auto r = s.get("/api/lessons/word-order/programs");
