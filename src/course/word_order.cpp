@@ -12,8 +12,13 @@ namespace headlab::course {
 namespace {
 
 
-// A token as the learner reads it: quoted, a leading space shown as is.
-std::string shown(const std::string& t) { return "\u201c" + t.substr(0, 40) + "\u201d"; }
+// A token as the page draws it: quoted, each space as "\u00b7", so " the" and "the" (two
+// tokens) read differently.
+std::string shown(const std::string& t) {
+  std::string out = "\u201c";
+  for (char ch : t.substr(0, 40)) out += ch == ' ' ? std::string("\u00b7") : std::string(1, ch);
+  return out + "\u201d";
+}
 
 int row_argmax(const std::vector<float>& m, int N, int row, int skip = -1) {
   int best = -1;

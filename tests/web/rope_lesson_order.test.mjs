@@ -43,7 +43,7 @@ async function shuffle_on_page(base) {
   return { order, follow, fav, now_at: order.indexOf(fav) };
 }
 
-test('Part 1 draws a leading space, so “the” and “·the” (two tokens) look different in the grid and the choices', async () => {
+test('Part 1 draws a leading space, so “the” and “·the” (two tokens) look different in the grid’s labels', async () => {
   const base = (await post(server, '/api/positions/content-only', { text: SENTENCE, head: 0 })).body;
   const texts = base.tokens.map((t) => t.text);
   assert.ok(texts.includes('the') && texts.includes(' the'), JSON.stringify(texts));
@@ -112,7 +112,9 @@ test('Part 1: showing the new grid before guessing is a reveal the server is tol
   await eventually(async () => assert.equal(await v.getAttribute('data-correct'), 'false'));
   assert.match(await v.textContent(), new RegExp(`now at position ${now_at}`));
   await section.locator('label.chip').nth(now_at).click();
+  const again = page.waitForResponse((r) => r.url().endsWith('/api/lessons/word-order/check'));
   await page.getByTestId('shuffle-check').click();
+  assert.equal((await (await again).json()).correct, false);
   await eventually(async () => assert.match(await v.textContent(), /earns no credit/));
   assert.equal(await v.getAttribute('data-correct'), 'false');
 });
