@@ -244,6 +244,17 @@ test('Part 2: after “Show the answer” the right guess earns no credit, even 
   assert.equal(await challenge(page, 'wpe-neighbour').evaluate((li) => li.classList.contains('done')), false);
 });
 
+test('Part 1’s grids are the course’s shared weights grid with its colour legend, as in lessons 1 and 2', async () => {
+  for (const id of ['order-grid', 'nopos-grid']) {
+    const grid = page.getByTestId(id);
+    assert.equal(await grid.locator('figure.weights-grid').count(), 1, id);
+    assert.equal(await grid.locator('.legend').count(), 1, `${id} has the colour legend`);
+    assert.match(await grid.locator('figcaption').textContent(), /each row adds up to 1/);
+  }
+  assert.match(await page.getByTestId('nopos-grid').locator('figcaption').textContent(), /Hatched cells are masked/);
+  assert.match(await page.getByTestId('order-grid').locator('figcaption').textContent(), /The causal mask is off/);
+});
+
 test('Part 2: the matrices read out the server’s cosines from the keyboard', async () => {
   const pos = (await get(server, '/api/positions')).body;
   const fig = page.getByTestId('sin-matrix');
