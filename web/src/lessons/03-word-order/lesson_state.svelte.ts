@@ -32,11 +32,6 @@ export class WordOrderLessonState {
   }
 }
 
-/** A token as it reads on screen: spaces at the ends dropped, a token of spaces shown as dots. */
-export const token_text = (t: string) => {
-  const s = t.replace(/\n/g, '↵');
-  return s.trim() === '' ? s.replace(/ /g, '·') : s.trim();
-};
 export const pct = (x: number) => `${Math.round(x * 100)}%`;
 export const fixed = (x: number, d = 2) => x.toFixed(d);
 
