@@ -4,15 +4,19 @@
 //                    pattern is shown, picks where one token now looks most under a
 //                    content-only head (no positions, no mask): met when the pick is the
 //                    row's largest weight in the shuffled text. The row moves with its word.
+//                    Preconditions: 4 tokens, some moved, the row has a clear favourite word
+//                    (kShuffleFavouriteOverEven, kShuffleLead), and that word left its place.
 //   wpe-neighbour    the learner picks a position p of the model's learned wpe and guesses
 //                    the other position whose vector is most like p's (cosine): met when
 //                    the guess is that position.
 //   offset-only      the learner picks two pairs (m, n) at least kOffsetSpread apart in m
-//                    whose q.k, after the engine's rotary code, agree to 1e-4: met when
-//                    they do (which happens when m - n is the same in both).
+//                    with the same offset m - n whose q.k, after the engine's rotary code,
+//                    agree to 1e-4.
 // Each check is a pure function of its evidence; check_word_order_answer gathers it through
-// a LessonModel (or analysis::rope_dots) and calls it. An answer sent with "revealed" is
-// checked and explained but never met.
+// a LessonModel (or analysis::rope_dots) and calls it. A wrong answer is told how far off it
+// is, never the answer (it could be retyped). An answer sent with "revealed" (or whose
+// challenge the server remembers revealing) is explained with the answer but never met; a
+// revealed shuffle or neighbour answer may leave out the pick ('positions' of one number).
 #pragma once
 
 #include <string>
@@ -27,6 +31,12 @@ inline constexpr const char* kWordOrderLesson = "word-order";
 inline constexpr int kMinShuffleTokens = 4;  // fewer tokens make too small a shuffle to watch
 inline constexpr int kOffsetSpread = 10;     // the two pairs' m must differ at least this much
 inline constexpr double kSameDot = 1e-4;     // q.k agree when they differ by less (relative to max(1, |q.k|))
+// A shuffle tells something only when the followed row has a clear favourite word: at least
+// this many times an even spread's share (1/T), and this much more than any other word.
+inline constexpr double kShuffleFavouriteOverEven = 1.5;
+inline constexpr double kShuffleLead = 0.02;
+// Two learned positions whose cosines with the asked one differ by less are a tie.
+inline constexpr double kNeighbourTie = 1e-4;
 
 struct ShuffleEvidence {
   int head = 0;                     // layer 0's head
@@ -35,10 +45,11 @@ struct ShuffleEvidence {
   std::vector<float> before;        // (T, T) content-only pattern of the text
   std::vector<float> after;         // (T, T) the same head on the shuffled text
   int query = -1, key = -1;         // in the shuffled text: the token, and where the learner says it looks most
+                                    // (-1: no pick, the learner asked to see the answer)
 };
 
 struct NeighbourEvidence {
-  int position = -1, guess = -1;
+  int position = -1, guess = -1;  // guess -1: no guess, the learner asked to see the answer
   int N = 0;
   std::vector<float> cosine;  // (N, N) the learned wpe's similarity
 };

@@ -32,6 +32,12 @@ TEST(ShuffleFollows, IsMetWhenThePickFollowsTheWord) {
   EXPECT_NE(v.explanation.find("70%"), std::string::npos) << v.explanation;
 }
 
+TEST(ShuffleFollows, DrawsALeadingSpaceAsTheDotThePageDraws) {
+  Verdict v = check_shuffle_follows(shuffle_evidence({2, 0, 3, 1}, 0, 3));
+  EXPECT_NE(v.explanation.find("\u201c\u00b7b\u201d"), std::string::npos) << v.explanation;
+  EXPECT_EQ(v.explanation.find("\u201c b\u201d"), std::string::npos) << v.explanation;
+}
+
 TEST(ShuffleFollows, IsNotMetWhenThePickStaysAtTheOldPlace) {
   Verdict v = check_shuffle_follows(shuffle_evidence({2, 0, 3, 1}, 0, 1));
   EXPECT_FALSE(v.met);

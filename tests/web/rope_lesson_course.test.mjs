@@ -45,6 +45,30 @@ test('Part 4 measures the loss by position live, as the server computes it', asy
   process.stderr.write(`click to measured loss: ${ms} ms\n`);
 });
 
+test('Part 4 interprets the measured losses with a sentence chosen by them: the lowest named, what loss does not tell', async () => {
+  const models = (await get(server, '/api/positions/models')).body.models;
+  const rows = [];
+  for (const m of models) {
+    const card = page.getByTestId(`lesson-model-${m.positions}`);
+    if (!(await card.getByTestId('length-result').count())) {
+      await card.getByTestId('measure-length').click();
+      await card.getByTestId('length-result').waitFor({ timeout: 60_000 });
+    }
+    const l = (await post(server, '/api/positions/length', { model: m.name })).body;
+    rows.push({ m, inside: l.inside });
+  }
+  rows.sort((a, b) => a.inside - b.inside);
+  const said = (await page.getByTestId('loss-reading').textContent()).replace(/\s+/g, ' ');
+  for (const r of rows) assert.ok(said.includes(`${r.m.title.toLowerCase()} ${r.inside.toFixed(3)}`), said);
+  const gap = rows[1].inside - rows[0].inside;
+  if (gap < 0.005) assert.match(said, /are level/);
+  else if (rows[0].m.positions === 'none') {
+    assert.match(said, /^The model with no positions has the lowest loss/);
+    assert.match(said, /not which heads find order/);
+  } else assert.ok(said.startsWith(`The ${rows[0].m.title.toLowerCase()} model has the lowest loss`), said);
+  if (gap >= 0.005) assert.ok(said.includes(`${gap.toFixed(3)} below the next`), said);
+});
+
 test('the quiz: a wrong answer is not right, the right one is, and the answer can be shown', async () => {
   const quiz = page.getByTestId('quiz');
   await quiz.getByRole('radio', { name: /Nothing about position/ }).check();

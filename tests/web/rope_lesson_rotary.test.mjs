@@ -1,6 +1,7 @@
 // Lesson 3, part 3 (RoPE), as a learner does it: the dial moved by keys and by dragging shows
 // the engine's rotation; the offset challenge does not tick on its starting pairs and does on
-// two far-apart pairs of one offset; the wavelength calculator's presets and its messages.
+// two far-apart pairs of one offset; the wavelength calculator's presets; every field's own
+// message (dial, offset finder, calculator); the decay sentence from the chart's numbers.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { eventually } from './harness.mjs';
@@ -87,7 +88,27 @@ test('the offset challenge does not tick on its starting pairs, and does on one 
   void section;
 });
 
-test('the wavelength calculator: the Llama 3 preset shows the server’s figures, bad input the server’s message', async () => {
+test('the offset finder refuses 1.5, −1 and nothing with a plain message per field, never the API’s field names', async () => {
+  const finder = page.getByTestId('offset-finder');
+  const sent = [];
+  const watch = (r) => r.url().endsWith('/api/lessons/word-order/check') && sent.push(r);
+  page.on('request', watch);
+  for (const [typed, why] of [['1.5', '“1\\.5” is not one'], ['-1', '-1 is below that'], ['', 'it is empty']]) {
+    await page.getByTestId('offset-2').fill(typed);
+    await eventually(async () =>
+      assert.match(await page.getByTestId('offset-2-error').textContent(), new RegExp(`^Position m₂ must be a whole number from 0 to 8,192; ${why}`)),
+    );
+    assert.equal(await page.getByTestId('offset-check').isDisabled(), true);
+    assert.equal(await page.getByTestId('offset-row-1').count(), 0, 'no q·k for positions that are not valid');
+  }
+  page.off('request', watch);
+  assert.equal(sent.length, 0);
+  assert.doesNotMatch(await finder.textContent(), /Answer field|'positions'|Field '/);
+  await page.getByTestId('offset-2').fill('405');
+  await page.getByTestId('offset-row-1').waitFor();
+});
+
+test('the wavelength calculator: the Llama 3 preset shows the server’s figures', async () => {
   const calc = page.getByTestId('wavelength-calculator');
   await calc.getByRole('button', { name: /^Llama 3/ }).click();
   const w = (await get(server, '/api/rope/wavelengths?theta=500000&head_size=128')).body;
@@ -97,17 +118,70 @@ test('the wavelength calculator: the Llama 3 preset shows the server’s figures
   const beyond = w.pairs.filter((p) => p.wavelength > 8192).length;
   assert.match(await page.getByTestId('calc-beyond').textContent(), new RegExp(`^${beyond} of 64 pairs take longer than 8,192 tokens`));
 
-  await page.getByTestId('calc-theta').fill('abc');
-  await eventually(async () => assert.equal(await page.getByTestId('calc-error').textContent(), 'The base theta must be a number; got “abc”.'));
-  await page.getByTestId('calc-theta').fill('0.5');
-  await eventually(async () => assert.match(await page.getByTestId('calc-error').textContent(), /above 1/));
-  await page.getByTestId('calc-theta').fill('10000');
-  await page.getByTestId('calc-hs').fill('63');
-  await eventually(async () => assert.match(await page.getByTestId('calc-error').textContent(), /even whole number/));
   await page.getByTestId('calc-hs').fill('64');
   await page.getByTestId('calc-table').waitFor();
 });
 
-test('the page logged no errors (but the calculator’s refused inputs, answered 400 on purpose)', () => {
-  assert.deepEqual(problems.filter((p) => !/status of 400/.test(p)), []);
+test('the wavelength calculator checks each field as typed, one plain message per field stating its limits', async () => {
+  const calc = page.getByTestId('wavelength-calculator');
+  await calc.getByRole('button', { name: /^GPT-NeoX/ }).click();
+  await page.getByTestId('calc-table').waitFor();
+  const msg = (id) => page.getByTestId(id).textContent();
+  await page.getByTestId('calc-context').fill('0');
+  await eventually(async () => assert.equal(await msg('calc-context-error'), 'Context length must be a whole number from 1 to 10,000,000; 0 is below that.'));
+  assert.equal(await page.getByTestId('calc-beyond').count(), 0, 'no count of pairs for a context of 0');
+  await page.getByTestId('calc-context').fill('');
+  await eventually(async () => assert.match(await msg('calc-context-error'), /^Context length must be a whole number from 1 to 10,000,000; it is empty\.$/));
+  await page.getByTestId('calc-context').fill('2.5');
+  await eventually(async () => assert.match(await msg('calc-context-error'), /“2\.5” is not one/));
+  await page.getByTestId('calc-context').fill('2048');
+  await eventually(async () => assert.equal(await page.getByTestId('calc-context-error').count(), 0));
+  await page.getByTestId('calc-theta').fill('abc');
+  await eventually(async () => assert.equal(await msg('calc-theta-error'), 'Base θ must be a number above 1 and at most 1,000,000,000, like 10000; “abc” is not a number.'));
+  assert.equal(await page.getByTestId('calc-table').count(), 0, 'the table of the last valid θ is cleared');
+  await page.getByTestId('calc-theta').fill('0.5');
+  await eventually(async () => assert.match(await msg('calc-theta-error'), /0\.5 is not above 1\.$/));
+  await page.getByTestId('calc-hs').fill('63');
+  await eventually(async () => assert.match(await msg('calc-hs-error'), /even whole number from 2 to 1024.*63 is odd\./));
+  assert.equal(await calc.locator('[role="alert"]').count(), 2, 'one message per wrong field');
+  await page.getByTestId('calc-theta').fill('10000');
+  await page.getByTestId('calc-hs').fill('64');
+  await eventually(async () => assert.match(await page.getByTestId('calc-table').textContent(), /HS = 64: 32 pairs/));
+  assert.equal(await calc.locator('[role="alert"]').count(), 0);
+});
+
+test('the dial refuses m = −3, 1.5 and nothing with one message per field, and its reading names the m it was computed for', async () => {
+  await page.getByTestId('dial-m').fill('7');
+  await eventually(async () => assert.equal(await page.getByTestId('dial-dot').textContent(), await dot_at(7, 0)));
+  for (const [typed, why] of [['-3', '−3 is below that|-3 is below that'], ['1.5', '“1\\.5” is not one'], ['', 'it is empty']]) {
+    await page.getByTestId('dial-m').fill(typed);
+    await eventually(async () =>
+      assert.match(await page.getByTestId('dial-m-error').textContent(), new RegExp(`^Position m must be a whole number from 0 to 8,192; (${why})`)),
+    );
+    assert.equal(await page.getByTestId('dial-reading').count(), 0, 'no reading while m is wrong');
+  }
+  await page.getByTestId('dial-n').fill('x');
+  await eventually(async () => assert.match(await page.getByTestId('dial-n-error').textContent(), /^Position n must be a whole number from 0 to 8,192/));
+  await page.getByTestId('dial-n').fill('2');
+  await page.getByTestId('dial-m').fill('9');
+  await eventually(async () => assert.equal(await page.getByTestId('dial-dot').textContent(), await dot_at(9, 2)));
+  const reading = await page.getByTestId('dial-reading').textContent();
+  assert.match(reading, /at m = 9 is/);
+  assert.match(reading, /at n = 2 it is/);
+  assert.doesNotMatch(reading, /at m = is/);
+});
+
+test('the decay sentence states the number the chart starts at: twice the number of pairs for q = k = all ones', async () => {
+  const ones = Array(64).fill(1);
+  const r = (await post(server, '/api/rope', { q: ones, k: ones, pairs: [[0, 0], [1020, 0]] })).body;
+  const said = (await page.getByTestId('decay-text').textContent()).replace(/\s+/g, ' ');
+  assert.ok(said.includes(`over the ${r.head_size / 2} pairs`), said);
+  assert.ok(said.includes(`starts at 2 × ${r.head_size / 2} = ${r.pairs[0].dot.toFixed(2)}`), said);
+  assert.equal(r.pairs[0].dot.toFixed(2), (r.head_size).toFixed(2), 'the engine agrees: 2 per pair');
+  assert.ok(said.includes(`at offset 1020 it is ${r.pairs[1].dot.toFixed(2)}`), said);
+  assert.doesNotMatch(said, /q·k after the rotation is the sum of cos/);
+});
+
+test('the page logged no errors, and sent no input its fields refused (no 400)', () => {
+  assert.deepEqual(problems, []);
 });

@@ -32,10 +32,19 @@ export class WordOrderLessonState {
   }
 }
 
-/** A token as it reads on screen: spaces at the ends dropped, a token of spaces shown as dots. */
-export const token_text = (t: string) => {
-  const s = t.replace(/\n/g, '↵');
-  return s.trim() === '' ? s.replace(/ /g, '·') : s.trim();
-};
 export const pct = (x: number) => `${Math.round(x * 100)}%`;
 export const fixed = (x: number, d = 2) => x.toFixed(d);
+
+/**
+ * A field that must hold a whole number from `min` to `max`, as typed: its value, or one
+ * plain message naming the field and its limits.
+ */
+export function whole_number(typed: string | number | null | undefined, min: number, max: number, field: string): { value: number | null; error: string | null } {
+  const s = String(typed ?? '').trim();
+  const limits = `${field} must be a whole number from ${min.toLocaleString('en')} to ${max.toLocaleString('en')}`;
+  if (s === '') return { value: null, error: `${limits}; it is empty.` };
+  if (!/^[+-]?\d+$/.test(s)) return { value: null, error: `${limits}; “${s.slice(0, 20)}” is not one.` };
+  const v = Number(s);
+  if (v < min || v > max) return { value: null, error: `${limits}; ${v.toLocaleString('en')} is ${v < min ? 'below' : 'above'} that.` };
+  return { value: v, error: null };
+}

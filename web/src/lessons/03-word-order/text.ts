@@ -34,9 +34,15 @@ export const lesson_text = {
       'The grid shows that content-only pattern on your sentence.',
     predict:
       'Now shuffle the words. Before the new grid shows, pick where the highlighted token will look most.',
-    after:
-      'Each row moved with its word, and each column with its word: the shuffled grid is the first one with ' +
-      'its rows and columns permuted. Without positions, a head sees a bag of tokens.',
+    after_permuted: (gap: number) =>
+      `Every cell of the shuffled grid is the first grid's cell for the same two tokens (they differ by at most ${gap.toFixed(4)}): ` +
+      'each row and each column moved with its word. Without positions, a head sees a bag of tokens: order is invisible to it.',
+    after_not_permuted: (gap: number) =>
+      `The shuffled grid is not the first one permuted: some cells differ by ${gap.toFixed(2)}. Something in this head sees order.`,
+    reveal_cost:
+      'Showing the new grid first shows the answer: the server remembers it, and this challenge can no longer be ticked.',
+    spent:
+      'This shuffle’s grid stays hidden, since it would show the answer: press “Shuffle again” and predict once more.',
     twist_title: 'The twist: the causal mask leaks position',
     twist:
       'Real language models use a causal mask: token t may only read tokens 0 to t. That alone tells a model ' +
@@ -58,7 +64,9 @@ export const lesson_text = {
       'instead: fixed waves, sin and cos of t at geometrically spaced frequencies, never trained.',
     challenge:
       'Pick a position and guess which other position\u2019s vector is most like it. The grid hides that row ' +
-      'until you check.',
+      'until you guess right. A wrong guess is told how far off it is, never the answer.',
+    reveal_cost:
+      '\u201cShow the answer\u201d shows the row: the server remembers it, and this challenge can no longer be ticked.',
   },
 
   rotated: {
@@ -74,10 +82,12 @@ export const lesson_text = {
     offset:
       'Because both vectors turn, only the angle between them counts: q at m and k at n give the same q·k as ' +
       'q at m + s and k at n + s. Find two pairs far apart whose q·k agree.',
-    decay:
-      'With q = k = all ones, q·k after the rotation is the sum of cos(offset × frequency) over the pairs: ' +
-      'largest at offset 0, then falling slowly and unevenly as the pairs fall out of step. This is the ' +
-      'gentle fading with distance Su et al. point out.',
+    decay: (pairs: number, at0: number, low: { offset: number; dot: number }, last: { offset: number; dot: number }) =>
+      `With q = k = all ones, each pair of channels is a vector of length \u221a2 in q and in k, so it adds ` +
+      `2 \u00d7 cos(offset \u00d7 frequency) to q\u00b7k: q\u00b7k is twice the sum of the cosines over the ${pairs} pairs. ` +
+      `At offset 0 every cosine is 1, so the curve starts at ${Math.abs(at0 - 2 * pairs) < 0.01 ? `2 \u00d7 ${pairs} = ` : ''}${at0.toFixed(2)}; ` +
+      `its lowest point here is ${low.dot.toFixed(2)} at offset ${low.offset}, and at offset ${last.offset} it is ${last.dot.toFixed(2)}. ` +
+      'It falls unevenly as the fast pairs fall out of step while the slow ones stay near 1: the gentle fading with distance Su et al. point out.',
     calculator:
       'A pair needs 2π/frequency tokens to turn once: its wavelength. A pair whose wavelength is far longer ' +
       'than the context never turns far, so it carries no position within it. Choose a base θ and a head size.',
@@ -98,6 +108,24 @@ export const lesson_text = {
     length:
       'Each model was trained on texts of a fixed length. Measure its loss at every position of a held-out ' +
       'text: inside the trained length, and past it where the model allows.',
+    // Which model predicts best inside its trained length, and what that does and does not say.
+    loss_reading: (rows: { title: string; positions: string; inside: number }[]) => {
+      const sorted = [...rows].sort((a, b) => a.inside - b.inside);
+      const [best, next] = sorted;
+      const list = sorted.map((r) => `${r.title.toLowerCase()} ${r.inside.toFixed(3)}`).join(', ');
+      const gap = next.inside - best.inside;
+      if (gap < 0.005)
+        return `Inside the trained length the measured models are level (${list} nats): a difference under 0.005 nats is no ranking.`;
+      const head =
+        best.positions === 'none'
+          ? `The model with no positions has the lowest loss inside the trained length (${list} nats), ${gap.toFixed(3)} below the next. ` +
+            'That does not mean positions are useless: loss is one average over every token of one text, and on short windows ' +
+            'the causal mask already tells a model roughly where it is. It says how well a model predicts, not which heads ' +
+            'find order or how; the previous-token lines above say that.'
+          : `The ${best.title.toLowerCase()} model has the lowest loss inside the trained length (${list} nats), ${gap.toFixed(3)} below the next. ` +
+            'Loss is one average over every token of one text: it says how well a model predicts, not which heads find order or how.';
+      return head;
+    },
     learned_limit:
       'A model with learned positions has no vector for a position past its table, so the engine cannot run it there at all.',
   },
