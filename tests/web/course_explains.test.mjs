@@ -35,11 +35,12 @@ async function fresh_page(route, width = 1280) {
 /** The glossary ids the page's term links point at. */
 const term_ids = (page) => page.locator('a.term').evaluateAll((as) => as.map((a) => a.getAttribute('href').replace('#/glossary/', '')));
 
-test('every term a lesson links is defined in the glossary, and each lesson ends in a recap that links it', async () => {
+test('every term the three lessons link is defined in the glossary, and each lesson ends in a recap that links it', async () => {
   const linked = new Set();
   for (const [route, ready] of [
     ['/#/lessons/causal-mask', (p) => lesson_page(p).summary.looks_at],
     ['/#/lessons/trained-heads', (p) => p.getByRole('heading', { level: 2, name: /^Part 1 / })],
+    ['/#/lessons/word-order', (p) => p.getByRole('heading', { level: 2, name: /^Part 1 / })],
   ]) {
     const page = await fresh_page(route);
     await ready(page).waitFor({ timeout: 60_000 });
@@ -60,7 +61,10 @@ test('every term a lesson links is defined in the glossary, and each lesson ends
   await page.getByRole('heading', { level: 1, name: 'Glossary' }).waitFor();
   const defined = await page.locator('[data-term]').evaluateAll((els) => els.map((e) => e.getAttribute('data-term')));
   for (const id of linked) assert.ok(defined.includes(id), `the glossary defines '${id}'`);
-  for (const id of ['value', 'head-size', 'wpe', 'causal-mask']) assert.ok(defined.includes(id), `the words the issue names: ${id}`);
+  for (const id of ['value', 'head-size', 'wpe', 'causal-mask', 'rope']) {
+    assert.ok(defined.includes(id), `the words the issue names: ${id}`);
+    assert.ok(linked.has(id), `a lesson links '${id}'`);
+  }
   await page.close();
 });
 

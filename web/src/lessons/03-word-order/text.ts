@@ -19,8 +19,8 @@ export const citations = {
 
 export const lesson_text = {
   lede:
-    'Attention ignores order unless positions are added, or rotated in. A head compares every query with ' +
-    'every key by a dot product, and a dot product does not know where either token sits. This lesson shows ' +
+    'Attention ignores order unless positions are added, or rotated in. A head compares every [[query]] with ' +
+    'every [[key]] by a dot product, and a dot product does not know where either token sits. This lesson shows ' +
     'that, then the three ways models are told where words are, with numbers the engine computes as you read.',
   no_model:
     'Parts 1 and 2 read the built-in model, and the server has none loaded right now. Start it with ' +
@@ -30,7 +30,7 @@ export const lesson_text = {
     title: 'Part 1 · Order is invisible without positions',
     intro:
       'Take the first layer of the built-in model and give one head only the token embeddings, with no position ' +
-      'vectors and no mask: its score for a query and a key is q·k/√HS, and both come from the tokens alone. ' +
+      'vectors and no mask: its [[score]] for a query and a key is q·k/√HS (HS is the [[head-size|head size]]), and both come from the tokens alone. ' +
       'The grid shows that content-only pattern on your sentence.',
     predict:
       'Now shuffle the words. Before the new grid shows, pick where the highlighted token will look most.',
@@ -58,9 +58,9 @@ export const lesson_text = {
   added: {
     title: 'Part 2 · Added: learned and sinusoidal positions',
     intro:
-      'GPT-2 adds a vector to each token embedding that depends only on the position: row t of a table wpe, ' +
+      'GPT-2 adds a vector to each token embedding that depends only on the position: row t of a table, [[wpe|wpe]], ' +
       'learned like every other weight. The first grid shows how alike the built-in model\u2019s rows are ' +
-      '(cosine similarity, 1 on the diagonal). The second shows the sinusoids Vaswani et al. 2017 used ' +
+      '(cosine similarity, 1 on the diagonal). The second shows the [[sinusoidal|sinusoids]] Vaswani et al. 2017 used ' +
       'instead: fixed waves, sin and cos of t at geometrically spaced frequencies, never trained.',
     challenge:
       'Pick a position and guess which other position\u2019s vector is most like it. The grid hides that row ' +
@@ -72,9 +72,9 @@ export const lesson_text = {
   rotated: {
     title: 'Part 3 · Rotated in: RoPE',
     intro:
-      'Rotary position embedding (Su et al. 2021) adds nothing to the embeddings. Instead it turns q and k ' +
+      '[[rope|Rotary position embedding]] (Su et al. 2021) adds nothing to the embeddings. Instead it turns q and k ' +
       'just before their dot product: each pair of channels (i, i + HS/2) turns by the angle ' +
-      'position × θ^(−2i/HS). Pair 0 turns one radian per token; the last pairs turn so slowly that they ' +
+      'position × θ^(−2i/HS), where θ is the [[theta|RoPE base]]. Pair 0 turns one radian per token; the last pairs turn so slowly that they ' +
       'barely move over a whole text.',
     dial:
       'Drag the dot, or use the arrow keys, to move q along the text. The two arrows are pair i of q at ' +
@@ -98,7 +98,7 @@ export const lesson_text = {
     intro:
       'Three small models headlab trained on the same data with the same budget, differing only in their ' +
       'positions: none, learned, rotary. The head scanner scores each on its held-out text: the best ' +
-      'previous-token head and the best induction head, beside what a head that spreads evenly would score.',
+      '[[previous-token-head|previous-token head]] and the best [[induction-head|induction head]], beside what a head that spreads evenly would score ([[even-spread|the even spread]]).',
     bands:
       'Where in the text does each model find the token before? Each line is its previous-token head\u2019s mean ' +
       'weight on the token just before the query, for queries at those positions of the scanner\u2019s texts, and ' +
@@ -146,6 +146,15 @@ export const lesson_text = {
       '1/(t + 1). That number differs at every position: a later layer can read where it is from it. This is how ' +
       'models without positions still learn them (Haviv et al. 2022).',
   },
+
+  // The lesson's closing points, in general terms (no result of a particular input is stated here).
+  recap: [
+    'A dot product of a [[query]] and a [[key]] does not know where either token sits: without positions a head sees a bag of tokens, and shuffling the words only moves its rows and columns.',
+    'The [[causal-mask|causal mask]] leaks a little position: token t spreads over t + 1 keys, so a model trained without positions can still learn roughly where it is.',
+    'GPT-2 adds a learned vector per position ([[wpe]]); the original transformer added fixed [[sinusoidal|sinusoids]]. Either way the position travels inside the token\u2019s vector.',
+    '[[rope|RoPE]] turns q and k instead, each pair of channels at its own speed set by the [[theta|base θ]], so q·k depends only on how far apart the two tokens are.',
+    'Which scheme a model uses changes which heads it grows and how far past its trained length it can read; a lower [[loss]] alone does not say which heads find order.',
+  ],
 
   programs: {
     title: 'RoPE in a few lines',
