@@ -158,6 +158,12 @@ std::vector<Route> class_routes(ClassRoutesContext& ctx) {
          out.headers.push_back({"Content-Disposition", "attachment; filename=\"headlab-class-" + code + ".csv\""});
          return out;
        })},
+      {"GET", "/api/class/evidence", needs_store(ctx, [](ClassStore& store, const HttpRequest& r) {
+         auto req = decode_evidence_query(r.query);
+         if (!req) return error_response(req.error());
+         auto e = handle_class_evidence(store, teacher_token(r), *req);
+         return e ? ok_json(encode_class_evidence(*e)) : error_response(e.error());
+       })},
       {"POST", "/api/class/remove-learner", needs_store(ctx, [](ClassStore& store, const HttpRequest& r) {
          auto req = decode_remove_learner(r.body);
          if (!req) return error_response(req.error());

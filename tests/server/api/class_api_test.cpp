@@ -80,7 +80,7 @@ TEST(ClassApi, AClassMembersAnswerChecksReachTheTeachersView) {
     if (ch["challenge"] == "pattern-quiz") {
       EXPECT_EQ(ch["done_count"], 1);
       ASSERT_EQ(ch["wrong_answers"].size(), 1u);  // not learner-0002's "diagonal"
-      EXPECT_EQ(ch["wrong_answers"][0], (json{{"answer", "uniform"}, {"count", 1}}));
+      EXPECT_EQ(ch["wrong_answers"][0], (json{{"answer", "an even spread"}, {"count", 1}}));
     }
   EXPECT_EQ(v.dump().find("learner-0001"), std::string::npos);  // the teacher never sees learner ids
 }
@@ -238,7 +238,7 @@ TEST_P(ClassApiOn, TwoServersOnOneDatabaseGiveTheTeacherTheSameCompleteLiveClass
   EXPECT_EQ(cell(on_a, "Bo", "trained-heads", "pattern-quiz")["done"], false);
   for (const json& ch : on_a["challenges"]) {
     if (ch["challenge"] == "pattern-quiz") {
-      EXPECT_EQ(ch["wrong_answers"][0], (json{{"answer", "uniform"}, {"count", 2}}));
+      EXPECT_EQ(ch["wrong_answers"][0], (json{{"answer", "an even spread"}, {"count", 2}}));
     }
   }
 

@@ -39,7 +39,7 @@ import type {
   WordOrderChallenge,
   WordOrderCheckResponse,
 } from './positions_types';
-import type { ClassView, CreatedClass, ClassInfo, Membership } from '../teacher/class_types';
+import type { ClassEvidence, ClassView, CreatedClass, ClassInfo, Membership } from '../teacher/class_types';
 
 /** An error the learner can read: the API's `{"error": {code, message}}`, or a network failure. */
 export class ApiError extends Error {
@@ -190,6 +190,10 @@ export const api = {
 
   /** The teacher's view; null when it has not changed since `etag` (the server answered 304). */
   classView: (code: string, etag: string | null) => class_view(code, etag),
+
+  /** What a learner's checks of one challenge saw (the cell the teacher clicked). */
+  classEvidence: (code: string, nickname: string, lesson: string, challenge: string) =>
+    request<ClassEvidence>('GET', '/api/class/evidence?' + query({ code, nickname, lesson, challenge })),
 
   removeLearner: (code: string, nickname: string) => request<ClassView>('POST', '/api/class/remove-learner', { code, nickname }),
   unbanLearner: (code: string, nickname: string) => request<ClassView>('POST', '/api/class/unban', { code, nickname }),
