@@ -265,12 +265,16 @@ std::vector<Route> make_routes(ServerContext& ctx) {
                                         if (auto s = learner_may_write(ctx, q.learner); !s)
                                           return Result<CheckVerdict>(tl::unexpected(s.error()));
                                         auto v = handle_lesson_check(store, ctx.model, id, q);
-                                        if (v)
-                                          if (auto s = note_answer_check(class_store(ctx), q.learner, id, q.answer, v->correct,
-                                                                          q.request_id,
-                                                                          encode_check_evidence(q.answer, v->explanation));
-                                              !s)
-                                            return Result<CheckVerdict>(tl::unexpected(s.error()));
+                                        if (!v) return v;
+                                        // as the server saw it: a look at the answer remembered from
+                                        // before is a look again, not a wrong answer
+                                        course::Answer noted = q.answer;
+                                        noted.revealed = v->revealed;
+                                        if (auto s = note_answer_check(class_store(ctx), q.learner, id, noted, v->correct,
+                                                                        q.request_id,
+                                                                        encode_check_evidence(noted, v->explanation));
+                                            !s)
+                                          return Result<CheckVerdict>(tl::unexpected(s.error()));
                                         return v;
                                       }),
                                       encode_check_verdict);
