@@ -109,7 +109,7 @@ TEST(ClassCli, ShowAlignsTheGridForWideCharactersAndCombiningMarks) {
     if (line.rfind("Ada", 0) != 0 && line.rfind("\u5B66", 0) != 0 && line.rfind("Zo", 0) != 0) continue;
     std::size_t mark = line.find("\u00b7");
     ASSERT_NE(mark, std::string::npos) << line;
-    starts.push_back(display_width(line.substr(0, mark)));
+    starts.push_back(headlab::display_width(line.substr(0, mark)));
   }
   ASSERT_EQ(starts.size(), 3u) << text.out;
   EXPECT_EQ(starts[0], starts[1]) << text.out;

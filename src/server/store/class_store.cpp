@@ -87,7 +87,7 @@ ClassInfo class_info(const db::Row& row) { return {row.text(0), row.text(1), row
 
 // learner, lesson, challenge, passed, answer, at: a pass carried over on joining is marked so.
 Attempt attempt_of(const db::Row& row) {
-  Attempt a{row.text(0), row.text(1), row.text(2), row.integer(3) != 0, row.text(4), row.text(5)};
+  Attempt a{row.text(0), row.text(1), row.text(2), row.integer(3) != 0, row.text(4), row.text(5), false, ""};
   if (a.passed && a.answer == kBeforeJoining) {
     a.before_joining = true;
     a.answer.clear();
