@@ -45,7 +45,8 @@ int print_store_error(const Error& e) { return print_error(e.message, db_option_
 std::string printable(const std::string& s) { return escape_controls(s); }
 
 // Columns on a terminal, not bytes or code points: a wide nickname (学生) takes two per character.
-std::size_t width(const std::string& s) { return display_width(s); }
+// Qualified: heads_command.cpp (one unity batch with this file) has a display_width of its own.
+std::size_t width(const std::string& s) { return headlab::display_width(s); }
 
 std::string pad(const std::string& s, std::size_t w) { return s + std::string(w > width(s) ? w - width(s) : 0, ' '); }
 

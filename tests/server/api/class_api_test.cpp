@@ -220,6 +220,26 @@ TEST(ClassApi, ACrossSitePageCannotDeleteAClassEvenWithTheCookie) {
   EXPECT_EQ(status, 200);
 }
 
+// The teacher's browser keeps the view and asks again every time (its own If-None-Match turns
+// a 304 into the kept view; Chromium logs a 304 to a no-store request as cancelled); no shared
+// cache keeps it; an error is never kept.
+TEST(ClassApi, TheViewIsPrivateNoCacheSoTheBrowserRevalidatesItAndNeverStoresAnError) {
+  TestServer s(temp_path("class.db"));
+  Teacher t = create_class(s, "Period 3");
+  auto first = s.client().Get(("/api/class/view?code=" + t.code).c_str(), {{"Cookie", t.cookie}});
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->get_header_value("Cache-Control"), "private, no-cache");
+  auto same = s.client().Get(("/api/class/view?code=" + t.code).c_str(),
+                             {{"Cookie", t.cookie}, {"If-None-Match", first->get_header_value("ETag")}});
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->status, 304);
+  EXPECT_EQ(same->get_header_value("Cache-Control"), "private, no-cache");
+  auto anon = s.client().Get(("/api/class/view?code=" + t.code).c_str());
+  ASSERT_TRUE(anon);
+  EXPECT_EQ(anon->status, 401);
+  EXPECT_EQ(anon->get_header_value("Cache-Control"), "no-store");
+}
+
 TEST(ClassApi, PollingWithTheETagAnswers304UntilALearnerActs) {
   TestServer s(temp_path("class.db"));
   Teacher t = create_class(s, "Period 3");
