@@ -8,9 +8,11 @@
 // the teacher's view; the teacher removes the learner (after confirming) and deletes the
 // class; no poll of the view fails or is cancelled.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { api_post, eventually, open_browser, screenshot, start_server, temp_dir, watch_console } from './harness.mjs';
+import { api_post, eventually, open_browser, repo_root, screenshot, start_server, temp_dir, watch_console } from './harness.mjs';
 
 let server, teacher_browser, learner_browser, teacher, learner, problems;
 let code, join_link, learner_id;
@@ -37,6 +39,14 @@ after(async () => {
 const row_of = (nickname) => teacher.locator(`tr[data-learner="${nickname}"]`);
 const cell_of = (nickname, key) => row_of(nickname).locator(`td[data-challenge="${key}"]`);
 const nicknames = () => teacher.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-learner')));
+const axe_source = fs.readFileSync(createRequire(path.join(repo_root, 'web', 'package.json')).resolve('axe-core/axe.min.js'), 'utf8');
+async function violations(page) {
+  await page.evaluate(axe_source);
+  const result = await page.evaluate(() =>
+    globalThis.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }),
+  );
+  return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.length}×, e.g. ${v.nodes[0].target.join(' ')})`);
+}
 const check = (learner, challenge, answer) => api_post(server, '/api/lessons/trained-heads/check', { learner, challenge, answer });
 
 test('a teacher creates a class from the footer link and sees its code, join link and secret once', async () => {
@@ -187,6 +197,7 @@ test('a click on a cell shows the learner’s evidence: the text and head used a
   // Bo's: the answer was shown
   await cell_of('Bo', 'trained-heads/pattern-quiz').getByRole('button').click();
   await panel.getByTestId('evidence-revealed').waitFor();
+  assert.deepEqual(await violations(teacher), [], 'the grid and the evidence pass axe-core’s WCAG A/AA checks');
   await panel.getByRole('button', { name: 'Close' }).click();
   assert.equal(await teacher.getByTestId('evidence').count(), 0);
 });
@@ -203,6 +214,7 @@ test('at 360 px the nickname column stays in view while the grid scrolls sideway
   assert.ok(Math.abs(box.x - wrap_box.x) <= 2, `the nickname cell sits at the grid's left edge (${box.x} vs ${wrap_box.x})`);
   const on_top = await teacher.evaluate(([x, y]) => document.elementFromPoint(x, y)?.closest('th')?.textContent, [box.x + box.width / 2, box.y + box.height / 2]);
   assert.equal(on_top, 'Ada', 'the nickname is what shows there, not a cell scrolled under it');
+  assert.deepEqual(await violations(teacher), []);
   await screenshot(teacher, '72-teacher-class-view-360');
   await teacher.setViewportSize({ width: 1280, height: 900 });
 });
