@@ -1,12 +1,16 @@
-// The teacher's view computed from a class's attempts: done, when, tries, and the most
-// common wrong answers; and how an answer reads in that list.
+// The teacher's view computed from a class's attempts: done, when, tries, the most common
+// wrong answers (readable), titles, totals, last active, reveals and passes carried over on
+// joining; a cell's evidence; and how an answer and a check's evidence are written down.
 #include "server/api/handlers/class_handlers.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 
+#include <nlohmann/json.hpp>
+
 #include "course/challenge_titles.h"
+#include "server/api/class_codec.h"
 #include "server/store/progress_store.h"
 #include "testing/test_server.h"
 
@@ -316,4 +320,24 @@ TEST(ClassEvidence, ShowsTheLearnersTextHeadAndTheNumbersTheCheckComputedUpToThe
             ErrorCode::not_found);
   EXPECT_EQ(handle_class_evidence(*f.store, "not-a-token", {f.code, "Ada", "trained-heads", "find-induction"}).error().code,
             ErrorCode::unauthorized);
+}
+
+TEST(CheckEvidence, ALongTextAndExplanationAreShortenedSoTheEvidenceFitsItsBound) {
+  course::Answer a;
+  a.challenge = "find-induction";
+  a.layer = 1;
+  a.head = 3;
+  for (int i = 0; i < 20000; ++i) a.text += "\u5B66 \x01";  // wide characters and controls (escaped longer in JSON)
+  const std::string e = encode_check_evidence(a, std::string(50000, '7'));
+  ASSERT_FALSE(e.empty());
+  EXPECT_LE(e.size(), ClassStore::kMaxEvidenceBytes);
+  nlohmann::json j = nlohmann::json::parse(e);  // still JSON, the text cut between characters
+  EXPECT_EQ(j["layer"], 1);
+  EXPECT_EQ(j["head"], 3);
+  EXPECT_FALSE(j["text"].get<std::string>().empty());
+  EXPECT_FALSE(j["why"].get<std::string>().empty());
+  ProgressCheckRequest q{"learner-0001", "causal-mask", "the cat sat", "induction", false, 2};
+  nlohmann::json d = nlohmann::json::parse(encode_detected_evidence(q, "Query 2 looks ahead."));
+  EXPECT_EQ(d, (nlohmann::json{{"text", "the cat sat"}, {"head", "induction"}, {"mask", false}, {"query", 2},
+                               {"why", "Query 2 looks ahead."}}));
 }
