@@ -155,6 +155,8 @@ class ClassStore {
   // learner with the same id (a retry) is not recorded again. Bounded: a check after the
   // learner passed the challenge, or past kMaxAttemptsPerChallenge of its checks, is not
   // recorded (the teacher's view reads every kept check; checks after a pass are not tries).
+  // A look at the answer ("(revealed)") raises the version even when it is not recorded, so
+  // the teacher's page shows its mark.
   // `evidence` (what the check saw, JSON made by the caller) is kept when it is at most
   // kMaxEvidenceBytes, else dropped (kept as ""): at most 100 checks x 2 KB per learner and
   // challenge.

@@ -556,3 +556,18 @@ TEST_P(ClassStoreOn, JoiningCarriesProgressOverAndTheClassSeesItsLearnersReveals
   ASSERT_TRUE(f.store->leave("learner-0001"));
   EXPECT_EQ(f.store->join(a.code, "learner-0001", "Ada")->carried_over, 1);
 }
+
+// A look at the answer after a pass is not kept as a try, but the teacher's page must learn of
+// it (its "answer shown" mark): the class's version rises all the same.
+TEST_P(ClassStoreOn, ALookAtTheAnswerAfterAPassRaisesTheVersionWithoutKeepingATry) {
+  CLASS_FIXTURE(f);
+  ClassInfo a = f.make();
+  ASSERT_TRUE(f.store->join(a.code, "learner-0001", "Ada"));
+  ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", true, "below-diagonal"));
+  const std::int64_t before = f.store->find_class(a.code)->version;
+  ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "uniform"));
+  EXPECT_EQ(f.store->find_class(a.code)->version, before);  // a check after a pass: nothing new
+  ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "(revealed)"));
+  EXPECT_EQ(f.store->find_class(a.code)->version, before + 1);
+  EXPECT_EQ(f.store->attempts(a.code)->size(), 1u);
+}
