@@ -44,11 +44,9 @@ int print_store_error(const Error& e) { return print_error(e.message, db_option_
 // reorder the line (util/untrusted_text.h).
 std::string printable(const std::string& s) { return escape_controls(s); }
 
-std::size_t width(const std::string& s) {
-  std::size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
+// Columns on a terminal, not bytes or code points: a wide nickname (学生) takes two per character.
+// Qualified: heads_command.cpp (one unity batch with this file) has a display_width of its own.
+std::size_t width(const std::string& s) { return headlab::display_width(s); }
 
 std::string pad(const std::string& s, std::size_t w) { return s + std::string(w > width(s) ? w - width(s) : 0, ' '); }
 
@@ -74,6 +72,7 @@ void print_grid(const server::ClassView& v) {
     header += pad(lesson, std::max(width(cols), width(lesson)) + 2);
     numbers += pad(cols, std::max(width(cols), width(lesson)) + 2);
   }
+  numbers += "total";
   std::cout << header << "\n" << numbers << "\n";
   for (const auto& l : v.learners) {
     std::string row = pad(printable(l.nickname), name_w + 2);
@@ -84,7 +83,7 @@ void print_grid(const server::ClassView& v) {
       std::size_t w = std::max(width(cols), width(lessons[li].first));
       row += pad(cols, w + 2);
     }
-    std::cout << row << "\n";
+    std::cout << row << l.total << "/" << v.challenges.size() << "\n";
   }
   if (v.learners.empty()) std::cout << "(nobody has joined yet: share the code " << printable(v.info.code) << ")\n";
   if (!v.banned.empty()) {
@@ -101,7 +100,7 @@ void print_grid(const server::ClassView& v) {
       i = 0;
       std::cout << lesson << "\n";
     }
-    std::cout << "  " << ++i << ". " << c.challenge << ": " << c.done_count << " of " << v.learner_count << " done";
+    std::cout << "  " << ++i << ". " << printable(c.title) << ": " << c.done_count << " of " << v.learner_count << " done";
     if (!c.wrong_answers.empty()) {
       std::cout << "; common wrong answers: ";
       for (std::size_t w = 0; w < c.wrong_answers.size(); ++w)

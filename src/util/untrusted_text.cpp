@@ -171,4 +171,25 @@ std::string nickname_key(std::string_view raw) {
   return key;
 }
 
+std::size_t display_width(std::string_view s) {
+  std::size_t width = 0;
+  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
+  utf8proc_ssize_t left = static_cast<utf8proc_ssize_t>(s.size());
+  while (left > 0) {
+    utf8proc_int32_t c = 0;
+    utf8proc_ssize_t n = utf8proc_iterate(p, left, &c);
+    if (n <= 0) {  // not UTF-8: one replacement character, one column
+      ++width;
+      ++p;
+      --left;
+      continue;
+    }
+    const int w = utf8proc_charwidth(c);
+    width += w > 0 ? static_cast<std::size_t>(w) : 0;
+    p += n;
+    left -= n;
+  }
+  return width;
+}
+
 }  // namespace headlab

@@ -17,6 +17,9 @@
 //   error (invalid_argument) names the character and says why.
 // - nickname_key: NFKC with case folding of the trimmed text; two nicknames are the same
 //   name when their keys are equal. Never fails (for looking up names stored before).
+// - display_width: the columns a terminal gives the text (utf8proc's character width: 2 for
+//   East Asian wide characters and most emoji, 0 for combining marks); an invalid byte
+//   counts 1, as escape_controls's U+FFFD does. For aligning tables of learners' names.
 #pragma once
 
 #include <string>
@@ -35,5 +38,6 @@ struct CleanNickname {
 
 Result<CleanNickname> clean_nickname(std::string_view raw, int max_chars = 24);
 std::string nickname_key(std::string_view raw);
+std::size_t display_width(std::string_view s);
 
 }  // namespace headlab

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 #include <sqlite3.h>
 
@@ -12,6 +13,7 @@
 #include "server/store/store_testing.h"
 #include "testing/process.h"
 #include "testing/test_server.h"
+#include "util/untrusted_text.h"
 
 using headlab::testing::headlab_run;
 using headlab::testing::temp_path;
@@ -73,13 +75,45 @@ TEST(ClassCli, ShowGivesTheSameViewAsTheApi) {
   EXPECT_EQ(v["learners"][0]["nickname"], "Ada");
   EXPECT_EQ(v["learners"][0]["lessons"][1]["challenges"][0], (json{{"challenge", "pattern-quiz"}, {"done", true},
                                                                   {"done_at", v["learners"][0]["lessons"][1]["challenges"][0]["done_at"]},
-                                                                  {"tries", 2}}));
+                                                                  {"tries", 2}, {"before_joining", false},
+                                                                  {"revealed_at", nullptr}}));
+  EXPECT_EQ(v["learners"][0]["total"], 1);
   auto text = headlab_run("class show " + code + " --db " + db);
   EXPECT_NE(text.out.find("Ada"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("\u27132"), std::string::npos) << text.out;  // done in 2 tries
-  EXPECT_NE(text.out.find("pattern-quiz: 1 of 1 done; common wrong answers: uniform (1)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("The previous-token pattern: 1 of 1 done; common wrong answers: an even spread (1)"),
+            std::string::npos)
+      << text.out;
   auto csv = headlab_run("class show " + code + " --db " + db + " --format csv");
-  EXPECT_NE(csv.out.find("Ada,trained-heads,pattern-quiz,yes,"), std::string::npos) << csv.out;
+  EXPECT_EQ(csv.out.rfind("\xEF\xBB\xBFnickname,", 0), 0u) << csv.out;  // the UTF-8 byte order mark first
+  EXPECT_NE(csv.out.find("Ada,trained-heads,pattern-quiz,The previous-token pattern,yes,"), std::string::npos) << csv.out;
+}
+
+// The grid's columns line up whatever the nicknames are made of: a wide character takes two
+// columns of a terminal, a combining accent none.
+TEST(ClassCli, ShowAlignsTheGridForWideCharactersAndCombiningMarks) {
+  std::string db = temp_path("cli.db");
+  std::string code = code_in(headlab_run("class create \"Period 3\" --db " + db).out);
+  {
+    TestServer s(db);
+    s.post("/api/class/join", json{{"code", code}, {"learner", "learner-0001"}, {"nickname", "Ada"}});
+    s.post("/api/class/join", json{{"code", code}, {"learner", "learner-0002"}, {"nickname", "\u5B66\u751F\u3055\u3093"}});
+    s.post("/api/class/join", json{{"code", code}, {"learner", "learner-0003"}, {"nickname", "Zoe\u0308"}});
+  }
+  auto text = headlab_run("class show " + code + " --db " + db);
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  // Each learner's row: the column its first mark starts at, counted in terminal columns.
+  std::vector<std::size_t> starts;
+  std::istringstream lines(text.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("Ada", 0) != 0 && line.rfind("\u5B66", 0) != 0 && line.rfind("Zo", 0) != 0) continue;
+    std::size_t mark = line.find("\u00b7");
+    ASSERT_NE(mark, std::string::npos) << line;
+    starts.push_back(headlab::display_width(line.substr(0, mark)));
+  }
+  ASSERT_EQ(starts.size(), 3u) << text.out;
+  EXPECT_EQ(starts[0], starts[1]) << text.out;
+  EXPECT_EQ(starts[0], starts[2]) << text.out;
 }
 
 // Rows written before the server refused such text (or by anyone who can write the file):

@@ -54,6 +54,7 @@ CHECK1 = {"lesson": LESSON1, "sentence": "the cat chased the dog . the cat chase
           "head": "induction", "mask": True, "query": 8}
 LESSON2, QUIZ = "trained-heads", "pattern-quiz"
 WRONG, RIGHT = "uniform", "below-diagonal"
+WRONG_SHOWN = "an even spread"  # how the teacher's view names WRONG (course/challenge_titles.cpp)
 CLASS_TABLES = ("classes", "class_members", "class_attempts", "teacher_sessions")
 
 
@@ -436,7 +437,7 @@ def verify(args):
                 if m["answers"] and not (c2 and c2["tries"] >= 1):
                     problem(f"{url}: {m['nickname']} of {cls['code']}: answers acknowledged, no tries in the view")
             quiz = next(s for s in view["challenges"] if s["challenge"] == QUIZ)
-            wrong = next((w["count"] for w in quiz["wrong_answers"] if w["answer"] == WRONG), 0)
+            wrong = next((w["count"] for w in quiz["wrong_answers"] if w["answer"] == WRONG_SHOWN), 0)
             if wrong < sum(m["wrong"] for m in members):
                 problem(f"{url}: class {cls['code']}: {wrong} wrong answers '{WRONG}' shown, "
                         f"{sum(m['wrong'] for m in members)} acknowledged")
@@ -445,7 +446,7 @@ def verify(args):
                         f"{sum(m['right'] for m in members)} acknowledged")
             status, _, headers, text = t.request("GET", f"/api/class/export?code={cls['code']}",
                                                  headers={"Cookie": cls["cookie"]})
-            rows = list(csv.DictReader(io.StringIO(text))) if status == 200 else []
+            rows = list(csv.DictReader(io.StringIO(text.lstrip("\ufeff")))) if status == 200 else []
             cells = sum(len(ls["challenges"]) for l in view["learners"] for ls in l["lessons"])
             done_csv = {(r["nickname"], r["lesson"], r["challenge"]) for r in rows if r["done"] == "yes"}
             done_view = {(l["nickname"], ls["lesson"], c["challenge"]) for l in view["learners"]

@@ -83,5 +83,13 @@ TEST(CleanNickname, RefusesEmptyAndOverLong) {
   EXPECT_NE(n.error().message.find("24"), std::string::npos);
 }
 
+TEST(DisplayWidth, CountsWideCharactersTwiceAndCombiningMarksNotAtAll) {
+  EXPECT_EQ(display_width("Ada"), 3u);
+  EXPECT_EQ(display_width("\u5B66\u751F"), 4u);        // 学生: two wide characters
+  EXPECT_EQ(display_width("e\u0301"), 1u);              // e and a combining acute
+  EXPECT_EQ(display_width("\u00E9l\u00E8ve"), 5u);      // élève, precomposed
+  EXPECT_EQ(display_width("\xFF"), 1u);                 // a byte that is not UTF-8
+}
+
 }  // namespace
 }  // namespace headlab

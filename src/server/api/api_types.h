@@ -50,6 +50,7 @@ struct ProgressView {
   // /api/progress/check: every challenge this check met, new or done before (not sent: it
   // is what a class member's teacher is told, see note_detected).
   std::vector<std::string> met;
+  std::vector<std::string> met_why;  // met[i]'s check explanation, in numbers (for the teacher)
   bool include_newly_completed = false;
 };
 

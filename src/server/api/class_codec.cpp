@@ -1,6 +1,9 @@
 // server/api/class_codec.cpp — nlohmann::json for the bodies; CSV by RFC 4180 (quotes doubled).
 #include "server/api/class_codec.h"
 
+#include <algorithm>
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "server/api/json_fields.h"
@@ -127,7 +130,86 @@ std::string encode_class_info(const ClassInfo& c) { return dump({{"class", info_
 
 std::string encode_membership(const LearnerMembership& m) {
   if (!m.cls) return dump({{"class", nullptr}});
-  return dump({{"class", {{"code", m.cls->code}, {"name", m.cls->name}}}, {"nickname", m.nickname}});
+  json out = {{"class", {{"code", m.cls->code}, {"name", m.cls->name}}}, {"nickname", m.nickname}};
+  if (m.carried_over > 0) out["carried_over"] = m.carried_over;
+  return dump(out);
+}
+
+Result<EvidenceRequest> decode_evidence_query(const std::map<std::string, std::string>& query) {
+  EvidenceRequest r;
+  const std::pair<const char*, std::string*> fields[] = {
+      {"code", &r.code}, {"nickname", &r.nickname}, {"lesson", &r.lesson}, {"challenge", &r.challenge}};
+  for (const auto& [k, v] : query) {
+    bool known = false;
+    for (const auto& f : fields) known |= k == f.first;
+    if (!known)
+      return make_error(ErrorCode::invalid_argument,
+                        "Unknown parameter '" + k.substr(0, 40) + "'. Allowed: code, nickname, lesson, challenge.");
+  }
+  for (const auto& [name, out] : fields) {
+    auto it = query.find(name);
+    if (it == query.end() || it->second.empty())
+      return make_error(ErrorCode::invalid_argument, std::string("Missing parameter '") + name + "'.");
+    *out = it->second.substr(0, 200);
+  }
+  r.code = upper(r.code);
+  return r;
+}
+
+namespace {
+
+// s cut to at most n bytes, not inside a UTF-8 character.
+std::string utf8_prefix(const std::string& s, std::size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n) + "\u2026";
+}
+
+// fill(text_limit, why_limit) made smaller until its JSON fits the store's bound.
+template <class Fill>
+std::string bounded_evidence(Fill fill) {
+  for (std::size_t text = 400, why = 1200; text > 8; text /= 2, why /= 2) {
+    std::string out = dump(fill(text, why));
+    if (out.size() <= ClassStore::kMaxEvidenceBytes) return out;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string encode_check_evidence(const course::Answer& a, const std::string& why) {
+  return bounded_evidence([&](std::size_t text_limit, std::size_t why_limit) {
+    json j = json::object();
+    if (!a.text.empty()) j["text"] = utf8_prefix(a.text, text_limit);
+    if (a.layer >= 0) j["layer"] = a.layer;
+    if (a.head >= 0) j["head"] = a.head;
+    if (!a.choice.empty()) j["choice"] = a.choice.substr(0, 64);
+    if (!a.positions.empty())
+      j["positions"] = std::vector<int>(a.positions.begin(), a.positions.begin() + std::min<std::size_t>(a.positions.size(), 16));
+    if (a.revealed) j["revealed"] = true;
+    j["why"] = utf8_prefix(why, why_limit);
+    return j;
+  });
+}
+
+std::string encode_detected_evidence(const ProgressCheckRequest& q, const std::string& why) {
+  return bounded_evidence([&](std::size_t text_limit, std::size_t why_limit) {
+    return json{{"text", utf8_prefix(q.sentence, text_limit)}, {"head", q.head.substr(0, 64)}, {"mask", q.mask},
+                {"query", q.query}, {"why", utf8_prefix(why, why_limit)}};
+  });
+}
+
+std::string encode_class_evidence(const ClassEvidence& e) {
+  json attempts = json::array();
+  for (const EvidenceAttempt& a : e.attempts) {
+    json evidence = a.evidence.empty() ? json(nullptr) : json::parse(a.evidence, nullptr, false);
+    if (evidence.is_discarded()) evidence = nullptr;
+    attempts.push_back({{"at", a.at}, {"passed", a.passed}, {"before_joining", a.before_joining},
+                        {"answer", a.answer}, {"evidence", evidence}});
+  }
+  return dump({{"nickname", e.nickname}, {"lesson", e.lesson}, {"challenge", e.challenge}, {"title", e.title},
+               {"text", e.text}, {"revealed_at", e.revealed_at.empty() ? json(nullptr) : json(e.revealed_at)},
+               {"attempts", attempts}});
 }
 
 std::string encode_class_view(const ClassView& v) {
@@ -138,17 +220,20 @@ std::string encode_class_view(const ClassView& v) {
       json cells = json::array();
       for (const ChallengeCell& c : l.challenges)
         cells.push_back({{"challenge", c.challenge}, {"done", c.done},
-                         {"done_at", c.done ? json(c.done_at) : json(nullptr)}, {"tries", c.tries}});
+                         {"done_at", c.done ? json(c.done_at) : json(nullptr)}, {"tries", c.tries},
+                         {"before_joining", c.before_joining},
+                         {"revealed_at", c.revealed_at.empty() ? json(nullptr) : json(c.revealed_at)}});
       lessons.push_back({{"lesson", l.lesson}, {"challenges", cells}});
     }
-    learners.push_back({{"nickname", r.nickname}, {"joined_at", r.joined_at}, {"lessons", lessons}});
+    learners.push_back({{"nickname", r.nickname}, {"joined_at", r.joined_at}, {"total", r.total},
+                        {"last_active", r.last_active}, {"lessons", lessons}});
   }
   json challenges = json::array();
   for (const ChallengeSummary& s : v.challenges) {
     json wrong = json::array();
     for (const WrongAnswer& w : s.wrong_answers) wrong.push_back({{"answer", w.answer}, {"count", w.count}});
-    challenges.push_back({{"lesson", s.lesson}, {"challenge", s.challenge}, {"text", s.text},
-                          {"done_count", s.done_count}, {"wrong_answers", wrong}});
+    challenges.push_back({{"lesson", s.lesson}, {"lesson_title", s.lesson_title}, {"challenge", s.challenge},
+                          {"title", s.title}, {"text", s.text}, {"done_count", s.done_count}, {"wrong_answers", wrong}});
   }
   json banned = json::array();
   for (const BannedLearner& b : v.banned) banned.push_back({{"nickname", b.nickname}, {"removed_at", b.banned_at}});
@@ -157,12 +242,16 @@ std::string encode_class_view(const ClassView& v) {
 }
 
 std::string encode_class_csv(const ClassView& v) {
-  std::string out = "nickname,lesson,challenge,done,done_at,tries\r\n";
+  std::map<std::pair<std::string, std::string>, std::string> titles;
+  for (const ChallengeSummary& s : v.challenges) titles[{s.lesson, s.challenge}] = s.title;
+  std::string out = "\xEF\xBB\xBFnickname,lesson,challenge,title,done,done_at,tries,before_joining,answer_shown\r\n";
   for (const LearnerRow& r : v.learners)
     for (const LearnerLessonRow& l : r.lessons)
       for (const ChallengeCell& c : l.challenges)
         out += csv_field(r.nickname) + "," + csv_field(l.lesson) + "," + csv_field(c.challenge) + "," +
-               (c.done ? "yes" : "no") + "," + csv_field(c.done_at) + "," + std::to_string(c.tries) + "\r\n";
+               csv_field(titles[{l.lesson, c.challenge}]) + "," + (c.done ? "yes" : "no") + "," + csv_field(c.done_at) +
+               "," + std::to_string(c.tries) + "," + (c.before_joining ? "yes" : "no") + "," +
+               (c.revealed_at.empty() ? "no" : "yes") + "\r\n";
   return out;
 }
 

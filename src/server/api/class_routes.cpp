@@ -127,10 +127,16 @@ std::vector<Route> class_routes(ClassRoutesContext& ctx) {
          auto info = authorize_teacher(store, teacher_token(r), code);
          if (!info) return error_response(info.error());
          const std::string etag = "\"" + code + "-" + std::to_string(info->version) + "\"";
+         // Kept by the teacher's browser and asked again every time (no-cache), so the browser
+         // itself sends If-None-Match and turns a 304 into the view it kept. A 304 to a page's
+         // own If-None-Match on a request the browser may not cache (no-store) is a cancelled
+         // request in Chromium's log. private: no shared cache keeps a class.
+         const char* cache = "private, no-cache";
          if (header(r, "if-none-match") == etag) {
            HttpResponse same;
            same.status = 304;
            same.headers.push_back({"ETag", etag});
+           same.headers.push_back({"Cache-Control", cache});
            return same;
          }
          // Made once per version of the class: polls and other tabs share it.
@@ -145,6 +151,7 @@ std::vector<Route> class_routes(ClassRoutesContext& ctx) {
          HttpResponse out;
          out.shared_body = std::move(body);
          out.headers.push_back({"ETag", etag});
+         out.headers.push_back({"Cache-Control", cache});
          return out;
        })},
       {"GET", "/api/class/export", needs_store(ctx, [](ClassStore& store, const HttpRequest& r) {
@@ -157,6 +164,12 @@ std::vector<Route> class_routes(ClassRoutesContext& ctx) {
          out.body = encode_class_csv(*view);
          out.headers.push_back({"Content-Disposition", "attachment; filename=\"headlab-class-" + code + ".csv\""});
          return out;
+       })},
+      {"GET", "/api/class/evidence", needs_store(ctx, [](ClassStore& store, const HttpRequest& r) {
+         auto req = decode_evidence_query(r.query);
+         if (!req) return error_response(req.error());
+         auto e = handle_class_evidence(store, teacher_token(r), *req);
+         return e ? ok_json(encode_class_evidence(*e)) : error_response(e.error());
        })},
       {"POST", "/api/class/remove-learner", needs_store(ctx, [](ClassStore& store, const HttpRequest& r) {
          auto req = decode_remove_learner(r.body);

@@ -5,6 +5,7 @@
 #include "course/course.h"
 #include "server/http/errors.h"
 #include "server/http/http_gzip.h"
+#include "server/api/class_codec.h"
 #include "server/api/handlers/class_handlers.h"
 #include "server/api/handlers/course_handlers.h"
 #include "server/api/handlers/induction_handlers.h"
@@ -124,9 +125,12 @@ std::vector<Route> make_routes(ServerContext& ctx) {
          auto check = [&ctx](ProgressStore& store, const ProgressCheckRequest& q) -> Result<ProgressView> {
            if (auto s = learner_may_write(ctx, q.learner); !s) return tl::unexpected(s.error());
            auto v = handle_progress_check(store, q);
-           if (v)
-             if (auto s = note_detected(class_store(ctx), q.learner, q.lesson, v->met); !s)
+           if (v) {
+             std::vector<std::string> evidence;  // what each met check computed, for the teacher
+             for (const std::string& why : v->met_why) evidence.push_back(encode_detected_evidence(q, why));
+             if (auto s = note_detected(class_store(ctx), q.learner, q.lesson, v->met, evidence); !s)
                return tl::unexpected(s.error());
+           }
            return v;
          };
          return answer(decode_progress_check_request(r.body), with_store(ctx, check), encode_progress);
@@ -261,11 +265,16 @@ std::vector<Route> make_routes(ServerContext& ctx) {
                                         if (auto s = learner_may_write(ctx, q.learner); !s)
                                           return Result<CheckVerdict>(tl::unexpected(s.error()));
                                         auto v = handle_lesson_check(store, ctx.model, id, q);
-                                        if (v)
-                                          if (auto s = note_answer_check(class_store(ctx), q.learner, id, q.answer, v->correct,
-                                                                          q.request_id);
-                                              !s)
-                                            return Result<CheckVerdict>(tl::unexpected(s.error()));
+                                        if (!v) return v;
+                                        // as the server saw it: a look at the answer remembered from
+                                        // before is a look again, not a wrong answer
+                                        course::Answer noted = q.answer;
+                                        noted.revealed = v->revealed;
+                                        if (auto s = note_answer_check(class_store(ctx), q.learner, id, noted, v->correct,
+                                                                        q.request_id,
+                                                                        encode_check_evidence(noted, v->explanation));
+                                            !s)
+                                          return Result<CheckVerdict>(tl::unexpected(s.error()));
                                         return v;
                                       }),
                                       encode_check_verdict);

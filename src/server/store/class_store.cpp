@@ -85,6 +85,16 @@ Error class_not_found(const std::string& code) {
 
 ClassInfo class_info(const db::Row& row) { return {row.text(0), row.text(1), row.text(2), row.integer(3)}; }
 
+// learner, lesson, challenge, passed, answer, at: a pass carried over on joining is marked so.
+Attempt attempt_of(const db::Row& row) {
+  Attempt a{row.text(0), row.text(1), row.text(2), row.integer(3) != 0, row.text(4), row.text(5), false, ""};
+  if (a.passed && a.answer == kBeforeJoining) {
+    a.before_joining = true;
+    a.answer.clear();
+  }
+  return a;
+}
+
 Status bump_version(db::Session& tx, const std::string& code) {
   auto n = tx.exec("UPDATE classes SET version = version + 1 WHERE code = $1", {code});
   if (!n) return tl::unexpected(n.error());
@@ -279,6 +289,15 @@ Result<ClassMember> ClassStore::join(const std::string& code, const std::string&
     if (*n == 0)
       return make_error(ErrorCode::invalid_argument,
                         "Someone in this class is called " + nickname + " already; choose another nickname.");
+    // What the learner finished before joining (the progress table, migration 1): a pass
+    // each, at the time it was finished, marked as carried over. class_attempts is empty for
+    // a new member (leaving and removal delete their attempts).
+    auto carried = tx.exec(
+        "INSERT INTO class_attempts (class_code, learner, lesson, challenge, passed, answer, at) "
+        "SELECT $1, learner, lesson, challenge, 1, $3, completed_at FROM progress WHERE learner = $2",
+        {code, learner, std::string(kBeforeJoining)});
+    if (!carried) return tl::unexpected(carried.error());
+    m.carried_over = static_cast<int>(*carried);
     return bump_version(tx, code);
   });
   if (!s) return tl::unexpected(failure("join the class", s.error()));
@@ -364,7 +383,8 @@ Result<std::vector<ClassMember>> ClassStore::members(const std::string& code) {
 }
 
 Status ClassStore::record_attempt(const std::string& learner, const std::string& lesson, const std::string& challenge,
-                                  bool passed, const std::string& answer, const std::string& request_id) {
+                                  bool passed, const std::string& answer, const std::string& request_id,
+                                  const std::string& evidence) {
   const std::string at = now_iso();
   Status s = db_->transaction(db::Access::grow, [&](db::Session& tx) -> Status {
     auto in = class_of(tx, learner);
@@ -378,14 +398,16 @@ Status ClassStore::record_attempt(const std::string& learner, const std::string&
     // the first pass (checks after it do not count as tries), at most kMaxAttemptsPerChallenge
     // before it. class_attempts_by_learner answers both subqueries.
     auto n = tx.exec(
-        "INSERT INTO class_attempts (class_code, learner, lesson, challenge, passed, answer, at, request_id) "
-        "SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE NOT EXISTS (SELECT 1 FROM class_attempts "
+        "INSERT INTO class_attempts (class_code, learner, lesson, challenge, passed, answer, at, request_id, evidence) "
+        "SELECT $1, $2, $3, $4, $5, $6, $7, $8, $10 WHERE NOT EXISTS (SELECT 1 FROM class_attempts "
         "WHERE learner = $2 AND lesson = $3 AND challenge = $4 AND passed = 1) AND (SELECT COUNT(*) FROM "
         "class_attempts WHERE learner = $2 AND lesson = $3 AND challenge = $4) < $9 ON CONFLICT DO NOTHING",
         {code, learner, lesson, challenge, std::int64_t{passed ? 1 : 0}, answer.substr(0, 200), at, id,
-         std::int64_t{kMaxAttemptsPerChallenge}});
+         std::int64_t{kMaxAttemptsPerChallenge}, evidence.size() <= kMaxEvidenceBytes ? evidence : std::string()});
     if (!n) return tl::unexpected(n.error());
-    if (*n == 0) return {};
+    // A look at the answer that is not kept (after a pass, past the bound) still changes what
+    // the teacher sees: the cell's "answer shown" mark (reveals, read with the view).
+    if (*n == 0 && answer != "(revealed)") return {};
     return bump_version(tx, code);
   });
   if (!s) return tl::unexpected(failure("record the check", s.error()));
@@ -393,7 +415,7 @@ Status ClassStore::record_attempt(const std::string& learner, const std::string&
 }
 
 Status ClassStore::record_passes(const std::string& learner, const std::string& lesson,
-                                 const std::vector<std::string>& challenges) {
+                                 const std::vector<std::string>& challenges, const std::vector<std::string>& evidence) {
   const std::string at = now_iso();
   Status s = db_->transaction(db::Access::grow, [&](db::Session& tx) -> Status {
     auto in = class_of(tx, learner);
@@ -401,13 +423,15 @@ Status ClassStore::record_passes(const std::string& learner, const std::string& 
     if (in->empty()) return {};  // in no class: nothing to keep
     const std::string& code = *in;
     std::int64_t added = 0;
-    for (const std::string& challenge : challenges) {
+    for (std::size_t i = 0; i < challenges.size(); ++i) {
+      const std::string& challenge = challenges[i];
+      const std::string e = i < evidence.size() && evidence[i].size() <= kMaxEvidenceBytes ? evidence[i] : "";
       // class_attempts_by_learner (migration 3) answers the NOT EXISTS.
       auto n = tx.exec(
-          "INSERT INTO class_attempts (class_code, learner, lesson, challenge, passed, answer, at) "
-          "SELECT $1, $2, $3, $4, 1, '', $5 WHERE NOT EXISTS (SELECT 1 FROM class_attempts "
+          "INSERT INTO class_attempts (class_code, learner, lesson, challenge, passed, answer, at, evidence) "
+          "SELECT $1, $2, $3, $4, 1, '', $5, $6 WHERE NOT EXISTS (SELECT 1 FROM class_attempts "
           "WHERE learner = $2 AND lesson = $3 AND challenge = $4 AND passed = 1)",
-          {code, learner, lesson, challenge, at});
+          {code, learner, lesson, challenge, at, e});
       if (!n) return tl::unexpected(n.error());
       added += *n;
     }
@@ -429,8 +453,45 @@ Result<std::vector<Attempt>> ClassStore::attempts(const std::string& code) {
   if (!rows) return tl::unexpected(failure("read the class", rows.error()));
   std::vector<Attempt> out;
   out.reserve(rows->size());
-  for (const db::Row& row : *rows)
-    out.push_back({row.text(0), row.text(1), row.text(2), row.integer(3) != 0, row.text(4), row.text(5)});
+  for (const db::Row& row : *rows) out.push_back(attempt_of(row));
+  return out;
+}
+
+Result<std::vector<Attempt>> ClassStore::learner_attempts(const std::string& code, const std::string& nickname,
+                                                          const std::string& lesson, const std::string& challenge) {
+  auto who = db_->query("SELECT learner FROM class_members WHERE class_code = $1 AND nickname_key = $2",
+                        {code, nickname_key(nickname)});
+  if (!who) return tl::unexpected(failure("read the class", who.error()));
+  if (who->empty())
+    return make_error(ErrorCode::not_found, "Nobody in this class is called '" + nickname.substr(0, 32) + "'.");
+  const std::string learner = who->front().text(0);
+  const char* sql =
+      db_->engine() == db::Engine::sqlite
+          ? "SELECT learner, lesson, challenge, passed, answer, at, evidence FROM class_attempts "
+            "WHERE learner = $1 AND lesson = $2 AND challenge = $3 AND class_code = $4 ORDER BY at, rowid"
+          : "SELECT learner, lesson, challenge, passed, answer, at, evidence FROM class_attempts "
+            "WHERE learner = $1 AND lesson = $2 AND challenge = $3 AND class_code = $4 ORDER BY at, seq";
+  auto rows = db_->query(sql, {learner, lesson, challenge, code});
+  if (!rows) return tl::unexpected(failure("read the class", rows.error()));
+  std::vector<Attempt> out;
+  out.reserve(rows->size());
+  for (const db::Row& row : *rows) {
+    out.push_back(attempt_of(row));
+    out.back().evidence = row.text(6);
+  }
+  return out;
+}
+
+Result<std::vector<Reveal>> ClassStore::reveals(const std::string& code) {
+  // reveals' key (learner, lesson, challenge) answers the join by learner.
+  auto rows = db_->query(
+      "SELECT r.learner, r.lesson, r.challenge, r.revealed_at FROM reveals r JOIN class_members m "
+      "ON m.learner = r.learner WHERE m.class_code = $1 ORDER BY r.revealed_at",
+      {code});
+  if (!rows) return tl::unexpected(failure("read the class", rows.error()));
+  std::vector<Reveal> out;
+  out.reserve(rows->size());
+  for (const db::Row& row : *rows) out.push_back({row.text(0), row.text(1), row.text(2), row.text(3)});
   return out;
 }
 

@@ -1,7 +1,8 @@
 // server/store/class_store.h — classes on the store layer (server/store/database.h), so on SQLite (a path) and
 // on PostgreSQL (a postgresql:// URL) alike: a class, its learners (by a nickname they
 // choose), the teacher's credential and sessions, and every check a learner of the class made
-// (the evidence of the teacher's view). Its tables are migrations 2-4 (server/store/schema.cpp).
+// (the evidence of the teacher's view). Its tables are migrations 2-4 and 7
+// (server/store/schema.cpp); it reads progress and reveals (migrations 1, 5) of the same database.
 //
 //   auto store = ClassStore::open("headlab.db");               // or "postgresql://..."
 //   auto made = (*store)->create_class("Period 3", "");        // made->secret: shown once
@@ -11,6 +12,9 @@
 //
 // Contracts:
 // - A learner id is in at most one class. Attempts of a learner in no class are not kept.
+// - Joining carries the learner's progress over: every challenge they finished before
+//   (the progress table) becomes a passing attempt marked kBeforeJoining, at the time it
+//   was finished, so the teacher sees it and knows it was not done in class.
 // - The teacher's secret or passphrase is kept only as an Argon2id hash (libsodium's
 //   crypto_pwhash_str); a session token only as its BLAKE2b hash. Neither can be read back.
 // - Leaving, removing a learner and deleting a class delete the rows in one committed
@@ -56,6 +60,7 @@ struct ClassMember {
   std::string nickname;  // chosen by the learner (NFKC), unique in the class by nickname_key
                          // (util/untrusted_text.h: case-folded NFKC)
   std::string joined_at;
+  int carried_over = 0;  // join only: challenges finished before joining, now in the class
 };
 
 // A learner the teacher removed: kept out of the class (by learner id and by nickname)
@@ -70,6 +75,17 @@ struct Attempt {
   bool passed = false;
   std::string answer;  // what the learner answered, "" when the challenge was detected
   std::string at;      // ISO-8601 UTC, with milliseconds
+  bool before_joining = false;  // a pass carried over from the learner's progress on joining
+  std::string evidence;  // learner_attempts only: what the check saw (JSON), "" when not kept
+};
+
+// The answer column of a pass carried over on joining (Attempt::before_joining).
+inline constexpr const char* kBeforeJoining = "(before joining)";
+
+// A challenge whose answer the learner was shown (ProgressStore::note_reveal).
+struct Reveal {
+  std::string learner, lesson, challenge;
+  std::string at;  // ISO-8601 UTC
 };
 
 struct NewClass {
@@ -117,6 +133,7 @@ class ClassStore {
   // with invisible characters or mixed alphabets, taken in the class; the learner is in
   // another class already), forbidden (the teacher removed this learner or this nickname).
   // Joining the same class again under the same nickname returns the membership as it is.
+  // A new member's progress is carried over (see the contracts above; carried_over counts it).
   Result<ClassMember> join(const std::string& code, const std::string& learner, const std::string& nickname);
   // The learner's class and membership, or nullopt when the learner is in no class.
   Result<std::optional<std::pair<ClassInfo, ClassMember>>> membership(const std::string& learner);
@@ -138,16 +155,30 @@ class ClassStore {
   // learner with the same id (a retry) is not recorded again. Bounded: a check after the
   // learner passed the challenge, or past kMaxAttemptsPerChallenge of its checks, is not
   // recorded (the teacher's view reads every kept check; checks after a pass are not tries).
+  // A look at the answer ("(revealed)") raises the version even when it is not recorded, so
+  // the teacher's page shows its mark.
+  // `evidence` (what the check saw, JSON made by the caller) is kept when it is at most
+  // kMaxEvidenceBytes, else dropped (kept as ""): at most 100 checks x 2 KB per learner and
+  // challenge.
   static constexpr int kMaxAttemptsPerChallenge = 100;
+  static constexpr std::size_t kMaxEvidenceBytes = 2048;
   Status record_attempt(const std::string& learner, const std::string& lesson, const std::string& challenge,
-                        bool passed, const std::string& answer, const std::string& request_id = "");
+                        bool passed, const std::string& answer, const std::string& request_id = "",
+                        const std::string& evidence = "");
   // Records one passing attempt (no answer: detected) for each challenge of `challenges`
   // that the learner has no passing attempt for yet, in one transaction; does nothing when
   // the learner is in no class. Raises the version only when something was recorded.
+  // evidence[i] (when given) is kept with challenges[i], as record_attempt keeps it.
   Status record_passes(const std::string& learner, const std::string& lesson,
-                       const std::vector<std::string>& challenges);
-  // The class's attempts, oldest first.
+                       const std::vector<std::string>& challenges, const std::vector<std::string>& evidence = {});
+  // The class's attempts, oldest first (without their evidence).
   Result<std::vector<Attempt>> attempts(const std::string& code);
+  // One learner's kept checks of one challenge, oldest first, with their evidence: what the
+  // teacher sees on clicking a cell. Errors: not_found (nobody of that nickname in the class).
+  Result<std::vector<Attempt>> learner_attempts(const std::string& code, const std::string& nickname,
+                                                const std::string& lesson, const std::string& challenge);
+  // The answers the class's learners were shown, oldest first.
+  Result<std::vector<Reveal>> reveals(const std::string& code);
 
   // True when `secret` is the class's secret or passphrase (false for an unknown code).
   Result<bool> verify_teacher(const std::string& code, const std::string& secret);

@@ -97,6 +97,13 @@ const std::vector<Migration>& headlab_migrations() {
        "CREATE INDEX IF NOT EXISTS rate_events_by_key ON rate_events (key, at);",
        "CREATE TABLE IF NOT EXISTS rate_events (key TEXT NOT NULL, at BIGINT NOT NULL);"
        "CREATE INDEX IF NOT EXISTS rate_events_by_key ON rate_events (key, at);"},
+      {7, "class attempt evidence",
+       // What a check saw, for the teacher's click on a cell: the learner's text and head and
+       // the numbers the check computed, as JSON of at most ClassStore::kMaxEvidenceBytes
+       // (class_store.h); '' for checks recorded before (and for passes carried over on
+       // joining). The same text for both engines.
+       "ALTER TABLE class_attempts ADD COLUMN evidence TEXT NOT NULL DEFAULT '';",
+       "ALTER TABLE class_attempts ADD COLUMN evidence TEXT NOT NULL DEFAULT '';"},
   };
   return list;
 }

@@ -80,7 +80,7 @@ TEST(ClassApi, AClassMembersAnswerChecksReachTheTeachersView) {
     if (ch["challenge"] == "pattern-quiz") {
       EXPECT_EQ(ch["done_count"], 1);
       ASSERT_EQ(ch["wrong_answers"].size(), 1u);  // not learner-0002's "diagonal"
-      EXPECT_EQ(ch["wrong_answers"][0], (json{{"answer", "uniform"}, {"count", 1}}));
+      EXPECT_EQ(ch["wrong_answers"][0], (json{{"answer", "an even spread"}, {"count", 1}}));
     }
   EXPECT_EQ(v.dump().find("learner-0001"), std::string::npos);  // the teacher never sees learner ids
 }
@@ -133,6 +133,64 @@ TEST(ClassApi, Lesson1sDetectedChallengesReachTheTeachersView) {
   EXPECT_EQ(cell(v, "Ada", "causal-mask", done)["done"], true) << v.dump();
 }
 
+// What each check saw reaches the teacher's click on a cell: lesson 1's text, head, mask,
+// query and the numbers the check computed; an answer check's choice and its explanation.
+TEST(ClassApi, EveryCheckKeepsWhatItSawForTheTeachersClickOnACell) {
+  TestServer s(temp_path("class.db"));
+  Teacher t = create_class(s, "Period 3");
+  s.post("/api/class/join", json{{"code", t.code}, {"learner", "learner-0001"}, {"nickname", "Ada"}});
+  const std::string sentence = "the cat chased the dog . the cat chased the";
+  auto r = s.post("/api/progress/check", json{{"learner", "learner-0001"}, {"lesson", "causal-mask"},
+                                              {"sentence", sentence}, {"head", "induction"}, {"mask", true}, {"query", 8}});
+  ASSERT_EQ(r.status, 200) << r.raw;
+  ASSERT_EQ(s.post("/api/lessons/trained-heads/check", quiz("learner-0001", "uniform")).status, 200);
+  auto evidence = [&](const std::string& lesson, const std::string& challenge) {
+    auto e = s.client().Get(("/api/class/evidence?code=" + t.code + "&nickname=ada&lesson=" + lesson + "&challenge=" + challenge).c_str(),
+                            {{"Cookie", t.cookie}});
+    EXPECT_TRUE(e);
+    EXPECT_EQ(e->status, 200) << e->body;
+    return json::parse(e->body);
+  };
+  json induction = evidence("causal-mask", "induction-next-word");
+  EXPECT_EQ(induction["nickname"], "Ada");
+  EXPECT_EQ(induction["title"], "Induction: the next word");
+  ASSERT_EQ(induction["attempts"].size(), 1u) << induction.dump();
+  const json& e = induction["attempts"][0]["evidence"];
+  EXPECT_EQ(e["text"], sentence);
+  EXPECT_EQ(e["head"], "induction");
+  EXPECT_EQ(e["mask"], true);
+  EXPECT_EQ(e["query"], 8);
+  EXPECT_TRUE(e["why"].is_string() && !e["why"].get<std::string>().empty()) << e.dump();
+  json q = evidence("trained-heads", "pattern-quiz");
+  ASSERT_EQ(q["attempts"].size(), 1u) << q.dump();
+  EXPECT_EQ(q["attempts"][0]["answer"], "an even spread");
+  EXPECT_EQ(q["attempts"][0]["evidence"]["choice"], "uniform");
+  EXPECT_FALSE(q["attempts"][0]["evidence"]["why"].get<std::string>().empty());
+  // only with the teacher's session
+  auto anon = s.client().Get(("/api/class/evidence?code=" + t.code + "&nickname=Ada&lesson=trained-heads&challenge=pattern-quiz").c_str());
+  ASSERT_TRUE(anon);
+  EXPECT_EQ(anon->status, 401);
+}
+
+// A reveal remembered by the server (the page's flag lost on a reload) marks the teacher's cell,
+// and neither the look nor the right answer given after it counts as a wrong answer.
+TEST(ClassApi, AnAnswerShownIsMarkedForTheTeacherAndWhatFollowsItIsNoWrongAnswer) {
+  TestServer s(temp_path("class.db"));
+  Teacher t = create_class(s, "Period 3");
+  s.post("/api/class/join", json{{"code", t.code}, {"learner", "learner-0001"}, {"nickname", "Ada"}});
+  json look = quiz("learner-0001", "uniform");
+  look["answer"]["revealed"] = true;
+  ASSERT_EQ(s.post("/api/lessons/trained-heads/check", look).status, 200);
+  auto after = s.post("/api/lessons/trained-heads/check", quiz("learner-0001", "below-diagonal"));
+  ASSERT_EQ(after.status, 200) << after.raw;
+  EXPECT_EQ(after.body["correct"], false);
+  json v = view(s, t);
+  const json& c = cell(v, "Ada", "trained-heads", "pattern-quiz");
+  EXPECT_TRUE(c["revealed_at"].is_string()) << c.dump();
+  EXPECT_EQ(c["done"], false);
+  for (const json& ch : v["challenges"]) EXPECT_TRUE(ch["wrong_answers"].empty()) << ch.dump();
+}
+
 TEST(ClassApi, TheServersCookieIsHttpOnlyStrictAndOpensOnlyItsClass) {
   TestServer s(temp_path("class.db"));
   Teacher a = create_class(s, "Period 3"), b = create_class(s, "Period 4");
@@ -160,6 +218,26 @@ TEST(ClassApi, ACrossSitePageCannotDeleteAClassEvenWithTheCookie) {
   int status = 0;
   view(s, t, &status);
   EXPECT_EQ(status, 200);
+}
+
+// The teacher's browser keeps the view and asks again every time (its own If-None-Match turns
+// a 304 into the kept view; Chromium logs a 304 to a no-store request as cancelled); no shared
+// cache keeps it; an error is never kept.
+TEST(ClassApi, TheViewIsPrivateNoCacheSoTheBrowserRevalidatesItAndNeverStoresAnError) {
+  TestServer s(temp_path("class.db"));
+  Teacher t = create_class(s, "Period 3");
+  auto first = s.client().Get(("/api/class/view?code=" + t.code).c_str(), {{"Cookie", t.cookie}});
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->get_header_value("Cache-Control"), "private, no-cache");
+  auto same = s.client().Get(("/api/class/view?code=" + t.code).c_str(),
+                             {{"Cookie", t.cookie}, {"If-None-Match", first->get_header_value("ETag")}});
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->status, 304);
+  EXPECT_EQ(same->get_header_value("Cache-Control"), "private, no-cache");
+  auto anon = s.client().Get(("/api/class/view?code=" + t.code).c_str());
+  ASSERT_TRUE(anon);
+  EXPECT_EQ(anon->status, 401);
+  EXPECT_EQ(anon->get_header_value("Cache-Control"), "no-store");
 }
 
 TEST(ClassApi, PollingWithTheETagAnswers304UntilALearnerActs) {
@@ -238,7 +316,7 @@ TEST_P(ClassApiOn, TwoServersOnOneDatabaseGiveTheTeacherTheSameCompleteLiveClass
   EXPECT_EQ(cell(on_a, "Bo", "trained-heads", "pattern-quiz")["done"], false);
   for (const json& ch : on_a["challenges"]) {
     if (ch["challenge"] == "pattern-quiz") {
-      EXPECT_EQ(ch["wrong_answers"][0], (json{{"answer", "uniform"}, {"count", 2}}));
+      EXPECT_EQ(ch["wrong_answers"][0], (json{{"answer", "an even spread"}, {"count", 2}}));
     }
   }
 
@@ -246,8 +324,8 @@ TEST_P(ClassApiOn, TwoServersOnOneDatabaseGiveTheTeacherTheSameCompleteLiveClass
   auto csv = b.client().Get(("/api/class/export?code=" + t.code).c_str(), {{"Cookie", t.cookie}});
   ASSERT_TRUE(csv);
   ASSERT_EQ(csv->status, 200);
-  EXPECT_NE(csv->body.find("Ada,trained-heads,pattern-quiz,yes,"), std::string::npos) << csv->body;
-  EXPECT_NE(csv->body.find("Bo,trained-heads,pattern-quiz,no,,1"), std::string::npos) << csv->body;
+  EXPECT_NE(csv->body.find("Ada,trained-heads,pattern-quiz,The previous-token pattern,yes,"), std::string::npos) << csv->body;
+  EXPECT_NE(csv->body.find("Bo,trained-heads,pattern-quiz,The previous-token pattern,no,,1"), std::string::npos) << csv->body;
 
   // live: a poll on one server sees an answer made on the other
   auto first = a.client().Get(("/api/class/view?code=" + t.code).c_str(), {{"Cookie", t.cookie}});

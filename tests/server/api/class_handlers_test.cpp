@@ -1,11 +1,17 @@
-// The teacher's view computed from a class's attempts: done, when, tries, and the most
-// common wrong answers; and how an answer reads in that list.
+// The teacher's view computed from a class's attempts: done, when, tries, the most common
+// wrong answers (readable), titles, totals, last active, reveals and passes carried over on
+// joining; a cell's evidence; and how an answer and a check's evidence are written down.
 #include "server/api/handlers/class_handlers.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 
+#include <nlohmann/json.hpp>
+
+#include "course/challenge_titles.h"
+#include "server/api/class_codec.h"
+#include "server/store/progress_store.h"
 #include "testing/test_server.h"
 
 using namespace headlab;
@@ -79,9 +85,9 @@ TEST(ClassView, CountsWhoHasEachChallengeAndTheCommonestWrongAnswersFirst) {
   const ChallengeSummary& s = f.summary(*v, "pattern-quiz");
   EXPECT_EQ(s.done_count, 2);
   ASSERT_EQ(s.wrong_answers.size(), 3u);  // at most three
-  EXPECT_EQ(s.wrong_answers[0].answer, "uniform");
+  EXPECT_EQ(s.wrong_answers[0].answer, "an even spread");  // readable, not the id "uniform"
   EXPECT_EQ(s.wrong_answers[0].count, 3);
-  EXPECT_EQ(s.wrong_answers[1].answer, "diagonal");
+  EXPECT_EQ(s.wrong_answers[1].answer, "a bright diagonal");
   EXPECT_EQ(s.wrong_answers[1].count, 2);
 }
 
@@ -202,4 +208,136 @@ TEST(ClassJoin, LimitsCountAnIpv6Slash64AsOneAddress) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::rate_limited);
   EXPECT_TRUE(handle_class_join(*f.store, {by_address, share, by_class}, "2001:db8:0:2::1", {f.code, "learner-0003", "Cy"}));
+}
+
+TEST(ReadableAnswer, NamesAChoiceByItsLabelAHeadByLayerAndHeadAndALookAsAnswerShown) {
+  EXPECT_EQ(readable_answer("trained-heads", "pattern-quiz", "below-diagonal"), "the line just below the diagonal");
+  EXPECT_EQ(readable_answer("trained-heads", "find-sink", "reads-first"), "reads the first token");
+  EXPECT_EQ(readable_answer("trained-heads", "find-induction", "L1 H3"), "layer 1, head 3");
+  EXPECT_EQ(readable_answer("trained-heads", "pattern-quiz", "(revealed)"), "answer shown");
+  EXPECT_EQ(readable_answer("trained-heads", "pattern-quiz", "zzz"), "zzz");  // not offered: as it is
+}
+
+TEST(ClassView, EveryChallengeOfTheCourseHasATitleAndItsLessonsTitleForTheColumnHeads) {
+  Fixture f;
+  auto v = build_class_view(*f.store, f.code);
+  ASSERT_TRUE(v);
+  ASSERT_FALSE(v->challenges.empty());
+  for (const ChallengeSummary& s : v->challenges) {
+    EXPECT_TRUE(course::has_challenge_title(s.lesson, s.challenge)) << s.lesson << "/" << s.challenge;
+    EXPECT_NE(s.title, s.challenge);
+    EXPECT_LE(s.title.size(), 40u) << s.title;
+    EXPECT_FALSE(s.lesson_title.empty());
+  }
+  EXPECT_EQ(f.summary(*v, "induction-next-word").title, "Induction: the next word");
+}
+
+TEST(ClassView, GivesEachLearnerTheirTotalAndWhenTheyWereLastActive) {
+  Fixture f;
+  f.store->join(f.code, "learner-0001", "Ada");  // at :01
+  f.store->join(f.code, "learner-0002", "Bo");   // at :02
+  f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", true, "below-diagonal");  // :03
+  ASSERT_TRUE(note_detected(f.store.get(), "learner-0001", "causal-mask", {"future-favourite"}));    // :04
+  f.store->record_attempt("learner-0001", "trained-heads", "find-sink", false, "sink");             // :05
+  auto v = build_class_view(*f.store, f.code);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->learners[0].total, 2);
+  EXPECT_EQ(v->learners[0].last_active, "2027-01-15T08:00:05.000Z");
+  EXPECT_EQ(v->learners[1].total, 0);
+  EXPECT_EQ(v->learners[1].last_active, v->learners[1].joined_at);  // nothing since joining
+}
+
+TEST(ClassView, MarksAChallengeWhoseAnswerTheLearnerWasShownAndDoesNotCountTheLookAsWrong) {
+  std::string db = temp_path("reveal.db");
+  ClassStoreOptions o;
+  o.fast_hash_for_tests = true;
+  auto store = std::move(*ClassStore::open(db, o));
+  auto progress = std::move(*ProgressStore::open(db));
+  const std::string code = store->create_class("Period 3", "")->info.code;
+  ASSERT_TRUE(store->join(code, "learner-0001", "Ada"));
+  ASSERT_TRUE(progress->note_reveal("learner-0001", "trained-heads", "find-sink"));
+  course::Answer a;
+  a.challenge = "find-sink";
+  a.revealed = true;
+  ASSERT_TRUE(note_answer_check(store.get(), "learner-0001", "trained-heads", a, false));
+  auto v = build_class_view(*store, code);
+  ASSERT_TRUE(v);
+  const LearnerLessonRow& l = v->learners[0].lessons[1];
+  ASSERT_EQ(l.challenges[2].challenge, "find-sink");
+  EXPECT_FALSE(l.challenges[2].revealed_at.empty());
+  EXPECT_FALSE(l.challenges[2].done);
+  EXPECT_TRUE(l.challenges[0].revealed_at.empty());
+  for (const ChallengeSummary& s : v->challenges) EXPECT_TRUE(s.wrong_answers.empty()) << s.challenge;
+}
+
+TEST(ClassView, ProgressMadeBeforeJoiningIsCarriedOverAndMarkedSo) {
+  std::string db = temp_path("carried.db");
+  ClassStoreOptions o;
+  o.fast_hash_for_tests = true;
+  auto store = std::move(*ClassStore::open(db, o));
+  auto progress = std::move(*ProgressStore::open(db));
+  const std::string code = store->create_class("Period 3", "")->info.code;
+  ASSERT_TRUE(progress->record("learner-0001", "causal-mask", {"future-favourite"}));
+  ASSERT_TRUE(progress->record("learner-0001", "trained-heads", {"pattern-quiz"}));
+  auto m = store->join(code, "learner-0001", "Ada");
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->carried_over, 2);
+  auto v = build_class_view(*store, code);
+  ASSERT_TRUE(v);
+  const ChallengeCell& c = v->learners[0].lessons[0].challenges[2];
+  ASSERT_EQ(c.challenge, "future-favourite");
+  EXPECT_TRUE(c.done);
+  EXPECT_TRUE(c.before_joining);
+  EXPECT_EQ(c.tries, 0);  // no try in class
+  EXPECT_EQ(v->learners[0].total, 2);
+  EXPECT_EQ(v->learners[0].last_active, v->learners[0].joined_at);  // earlier work is not activity in class
+  // joining again under the same nickname carries nothing twice
+  EXPECT_EQ(store->join(code, "learner-0001", "Ada")->carried_over, 0);
+  EXPECT_EQ(store->attempts(code)->size(), 2u);
+}
+
+TEST(ClassEvidence, ShowsTheLearnersTextHeadAndTheNumbersTheCheckComputedUpToTheFirstPass) {
+  Fixture f;
+  f.store->join(f.code, "learner-0001", "Ada");
+  auto session = f.store->open_session(f.code);
+  ASSERT_TRUE(session);
+  const std::string e1 = R"({"text":"the cat the cat","layer":1,"head":3,"why":"head 1.3 puts 0.12 on the token after"})";
+  const std::string e2 = R"({"text":"the cat the cat","layer":1,"head":4,"why":"head 1.4 puts 0.81 on the token after"})";
+  f.store->record_attempt("learner-0001", "trained-heads", "find-induction", false, "L1 H3", "", e1);
+  f.store->record_attempt("learner-0001", "trained-heads", "find-induction", true, "L1 H4", "", e2);
+  auto e = handle_class_evidence(*f.store, session->token, {f.code, "ada", "trained-heads", "find-induction"});
+  ASSERT_TRUE(e) << e.error().message;
+  EXPECT_EQ(e->nickname, "Ada");
+  EXPECT_EQ(e->title, "Find an induction head");
+  ASSERT_EQ(e->attempts.size(), 2u);
+  EXPECT_EQ(e->attempts[0].answer, "layer 1, head 3");
+  EXPECT_EQ(e->attempts[0].evidence, e1);
+  EXPECT_TRUE(e->attempts[1].passed);
+  EXPECT_EQ(e->attempts[1].evidence, e2);
+  EXPECT_EQ(handle_class_evidence(*f.store, session->token, {f.code, "Nobody", "trained-heads", "find-induction"}).error().code,
+            ErrorCode::not_found);
+  EXPECT_EQ(handle_class_evidence(*f.store, session->token, {f.code, "Ada", "trained-heads", "no-such"}).error().code,
+            ErrorCode::not_found);
+  EXPECT_EQ(handle_class_evidence(*f.store, "not-a-token", {f.code, "Ada", "trained-heads", "find-induction"}).error().code,
+            ErrorCode::unauthorized);
+}
+
+TEST(CheckEvidence, ALongTextAndExplanationAreShortenedSoTheEvidenceFitsItsBound) {
+  course::Answer a;
+  a.challenge = "find-induction";
+  a.layer = 1;
+  a.head = 3;
+  for (int i = 0; i < 20000; ++i) a.text += "\u5B66 \x01";  // wide characters and controls (escaped longer in JSON)
+  const std::string e = encode_check_evidence(a, std::string(50000, '7'));
+  ASSERT_FALSE(e.empty());
+  EXPECT_LE(e.size(), ClassStore::kMaxEvidenceBytes);
+  nlohmann::json j = nlohmann::json::parse(e);  // still JSON, the text cut between characters
+  EXPECT_EQ(j["layer"], 1);
+  EXPECT_EQ(j["head"], 3);
+  EXPECT_FALSE(j["text"].get<std::string>().empty());
+  EXPECT_FALSE(j["why"].get<std::string>().empty());
+  ProgressCheckRequest q{"learner-0001", "causal-mask", "the cat sat", "induction", false, 2};
+  nlohmann::json d = nlohmann::json::parse(encode_detected_evidence(q, "Query 2 looks ahead."));
+  EXPECT_EQ(d, (nlohmann::json{{"text", "the cat sat"}, {"head", "induction"}, {"mask", false}, {"query", 2},
+                               {"why", "Query 2 looks ahead."}}));
 }

@@ -358,9 +358,10 @@ TEST(ClassRoutes, TheExportIsCsvWithFormulasDefused) {
   EXPECT_EQ(csv.body.find("\u202e"), std::string::npos) << csv.body;
   ASSERT_EQ(csv.status, 200) << csv.body;
   EXPECT_EQ(csv.content_type, "text/csv; charset=utf-8");
-  EXPECT_EQ(csv.body.rfind("nickname,lesson,challenge,done,done_at,tries\r\n", 0), 0u);
+  // a UTF-8 byte order mark first, so a spreadsheet reads the nicknames as UTF-8
+  EXPECT_EQ(csv.body.rfind("\xEF\xBB\xBFnickname,lesson,challenge,title,done,done_at,tries,before_joining,answer_shown\r\n", 0), 0u);
   EXPECT_NE(csv.body.find("\r\n'=HYPERLINK(1),causal-mask,"), std::string::npos) << csv.body;
-  EXPECT_NE(csv.body.find("\r\n\"Bo, \"\"the\"\" 2nd\",trained-heads,pattern-quiz,yes,2027-01-15T08:00:00.000Z,1\r\n"),
+  EXPECT_NE(csv.body.find("\r\n\"Bo, \"\"the\"\" 2nd\",trained-heads,pattern-quiz,The previous-token pattern,yes,2027-01-15T08:00:00.000Z,1,no,no\r\n"),
             std::string::npos)
       << csv.body;
 }

@@ -498,3 +498,76 @@ TEST_P(ClassStoreOn, KeepsAtMostAHundredChecksPerLearnerAndChallengeAndNoneAfter
   ASSERT_TRUE(attempts) << attempts.error().message;
   EXPECT_EQ(attempts->size(), std::size_t(ClassStore::kMaxAttemptsPerChallenge) + 1);
 }
+
+// What a check saw is kept with it for the teacher's click on a cell, up to kMaxEvidenceBytes
+// (a larger one is dropped, the check still kept), and only read for one learner's challenge.
+TEST_P(ClassStoreOn, KeepsEachChecksEvidenceUpToItsBoundForOneLearnersChallenge) {
+  CLASS_FIXTURE(f);
+  ClassInfo a = f.make();
+  ASSERT_TRUE(f.store->join(a.code, "learner-0001", "Ada"));
+  ASSERT_TRUE(f.store->join(a.code, "learner-0002", "Bo"));
+  const std::string small = R"({"text":"the cat sat","layer":1,"head":3,"why":"0.12 against 0.14"})";
+  const std::string big = "{\"text\":\"" + std::string(ClassStore::kMaxEvidenceBytes, 'x') + "\"}";
+  ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "find-induction", false, "L1 H3", "", small));
+  ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "find-induction", false, "L1 H4", "", big));
+  ASSERT_TRUE(f.store->record_passes("learner-0001", "causal-mask", {"future-favourite"}, {R"({"query":2})"}));
+  ASSERT_TRUE(f.store->record_attempt("learner-0002", "trained-heads", "find-induction", true, "L1 H4", "", small));
+  auto mine = f.store->learner_attempts(a.code, "ADA", "trained-heads", "find-induction");
+  ASSERT_TRUE(mine) << mine.error().message;
+  ASSERT_EQ(mine->size(), 2u);
+  EXPECT_EQ((*mine)[0].evidence, small);
+  EXPECT_EQ((*mine)[0].answer, "L1 H3");
+  EXPECT_EQ((*mine)[1].evidence, "");  // over the bound: dropped, the check kept
+  EXPECT_EQ((*mine)[1].answer, "L1 H4");
+  EXPECT_EQ(f.store->learner_attempts(a.code, "Ada", "causal-mask", "future-favourite")->at(0).evidence, R"({"query":2})");
+  EXPECT_EQ(f.store->learner_attempts(a.code, "Nobody", "trained-heads", "find-induction").error().code,
+            ErrorCode::not_found);
+  for (const Attempt& at : *f.store->attempts(a.code)) EXPECT_EQ(at.evidence, "");  // the grid does not read it
+}
+
+// Joining carries what the learner finished before into the class, at the time it was
+// finished and marked as such; the class sees the learner's reveals, from before or after.
+TEST_P(ClassStoreOn, JoiningCarriesProgressOverAndTheClassSeesItsLearnersReveals) {
+  CLASS_FIXTURE(f);
+  ClassInfo a = f.make();
+  auto progress = ProgressStore::open(f.path);
+  ASSERT_TRUE(progress) << progress.error().message;
+  ASSERT_TRUE((*progress)->record("learner-0001", "trained-heads", {"pattern-quiz"}));
+  ASSERT_TRUE((*progress)->note_reveal("learner-0001", "trained-heads", "find-sink"));
+  ASSERT_TRUE((*progress)->note_reveal("learner-0009", "trained-heads", "find-sink"));  // in no class
+  auto m = f.store->join(a.code, "learner-0001", "Ada");
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->carried_over, 1);
+  auto attempts = f.store->attempts(a.code);
+  ASSERT_EQ(attempts->size(), 1u);
+  EXPECT_TRUE((*attempts)[0].passed);
+  EXPECT_TRUE((*attempts)[0].before_joining);
+  EXPECT_EQ((*attempts)[0].answer, "");
+  EXPECT_EQ((*attempts)[0].challenge, "pattern-quiz");
+  // a carried-over pass is a pass: later checks of it are not kept
+  ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "uniform"));
+  EXPECT_EQ(f.store->attempts(a.code)->size(), 1u);
+  auto reveals = f.store->reveals(a.code);
+  ASSERT_TRUE(reveals) << reveals.error().message;
+  ASSERT_EQ(reveals->size(), 1u);
+  EXPECT_EQ((*reveals)[0].learner, "learner-0001");
+  EXPECT_EQ((*reveals)[0].challenge, "find-sink");
+  // leaving deletes the carried-over rows with the rest; joining again carries them again
+  ASSERT_TRUE(f.store->leave("learner-0001"));
+  EXPECT_EQ(f.store->join(a.code, "learner-0001", "Ada")->carried_over, 1);
+}
+
+// A look at the answer after a pass is not kept as a try, but the teacher's page must learn of
+// it (its "answer shown" mark): the class's version rises all the same.
+TEST_P(ClassStoreOn, ALookAtTheAnswerAfterAPassRaisesTheVersionWithoutKeepingATry) {
+  CLASS_FIXTURE(f);
+  ClassInfo a = f.make();
+  ASSERT_TRUE(f.store->join(a.code, "learner-0001", "Ada"));
+  ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", true, "below-diagonal"));
+  const std::int64_t before = f.store->find_class(a.code)->version;
+  ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "uniform"));
+  EXPECT_EQ(f.store->find_class(a.code)->version, before);  // a check after a pass: nothing new
+  ASSERT_TRUE(f.store->record_attempt("learner-0001", "trained-heads", "pattern-quiz", false, "(revealed)"));
+  EXPECT_EQ(f.store->find_class(a.code)->version, before + 1);
+  EXPECT_EQ(f.store->attempts(a.code)->size(), 1u);
+}

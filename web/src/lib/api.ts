@@ -39,7 +39,7 @@ import type {
   WordOrderChallenge,
   WordOrderCheckResponse,
 } from './positions_types';
-import type { ClassView, CreatedClass, ClassInfo, Membership } from '../teacher/class_types';
+import type { ClassEvidence, ClassView, CreatedClass, ClassInfo, Membership } from '../teacher/class_types';
 
 /** An error the learner can read: the API's `{"error": {code, message}}`, or a network failure. */
 export class ApiError extends Error {
@@ -201,6 +201,10 @@ export const api = {
   /** The teacher's view; null when it has not changed since `etag` (the server answered 304). */
   classView: (code: string, etag: string | null) => class_view(code, etag),
 
+  /** What a learner's checks of one challenge saw (the cell the teacher clicked). */
+  classEvidence: (code: string, nickname: string, lesson: string, challenge: string) =>
+    request<ClassEvidence>('GET', '/api/class/evidence?' + query({ code, nickname, lesson, challenge })),
+
   removeLearner: (code: string, nickname: string) => request<ClassView>('POST', '/api/class/remove-learner', { code, nickname }),
   unbanLearner: (code: string, nickname: string) => request<ClassView>('POST', '/api/class/unban', { code, nickname }),
 
@@ -210,13 +214,15 @@ export const api = {
   classExportHref: (code: string) => '/api/class/export?' + query({ code }),
 };
 
-// Short polling: If-None-Match with the last ETag; 304 means nothing new.
+// Short polling through the browser's cache: the server says "private, no-cache", so the
+// browser asks again each time with If-None-Match itself and answers a 304 with the view it
+// kept. The same ETag as last time means nothing new. (A page's own If-None-Match on a
+// no-store request makes Chromium log every 304 as a cancelled request.)
 async function class_view(code: string, etag: string | null): Promise<{ view: ClassView; etag: string | null } | null> {
-  const headers: Record<string, string> = { Accept: 'application/json' };
-  if (etag) headers['If-None-Match'] = etag;
-  const response = await send('/api/class/view?' + query({ code }), { headers, cache: 'no-store' });
-  if (response.status === 304) return null;
-  return { view: await answer_of<ClassView>(response), etag: response.headers.get('ETag') };
+  const response = await send('/api/class/view?' + query({ code }), { headers: { Accept: 'application/json' }, cache: 'no-cache' });
+  const tag = response.headers.get('ETag');
+  if (response.ok && etag !== null && tag === etag) return null;
+  return { view: await answer_of<ClassView>(response), etag: tag };
 }
 
 // GET /api/model/scan as the server's codec writes it (docs/api.md): scores and chance

@@ -4,13 +4,16 @@
 #include "server/api/handlers/class_handlers.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <tuple>
 
 #include "course/causal_mask.h"
+#include "course/challenge_titles.h"
 #include "course/course.h"
 #include "server/http/http_rules.h"
 #include "server/api/handlers/progress_handlers.h"
+#include "util/untrusted_text.h"
 
 namespace headlab::server {
 namespace {
@@ -19,7 +22,7 @@ Status validate_learner(const std::string& learner) {
   return validate_progress_query(ProgressQuery{learner, course::kCausalMaskLesson});
 }
 
-LearnerMembership membership_of(const ClassInfo& info, const ClassMember& m) { return {info, m.nickname}; }
+LearnerMembership membership_of(const ClassInfo& info, const ClassMember& m) { return {info, m.nickname, m.carried_over}; }
 
 }  // namespace
 
@@ -30,16 +33,30 @@ std::string describe_answer(const course::Answer& a) {
   return "";
 }
 
+std::string readable_answer(const std::string& lesson, const std::string& challenge, const std::string& described) {
+  if (described == "(revealed)") return "answer shown";
+  int layer = -1, head = -1;
+  char tail = 0;
+  if (std::sscanf(described.c_str(), "L%d H%d%c", &layer, &head, &tail) == 2 && layer >= 0 && head >= 0)
+    return "layer " + std::to_string(layer) + ", head " + std::to_string(head);
+  if (const course::Lesson* l = course::find_lesson(lesson))
+    for (const course::Challenge& c : l->challenges)
+      if (c.id == challenge && std::find(c.choices.begin(), c.choices.end(), described) != c.choices.end())
+        return course::choice_label(lesson, challenge, described);
+  return described;
+}
+
 Status note_answer_check(ClassStore* store, const std::string& learner, const std::string& lesson,
-                         const course::Answer& answer, bool correct, const std::string& request_id) {
+                         const course::Answer& answer, bool correct, const std::string& request_id,
+                         const std::string& evidence) {
   if (!store) return {};
-  return store->record_attempt(learner, lesson, answer.challenge, correct, describe_answer(answer), request_id);
+  return store->record_attempt(learner, lesson, answer.challenge, correct, describe_answer(answer), request_id, evidence);
 }
 
 Status note_detected(ClassStore* store, const std::string& learner, const std::string& lesson,
-                     const std::vector<std::string>& met) {
+                     const std::vector<std::string>& met, const std::vector<std::string>& evidence) {
   if (!store || met.empty()) return {};
-  return store->record_passes(learner, lesson, met);
+  return store->record_passes(learner, lesson, met, evidence);
 }
 
 Result<CreatedClass> handle_class_create(ClassStore& store, RateLimiter& limiter, const std::string& client,
@@ -138,6 +155,8 @@ Result<ClassView> build_class_view(ClassStore& store, const std::string& code) {
   if (!attempts) return tl::unexpected(attempts.error());
   auto banned = store.banned(code);
   if (!banned) return tl::unexpected(banned.error());
+  auto reveals = store.reveals(code);
+  if (!reveals) return tl::unexpected(reveals.error());
 
   ClassView view;
   view.info = *info;
@@ -146,19 +165,37 @@ Result<ClassView> build_class_view(ClassStore& store, const std::string& code) {
   // (learner, lesson, challenge) -> its cell, filled from the attempts in time order
   std::map<std::tuple<std::string, std::string, std::string>, ChallengeCell> cells;
   std::map<std::pair<std::string, std::string>, std::map<std::string, int>> wrong;  // (lesson, challenge) -> answer -> n
+  std::map<std::string, std::string> last_active;  // learner -> latest check or reveal (ISO text sorts by time)
+  auto touch = [&](const std::string& learner, const std::string& at) {
+    std::string& t = last_active[learner];
+    if (at > t) t = at;
+  };
   for (const Attempt& a : *attempts) {
+    if (!a.before_joining) touch(a.learner, a.at);
     ChallengeCell& c = cells[{a.learner, a.lesson, a.challenge}];
     if (c.done) continue;  // checks after the first pass do not count as tries
+    if (a.before_joining) {  // not a try in class: done, and marked as carried over
+      c.done = true;
+      c.done_at = a.at;
+      c.before_joining = true;
+      continue;
+    }
     ++c.tries;
     if (a.passed) {
       c.done = true;
       c.done_at = a.at;
     } else if (!a.answer.empty() && a.answer != "(revealed)") {  // looking is not a wrong answer
-      ++wrong[{a.lesson, a.challenge}][a.answer];
+      ++wrong[{a.lesson, a.challenge}][readable_answer(a.lesson, a.challenge, a.answer)];
     }
   }
+  for (const Reveal& r : *reveals) {
+    touch(r.learner, r.at);
+    cells[{r.learner, r.lesson, r.challenge}].revealed_at = r.at;
+  }
   for (const ClassMember& m : *members) {
-    LearnerRow row{m.nickname, m.joined_at, {}};
+    LearnerRow row{m.nickname, m.joined_at, {}, 0, m.joined_at};
+    if (auto t = last_active.find(m.learner); t != last_active.end() && t->second > row.last_active)
+      row.last_active = t->second;
     for (const course::Lesson& l : course::course_lessons()) {
       if (l.coming || l.challenges.empty()) continue;
       LearnerLessonRow lr{l.id, {}};
@@ -166,6 +203,7 @@ Result<ClassView> build_class_view(ClassStore& store, const std::string& code) {
         auto it = cells.find({m.learner, l.id, ch.id});
         ChallengeCell c = it == cells.end() ? ChallengeCell{} : it->second;
         c.challenge = ch.id;
+        row.total += c.done;
         lr.challenges.push_back(std::move(c));
       }
       row.lessons.push_back(std::move(lr));
@@ -175,7 +213,7 @@ Result<ClassView> build_class_view(ClassStore& store, const std::string& code) {
   for (const course::Lesson& l : course::course_lessons()) {
     if (l.coming) continue;
     for (const course::Challenge& ch : l.challenges) {
-      ChallengeSummary s{l.id, ch.id, ch.text, 0, {}};
+      ChallengeSummary s{l.id, ch.id, ch.text, course::challenge_title(l.id, ch.id), l.title, 0, {}};
       for (const ClassMember& m : *members) {
         auto it = cells.find({m.learner, l.id, ch.id});
         s.done_count += it != cells.end() && it->second.done;
@@ -212,6 +250,37 @@ Result<ClassView> handle_unban_learner(ClassStore& store, const std::string& tok
 Status handle_class_delete(ClassStore& store, const std::string& token, const std::string& code) {
   if (auto a = authorize_teacher(store, token, code); !a) return tl::unexpected(a.error());
   return store.delete_class(code);
+}
+
+Result<ClassEvidence> handle_class_evidence(ClassStore& store, const std::string& token, const EvidenceRequest& request) {
+  if (auto a = authorize_teacher(store, token, request.code); !a) return tl::unexpected(a.error());
+  const course::Lesson* l = course::find_lesson(request.lesson);
+  if (!l) return make_error(ErrorCode::not_found, "No lesson is called '" + request.lesson.substr(0, 32) + "'.");
+  auto ch = std::find_if(l->challenges.begin(), l->challenges.end(),
+                         [&](const course::Challenge& c) { return c.id == request.challenge; });
+  if (ch == l->challenges.end())
+    return make_error(ErrorCode::not_found, "The lesson '" + l->id + "' has no challenge '" +
+                                                request.challenge.substr(0, 32) + "'.");
+  auto attempts = store.learner_attempts(request.code, request.nickname, l->id, ch->id);
+  if (!attempts) return tl::unexpected(attempts.error());
+  auto members = store.members(request.code);
+  if (!members) return tl::unexpected(members.error());
+  ClassEvidence out{{}, l->id, ch->id, course::challenge_title(l->id, ch->id), ch->text, {}, {}};
+  std::string learner;
+  for (const ClassMember& m : *members)
+    if (nickname_key(m.nickname) == nickname_key(request.nickname)) {
+      out.nickname = m.nickname;
+      learner = m.learner;
+    }
+  auto reveals = store.reveals(request.code);
+  if (!reveals) return tl::unexpected(reveals.error());
+  for (const Reveal& r : *reveals)
+    if (r.learner == learner && r.lesson == l->id && r.challenge == ch->id) out.revealed_at = r.at;
+  for (const Attempt& a : *attempts) {
+    out.attempts.push_back({a.at, a.passed, a.before_joining, readable_answer(l->id, ch->id, a.answer), a.evidence});
+    if (a.passed) break;  // checks after the first pass are not kept, nor shown
+  }
+  return out;
 }
 
 }  // namespace headlab::server

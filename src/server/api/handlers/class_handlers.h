@@ -40,6 +40,7 @@ struct ClassJoinRequest {
 struct LearnerMembership {
   std::optional<ClassInfo> cls;  // nullopt: in no class
   std::string nickname;
+  int carried_over = 0;  // join only: challenges finished before joining that the teacher now sees
 };
 
 struct TeacherLoginRequest {
@@ -57,6 +58,9 @@ struct ChallengeCell {
   bool done = false;
   std::string done_at;  // the first passing check, "" when not done
   int tries = 0;        // checks until the first pass (all checks when not done)
+  bool before_joining = false;  // done before the learner joined: carried over (ClassStore::join)
+  std::string revealed_at;      // when the learner was shown the answer, "" when never:
+                                // the challenge is not credited after it
 };
 
 struct LearnerLessonRow {
@@ -67,15 +71,18 @@ struct LearnerLessonRow {
 struct LearnerRow {
   std::string nickname, joined_at;
   std::vector<LearnerLessonRow> lessons;  // every lesson with challenges, in course order
+  int total = 0;            // challenges done, of ClassView::challenges.size()
+  std::string last_active;  // the learner's latest check, reveal or joining (ISO-8601 UTC)
 };
 
 struct WrongAnswer {
-  std::string answer;
+  std::string answer;  // readable: "an even spread", "layer 1, head 3" (readable_answer)
   int count = 0;
 };
 
 struct ChallengeSummary {
   std::string lesson, challenge, text;
+  std::string title, lesson_title;  // what the teacher reads (course/challenge_titles.h)
   int done_count = 0;                      // learners of the class who have it
   std::vector<WrongAnswer> wrong_answers;  // the most common first, at most 3
 };
@@ -146,6 +153,28 @@ Result<ClassView> handle_unban_learner(ClassStore& store, const std::string& tok
                                        const std::string& nickname);
 Status handle_class_delete(ClassStore& store, const std::string& token, const std::string& code);
 
+// What the teacher sees on clicking a cell: the learner's kept checks of one challenge.
+struct EvidenceRequest {
+  std::string code, nickname, lesson, challenge;
+};
+
+struct EvidenceAttempt {
+  std::string at;
+  bool passed = false;
+  bool before_joining = false;
+  std::string answer;    // readable (readable_answer), "" for a detected or carried-over pass
+  std::string evidence;  // JSON the check left (encode_check_evidence), "" when none was kept
+};
+
+struct ClassEvidence {
+  std::string nickname, lesson, challenge, title, text;
+  std::string revealed_at;                // "" when the learner was never shown the answer
+  std::vector<EvidenceAttempt> attempts;  // oldest first, up to and including the first pass
+};
+
+// Errors: those of authorize_teacher, not_found (no such learner, lesson or challenge).
+Result<ClassEvidence> handle_class_evidence(ClassStore& store, const std::string& token, const EvidenceRequest& request);
+
 // What a class member's checks leave for the teacher (nothing when the learner is in no
 // class, or store is null): an answer check, passed or not, with the answer given; and
 // lesson 1's detected challenges: every challenge the check met gets one passing attempt
@@ -153,13 +182,19 @@ Status handle_class_delete(ClassStore& store, const std::string& token, const st
 // whose progress write was saved but whose class note was not (a server killed between
 // the two, PostgreSQL gone for a moment) is made good by the learner's next check.
 // A check that carries a request id is noted once however often it is retried.
+// `evidence` is what the check saw, as the class codec writes it (encode_check_evidence):
+// kept beside the check for the teacher's click on a cell; evidence[i] goes with met[i].
 Status note_answer_check(ClassStore* store, const std::string& learner, const std::string& lesson,
-                         const course::Answer& answer, bool correct, const std::string& request_id = "");
+                         const course::Answer& answer, bool correct, const std::string& request_id = "",
+                         const std::string& evidence = "");
 Status note_detected(ClassStore* store, const std::string& learner, const std::string& lesson,
-                     const std::vector<std::string>& met);
+                     const std::vector<std::string>& met, const std::vector<std::string>& evidence = {});
 
 // How an answer to an answer check reads in the teacher's list of wrong answers:
 // the choice ("uniform"), or the head ("L1 H3"); "(revealed)" when the learner looked.
 std::string describe_answer(const course::Answer& answer);
+// A described answer as the teacher reads it: a choice by its label ("an even spread"), a
+// head as "layer 1, head 3", "answer shown" for "(revealed)"; anything else as it is.
+std::string readable_answer(const std::string& lesson, const std::string& challenge, const std::string& described);
 
 }  // namespace headlab::server

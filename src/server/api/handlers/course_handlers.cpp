@@ -138,7 +138,7 @@ Result<CheckVerdict> handle_lesson_check(ProgressStore& store, ModelService* mod
   if (model) served.emplace(*model);
   auto verdict = l->check_answer(answer, served ? &*served : nullptr);
   if (!verdict) return tl::unexpected(verdict.error());
-  CheckVerdict v{verdict->met, std::move(verdict->explanation), {}};
+  CheckVerdict v{verdict->met, std::move(verdict->explanation), {}, answer.revealed};
   if (v.correct)
     if (auto r = store.record(q.learner, q.lesson, {req.answer.challenge}); !r) return tl::unexpected(r.error());
   auto progress = view_of(store, q);

@@ -38,6 +38,7 @@ struct CheckVerdict {
   bool correct = false;
   std::string explanation;
   ProgressView progress;
+  bool revealed = false;  // the learner was shown the answer, in this check or before (not sent)
 };
 
 // Checks an answer to a challenge of `lesson` (one with a course::AnswerCheck) against the

@@ -58,7 +58,12 @@ Result<ProgressView> handle_progress_check(ProgressStore& store, const ProgressC
                       "query " + std::to_string(request.query) + " is out of range: the sentence has " +
                           std::to_string(pattern->size()) + " tokens (0 to " + std::to_string(pattern->size() - 1) +
                           ").");
-  std::vector<std::string> met = course::causal_mask_challenges_met({*pattern, static_cast<int>(request.query)});
+  const course::CausalMaskEvidence evidence{*pattern, static_cast<int>(request.query)};
+  std::vector<std::string> met = course::causal_mask_challenges_met(evidence);
+  std::vector<std::string> met_why;  // what each met check computed, for a class member's teacher
+  for (const std::string& id : met)
+    for (const course::DetectedChallenge& d : course::causal_mask_challenges())
+      if (d.challenge.id == id) met_why.push_back(d.check(evidence).explanation);
   auto fresh = store.record(q.learner, q.lesson, met);
   if (!fresh) return tl::unexpected(fresh.error());
   auto v = view_of(store, q);
@@ -66,6 +71,7 @@ Result<ProgressView> handle_progress_check(ProgressStore& store, const ProgressC
   v->newly_completed = std::move(*fresh);
   v->include_newly_completed = true;
   v->met = std::move(met);
+  v->met_why = std::move(met_why);
   return v;
 }
 
