@@ -26,6 +26,7 @@ struct ScanCliOptions {
   std::string model;
   std::string dtype = "auto";
   std::string compute = "f32";
+  bool no_cache = false;
   bool constructed = false;
   std::string text_file;  // natural text; default: <model>/heldout.txt
   std::string format = "table";
@@ -65,7 +66,8 @@ int run_scan(const ScanCliOptions& o) {
     return print_error((o.text_file.empty() ? analysis::heldout_path(o.model) : o.text_file) + " is not valid UTF-8 text");
 
   if (o.constructed) return emit(o, analysis::scan_text_constructed(*text, o.scan), "constructed heads");
-  auto params = model::model_load(o.model, {.dtype = dtype_choice(o.dtype), .compute = compute_choice(o.compute)});
+  auto params = model::model_load(
+      o.model, {.dtype = dtype_choice(o.dtype), .compute = compute_choice(o.compute), .cache = !o.no_cache});
   if (!params) return print_error(params.error().message);
   dtype_note(*params, o.dtype, o.compute);
   auto tokenizer = model::model_tokenizer_load(o.model);
@@ -96,6 +98,7 @@ void add_scan_command(CLI::App& app, int& exit_code) {
                   "model.safetensors or its shards, tokenizer.json or vocab.json + merges.txt) or a .gguf file");
   add_dtype_option(cmd, opts->dtype);
   add_compute_option(cmd, opts->compute);
+  add_cache_option(cmd, opts->no_cache);
   cmd->add_flag("--constructed", opts->constructed, "Scan the five rule-built heads of lesson 1 instead");
   cmd->add_option("--text-file", opts->text_file, "Held-out natural text (default: <model>/heldout.txt)");
   cmd->add_option("--format", opts->format, "table, json (the report of GET /api/model/scan, docs/api.md) or csv")
