@@ -34,7 +34,7 @@ Result<ScanReport> scan_ids(const model::Parameters& params, const std::vector<i
   const model::ModelConfig& c = params.config;
   auto probes = scan_probes_build(natural_ids, is_punct_by_id, c.vocab_size, c.bos_token_id, c.n_ctx, options);
   if (!probes) return tl::unexpected(probes.error());
-  return scan_model(params, *probes);
+  return scan_model(params, *probes, options.progress);
 }
 
 Result<ScanReport> scan_text(const model::Parameters& params, const model::BpeTokenizer& tokenizer,

@@ -10,6 +10,7 @@
 #include "core/constructed_heads.h"
 #include "core/sentence.h"
 #include "model/forward.h"
+#include "model/thread_pool.h"
 
 namespace headlab::analysis {
 
@@ -174,7 +175,72 @@ Result<ScanProbes> scan_probes_build(const std::vector<int>& natural_ids, const 
   return p;
 }
 
-Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes& probes) {
+namespace {
+constexpr int kGramRows = 256;  // E and Wu are read a block of vocabulary rows at a time, as float32
+}  // namespace
+
+std::vector<double> ov_gram_plain(const model::Parameters& params) {
+  const model::ModelConfig& c = params.config;
+  const int C = c.n_embd, V = c.vocab_size;
+  std::vector<double> G(std::size_t(C) * C, 0.0);
+  std::vector<float> E(std::size_t(kGramRows) * C), Wu(std::size_t(kGramRows) * C);
+  for (int v0 = 0; v0 < V; v0 += kGramRows) {
+    const int n = std::min(kGramRows, V - v0);
+    model::parameters_read_rows(params, &model::ParameterTensors::wte, 0, v0, n, E.data());
+    model::parameters_read_rows(params, model::parameters_unembedding_tensor(c), 0, v0, n, Wu.data());
+    for (int r = 0; r < n; ++r) {
+      const float* e = E.data() + std::size_t(r) * C;
+      const float* u = Wu.data() + std::size_t(r) * C;
+      for (int i = 0; i < C; ++i) {
+        const double ei = e[i];
+        double* g = G.data() + std::size_t(i) * C;
+        for (int j = 0; j < C; ++j) g[j] += ei * u[j];
+      }
+    }
+  }
+  for (int i = 0; i < C; ++i)
+    for (int j = 0; j < C; ++j) G[std::size_t(i) * C + j] *= params.t.lnfw[j];
+  return G;
+}
+
+// The plain loop streams all of G (C² doubles: 32 MB at C = 2,048) through memory once per
+// vocabulary row. Here each task owns a band of kBand rows of G (kBand · C doubles, in L2) and
+// adds a whole block of vocabulary rows into it before moving on; each element still adds its
+// terms r = 0, 1, ..., V − 1 in order, the same expression, so the same bits as the plain loop.
+std::vector<double> ov_gram(const model::Parameters& params, const ScanProgressFn& progress) {
+  const model::ModelConfig& c = params.config;
+  const int C = c.n_embd, V = c.vocab_size;
+  constexpr int kBand = 16;
+  const int bands = (C + kBand - 1) / kBand;
+  const int blocks = (V + kGramRows - 1) / kGramRows;
+  std::vector<double> G(std::size_t(C) * C, 0.0);
+  std::vector<float> E(std::size_t(kGramRows) * C), Wu(std::size_t(kGramRows) * C);
+  for (int b = 0; b < blocks; ++b) {
+    if (progress) progress(ScanProgress{"OV circuits", b, blocks});
+    const int v0 = b * kGramRows, n = std::min(kGramRows, V - v0);
+    model::parameters_read_rows(params, &model::ParameterTensors::wte, 0, v0, n, E.data());
+    model::parameters_read_rows(params, model::parameters_unembedding_tensor(c), 0, v0, n, Wu.data());
+    model::thread_pool_run(bands, [&](int band) {
+      const int i0 = band * kBand, i1 = std::min(C, i0 + kBand);
+      for (int r = 0; r < n; ++r) {
+        const float* e = E.data() + std::size_t(r) * C;
+        const float* u = Wu.data() + std::size_t(r) * C;
+        for (int i = i0; i < i1; ++i) {
+          const double ei = e[i];
+          double* g = G.data() + std::size_t(i) * C;
+          for (int j = 0; j < C; ++j) g[j] += ei * u[j];
+        }
+      }
+    });
+  }
+  if (progress) progress(ScanProgress{"OV circuits", blocks, blocks});
+  for (int i = 0; i < C; ++i)
+    for (int j = 0; j < C; ++j) G[std::size_t(i) * C + j] *= params.t.lnfw[j];
+  return G;
+}
+
+Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes& probes,
+                              const ScanProgressFn& progress) {
   const model::ModelConfig& c = params.config;
   const int L = c.n_layer, NH = c.n_head, C = c.n_embd, V = c.vocab_size;
   std::vector<HeadAccumulators> acc(std::size_t(L) * NH);
@@ -184,35 +250,44 @@ Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes&
   opt.record.pattern = true;
   opt.logits = false;
 
+  auto tell = [&](const char* stage, std::size_t done, std::size_t total) {
+    if (progress) progress(ScanProgress{stage, int(done), int(total)});
+  };
+  // Each head's scores on a probe are one task of the pool: a head writes only its own
+  // accumulators, so the order the tasks run in changes nothing.
+  auto for_each_head = [&](const std::function<void(int l, int h)>& fn) {
+    model::thread_pool_run(L * NH, [&](int lh) { fn(lh / NH, lh % NH); });
+  };
+
   // 1. natural text: position scores, entropy, punctuation, value-weighted first token
   for (std::size_t w = 0; w < probes.natural.size(); ++w) {
+    tell("natural text", w, probes.natural.size());
     const auto& ids = probes.natural[w];
     opt.record.qkv = true;
     if (Status s = model::forward(params, ids, opt, out, ws); !s) return tl::unexpected(s.error());
     const int T = static_cast<int>(ids.size());
-    for (int l = 0; l < L; ++l)
-      for (int h = 0; h < NH; ++h) {
-        std::vector<float> full = out.record.pattern_full(l, h);
-        PatternView p{full.data(), T};
-        HeadAccumulators& a = acc[std::size_t(l) * NH + h];
-        score_natural(a, p, probes.natural_is_punct[w]);
-        // |f(x_k)| = |Wo_h v_k| for every key
-        const std::vector<double> fnorm = value_norms(params, out.record, l, h);
-        Scored vw;
-        int n = 0;
-        for (int q = 1; q < T; ++q) {
-          double total = 0.0;
-          for (int k = 0; k <= q; ++k) total += p.at(q, k) * fnorm[k];
-          if (total <= 0.0) continue;
-          vw.score += p.at(q, 0) * fnorm[0] / total;
-          // chance: uniform attention, the same vectors
-          double ut = 0.0;
-          for (int k = 0; k <= q; ++k) ut += fnorm[k];
-          vw.chance += ut > 0 ? fnorm[0] / ut : 0.0;
-          ++n;
-        }
-        if (n > 0) a.value_weighted.add({vw.score / n, vw.chance / n});
+    for_each_head([&](int l, int h) {
+      std::vector<float> full = out.record.pattern_full(l, h);
+      PatternView p{full.data(), T};
+      HeadAccumulators& a = acc[std::size_t(l) * NH + h];
+      score_natural(a, p, probes.natural_is_punct[w]);
+      // |f(x_k)| = |Wo_h v_k| for every key
+      const std::vector<double> fnorm = value_norms(params, out.record, l, h);
+      Scored vw;
+      int n = 0;
+      for (int q = 1; q < T; ++q) {
+        double total = 0.0;
+        for (int k = 0; k <= q; ++k) total += p.at(q, k) * fnorm[k];
+        if (total <= 0.0) continue;
+        vw.score += p.at(q, 0) * fnorm[0] / total;
+        // chance: uniform attention, the same vectors
+        double ut = 0.0;
+        for (int k = 0; k <= q; ++k) ut += fnorm[k];
+        vw.chance += ut > 0 ? fnorm[0] / ut : 0.0;
+        ++n;
       }
+      if (n > 0) a.value_weighted.add({vw.score / n, vw.chance / n});
+    });
   }
   opt.record.qkv = false;
 
@@ -222,17 +297,18 @@ Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes&
   for (const auto& ids : probes.natural) report.natural_tokens += static_cast<int>(ids.size()) - 1;
   double first_sum = 0.0, second_sum = 0.0;
   int first_n = 0, second_n = 0;
-  for (const auto& ids : probes.repeated) {
+  for (std::size_t i = 0; i < probes.repeated.size(); ++i) {
+    tell("repeated random", i, probes.repeated.size());
+    const auto& ids = probes.repeated[i];
     opt.logits = true;
     if (Status s = model::forward(params, ids, opt, out, ws); !s) return tl::unexpected(s.error());
     const int T = static_cast<int>(ids.size());
-    for (int l = 0; l < L; ++l)
-      for (int h = 0; h < NH; ++h) {
-        std::vector<float> full = out.record.pattern_full(l, h);
-        PatternView p{full.data(), T};
-        acc[std::size_t(l) * NH + h].duplicate_token.add(duplicate_token_score(p, probes.R));
-        acc[std::size_t(l) * NH + h].induction.add(induction_score(p, probes.R));
-      }
+    for_each_head([&](int l, int h) {
+      std::vector<float> full = out.record.pattern_full(l, h);
+      PatternView p{full.data(), T};
+      acc[std::size_t(l) * NH + h].duplicate_token.add(duplicate_token_score(p, probes.R));
+      acc[std::size_t(l) * NH + h].induction.add(induction_score(p, probes.R));
+    });
     // loss predicting tokens 2..R (positions q = 1..R-1) and the same tokens in the copy
     for (int q = 1; q + 1 < T; ++q) {
       if (q == probes.R) continue;  // the copy's first token cannot be predicted
@@ -249,36 +325,25 @@ Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes&
   }
 
   // 3. three copies: prefix matching
-  for (const auto& ids : probes.three_copies) {
+  for (std::size_t i = 0; i < probes.three_copies.size(); ++i) {
+    tell("three copies", i, probes.three_copies.size());
+    const auto& ids = probes.three_copies[i];
     if (Status s = model::forward(params, ids, opt, out, ws); !s) return tl::unexpected(s.error());
     const int T = static_cast<int>(ids.size());
-    for (int l = 0; l < L; ++l)
-      for (int h = 0; h < NH; ++h) {
-        std::vector<float> full = out.record.pattern_full(l, h);
-        acc[std::size_t(l) * NH + h].prefix_matching.add(prefix_matching_score(PatternView{full.data(), T}, ids));
-      }
+    for_each_head([&](int l, int h) {
+      std::vector<float> full = out.record.pattern_full(l, h);
+      acc[std::size_t(l) * NH + h].prefix_matching.add(prefix_matching_score(PatternView{full.data(), T}, ids));
+    });
   }
 
-  // 4. weights: the copying score of each head's OV circuit. G = diag(1) E^T Wu diag(lnfw): (C, C)
-  std::vector<double> G(std::size_t(C) * C, 0.0);
-  constexpr int kRows = 256;  // E and Wu are read a block of rows at a time, as float32
-  std::vector<float> E(std::size_t(kRows) * C), Wu(std::size_t(kRows) * C);
-  for (int v0 = 0; v0 < V; v0 += kRows) {
-    const int n = std::min(kRows, V - v0);
-    model::parameters_read_rows(params, &model::ParameterTensors::wte, 0, v0, n, E.data());
-    model::parameters_read_rows(params, model::parameters_unembedding_tensor(c), 0, v0, n, Wu.data());
-    for (int r = 0; r < n; ++r) {
-      const float* e = E.data() + std::size_t(r) * C;
-      const float* u = Wu.data() + std::size_t(r) * C;
-      for (int i = 0; i < C; ++i) {
-        const double ei = e[i];
-        double* g = G.data() + std::size_t(i) * C;
-        for (int j = 0; j < C; ++j) g[j] += ei * u[j];
-      }
-    }
-  }
-  for (int i = 0; i < C; ++i)
-    for (int j = 0; j < C; ++j) G[std::size_t(i) * C + j] *= params.t.lnfw[j];
+  // 4. weights: the copying score of each head's OV circuit, one head per task
+  const std::vector<double> G = ov_gram(params, progress);
+  std::vector<double> copying(std::size_t(L) * NH);
+  tell("copying scores", 0, copying.size());
+  for_each_head([&](int l, int h) {
+    copying[std::size_t(l) * NH + h] = copying_score(params, G, l, h);
+  });
+  tell("copying scores", copying.size(), copying.size());
 
   for (int l = 0; l < L; ++l)
     for (int h = 0; h < NH; ++h) {
@@ -287,7 +352,7 @@ Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes&
       hr.head = h;
       hr.name = std::to_string(l) + "." + std::to_string(h);
       hr.scores = finish(acc[std::size_t(l) * NH + h]);
-      hr.scores.copying = {copying_score(params, G, l, h), 0.0};
+      hr.scores.copying = {copying[std::size_t(l) * NH + h], 0.0};
       hr.scores.has_weights = true;
       report.heads.push_back(std::move(hr));
     }

@@ -3,7 +3,11 @@
 // (cli/scan_format.h) or the JSON of GET /api/model/scan (server's codec).
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
@@ -27,6 +31,7 @@ struct ScanCliOptions {
   std::string dtype = "auto";
   std::string compute = "f32";
   bool no_cache = false;
+  bool progress = false;  // --progress: print it even when stderr is not a terminal
   bool constructed = false;
   std::string text_file;  // natural text; default: <model>/heldout.txt
   std::string format = "table";
@@ -47,6 +52,34 @@ int emit(const ScanCliOptions& o, const analysis::ScanReport& r, const std::stri
   if (!f) return print_error("cannot write " + o.out);
   std::fprintf(stderr, "wrote %s\n", o.out.c_str());
   return 0;
+}
+
+// The scan's progress on stderr: one line redrawn on a terminal; on anything else a line when
+// a stage starts and at most one every 5 s within it (a log stays short).
+analysis::ScanProgressFn scan_progress_printer(bool tty) {
+  using Clock = std::chrono::steady_clock;
+  struct State {
+    const char* stage = "";
+    Clock::time_point start = Clock::now(), last_line{};
+  };
+  auto st = std::make_shared<State>();
+  return [st, tty](const analysis::ScanProgress& p) {
+    const auto now = Clock::now();
+    const double s = std::chrono::duration<double>(now - st->start).count();
+    const bool new_stage = std::strcmp(p.stage, st->stage) != 0;
+    st->stage = p.stage;
+    if (tty) {
+      const int width = 20, filled = p.total > 0 ? width * p.done / p.total : 0;
+      std::fprintf(stderr, "\r\033[Kscan: %s %d/%d [%s%s] %.0f s", p.stage, p.done, p.total, std::string(filled, '#').c_str(),
+                   std::string(width - filled, '-').c_str(), s);
+      if (std::strcmp(p.stage, "copying scores") == 0 && p.done == p.total) std::fprintf(stderr, "\n");
+      return;
+    }
+    if (new_stage || now - st->last_line >= std::chrono::seconds(5) || p.done == p.total) {
+      std::fprintf(stderr, "scan: %s %d/%d, %.0f s\n", p.stage, p.done, p.total, s);
+      st->last_line = now;
+    }
+  };
 }
 
 // Usage errors (a bad value the user gave, text too short for a window) exit 2.
@@ -72,7 +105,10 @@ int run_scan(const ScanCliOptions& o) {
   dtype_note(*params, o.dtype, o.compute);
   auto tokenizer = model::model_tokenizer_load(o.model);
   if (!tokenizer) return print_error(tokenizer.error().message);
-  auto report = analysis::scan_text(*params, *tokenizer, *text, o.scan);
+  analysis::ScanOptions scan = o.scan;
+  const bool tty = isatty(STDERR_FILENO);
+  if (tty || o.progress) scan.progress = scan_progress_printer(tty);
+  auto report = analysis::scan_text(*params, *tokenizer, *text, scan);
   if (!report) return fail(report.error());
   return emit(o, *report, o.model);
 }
@@ -99,6 +135,8 @@ void add_scan_command(CLI::App& app, int& exit_code) {
   add_dtype_option(cmd, opts->dtype);
   add_compute_option(cmd, opts->compute);
   add_cache_option(cmd, opts->no_cache);
+  cmd->add_flag("--progress", opts->progress,
+                "Print the scan's progress to stderr even when it is not a terminal (on a terminal it always is)");
   cmd->add_flag("--constructed", opts->constructed, "Scan the five rule-built heads of lesson 1 instead");
   cmd->add_option("--text-file", opts->text_file, "Held-out natural text (default: <model>/heldout.txt)");
   cmd->add_option("--format", opts->format, "table, json (the report of GET /api/model/scan, docs/api.md) or csv")

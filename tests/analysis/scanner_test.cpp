@@ -1,8 +1,11 @@
 #include "analysis/scanner.h"
 
+#include <cstring>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "model/thread_pool.h"
 
 using namespace headlab;
 using namespace headlab::analysis;
@@ -156,4 +159,107 @@ TEST(LabelHead, InductionNeedsAPositiveCopyingScore) {
   EXPECT_TRUE(label_head(s).empty());
   s.copying = {0.6, 0};
   EXPECT_EQ(label_head(s).front().name, "induction");
+}
+
+namespace {
+
+// Runs fn with the engine's pool busy, so every thread_pool_run inside it runs its tasks
+// inline on one thread (model/thread_pool.h): the scan as one thread computes it.
+template <class Fn>
+void on_one_thread(Fn fn) {
+  model::thread_pool_run(2, [&](int task) {
+    if (task == 0) fn();
+  });
+}
+
+// A model where the parallel parts have several tasks of uneven sizes: C = 40 is not a multiple
+// of the 16 rows of G a task owns, V = 600 is two full blocks of 256 vocabulary rows and a part.
+model::Parameters wider_model() {
+  model::ModelConfig c;
+  c.n_layer = 3;
+  c.n_head = 4;
+  c.n_embd = 40;
+  c.n_ctx = 48;
+  c.vocab_size = 600;
+  c.tied = false;
+  c.bos_token_id = c.eos_token_id = 599;
+  auto p = model::parameters_allocate(c);
+  model::parameters_init_random(p, 5);
+  EXPECT_TRUE(model::parameters_pack(p, model::DtypeChoice::bf16));
+  return p;
+}
+
+ScanProbes wider_probes() {
+  std::vector<int> text;
+  for (int i = 0; i < 400; ++i) text.push_back((i * 37 + i / 7) % 599);
+  std::vector<bool> punct(600, false);
+  for (int id = 0; id < 600; id += 11) punct[std::size_t(id)] = true;
+  auto probes = scan_probes_build(text, punct, 600, 599, 48, ScanOptions{});
+  EXPECT_TRUE(probes);
+  return *probes;
+}
+
+}  // namespace
+
+TEST(OvGram, TiledOverThePoolEqualsThePlainLoopBitForBit) {
+  const model::Parameters p = wider_model();
+  const std::vector<double> plain = ov_gram_plain(p);
+  const std::vector<double> tiled = ov_gram(p);
+  ASSERT_EQ(plain.size(), tiled.size());
+  EXPECT_EQ(std::memcmp(plain.data(), tiled.data(), plain.size() * sizeof(double)), 0);
+  std::vector<double> one;
+  on_one_thread([&] { one = ov_gram(p); });
+  EXPECT_EQ(std::memcmp(plain.data(), one.data(), plain.size() * sizeof(double)), 0);
+}
+
+TEST(ScanModel, OnThePoolGivesTheReportOfOneThreadBitForBit) {
+  ASSERT_GT(model::thread_pool_size(), 1) << "the engine's pool has one thread: nothing to compare";
+  const model::Parameters p = wider_model();
+  const ScanProbes probes = wider_probes();
+  Result<ScanReport> pool = scan_model(p, probes);
+  Result<ScanReport> one = make_error(ErrorCode::internal, "not run");
+  on_one_thread([&] { one = scan_model(p, probes); });
+  ASSERT_TRUE(pool && one);
+  ASSERT_EQ(pool->heads.size(), 12u);
+  ASSERT_EQ(pool->heads.size(), one->heads.size());
+  for (std::size_t i = 0; i < pool->heads.size(); ++i) {
+    const HeadReport &a = pool->heads[i], &b = one->heads[i];
+    EXPECT_EQ(a.name, b.name);  // the same ranking
+    for (const ScoreField& f : score_fields()) {
+      EXPECT_EQ((a.scores.*f.member).score, (b.scores.*f.member).score) << a.name << " " << f.name;
+      EXPECT_EQ((a.scores.*f.member).chance, (b.scores.*f.member).chance) << a.name << " " << f.name;
+    }
+    ASSERT_EQ(a.labels.size(), b.labels.size()) << a.name;
+    for (std::size_t k = 0; k < a.labels.size(); ++k) EXPECT_EQ(a.labels[k].score, b.labels[k].score);
+  }
+  EXPECT_EQ(pool->icl.loss_first_copy, one->icl.loss_first_copy);
+  EXPECT_EQ(pool->icl.loss_second_copy, one->icl.loss_second_copy);
+}
+
+TEST(ScanModel, ReportsEachStageInOrderAndEndsEachAtItsTotal) {
+  const model::Parameters p = wider_model();
+  const ScanProbes probes = wider_probes();
+  std::vector<ScanProgress> seen;
+  ASSERT_TRUE(scan_model(p, probes, [&](const ScanProgress& s) { seen.push_back(s); }));
+  std::vector<std::string> stages;
+  for (const ScanProgress& s : seen) {
+    if (stages.empty() || stages.back() != s.stage) stages.push_back(s.stage);
+    EXPECT_LE(s.done, s.total) << s.stage;
+  }
+  EXPECT_EQ(stages, (std::vector<std::string>{"natural text", "repeated random", "three copies", "OV circuits",
+                                              "copying scores"}));
+  // the OV circuits: 3 blocks of vocabulary rows, counted to the end; the copying scores: 12 heads
+  int ov_last = -1, copying_last = -1;
+  for (const ScanProgress& s : seen) {
+    if (std::string(s.stage) == "OV circuits") {
+      ov_last = s.done;
+      EXPECT_EQ(s.total, 3);
+    }
+    if (std::string(s.stage) == "copying scores") {
+      copying_last = s.done;
+      EXPECT_EQ(s.total, 12);
+    }
+  }
+  EXPECT_EQ(ov_last, 3);
+  EXPECT_EQ(copying_last, 12);
 }
