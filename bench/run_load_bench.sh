@@ -36,11 +36,9 @@ one_run() {
   cat /tmp/headlab-load-bench.time
 }
 
-# report NAME "s kb" lines...: median and best seconds, largest peak
+# report NAME LINES: median and best seconds, largest peak, of the "s kb" lines in LINES
 report() {
-  _name=$1
-  shift
-  printf '%s\n' "$@" | sort -n | awk -v name="$_name" -v w="$(du -b "$MODEL/model.safetensors" | cut -f1)" '
+  printf '%s\n' "$2" | grep -v '^$' | sort -n | awk -v name="$1" -v w="$(du -b "$MODEL/model.safetensors" | cut -f1)" '
     { s[NR] = $1; if ($2 > kb) kb = $2 }
     END { printf "%-6s median %.2f s  best %.2f s  peak RSS %.0f MB (%.2f of the weights file)  runs %d\n",
                  name, s[int((NR + 1) / 2)], s[1], kb / 1024, kb * 1024 / w, NR }'
@@ -51,15 +49,15 @@ cat "$MODEL"/*.safetensors >/dev/null  # the files in the page cache for 'files'
 rm -f "$CACHE"
 runs=""; for _ in $(seq "$REPEATS"); do runs="$runs
 $(one_run --no-cache)"; done
-report files $runs
+report files "$runs"
 report build "$(one_run)"
 [ -f "$CACHE" ] || { echo "no cache written at $CACHE" >&2; exit 1; }
 runs=""; for _ in $(seq "$REPEATS"); do runs="$runs
 $(one_run)"; done
-report warm $runs
+report warm "$runs"
 runs=""; for _ in $(seq "$REPEATS"); do evict "$CACHE" "$MODEL"/*; runs="$runs
 $(one_run)"; done
-report cold $runs
+report cold "$runs"
 
 for _ in $(seq "$REPEATS"); do
   rm -f /tmp/headlab-load-bench.db*
