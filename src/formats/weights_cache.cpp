@@ -156,56 +156,66 @@ Result<Parameters> weights_cache_map(const std::string& cache_path, const ModelC
   } catch (const nlohmann::json::exception& e) {
     return corrupt(std::string("its header is not JSON: ") + e.what());
   }
-  if (!h.is_object() || h.value("format", 0) != kFormat)
-    return corrupt("written by another version of headlab (format " + (h.is_object() ? h.value("format", nlohmann::json()).dump() : "?") +
-                   ", this one reads " + std::to_string(kFormat) + ")");
-  if (h.value("dtype", "") != dtype_choice_name(dtype))
-    return corrupt("written for --dtype " + h.value("dtype", std::string("?")) + ", not " + std::string(dtype_choice_name(dtype)));
-  // the sources, one by one: which one changed, and how
-  WeightsFingerprint was;
-  try {
-    for (const nlohmann::json& s : h.at("sources")) {
-      WeightsSourceStamp w;
-      w.name = s.at("name").get<std::string>();
-      w.size = s.at("size").get<std::uint64_t>();
-      w.mtime_ns = s.at("mtime_ns").get<std::int64_t>();
-      w.header_bytes = s.at("header_bytes").get<std::uint64_t>();
-      w.header_fnv1a64 = std::stoull(s.at("header_fnv1a64").get<std::string>(), nullptr, 16);
-      was.push_back(std::move(w));
-    }
-  } catch (const std::exception& e) {
-    return corrupt(std::string("its list of sources is not readable: ") + e.what());
-  }
-  if (was.size() != fingerprint.size())
-    return corrupt("it was written from " + std::to_string(was.size()) + " files and the model has " +
-                   std::to_string(fingerprint.size()) + " now");
-  for (std::size_t i = 0; i < was.size(); i++) {
-    if (was[i].name != fingerprint[i].name)
-      return corrupt("it was written from " + was[i].name + ", the model reads " + fingerprint[i].name + " now");
-    if (!(was[i] == fingerprint[i])) return corrupt("stale: " + stamp_difference(was[i], fingerprint[i]));
-  }
-  // the layout: what this config and these types make must be what the cache holds
-  const nlohmann::json stored_types = h.value("types", nlohmann::json::object());
-  for (int i = 0; i < kNumParameterTensors; i++) {
-    if (!matrix_present(config, i)) continue;
-    const std::string name(parameters_name(i));
-    const std::string want(weight_type_name(types[std::size_t(i)]));
-    if (!stored_types.is_object() || stored_types.value(name, "") != want)
-      return corrupt("it keeps " + name + " as " + (stored_types.is_object() ? stored_types.value(name, std::string("nothing")) : "nothing") +
-                     ", this load keeps it as " + want);
-  }
+  if (!h.is_object()) return corrupt("its header is not a JSON object");
   auto vectors = json_u64(h, "vectors"), vectors_offset = json_u64(h, "vectors_offset");
   auto block_bytes = json_u64(h, "block_bytes"), block_offset = json_u64(h, "block_offset"), file_bytes = json_u64(h, "file_bytes");
   for (const auto* r : {&vectors, &vectors_offset, &block_bytes, &block_offset, &file_bytes})
     if (!*r) return corrupt("its header is incomplete: " + r->error().message);
-  if (h.value("panel", 0) != kPanel) return corrupt("its panels are not of " + std::to_string(kPanel) + " columns");
+  // every value read below may be of another JSON type in a damaged file: each read throws
+  // then, and the file is corrupt, not the process
+  try {
+    if (!h.is_object() || h.value("format", 0) != kFormat)
+      return corrupt("written by another version of headlab (format " + (h.is_object() ? h.value("format", nlohmann::json()).dump() : "?") +
+                     ", this one reads " + std::to_string(kFormat) + ")");
+    if (h.value("dtype", "") != dtype_choice_name(dtype))
+      return corrupt("written for --dtype " + h.value("dtype", std::string("?")) + ", not " + std::string(dtype_choice_name(dtype)));
+    // the sources, one by one: which one changed, and how
+    WeightsFingerprint was;
+    try {
+      for (const nlohmann::json& s : h.at("sources")) {
+        WeightsSourceStamp w;
+        w.name = s.at("name").get<std::string>();
+        w.size = s.at("size").get<std::uint64_t>();
+        w.mtime_ns = s.at("mtime_ns").get<std::int64_t>();
+        w.header_bytes = s.at("header_bytes").get<std::uint64_t>();
+        w.header_fnv1a64 = std::stoull(s.at("header_fnv1a64").get<std::string>(), nullptr, 16);
+        was.push_back(std::move(w));
+      }
+    } catch (const std::exception& e) {
+      return corrupt(std::string("its list of sources is not readable: ") + e.what());
+    }
+    if (was.size() != fingerprint.size())
+      return corrupt("it was written from " + std::to_string(was.size()) + " files and the model has " +
+                     std::to_string(fingerprint.size()) + " now");
+    for (std::size_t i = 0; i < was.size(); i++) {
+      if (was[i].name != fingerprint[i].name)
+        return corrupt("it was written from " + was[i].name + ", the model reads " + fingerprint[i].name + " now");
+      if (!(was[i] == fingerprint[i])) return corrupt("stale: " + stamp_difference(was[i], fingerprint[i]));
+    }
+    // the layout: what this config and these types make must be what the cache holds
+    const nlohmann::json stored_types = h.value("types", nlohmann::json::object());
+    for (int i = 0; i < kNumParameterTensors; i++) {
+      if (!matrix_present(config, i)) continue;
+      const std::string name(parameters_name(i));
+      const std::string want(weight_type_name(types[std::size_t(i)]));
+      if (!stored_types.is_object() || stored_types.value(name, "") != want)
+        return corrupt("it keeps " + name + " as " + (stored_types.is_object() ? stored_types.value(name, std::string("nothing")) : "nothing") +
+                       ", this load keeps it as " + want);
+    }
+    if (h.value("panel", 0) != kPanel) return corrupt("its panels are not of " + std::to_string(kPanel) + " columns");
+  } catch (const nlohmann::json::exception& e) {
+    return corrupt(std::string("its header holds a value of the wrong type: ") + e.what());
+  }
   const std::uint64_t want_vectors = parameters_vector_count(config);
   const std::uint64_t want_block = parameters_packed_block_bytes(config, types);
   if (*vectors != want_vectors || *block_bytes != want_block)
     return corrupt("it holds " + std::to_string(*vectors) + " vector weights and " + std::to_string(*block_bytes) +
                    " bytes of panels, this config needs " + std::to_string(want_vectors) + " and " + std::to_string(want_block));
+  // (each comparison free of overflow: the vectors' and the block's lengths are this config's)
+  const std::uint64_t vectors_bytes = *vectors * sizeof(float);
   if (*vectors_offset % kAlign != 0 || *block_offset % kAlign != 0 || *vectors_offset < sizeof head + n ||
-      *block_offset < *vectors_offset + *vectors * sizeof(float) || *file_bytes < *block_offset + *block_bytes)
+      *vectors_offset > *file_bytes || *block_offset > *file_bytes || *block_offset - *vectors_offset < vectors_bytes ||
+      *block_offset < *vectors_offset || *file_bytes - *block_offset < *block_bytes)
     return corrupt("its offsets overlap or are not aligned");
   if (size != *file_bytes)
     return corrupt("truncated or extended: " + std::to_string(size) + " bytes, its header says " + std::to_string(*file_bytes));

@@ -32,14 +32,20 @@ const char* kFamilies[] = {"families/pythia", "families/llama",          "famili
 const char* kGgufFiles[] = {"gpt2_random.q8_0.gguf", "llama_random.q4_k_m.gguf", "gemma3_random.q8_0.gguf"};
 
 // A fresh copy of a fixture in the build tree: the cache is written beside the model, and
-// never into the source tree.
+// never into the source tree. A file gets a folder of its own, so the cache a previous run left
+// beside it goes too.
 std::string copy_fixture(const std::string& from, const std::string& name) {
-  const fs::path to = fs::path(HEADLAB_BINARY_DIR) / "weights_cache_test" / name;
-  fs::remove_all(to);
-  fs::create_directories(to.parent_path());
-  if (fs::is_directory(from)) fs::copy(from, to, fs::copy_options::recursive);
-  else fs::copy_file(from, to);
-  return to.string();
+  const fs::path base = fs::path(HEADLAB_BINARY_DIR) / "weights_cache_test";
+  if (fs::is_directory(from)) {
+    fs::remove_all(base / name);
+    fs::create_directories(base);
+    fs::copy(from, base / name, fs::copy_options::recursive);
+    return (base / name).string();
+  }
+  fs::remove_all(base / (name + ".d"));
+  fs::create_directories(base / (name + ".d"));
+  fs::copy_file(from, base / (name + ".d") / name);
+  return (base / (name + ".d") / name).string();
 }
 
 // What a cache's tests load with: the cache on whatever the model's size.
@@ -273,4 +279,48 @@ TEST(WeightsCache, TheCacheLivesInsideAFolderAndBesideAFile) {
   EXPECT_EQ(weights_cache_path(HEADLAB_SOURCE_DIR, DtypeChoice::keep),
             (fs::path(HEADLAB_SOURCE_DIR) / "headlab-weights.auto.cache").string());
   EXPECT_EQ(weights_cache_path("/x/model.gguf", DtypeChoice::bf16), "/x/model.gguf.headlab-weights.bf16.cache");
+}
+
+TEST(WeightsCache, AHeaderOfWrongTypesOrOffsetsIsReplacedNotACrash) {
+  const std::string dir = copy_fixture(fixture_dir("families/qwen3"), "qwen3_bad_header");
+  ASSERT_TRUE(model_load(dir, cached()));
+  const std::string cache = weights_cache_path(dir, DtypeChoice::keep);
+  std::string bytes;
+  {
+    std::ifstream in(cache, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::uint64_t n = 0;
+  std::memcpy(&n, bytes.data() + 8, 8);
+  const std::string header = bytes.substr(16, n);
+  // the cache with another header: its length in the 8 bytes before it, the vectors and the
+  // panels where they were (the header's page has room)
+  auto write_with_header = [&](const std::string& h) {
+    ASSERT_LT(16 + h.size(), 4096u);
+    std::string file = bytes;
+    const std::uint64_t m = h.size();
+    std::memcpy(file.data() + 8, &m, 8);
+    file.replace(16, h.size(), h);
+    std::ofstream(cache, std::ios::binary | std::ios::trunc) << file;
+  };
+  auto replace_value = [&](const std::string& key, const std::string& value) {
+    const auto at = header.find("\"" + key + "\":");
+    EXPECT_NE(at, std::string::npos) << key;
+    const auto begin = at + key.size() + 3;
+    const auto end = header.find_first_of(",}", begin);
+    return header.substr(0, begin) + value + header.substr(end);
+  };
+  const std::vector<std::string> damaged = {
+      replace_value("format", "\"1\""),           replace_value("dtype", "7"),
+      replace_value("panel", "\"x\""),            replace_value("sources", "7"),
+      replace_value("block_offset", "18446744073709547520"), replace_value("vectors_offset", "18446744073709547520"),
+      replace_value("block_bytes", "-3"),         replace_value("file_bytes", "0"),
+      replace_value("vectors", "1e30"),           "[1, 2]", "null"};
+  for (const std::string& h : damaged) {
+    SCOPED_TRACE(h);
+    write_with_header(h);
+    auto p = model_load(dir, cached());
+    ASSERT_TRUE(p) << p.error().message;
+    EXPECT_NE(notes_text(*p).find("rebuilt the weights cache"), std::string::npos) << notes_text(*p);
+  }
 }
