@@ -107,7 +107,9 @@ void rank(ScanReport& r) {
 //   M = Wv_h diag(ln1w) E^T Wu diag(lnfw) Wo_h
 // whose non-zero eigenvalues are those of the (V, V) OV circuit Wu diag(lnfw) Wo_h Wv_h
 // diag(ln1w) E^T (the LayerNorms' scales folded in, their centring and biases ignored).
-double copying_score(const model::Parameters& params, const std::vector<double>& G, int l, int h) {
+}  // namespace
+
+double ov_copying_score_plain(const model::Parameters& params, const std::vector<double>& G, int l, int h) {
   const model::ModelConfig& c = params.config;
   // GPT-2: QKV = 3C, D = C; with GQA head h reads the v rows of KV head kv_head_of(h)
   const int C = c.n_embd, HS = c.head_size(), D = c.q_width();
@@ -142,7 +144,43 @@ double copying_score(const model::Parameters& params, const std::vector<double>&
   return copying_score_from_eigenvalues(re, im);
 }
 
-}  // namespace
+// The plain loop streams all of G (C² doubles) once for each of the HS rows of A. Here the loop
+// over k is outside: each row of G is read once and added into every row of A (HS · C doubles,
+// in L2). Each A[i][j] still adds its terms k = 0, 1, ..., C − 1 in order, the same expression:
+// the same bits as ov_copying_score_plain.
+double ov_copying_score(const model::Parameters& params, const std::vector<double>& G, int l, int h) {
+  const model::ModelConfig& c = params.config;
+  const int C = c.n_embd, HS = c.head_size(), D = c.q_width();
+  const std::size_t v_row = std::size_t(D) + std::size_t(c.kv_heads()) * HS + std::size_t(c.kv_head_of(h)) * HS;
+  std::vector<float> wv(std::size_t(HS) * C), wo(std::size_t(C) * D);
+  model::parameters_read_rows(params, &model::ParameterTensors::qkvw, l, int(v_row), HS, wv.data());  // (HS, C)
+  model::parameters_read_rows(params, &model::ParameterTensors::attprojw, l, 0, C, wo.data());  // (C, D)
+  const float* Wv = wv.data();
+  const float* Wo = wo.data();
+  const float* ln1w = params.t.ln1w + l * C;
+  // A = Wv_h diag(ln1w) G    (HS, C)
+  std::vector<double> A(std::size_t(HS) * C, 0.0);
+  for (int k = 0; k < C; ++k) {
+    const double* g = G.data() + std::size_t(k) * C;
+    for (int i = 0; i < HS; ++i) {
+      const double w = double(Wv[std::size_t(i) * C + k]) * ln1w[k];
+      if (w == 0.0) continue;
+      double* a = A.data() + std::size_t(i) * C;
+      for (int j = 0; j < C; ++j) a[j] += w * g[j];
+    }
+  }
+  // M = A Wo_h    (HS, HS)
+  std::vector<double> M(std::size_t(HS) * HS, 0.0);
+  for (int i = 0; i < HS; ++i)
+    for (int j = 0; j < HS; ++j) {
+      double s = 0.0;
+      for (int k = 0; k < C; ++k) s += A[std::size_t(i) * C + k] * Wo[std::size_t(k) * D + h * HS + j];
+      M[std::size_t(i) * HS + j] = s;
+    }
+  std::vector<double> re, im;
+  if (!eigenvalues(M, HS, re, im)) return 0.0;
+  return copying_score_from_eigenvalues(re, im);
+}
 
 Result<ScanProbes> scan_probes_build(const std::vector<int>& natural_ids, const std::vector<bool>& is_punct_by_id,
                                      int V, int bos, int n_ctx, const ScanOptions& o) {
@@ -341,7 +379,7 @@ Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes&
   std::vector<double> copying(std::size_t(L) * NH);
   tell("copying scores", 0, copying.size());
   for_each_head([&](int l, int h) {
-    copying[std::size_t(l) * NH + h] = copying_score(params, G, l, h);
+    copying[std::size_t(l) * NH + h] = ov_copying_score(params, G, l, h);
   });
   tell("copying scores", copying.size(), copying.size());
 

@@ -121,6 +121,13 @@ Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes&
 std::vector<double> ov_gram_plain(const model::Parameters& params);
 std::vector<double> ov_gram(const model::Parameters& params, const ScanProgressFn& progress = {});
 
+// The copying score of head h of layer l (Elhage et al. 2021): the eigenvalues of the (HS, HS)
+// M = Wv_h diag(ln1w) G Wo_h, whose non-zero eigenvalues are those of the (V, V) OV circuit.
+// ov_copying_score reads each row of G once for all rows of M's left factor (the same sums in
+// the same order: the same bits as the plain loop).
+double ov_copying_score_plain(const model::Parameters& params, const std::vector<double>& G, int l, int h);
+double ov_copying_score(const model::Parameters& params, const std::vector<double>& G, int l, int h);
+
 // The five constructed heads of the first lesson through the same scorer, on word probes
 // (held-out words as tokens; random words from a fixed list).
 ScanReport scan_constructed_heads(const std::vector<std::string>& natural_words, const ScanOptions& options);

@@ -263,3 +263,13 @@ TEST(ScanModel, ReportsEachStageInOrderAndEndsEachAtItsTotal) {
   EXPECT_EQ(ov_last, 3);
   EXPECT_EQ(copying_last, 12);
 }
+
+TEST(OvCopyingScore, ReadingEachRowOfGOnceEqualsThePlainLoopBitForBit) {
+  const model::Parameters p = wider_model();
+  const std::vector<double> G = ov_gram(p);
+  for (int l = 0; l < p.config.n_layer; ++l)
+    for (int h = 0; h < p.config.n_head; ++h) {
+      const double plain = ov_copying_score_plain(p, G, l, h), fast = ov_copying_score(p, G, l, h);
+      EXPECT_EQ(std::memcmp(&plain, &fast, sizeof plain), 0) << l << "." << h << ": " << plain << " vs " << fast;
+    }
+}
