@@ -107,3 +107,17 @@ TEST(ScanCommand, ScansTheConstructedHeadsOnAGivenTextFile) {
   ASSERT_EQ(cli.exit_code, 0) << cli.out;
   EXPECT_EQ(std::count(cli.out.begin(), cli.out.end(), '\n'), 6);  // the header and five heads
 }
+
+TEST(ScanCommand, PrintsItsProgressToStderrWithProgressAndNothingWhenStderrIsNotATerminal) {
+  // stderr alone on the pipe, stdout dropped: what a log of the command would hold
+  const std::string base = std::string(HEADLAB_BINARY_DIR "/headlab ") + "scan --model " + kTinyDir + " --format csv";
+  auto with = headlab::testing::command_run(base + " --progress 2>&1 >/dev/null");
+  ASSERT_EQ(with.exit_code, 0) << with.out;
+  for (const char* stage : {"scan: natural text 0/4", "scan: repeated random", "scan: three copies", "scan: OV circuits",
+                            "scan: copying scores"})
+    EXPECT_NE(with.out.find(stage), std::string::npos) << stage << " in:\n" << with.out;
+  EXPECT_EQ(with.out.find('\r'), std::string::npos) << "no terminal redraws in a log";
+  auto without = headlab::testing::command_run(base + " 2>&1 >/dev/null");
+  ASSERT_EQ(without.exit_code, 0) << without.out;
+  EXPECT_EQ(without.out.find("scan:"), std::string::npos) << without.out;
+}
