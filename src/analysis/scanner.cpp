@@ -9,7 +9,6 @@
 #include "core/attention_pattern.h"
 #include "core/constructed_heads.h"
 #include "core/sentence.h"
-#include "model/blas.h"
 #include "model/forward.h"
 #include "model/thread_pool.h"
 
@@ -108,7 +107,9 @@ void rank(ScanReport& r) {
 //   M = Wv_h diag(ln1w) E^T Wu diag(lnfw) Wo_h
 // whose non-zero eigenvalues are those of the (V, V) OV circuit Wu diag(lnfw) Wo_h Wv_h
 // diag(ln1w) E^T (the LayerNorms' scales folded in, their centring and biases ignored).
-double copying_score(const model::Parameters& params, const std::vector<double>& G, int l, int h) {
+}  // namespace
+
+double ov_copying_score_plain(const model::Parameters& params, const std::vector<double>& G, int l, int h) {
   const model::ModelConfig& c = params.config;
   // GPT-2: QKV = 3C, D = C; with GQA head h reads the v rows of KV head kv_head_of(h)
   const int C = c.n_embd, HS = c.head_size(), D = c.q_width();
@@ -120,22 +121,66 @@ double copying_score(const model::Parameters& params, const std::vector<double>&
   const float* Wv = wv.data();
   const float* Wo = wo.data();  // head h: columns h*HS..
   const float* ln1w = params.t.ln1w + l * C;
-  // A = Wv_h diag(ln1w) G    (HS, C) = (HS, C) @ (C, C)
-  std::vector<double> wvl(std::size_t(HS) * C), A(std::size_t(HS) * C);
+  // A = Wv_h diag(ln1w) G    (HS, C)
+  std::vector<double> A(std::size_t(HS) * C, 0.0);
   for (int i = 0; i < HS; ++i)
-    for (int k = 0; k < C; ++k) wvl[std::size_t(i) * C + k] = double(Wv[std::size_t(i) * C + k]) * ln1w[k];
-  model::blas_dgemm(false, false, HS, C, C, 1.0, wvl.data(), C, G.data(), C, 0.0, A.data(), C);
-  // M = A Wo_h    (HS, HS) = (HS, C) @ (C, HS): head h's columns of Wo
-  std::vector<double> woh(std::size_t(C) * HS), M(std::size_t(HS) * HS);
-  for (int k = 0; k < C; ++k)
-    for (int j = 0; j < HS; ++j) woh[std::size_t(k) * HS + j] = Wo[std::size_t(k) * D + h * HS + j];
-  model::blas_dgemm(false, false, HS, HS, C, 1.0, A.data(), C, woh.data(), HS, 0.0, M.data(), HS);
+    for (int k = 0; k < C; ++k) {
+      const double w = double(Wv[std::size_t(i) * C + k]) * ln1w[k];
+      if (w == 0.0) continue;
+      const double* g = G.data() + std::size_t(k) * C;
+      double* a = A.data() + std::size_t(i) * C;
+      for (int j = 0; j < C; ++j) a[j] += w * g[j];
+    }
+  // M = A Wo_h    (HS, HS)
+  std::vector<double> M(std::size_t(HS) * HS, 0.0);
+  for (int i = 0; i < HS; ++i)
+    for (int j = 0; j < HS; ++j) {
+      double s = 0.0;
+      for (int k = 0; k < C; ++k) s += A[std::size_t(i) * C + k] * Wo[std::size_t(k) * D + h * HS + j];
+      M[std::size_t(i) * HS + j] = s;
+    }
   std::vector<double> re, im;
   if (!eigenvalues(M, HS, re, im)) return 0.0;
   return copying_score_from_eigenvalues(re, im);
 }
 
-}  // namespace
+// The plain loop streams all of G (C² doubles) once for each of the HS rows of A. Here the loop
+// over k is outside: each row of G is read once and added into every row of A (HS · C doubles,
+// in L2). Each A[i][j] still adds its terms k = 0, 1, ..., C − 1 in order, the same expression:
+// the same bits as ov_copying_score_plain.
+double ov_copying_score(const model::Parameters& params, const std::vector<double>& G, int l, int h) {
+  const model::ModelConfig& c = params.config;
+  const int C = c.n_embd, HS = c.head_size(), D = c.q_width();
+  const std::size_t v_row = std::size_t(D) + std::size_t(c.kv_heads()) * HS + std::size_t(c.kv_head_of(h)) * HS;
+  std::vector<float> wv(std::size_t(HS) * C), wo(std::size_t(C) * D);
+  model::parameters_read_rows(params, &model::ParameterTensors::qkvw, l, int(v_row), HS, wv.data());  // (HS, C)
+  model::parameters_read_rows(params, &model::ParameterTensors::attprojw, l, 0, C, wo.data());  // (C, D)
+  const float* Wv = wv.data();
+  const float* Wo = wo.data();
+  const float* ln1w = params.t.ln1w + l * C;
+  // A = Wv_h diag(ln1w) G    (HS, C)
+  std::vector<double> A(std::size_t(HS) * C, 0.0);
+  for (int k = 0; k < C; ++k) {
+    const double* g = G.data() + std::size_t(k) * C;
+    for (int i = 0; i < HS; ++i) {
+      const double w = double(Wv[std::size_t(i) * C + k]) * ln1w[k];
+      if (w == 0.0) continue;
+      double* a = A.data() + std::size_t(i) * C;
+      for (int j = 0; j < C; ++j) a[j] += w * g[j];
+    }
+  }
+  // M = A Wo_h    (HS, HS)
+  std::vector<double> M(std::size_t(HS) * HS, 0.0);
+  for (int i = 0; i < HS; ++i)
+    for (int j = 0; j < HS; ++j) {
+      double s = 0.0;
+      for (int k = 0; k < C; ++k) s += A[std::size_t(i) * C + k] * Wo[std::size_t(k) * D + h * HS + j];
+      M[std::size_t(i) * HS + j] = s;
+    }
+  std::vector<double> re, im;
+  if (!eigenvalues(M, HS, re, im)) return 0.0;
+  return copying_score_from_eigenvalues(re, im);
+}
 
 Result<ScanProbes> scan_probes_build(const std::vector<int>& natural_ids, const std::vector<bool>& is_punct_by_id,
                                      int V, int bos, int n_ctx, const ScanOptions& o) {
@@ -168,55 +213,119 @@ Result<ScanProbes> scan_probes_build(const std::vector<int>& natural_ids, const 
   return p;
 }
 
+namespace {
+constexpr int kGramRows = 256;  // E and Wu are read a block of vocabulary rows at a time, as float32
+}  // namespace
+
+std::vector<double> ov_gram_plain(const model::Parameters& params) {
+  const model::ModelConfig& c = params.config;
+  const int C = c.n_embd, V = c.vocab_size;
+  std::vector<double> G(std::size_t(C) * C, 0.0);
+  std::vector<float> E(std::size_t(kGramRows) * C), Wu(std::size_t(kGramRows) * C);
+  for (int v0 = 0; v0 < V; v0 += kGramRows) {
+    const int n = std::min(kGramRows, V - v0);
+    model::parameters_read_rows(params, &model::ParameterTensors::wte, 0, v0, n, E.data());
+    model::parameters_read_rows(params, model::parameters_unembedding_tensor(c), 0, v0, n, Wu.data());
+    for (int r = 0; r < n; ++r) {
+      const float* e = E.data() + std::size_t(r) * C;
+      const float* u = Wu.data() + std::size_t(r) * C;
+      for (int i = 0; i < C; ++i) {
+        const double ei = e[i];
+        double* g = G.data() + std::size_t(i) * C;
+        for (int j = 0; j < C; ++j) g[j] += ei * u[j];
+      }
+    }
+  }
+  for (int i = 0; i < C; ++i)
+    for (int j = 0; j < C; ++j) G[std::size_t(i) * C + j] *= params.t.lnfw[j];
+  return G;
+}
+
+// The plain loop streams all of G (C² doubles: 32 MB at C = 2,048) through memory once per
+// vocabulary row. Here each task owns a band of kBand rows of G (kBand · C doubles, in L2) and
+// adds a whole block of vocabulary rows into it before moving on; each element still adds its
+// terms r = 0, 1, ..., V − 1 in order, the same expression, so the same bits as the plain loop.
+std::vector<double> ov_gram(const model::Parameters& params, const ScanProgressFn& progress) {
+  const model::ModelConfig& c = params.config;
+  const int C = c.n_embd, V = c.vocab_size;
+  constexpr int kBand = 16;
+  const int bands = (C + kBand - 1) / kBand;
+  const int blocks = (V + kGramRows - 1) / kGramRows;
+  std::vector<double> G(std::size_t(C) * C, 0.0);
+  std::vector<float> E(std::size_t(kGramRows) * C), Wu(std::size_t(kGramRows) * C);
+  for (int b = 0; b < blocks; ++b) {
+    if (progress) progress(ScanProgress{"OV circuits", b, blocks});
+    const int v0 = b * kGramRows, n = std::min(kGramRows, V - v0);
+    model::parameters_read_rows(params, &model::ParameterTensors::wte, 0, v0, n, E.data());
+    model::parameters_read_rows(params, model::parameters_unembedding_tensor(c), 0, v0, n, Wu.data());
+    model::thread_pool_run(bands, [&](int band) {
+      const int i0 = band * kBand, i1 = std::min(C, i0 + kBand);
+      for (int r = 0; r < n; ++r) {
+        const float* e = E.data() + std::size_t(r) * C;
+        const float* u = Wu.data() + std::size_t(r) * C;
+        for (int i = i0; i < i1; ++i) {
+          const double ei = e[i];
+          double* g = G.data() + std::size_t(i) * C;
+          for (int j = 0; j < C; ++j) g[j] += ei * u[j];
+        }
+      }
+    });
+  }
+  if (progress) progress(ScanProgress{"OV circuits", blocks, blocks});
+  for (int i = 0; i < C; ++i)
+    for (int j = 0; j < C; ++j) G[std::size_t(i) * C + j] *= params.t.lnfw[j];
+  return G;
+}
+
 Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes& probes,
-                              const std::function<void(int done, int total, const char* what)>& progress) {
+                              const ScanProgressFn& progress) {
   const model::ModelConfig& c = params.config;
   const int L = c.n_layer, NH = c.n_head, C = c.n_embd, V = c.vocab_size;
   std::vector<HeadAccumulators> acc(std::size_t(L) * NH);
-  // Progress: one step per forward, per block of the vocabulary, and one for the heads' scores.
-  constexpr int kVocabRows = 1024;  // E and Wu are read a block of vocabulary rows at a time (step 4)
-  const int total_steps = int(probes.natural.size() + probes.repeated.size() + probes.three_copies.size()) +
-                          (c.vocab_size + kVocabRows - 1) / kVocabRows + 1;
-  int steps = 0;
-  auto step = [&](const char* what) {
-    if (progress) progress(++steps, total_steps, what);
-  };
   model::Workspace ws;
   model::ForwardOutput out;
   model::ForwardOptions opt;
   opt.record.pattern = true;
   opt.logits = false;
 
+  auto tell = [&](const char* stage, std::size_t done, std::size_t total) {
+    if (progress) progress(ScanProgress{stage, int(done), int(total)});
+  };
+  // Each head's scores on a probe are one task of the pool: a head writes only its own
+  // accumulators, so the order the tasks run in changes nothing.
+  auto for_each_head = [&](const std::function<void(int l, int h)>& fn) {
+    model::thread_pool_run(L * NH, [&](int lh) { fn(lh / NH, lh % NH); });
+  };
+
   // 1. natural text: position scores, entropy, punctuation, value-weighted first token
   for (std::size_t w = 0; w < probes.natural.size(); ++w) {
+    tell("natural text", w, probes.natural.size());
     const auto& ids = probes.natural[w];
     opt.record.qkv = true;
     if (Status s = model::forward(params, ids, opt, out, ws); !s) return tl::unexpected(s.error());
-    step("held-out text");
     const int T = static_cast<int>(ids.size());
-    for (int l = 0; l < L; ++l)
-      for (int h = 0; h < NH; ++h) {
-        std::vector<float> full = out.record.pattern_full(l, h);
-        PatternView p{full.data(), T};
-        HeadAccumulators& a = acc[std::size_t(l) * NH + h];
-        score_natural(a, p, probes.natural_is_punct[w]);
-        // |f(x_k)| = |Wo_h v_k| for every key
-        const std::vector<double> fnorm = value_norms(params, out.record, l, h);
-        Scored vw;
-        int n = 0;
-        for (int q = 1; q < T; ++q) {
-          double total = 0.0;
-          for (int k = 0; k <= q; ++k) total += p.at(q, k) * fnorm[k];
-          if (total <= 0.0) continue;
-          vw.score += p.at(q, 0) * fnorm[0] / total;
-          // chance: uniform attention, the same vectors
-          double ut = 0.0;
-          for (int k = 0; k <= q; ++k) ut += fnorm[k];
-          vw.chance += ut > 0 ? fnorm[0] / ut : 0.0;
-          ++n;
-        }
-        if (n > 0) a.value_weighted.add({vw.score / n, vw.chance / n});
+    for_each_head([&](int l, int h) {
+      std::vector<float> full = out.record.pattern_full(l, h);
+      PatternView p{full.data(), T};
+      HeadAccumulators& a = acc[std::size_t(l) * NH + h];
+      score_natural(a, p, probes.natural_is_punct[w]);
+      // |f(x_k)| = |Wo_h v_k| for every key
+      const std::vector<double> fnorm = value_norms(params, out.record, l, h);
+      Scored vw;
+      int n = 0;
+      for (int q = 1; q < T; ++q) {
+        double total = 0.0;
+        for (int k = 0; k <= q; ++k) total += p.at(q, k) * fnorm[k];
+        if (total <= 0.0) continue;
+        vw.score += p.at(q, 0) * fnorm[0] / total;
+        // chance: uniform attention, the same vectors
+        double ut = 0.0;
+        for (int k = 0; k <= q; ++k) ut += fnorm[k];
+        vw.chance += ut > 0 ? fnorm[0] / ut : 0.0;
+        ++n;
       }
+      if (n > 0) a.value_weighted.add({vw.score / n, vw.chance / n});
+    });
   }
   opt.record.qkv = false;
 
@@ -226,18 +335,18 @@ Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes&
   for (const auto& ids : probes.natural) report.natural_tokens += static_cast<int>(ids.size()) - 1;
   double first_sum = 0.0, second_sum = 0.0;
   int first_n = 0, second_n = 0;
-  for (const auto& ids : probes.repeated) {
+  for (std::size_t i = 0; i < probes.repeated.size(); ++i) {
+    tell("repeated random", i, probes.repeated.size());
+    const auto& ids = probes.repeated[i];
     opt.logits = true;
     if (Status s = model::forward(params, ids, opt, out, ws); !s) return tl::unexpected(s.error());
-    step("repeated random tokens");
     const int T = static_cast<int>(ids.size());
-    for (int l = 0; l < L; ++l)
-      for (int h = 0; h < NH; ++h) {
-        std::vector<float> full = out.record.pattern_full(l, h);
-        PatternView p{full.data(), T};
-        acc[std::size_t(l) * NH + h].duplicate_token.add(duplicate_token_score(p, probes.R));
-        acc[std::size_t(l) * NH + h].induction.add(induction_score(p, probes.R));
-      }
+    for_each_head([&](int l, int h) {
+      std::vector<float> full = out.record.pattern_full(l, h);
+      PatternView p{full.data(), T};
+      acc[std::size_t(l) * NH + h].duplicate_token.add(duplicate_token_score(p, probes.R));
+      acc[std::size_t(l) * NH + h].induction.add(induction_score(p, probes.R));
+    });
     // loss predicting tokens 2..R (positions q = 1..R-1) and the same tokens in the copy
     for (int q = 1; q + 1 < T; ++q) {
       if (q == probes.R) continue;  // the copy's first token cannot be predicted
@@ -254,46 +363,26 @@ Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes&
   }
 
   // 3. three copies: prefix matching
-  for (const auto& ids : probes.three_copies) {
+  for (std::size_t i = 0; i < probes.three_copies.size(); ++i) {
+    tell("three copies", i, probes.three_copies.size());
+    const auto& ids = probes.three_copies[i];
     if (Status s = model::forward(params, ids, opt, out, ws); !s) return tl::unexpected(s.error());
-    step("three copies");
     const int T = static_cast<int>(ids.size());
-    for (int l = 0; l < L; ++l)
-      for (int h = 0; h < NH; ++h) {
-        std::vector<float> full = out.record.pattern_full(l, h);
-        acc[std::size_t(l) * NH + h].prefix_matching.add(prefix_matching_score(PatternView{full.data(), T}, ids));
-      }
-  }
-
-  // 4. weights: the copying score of each head's OV circuit. G = diag(1) E^T Wu diag(lnfw): (C, C),
-  // summed over the vocabulary in float64 products (dgemm), a block of rows at a time; the rows
-  // of G are split over the engine's pool (each task owns its rows: no two write one value).
-  std::vector<double> G(std::size_t(C) * C, 0.0);
-  constexpr int kRows = kVocabRows;
-  std::vector<float> E(std::size_t(kRows) * C), Wu(std::size_t(kRows) * C);
-  std::vector<double> Ed(std::size_t(kRows) * C), Wud(std::size_t(kRows) * C);
-  const int tasks = std::max(1, std::min(model::thread_pool_size(), C / 16));
-  for (int v0 = 0; v0 < V; v0 += kRows) {
-    const int n = std::min(kRows, V - v0);
-    model::parameters_read_rows(params, &model::ParameterTensors::wte, 0, v0, n, E.data());
-    model::parameters_read_rows(params, model::parameters_unembedding_tensor(c), 0, v0, n, Wu.data());
-    std::copy(E.begin(), E.begin() + std::ptrdiff_t(n) * C, Ed.begin());
-    std::copy(Wu.begin(), Wu.begin() + std::ptrdiff_t(n) * C, Wud.begin());
-    model::thread_pool_run(tasks, [&](int t) {
-      const int i0 = int(std::int64_t(C) * t / tasks), i1 = int(std::int64_t(C) * (t + 1) / tasks);
-      // G[i0:i1, :] += E[:, i0:i1]^T Wu     (i1 - i0, C) = (n, i1 - i0)^T @ (n, C)
-      model::blas_dgemm(true, false, i1 - i0, C, n, 1.0, Ed.data() + i0, C, Wud.data(), C, 1.0,
-                        G.data() + std::size_t(i0) * C, C);
+    for_each_head([&](int l, int h) {
+      std::vector<float> full = out.record.pattern_full(l, h);
+      acc[std::size_t(l) * NH + h].prefix_matching.add(prefix_matching_score(PatternView{full.data(), T}, ids));
     });
-    step("the weights' copying products");
   }
-  for (int i = 0; i < C; ++i)
-    for (int j = 0; j < C; ++j) G[std::size_t(i) * C + j] *= params.t.lnfw[j];
 
-  // Each head's copying score is its own task on the pool.
-  std::vector<double> copying(std::size_t(L) * NH, 0.0);
-  model::thread_pool_run(L * NH, [&](int k) { copying[std::size_t(k)] = copying_score(params, G, k / NH, k % NH); });
-  step("each head's copying score");
+  // 4. weights: the copying score of each head's OV circuit, one head per task
+  const std::vector<double> G = ov_gram(params, progress);
+  std::vector<double> copying(std::size_t(L) * NH);
+  tell("copying scores", 0, copying.size());
+  for_each_head([&](int l, int h) {
+    copying[std::size_t(l) * NH + h] = ov_copying_score(params, G, l, h);
+  });
+  tell("copying scores", copying.size(), copying.size());
+
   for (int l = 0; l < L; ++l)
     for (int h = 0; h < NH; ++h) {
       HeadReport hr;

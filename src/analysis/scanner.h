@@ -73,16 +73,22 @@ struct ScanReport {
   int natural_tokens = 0;  // tokens of natural text scored
 };
 
+// How far scan_model is, for a progress line: `stage` of the five ("natural text",
+// "repeated random", "three copies", "OV circuits", "copying scores"), `done` of `total` steps
+// of that stage (probes, blocks of 256 vocabulary rows, heads). Called on the scanning thread.
+struct ScanProgress {
+  const char* stage = "";
+  int done = 0, total = 0;
+};
+using ScanProgressFn = std::function<void(const ScanProgress&)>;
+
 struct ScanOptions {
   int natural_windows = 4;  // windows of held-out text
   int window_length = 0;    // tokens per window incl. BOS; 0: min(n_ctx, 128)
   int random_probes = 4;    // repeated random sequences (and as many with three copies)
   int repeat_length = 0;    // R; 0: min(50, (window_length - 1) / 2)
   std::uint64_t seed = 1;
-  // Called as the scan goes: `done` of `total` steps (each forward pass, each block of the
-  // vocabulary in the weights' products, the heads' copying scores last) and what the step was.
-  // Called on the scanning thread; null: nothing is reported.
-  std::function<void(int done, int total, const char* what)> progress;
+  ScanProgressFn progress;  // null: none (the CLI's --progress prints it)
 };
 
 // The probes: token sequences and what the scorer needs to know about them.
@@ -100,10 +106,27 @@ struct ScanProbes {
 Result<ScanProbes> scan_probes_build(const std::vector<int>& natural_ids, const std::vector<bool>& is_punct_by_id,
                                      int V, int bos, int n_ctx, const ScanOptions& options);
 
-// Runs the model on every probe and scores every head.
+// Runs the model on every probe and scores every head. The heads' scores and the OV circuits'
+// products are split over the engine's thread pool (model/thread_pool.h), each head and each
+// sum computed as one thread would, in the same order: the report is the same bit for bit on
+// any number of threads. `progress` (may be null) hears of each step.
 // Errors: the engine's forward errors (never expected for probes built above).
 Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes& probes,
-                              const std::function<void(int done, int total, const char* what)>& progress = nullptr);
+                              const ScanProgressFn& progress = {});
+
+// G = E^T Wu diag(lnfw) (C, C), the middle of every head's OV circuit (E = wte, Wu the
+// unembedding, both (V, C)), summed over the vocabulary in order, in double precision.
+// ov_gram_plain is the loop as written; ov_gram the same sums (each element's terms in the same
+// order, so the same bits) in cache-sized tiles over the thread pool.
+std::vector<double> ov_gram_plain(const model::Parameters& params);
+std::vector<double> ov_gram(const model::Parameters& params, const ScanProgressFn& progress = {});
+
+// The copying score of head h of layer l (Elhage et al. 2021): the eigenvalues of the (HS, HS)
+// M = Wv_h diag(ln1w) G Wo_h, whose non-zero eigenvalues are those of the (V, V) OV circuit.
+// ov_copying_score reads each row of G once for all rows of M's left factor (the same sums in
+// the same order: the same bits as the plain loop).
+double ov_copying_score_plain(const model::Parameters& params, const std::vector<double>& G, int l, int h);
+double ov_copying_score(const model::Parameters& params, const std::vector<double>& G, int l, int h);
 
 // The five constructed heads of the first lesson through the same scorer, on word probes
 // (held-out words as tokens; random words from a fixed list).

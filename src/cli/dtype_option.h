@@ -5,6 +5,7 @@
 //   add_dtype_option(cmd, dtype);                  // bad values: exit 2 naming the allowed ones
 //   add_compute_option(cmd, compute);
 //   model::LoadOptions load{.dtype = dtype_choice(dtype), .compute = compute_choice(compute)};
+//   add_cache_option(cmd, no_cache);               // --no-cache
 //   dtype_note(params, dtype, compute);            // says on stderr what was rounded
 #pragma once
 
@@ -23,9 +24,13 @@ void add_dtype_option(CLI::App* cmd, std::string& value);
 model::DtypeChoice dtype_choice(const std::string& value);
 void add_compute_option(CLI::App* cmd, std::string& value);
 model::ComputeChoice compute_choice(const std::string& value);
+// --no-cache (run, scan, serve): the weights are read from the model's files every time instead
+// of being kept packed in a cache file beside the model and mapped (formats/weights_cache.h).
+void add_cache_option(CLI::App* cmd, bool& no_cache);
 // Prints "headlab: note: ..." to stderr when the loader rounded the model's matrices (naming the
 // conversion: F64 -> float32 under f32 and auto, wider -> bfloat16 or IEEE half), and when
-// --compute bf16 rounds the products' inputs (or finds no bf16 matrix to do it for).
+// --compute bf16 rounds the products' inputs (or finds no bf16 matrix to do it for), and each of
+// the loader's notes (params.notes: the weights cache written, rebuilt or not usable).
 void dtype_note(const model::Parameters& params, const std::string& value, const std::string& compute = "f32");
 
 }  // namespace headlab::cli

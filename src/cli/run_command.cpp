@@ -44,6 +44,7 @@ struct RunOptions {
   std::string model;
   std::string dtype = "auto";
   std::string compute = "f32";
+  bool no_cache = false;
   std::string text;
   std::string ids;
   std::optional<bool> bos;  // --bos / --no-bos; unset: the family's default (ModelConfig::default_prepend_bos)
@@ -160,7 +161,8 @@ int run_run(const RunOptions& o) {
   if (o.text.empty() == o.ids.empty()) return print_error("give exactly one of --text and --ids", 2);
   if (o.logits && o.format != "json")
     return print_error("--logits needs --format json: the table has no place for [position][vocab] logits", 2);
-  auto params = model::model_load(o.model, {.dtype = dtype_choice(o.dtype), .compute = compute_choice(o.compute)});
+  auto params = model::model_load(
+      o.model, {.dtype = dtype_choice(o.dtype), .compute = compute_choice(o.compute), .cache = !o.no_cache});
   if (!params) return print_error(params.error().message);
   dtype_note(*params, o.dtype, o.compute);
   config_note(o.model);
@@ -268,6 +270,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->required();
   add_dtype_option(cmd, opts->dtype);
   add_compute_option(cmd, opts->compute);
+  add_cache_option(cmd, opts->no_cache);
   cmd->add_option("--text", opts->text, "The input text");
   cmd->add_option("--ids", opts->ids, "The input as token ids separated by spaces");
   // --bos counts +1, --no-bos -1 (CLI11 adds them); neither leaves the family's default

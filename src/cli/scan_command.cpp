@@ -3,10 +3,11 @@
 // (cli/scan_format.h) or the JSON of GET /api/model/scan (server's codec).
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
 #include <unistd.h>
+
 #include <chrono>
-#include <functional>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
@@ -30,33 +31,14 @@ struct ScanCliOptions {
   std::string model;
   std::string dtype = "auto";
   std::string compute = "f32";
+  bool no_cache = false;
+  bool progress = false;  // --progress: print it even when stderr is not a terminal
   bool constructed = false;
   std::string text_file;  // natural text; default: <model>/heldout.txt
   std::string format = "table";
   std::string out;
-  bool progress = false;  // a line per step on stderr even when it is not a terminal
-  bool quiet = false;
   analysis::ScanOptions scan;
 };
-
-// The scan's steps on stderr: a bar redrawn in place on a terminal, a line per step with
-// --progress, nothing with --quiet.
-std::function<void(int, int, const char*)> progress_printer(const ScanCliOptions& o) {
-  const bool tty = isatty(STDERR_FILENO);
-  if (o.quiet || (!tty && !o.progress)) return nullptr;
-  const auto start = std::chrono::steady_clock::now();
-  return [tty, start](int done, int total, const char* what) {
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!tty) {
-      std::fprintf(stderr, "scan: step %d of %d (%s), %.1f s\n", done, total, what, s);
-      return;
-    }
-    const int width = 24, filled = total > 0 ? width * done / total : 0;
-    std::fprintf(stderr, "\r\033[Kscan [%s%s] %d/%d %s, %.1f s", std::string(filled, '#').c_str(),
-                 std::string(width - filled, '-').c_str(), done, total, what, s);
-    if (done == total) std::fprintf(stderr, "\n");
-  };
-}
 
 int emit(const ScanCliOptions& o, const analysis::ScanReport& r, const std::string& name) {
   const std::string text = o.format == "json"  ? server::encode_scan_report(r, name)
@@ -71,6 +53,34 @@ int emit(const ScanCliOptions& o, const analysis::ScanReport& r, const std::stri
   if (!f) return print_error("cannot write " + o.out);
   std::fprintf(stderr, "wrote %s\n", o.out.c_str());
   return 0;
+}
+
+// The scan's progress on stderr: one line redrawn on a terminal; on anything else a line when
+// a stage starts and at most one every 5 s within it (a log stays short).
+analysis::ScanProgressFn scan_progress_printer(bool tty) {
+  using Clock = std::chrono::steady_clock;
+  struct State {
+    const char* stage = "";
+    Clock::time_point start = Clock::now(), last_line{};
+  };
+  auto st = std::make_shared<State>();
+  return [st, tty](const analysis::ScanProgress& p) {
+    const auto now = Clock::now();
+    const double s = std::chrono::duration<double>(now - st->start).count();
+    const bool new_stage = std::strcmp(p.stage, st->stage) != 0;
+    st->stage = p.stage;
+    if (tty) {
+      const int width = 20, filled = p.total > 0 ? width * p.done / p.total : 0;
+      std::fprintf(stderr, "\r\033[Kscan: %s %d/%d [%s%s] %.0f s", p.stage, p.done, p.total, std::string(filled, '#').c_str(),
+                   std::string(width - filled, '-').c_str(), s);
+      if (std::strcmp(p.stage, "copying scores") == 0 && p.done == p.total) std::fprintf(stderr, "\n");
+      return;
+    }
+    if (new_stage || now - st->last_line >= std::chrono::seconds(5) || p.done == p.total) {
+      std::fprintf(stderr, "scan: %s %d/%d, %.0f s\n", p.stage, p.done, p.total, s);
+      st->last_line = now;
+    }
+  };
 }
 
 // Usage errors (a bad value the user gave, text too short for a window) exit 2.
@@ -90,14 +100,16 @@ int run_scan(const ScanCliOptions& o) {
     return print_error((o.text_file.empty() ? analysis::heldout_path(o.model) : o.text_file) + " is not valid UTF-8 text");
 
   if (o.constructed) return emit(o, analysis::scan_text_constructed(*text, o.scan), "constructed heads");
-  auto params = model::model_load(o.model, {.dtype = dtype_choice(o.dtype), .compute = compute_choice(o.compute)});
+  auto params = model::model_load(
+      o.model, {.dtype = dtype_choice(o.dtype), .compute = compute_choice(o.compute), .cache = !o.no_cache});
   if (!params) return print_error(params.error().message);
   dtype_note(*params, o.dtype, o.compute);
   config_note(o.model);
   auto tokenizer = model::model_tokenizer_load(o.model);
   if (!tokenizer) return print_error(tokenizer.error().message);
   analysis::ScanOptions scan = o.scan;
-  scan.progress = progress_printer(o);
+  const bool tty = isatty(STDERR_FILENO);
+  if (tty || o.progress) scan.progress = scan_progress_printer(tty);
   auto report = analysis::scan_text(*params, *tokenizer, *text, scan);
   if (!report) return fail(report.error());
   return emit(o, *report, o.model);
@@ -124,6 +136,9 @@ void add_scan_command(CLI::App& app, int& exit_code) {
                   "model.safetensors or its shards, tokenizer.json or vocab.json + merges.txt) or a .gguf file");
   add_dtype_option(cmd, opts->dtype);
   add_compute_option(cmd, opts->compute);
+  add_cache_option(cmd, opts->no_cache);
+  cmd->add_flag("--progress", opts->progress,
+                "Print the scan's progress to stderr even when it is not a terminal (on a terminal it always is)");
   cmd->add_flag("--constructed", opts->constructed, "Scan the five rule-built heads of lesson 1 instead");
   cmd->add_option("--text-file", opts->text_file, "Held-out natural text (default: <model>/heldout.txt)");
   cmd->add_option("--format", opts->format, "table, json (the report of GET /api/model/scan, docs/api.md) or csv")
@@ -140,10 +155,6 @@ void add_scan_command(CLI::App& app, int& exit_code) {
       ->check(whole_number_from(0))
       ->capture_default_str();
   cmd->add_option("--seed", opts->scan.seed, "Random probes' seed")->capture_default_str();
-  cmd->add_flag("--progress", opts->progress,
-                "Print a line per step on stderr (forward passes, blocks of the vocabulary) even when it is not a "
-                "terminal; on a terminal a bar shows by default");
-  cmd->add_flag("--quiet", opts->quiet, "No progress on stderr");
   cmd->callback([opts, &exit_code] { exit_code = run_scan(*opts); });
 }
 

@@ -39,6 +39,7 @@ struct ServeOptions {
   std::string model;  // empty: the built-in model, when it is there
   std::string dtype = "auto";
   std::string compute = "f32";
+  bool no_cache = false;
   bool no_model = false;
   int max_tokens = 256;
   server::ServerOptions limits;  // the HTTP limits, each a named option
@@ -82,6 +83,7 @@ int run_serve(const ServeOptions& o) {
   options.max_tokens = o.max_tokens;
   options.model_load.dtype = dtype_choice(o.dtype);
   options.model_load.compute = compute_choice(o.compute);
+  options.model_load.cache = !o.no_cache;
   if (!o.no_model) {
     if (!o.model.empty()) options.model_dir = o.model;
     else if (std::filesystem::exists(std::filesystem::path(HEADLAB_DEFAULT_MODEL_DIR) / "config.json"))
@@ -120,6 +122,7 @@ int run_serve(const ServeOptions& o) {
   else
     std::printf("headlab: no model loaded: %s The model pages will say so; pass --model DIR to load one.\n",
                 (*srv)->model_error().c_str());
+  for (const std::string& note : (*srv)->model_notes()) std::printf("headlab: note: %s\n", note.c_str());
   if (!(*srv)->web_app_found())
     std::printf("headlab: warning: no web app at %s (run `npm ci --prefix web && npm run build --prefix web`, "
                 "or pass --web DIR); the JSON API works without it\n",
@@ -170,6 +173,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   ".gguf file; default: the built-in model " HEADLAB_DEFAULT_MODEL_DIR);
   add_dtype_option(cmd, opts->dtype);
   add_compute_option(cmd, opts->compute);
+  add_cache_option(cmd, opts->no_cache);
   cmd->add_flag("--no-model", opts->no_model, "Serve only the lessons that need no model");
   cmd->add_option("--models-dir", opts->limits.models_dir,
                   "Folder of the word-order lesson's models (headlab-nopos, headlab-learned, headlab-rope); default: "

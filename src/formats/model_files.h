@@ -5,6 +5,7 @@
 //
 //   Result<Parameters> p = model_load("models/gpt2");               // or "model.gguf"
 //   Result<BpeTokenizer> tok = model_tokenizer_load("model.gguf");  // its metadata's tokenizer
+//   model_load("models/llama-1b", {.cache = true});   // mapped from its weights cache after the first
 #pragma once
 
 #include <string>
@@ -22,6 +23,11 @@ namespace headlab::model {
 bool is_gguf_model(const std::string& path);
 
 // The weights: gguf::parameters_load for a GGUF file, checkpoint_load for a folder.
+// With options.cache (and not rows), through the packed-weights cache beside the model
+// (weights_cache.h) when the weights take at least options.cache_min_bytes: mapped when it
+// matches the files (their size, time and header hash; the --dtype), else the files are read
+// as without it and the cache is written or rebuilt. A cache that cannot be used or written is
+// never an error: the files are read, and Parameters::notes says what happened to the cache.
 // Errors: not_found when nothing is at `path` ("no such file or directory"), theirs.
 Result<Parameters> model_load(const std::string& path, const LoadOptions& options = {});
 

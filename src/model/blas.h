@@ -23,11 +23,6 @@ namespace headlab::model {
 void blas_sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                 const float* B, int ldb, float beta, float* C, int ldc);
 
-// The same in float64 (dgemm), for analyses that sum over a whole vocabulary (the scanner's
-// copying score). Single-threaded, as blas_sgemm: callers split the work over the pool.
-void blas_dgemm(bool trans_a, bool trans_b, int M, int N, int K, double alpha, const double* A, int lda,
-                const double* B, int ldb, double beta, double* C, int ldc);
-
 // OpenBLAS's name for the kernels in use ("Haswell", "SkylakeX", ...).
 const char* blas_core_name();
 

@@ -83,7 +83,10 @@ struct PackedWeights {
   std::vector<PackedMatrix> attprojw;    // (L) of (C, D)     attn c_proj (W_O)
   std::vector<PackedMatrix> fcw;         // (L) of (FC, C)    mlp c_fc ([gate; up] for SwiGLU/GeGLU)
   std::vector<PackedMatrix> fcprojw;     // (L) of (C, F)     mlp c_proj
-  std::unique_ptr<unsigned char, void (*)(void*)> memory{nullptr, nullptr};
+  // The block every matrix points into: aligned_alloc'd by parameters_allocate_packed, or a
+  // mapping of a file someone else owns (parameters_from_packed_block: a weights cache), which
+  // this keeps alive as long as the weights live.
+  std::shared_ptr<unsigned char> memory;
   std::size_t bytes = 0;                 // of `memory`
 
   const PackedMatrix& unembedding(bool tied) const { return tied ? wte : lm_head; }

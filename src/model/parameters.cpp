@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <new>
 #include <random>
 
@@ -171,16 +172,20 @@ std::size_t vector_count(const ModelConfig& c) {
 
 }  // namespace
 
-Parameters parameters_allocate_packed(const ModelConfig& config, const MatrixTypes& types) {
+namespace {
+
+// Parameters with every vector in memory (zeros) and each packed matrix's shape and type set,
+// their data not yet pointed anywhere; `at` gets each matrix with its offset in one block (each
+// start aligned to 64 bytes), in the order a packed-weights cache stores them. Returns the
+// block's size.
+std::size_t packed_layout(Parameters& p, const ModelConfig& config, const MatrixTypes& types,
+                          std::vector<std::pair<PackedMatrix*, std::size_t>>& at) {
   HEADLAB_CHECK(config_validate(config).has_value());
-  Parameters p;
   p.config = config;
   p.memory.assign(vector_count(config), 0.0f);
   p.t = parameters_point(p.memory.data(), config, /*matrices=*/false);
   auto w = std::make_shared<PackedWeights>();
-  // sizes first, each matrix's start aligned to 64 bytes, then one allocation
   std::size_t total = 0;
-  std::vector<std::pair<PackedMatrix*, std::size_t>> at;
   w->qkvw.resize(std::size_t(config.n_layer));
   w->attprojw.resize(std::size_t(config.n_layer));
   if (config.mlp) {
@@ -198,15 +203,45 @@ Parameters parameters_allocate_packed(const ModelConfig& config, const MatrixTyp
       total += (packed_bytes(m.type, rows, cols) + 63) / 64 * 64;
     }
   }
+  w->bytes = total;
+  p.packed = std::move(w);
+  return total;
+}
+
+}  // namespace
+
+Parameters parameters_allocate_packed(const ModelConfig& config, const MatrixTypes& types) {
+  Parameters p;
+  std::vector<std::pair<PackedMatrix*, std::size_t>> at;
+  const std::size_t total = packed_layout(p, config, types, at);
   void* bytes = total ? std::aligned_alloc(64, total) : nullptr;
   if (total && !bytes) throw std::bad_alloc();
-  w->memory = std::unique_ptr<unsigned char, void (*)(void*)>(static_cast<unsigned char*>(bytes), std::free);
-  w->bytes = total;
+  p.packed->memory = std::shared_ptr<unsigned char>(static_cast<unsigned char*>(bytes), std::free);
   for (auto& [m, offset] : at) {
-    m->data = w->memory.get() + offset;
+    m->data = p.packed->memory.get() + offset;
     packed_clear_padding(*m);
   }
-  p.packed = std::move(w);
+  return p;
+}
+
+std::size_t parameters_vector_count(const ModelConfig& config) { return vector_count(config); }
+
+std::size_t parameters_packed_block_bytes(const ModelConfig& config, const MatrixTypes& types) {
+  Parameters p;
+  std::vector<std::pair<PackedMatrix*, std::size_t>> at;
+  return packed_layout(p, config, types, at);
+}
+
+Parameters parameters_from_packed_block(const ModelConfig& config, const MatrixTypes& types,
+                                        std::shared_ptr<unsigned char> block, const float* vectors) {
+  Parameters p;
+  std::vector<std::pair<PackedMatrix*, std::size_t>> at;
+  packed_layout(p, config, types, at);
+  HEADLAB_CHECK(block != nullptr || p.packed->bytes == 0);
+  HEADLAB_CHECK(reinterpret_cast<std::uintptr_t>(block.get()) % 64 == 0);
+  p.packed->memory = std::move(block);
+  for (auto& [m, offset] : at) m->data = p.packed->memory.get() + offset;
+  std::copy(vectors, vectors + p.memory.size(), p.memory.begin());
   return p;
 }
 

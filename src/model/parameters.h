@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -110,6 +111,9 @@ struct Parameters {
   std::shared_ptr<PackedWeights> packed;
   // The loader rounded some matrix to a narrower type than the file's (--dtype bf16 or f16).
   bool rounded = false;
+  // What the loader wants the user told, one sentence each (a weights cache it wrote, could not
+  // use or could not write: formats/weights_cache.h). The CLI prints them as notes.
+  std::vector<std::string> notes;
 
   Parameters() = default;
   Parameters(Parameters&&) noexcept = default;
@@ -133,6 +137,13 @@ struct LoadOptions {
   // true: every tensor float32 rows in Parameters::memory and nothing packed (the trainer,
   // which changes the weights); the dtype must then be keep or f32.
   bool rows = false;
+  // Keep the packed weights in a cache file beside the model and map it on the next load
+  // (formats/weights_cache.h; model_load only, never with rows). Off by default: a test or a
+  // tool that loads a model must not write beside it unasked; `run`, `scan` and `serve` ask.
+  bool cache = false;
+  // Models whose weights take less memory than this load from their files in well under a
+  // second: no cache is written beside them (the built-in models, the test fixtures).
+  std::uint64_t cache_min_bytes = std::uint64_t(256) << 20;
 };
 
 // Zero weights of the config's shape (LayerNorm weights zero too), every tensor float32 rows.
@@ -141,6 +152,17 @@ Parameters parameters_allocate(const ModelConfig& config);
 // Zero weights with the matrices packed in `types` (throws std::bad_alloc when the machine
 // cannot hold them: the loaders turn that into a message saying how much is needed).
 Parameters parameters_allocate_packed(const ModelConfig& config, const MatrixTypes& types);
+
+// A packed-weights cache (formats/weights_cache.h) stores what a loaded model is made of: the
+// vectors (parameters_vector_count floats, ParameterTensors order without the matrices) and the
+// block of panels (parameters_packed_block_bytes, each matrix where parameters_allocate_packed
+// puts it). parameters_from_packed_block makes Parameters whose matrices point into `block`
+// (64-byte aligned, that many bytes; kept alive by the shared_ptr: a file mapping's owner) and
+// copies the vectors. The panels are read as they are: nothing checks their values.
+std::size_t parameters_vector_count(const ModelConfig& config);
+std::size_t parameters_packed_block_bytes(const ModelConfig& config, const MatrixTypes& types);
+Parameters parameters_from_packed_block(const ModelConfig& config, const MatrixTypes& types,
+                                        std::shared_ptr<unsigned char> block, const float* vectors);
 
 // Writes `count` values into tensor `index` from flat offset `offset` of its (out, in)
 // row-major layout, wherever it is kept (rounded to a packed matrix's type). Returns the

@@ -280,5 +280,8 @@ std::string Server::database_path() const { return impl_->store ? impl_->store->
 const std::string& Server::store_error() const { return impl_->context.store_error; }
 std::string Server::model_name() const { return impl_->model ? impl_->model->info().name : std::string(); }
 const std::string& Server::model_error() const { return impl_->context.model_error; }
+std::vector<std::string> Server::model_notes() const {
+  return impl_->model ? impl_->model->parameters().notes : std::vector<std::string>();
+}
 
 }  // namespace headlab::server

@@ -97,6 +97,7 @@ class Server {
   const std::string& store_error() const;  // why, when it could not
   std::string model_name() const;          // empty when no model is loaded
   const std::string& model_error() const;  // why, when a model was asked for and failed
+  std::vector<std::string> model_notes() const;  // the loader's notes (its weights cache), or none
 
   struct Impl;  // server.cpp: the stores, the model service and the HTTP layer
 

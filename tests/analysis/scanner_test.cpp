@@ -1,11 +1,11 @@
 #include "analysis/scanner.h"
-#include "analysis/head_scores.h"
-#include "model/parameters.h"
 
+#include <cstring>
 #include <string>
-#include <vector>
 
 #include <gtest/gtest.h>
+
+#include "model/thread_pool.h"
 
 using namespace headlab;
 using namespace headlab::analysis;
@@ -161,55 +161,115 @@ TEST(LabelHead, InductionNeedsAPositiveCopyingScore) {
   EXPECT_EQ(label_head(s).front().name, "induction");
 }
 
-// The copying score of one head by plain loops, as the definition reads (Elhage et al. 2021):
-// the eigenvalues of M = Wv_h diag(ln1w) E^T Wu diag(lnfw) Wo_h. The scanner computes the same
-// with float64 products (dgemm) split over the engine's pool; this is its reference.
-double copying_by_loops(const model::Parameters& p, int l, int h) {
-  const model::ModelConfig& c = p.config;
-  const int C = c.n_embd, HS = c.head_size(), D = c.q_width(), V = c.vocab_size;
-  std::vector<float> E(std::size_t(V) * C), Wu(std::size_t(V) * C), wv(std::size_t(HS) * C), wo(std::size_t(C) * D);
-  model::parameters_read_rows(p, &model::ParameterTensors::wte, 0, 0, V, E.data());
-  model::parameters_read_rows(p, model::parameters_unembedding_tensor(c), 0, 0, V, Wu.data());
-  const std::size_t v_row = std::size_t(D) + std::size_t(c.kv_heads()) * HS + std::size_t(c.kv_head_of(h)) * HS;
-  model::parameters_read_rows(p, &model::ParameterTensors::qkvw, l, int(v_row), HS, wv.data());
-  model::parameters_read_rows(p, &model::ParameterTensors::attprojw, l, 0, C, wo.data());
-  std::vector<double> G(std::size_t(C) * C, 0.0);
-  for (int v = 0; v < V; ++v)
-    for (int i = 0; i < C; ++i)
-      for (int j = 0; j < C; ++j) G[std::size_t(i) * C + j] += double(E[std::size_t(v) * C + i]) * Wu[std::size_t(v) * C + j];
-  for (int i = 0; i < C; ++i)
-    for (int j = 0; j < C; ++j) G[std::size_t(i) * C + j] *= p.t.lnfw[j];
-  std::vector<double> M(std::size_t(HS) * HS, 0.0);
-  for (int i = 0; i < HS; ++i)
-    for (int j = 0; j < HS; ++j) {
-      double s = 0.0;
-      for (int k = 0; k < C; ++k) {
-        double a = 0.0;
-        for (int m = 0; m < C; ++m) a += double(wv[std::size_t(i) * C + m]) * p.t.ln1w[std::size_t(l) * C + m] * G[std::size_t(m) * C + k];
-        s += a * wo[std::size_t(k) * D + h * HS + j];
-      }
-      M[std::size_t(i) * HS + j] = s;
-    }
-  std::vector<double> re, im;
-  EXPECT_TRUE(eigenvalues(M, HS, re, im));
-  return copying_score_from_eigenvalues(re, im);
+namespace {
+
+// Runs fn with the engine's pool busy, so every thread_pool_run inside it runs its tasks
+// inline on one thread (model/thread_pool.h): the scan as one thread computes it.
+template <class Fn>
+void on_one_thread(Fn fn) {
+  model::thread_pool_run(2, [&](int task) {
+    if (task == 0) fn();
+  });
 }
 
-TEST(ScanModel, CopyingScoresSplitOverThePoolEqualThePlainLoopsOfTheirDefinition) {
-  model::ModelConfig c = tiny_config();
-  c.n_embd = 32;
+// A model where the parallel parts have several tasks of uneven sizes: C = 40 is not a multiple
+// of the 16 rows of G a task owns, V = 600 is two full blocks of 256 vocabulary rows and a part.
+model::Parameters wider_model() {
+  model::ModelConfig c;
+  c.n_layer = 3;
   c.n_head = 4;
-  c.vocab_size = 2600;  // three blocks of the vocabulary, the last one short
-  c.bos_token_id = c.eos_token_id = 2599;
-  auto params = model::parameters_allocate(c);
-  model::parameters_init_random(params, 3);
+  c.n_embd = 40;
+  c.n_ctx = 48;
+  c.vocab_size = 600;
+  c.tied = false;
+  c.bos_token_id = c.eos_token_id = 599;
+  auto p = model::parameters_allocate(c);
+  model::parameters_init_random(p, 5);
+  EXPECT_TRUE(model::parameters_pack(p, model::DtypeChoice::bf16));
+  return p;
+}
+
+ScanProbes wider_probes() {
   std::vector<int> text;
-  for (int i = 0; i < 200; ++i) text.push_back((i * 7) % 39);
-  auto probes = scan_probes_build(text, std::vector<bool>(2600, false), 2600, 2599, 32, ScanOptions{});
-  ASSERT_TRUE(probes);
-  auto r = scan_model(params, *probes);
-  ASSERT_TRUE(r) << r.error().message;
-  ASSERT_EQ(r->heads.size(), 8u);
-  for (const HeadReport& h : r->heads)
-    EXPECT_NEAR(h.scores.copying.score, copying_by_loops(params, h.layer, h.head), 1e-9) << h.name;
+  for (int i = 0; i < 400; ++i) text.push_back((i * 37 + i / 7) % 599);
+  std::vector<bool> punct(600, false);
+  for (int id = 0; id < 600; id += 11) punct[std::size_t(id)] = true;
+  auto probes = scan_probes_build(text, punct, 600, 599, 48, ScanOptions{});
+  EXPECT_TRUE(probes);
+  return *probes;
+}
+
+}  // namespace
+
+TEST(OvGram, TiledOverThePoolEqualsThePlainLoopBitForBit) {
+  const model::Parameters p = wider_model();
+  const std::vector<double> plain = ov_gram_plain(p);
+  const std::vector<double> tiled = ov_gram(p);
+  ASSERT_EQ(plain.size(), tiled.size());
+  EXPECT_EQ(std::memcmp(plain.data(), tiled.data(), plain.size() * sizeof(double)), 0);
+  std::vector<double> one;
+  on_one_thread([&] { one = ov_gram(p); });
+  EXPECT_EQ(std::memcmp(plain.data(), one.data(), plain.size() * sizeof(double)), 0);
+}
+
+TEST(ScanModel, OnThePoolGivesTheReportOfOneThreadBitForBit) {
+  ASSERT_GT(model::thread_pool_size(), 1) << "the engine's pool has one thread: nothing to compare";
+  const model::Parameters p = wider_model();
+  const ScanProbes probes = wider_probes();
+  Result<ScanReport> pool = scan_model(p, probes);
+  Result<ScanReport> one = make_error(ErrorCode::internal, "not run");
+  on_one_thread([&] { one = scan_model(p, probes); });
+  ASSERT_TRUE(pool && one);
+  ASSERT_EQ(pool->heads.size(), 12u);
+  ASSERT_EQ(pool->heads.size(), one->heads.size());
+  for (std::size_t i = 0; i < pool->heads.size(); ++i) {
+    const HeadReport &a = pool->heads[i], &b = one->heads[i];
+    EXPECT_EQ(a.name, b.name);  // the same ranking
+    for (const ScoreField& f : score_fields()) {
+      EXPECT_EQ((a.scores.*f.member).score, (b.scores.*f.member).score) << a.name << " " << f.name;
+      EXPECT_EQ((a.scores.*f.member).chance, (b.scores.*f.member).chance) << a.name << " " << f.name;
+    }
+    ASSERT_EQ(a.labels.size(), b.labels.size()) << a.name;
+    for (std::size_t k = 0; k < a.labels.size(); ++k) EXPECT_EQ(a.labels[k].score, b.labels[k].score);
+  }
+  EXPECT_EQ(pool->icl.loss_first_copy, one->icl.loss_first_copy);
+  EXPECT_EQ(pool->icl.loss_second_copy, one->icl.loss_second_copy);
+}
+
+TEST(ScanModel, ReportsEachStageInOrderAndEndsEachAtItsTotal) {
+  const model::Parameters p = wider_model();
+  const ScanProbes probes = wider_probes();
+  std::vector<ScanProgress> seen;
+  ASSERT_TRUE(scan_model(p, probes, [&](const ScanProgress& s) { seen.push_back(s); }));
+  std::vector<std::string> stages;
+  for (const ScanProgress& s : seen) {
+    if (stages.empty() || stages.back() != s.stage) stages.push_back(s.stage);
+    EXPECT_LE(s.done, s.total) << s.stage;
+  }
+  EXPECT_EQ(stages, (std::vector<std::string>{"natural text", "repeated random", "three copies", "OV circuits",
+                                              "copying scores"}));
+  // the OV circuits: 3 blocks of vocabulary rows, counted to the end; the copying scores: 12 heads
+  int ov_last = -1, copying_last = -1;
+  for (const ScanProgress& s : seen) {
+    if (std::string(s.stage) == "OV circuits") {
+      ov_last = s.done;
+      EXPECT_EQ(s.total, 3);
+    }
+    if (std::string(s.stage) == "copying scores") {
+      copying_last = s.done;
+      EXPECT_EQ(s.total, 12);
+    }
+  }
+  EXPECT_EQ(ov_last, 3);
+  EXPECT_EQ(copying_last, 12);
+}
+
+TEST(OvCopyingScore, ReadingEachRowOfGOnceEqualsThePlainLoopBitForBit) {
+  const model::Parameters p = wider_model();
+  const std::vector<double> G = ov_gram(p);
+  for (int l = 0; l < p.config.n_layer; ++l)
+    for (int h = 0; h < p.config.n_head; ++h) {
+      const double plain = ov_copying_score_plain(p, G, l, h), fast = ov_copying_score(p, G, l, h);
+      EXPECT_EQ(std::memcmp(&plain, &fast, sizeof plain), 0) << l << "." << h << ": " << plain << " vs " << fast;
+    }
 }
