@@ -522,7 +522,9 @@ TEST_P(ClassStoreOn, KeepsEachChecksEvidenceUpToItsBoundForOneLearnersChallenge)
   EXPECT_EQ(f.store->learner_attempts(a.code, "Ada", "causal-mask", "future-favourite")->at(0).evidence, R"({"query":2})");
   EXPECT_EQ(f.store->learner_attempts(a.code, "Nobody", "trained-heads", "find-induction").error().code,
             ErrorCode::not_found);
-  for (const Attempt& at : *f.store->attempts(a.code)) EXPECT_EQ(at.evidence, "");  // the grid does not read it
+  auto all = f.store->attempts(a.code);  // kept: a range-for over *temporary would read a destroyed Result
+  ASSERT_TRUE(all) << all.error().message;
+  for (const Attempt& at : *all) EXPECT_EQ(at.evidence, "");  // the grid does not read it
 }
 
 // Joining carries what the learner finished before into the class, at the time it was
