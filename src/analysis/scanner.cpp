@@ -280,7 +280,7 @@ std::vector<double> ov_gram(const model::Parameters& params, const ScanProgressF
 Result<ScanReport> scan_model(const model::Parameters& params, const ScanProbes& probes,
                               const ScanProgressFn& progress) {
   const model::ModelConfig& c = params.config;
-  const int L = c.n_layer, NH = c.n_head, C = c.n_embd, V = c.vocab_size;
+  const int L = c.n_layer, NH = c.n_head, V = c.vocab_size;
   std::vector<HeadAccumulators> acc(std::size_t(L) * NH);
   model::Workspace ws;
   model::ForwardOutput out;

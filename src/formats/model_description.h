@@ -19,9 +19,9 @@ struct ConfigKeyUse {
   std::string key;     // as in the file; a multimodal config's text keys as "text_config.<key>"
   std::string value;   // the JSON value, shortened
   bool read = false;   // false: headlab does not read it (a key that would change the forward is refused instead)
-  bool known = true;   // false: neither read nor on the list of keys reviewed as not changing the forward
-                       // (config_keys.cpp); loading says so by name
   std::string effect;  // read: what it set ("L = 2", "RMSNorm eps 1e-06"); else why it is not read
+  bool known = true;   // false: neither read nor on the list of keys reviewed as not changing the forward
+                       // (config_keys.cpp); loading says so by name. Last, so {key, value, read, effect} still reads.
 };
 
 // About how many bytes a loaded model of this config holds with its matrices kept as `types`
