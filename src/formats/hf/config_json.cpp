@@ -2,6 +2,7 @@
 #include "formats/hf/config_json.h"
 
 #include <cmath>
+#include <cstdint>
 
 #include <nlohmann/json.hpp>
 
@@ -104,7 +105,9 @@ Result<ModelConfig> config_parse(const std::string& json_text, const std::string
     get_int("vocab_size", c.vocab_size);
     get_int("bos_token_id", c.bos_token_id);
     get_int("eos_token_id", c.eos_token_id);
-    int n_inner = 4 * c.n_embd;
+    // In 64 bits: a hostile n_embd past INT_MAX / 4 must not overflow (config_validate refuses it below).
+    const std::int64_t four_embd = 4 * std::int64_t(c.n_embd);
+    int n_inner = four_embd > INT32_MAX || four_embd < INT32_MIN ? INT32_MAX : int(four_embd);
     get_int("n_inner", n_inner);
     if (!bad_key.empty())
       return make_error(ErrorCode::corrupt, what + ": \"" + bad_key + "\" must be a whole number that fits in 32 bits");
@@ -145,7 +148,9 @@ Result<ModelConfig> config_parse(const std::string& json_text, const std::string
     get_int("rotary_dim", c.rotary_dim);
     if (!bad_key.empty())
       return make_error(ErrorCode::corrupt, what + ": \"" + bad_key + "\" must be a whole number that fits in 32 bits");
-    if (n_inner != 4 * c.n_embd)
+    if (four_embd > INT32_MAX)
+      return make_error(ErrorCode::corrupt, what + ": \"n_embd\" is too large (4 * n_embd must fit in 32 bits)");
+    if (n_inner != four_embd)
       return make_error(ErrorCode::unsupported, what + ": n_inner other than 4 * n_embd is not supported");
   } catch (const nlohmann::json::exception& e) {
     return make_error(ErrorCode::corrupt, what + ": a field has the wrong type: " + e.what());
