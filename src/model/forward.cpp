@@ -91,6 +91,33 @@ Status validate_interventions(const Interventions& iv, const ModelConfig& c, int
   return {};
 }
 
+// The norm's scale of each row (TransformerLens's hook_scale): sqrt(var + eps) for LayerNorm,
+// sqrt(mean(x^2) + eps) for RMSNorm.                                       in (T, C) -> out (T)
+void norm_scale(float* out, const float* in, int T, int C, float eps, bool rms) {
+  for (int t = 0; t < T; t++) {
+    const float* row = in + std::size_t(t) * C;
+    double mean = 0;
+    if (!rms) {
+      for (int i = 0; i < C; i++) mean += row[i];
+      mean /= C;
+    }
+    double ss = 0;
+    for (int i = 0; i < C; i++) ss += (row[i] - mean) * (row[i] - mean);
+    out[t] = static_cast<float>(std::sqrt(ss / C + eps));
+  }
+}
+
+HookView view2(float* data, int rows, int cols, std::size_t row_stride, bool writable) {
+  HookView v;
+  v.data = data, v.rank = 2, v.shape = {rows, cols, 1}, v.stride = {row_stride, 1, 0}, v.writable = writable;
+  return v;
+}
+HookView view3(float* data, int a, int b, int c, std::size_t sa, std::size_t sb, bool writable) {
+  HookView v;
+  v.data = data, v.rank = 3, v.shape = {a, b, c}, v.stride = {sa, sb, 1}, v.writable = writable;
+  return v;
+}
+
 // Carves the workspace into named buffers. (GPT-2: QKV = 3C, D = C, FC = F = 4C.)
 struct Buffers {
   float* ln;        // (T, C)     ln_1 / ln_2 / ln_f output
@@ -147,6 +174,29 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
       return make_error(ErrorCode::invalid_argument, "token " + std::to_string(i) + " has id " + std::to_string(ids[i]) +
                                                          ", outside the vocabulary [0, " + std::to_string(V) + ")");
   if (Status s = validate_interventions(options.interventions, c, T); !s) return s;
+  const int L0 = options.start_layer;
+  if (L0 < 0 || L0 > L)
+    return make_error(ErrorCode::invalid_argument, "start_layer " + std::to_string(L0) + " is outside 0.." + std::to_string(L));
+  if (L0 > 0 && !options.start_resid)
+    return make_error(ErrorCode::invalid_argument, "start_layer " + std::to_string(L0) + " needs that block's resid_pre");
+  for (int tok : options.logit_tokens)
+    if (tok < 0 || tok >= V)
+      return make_error(ErrorCode::invalid_argument, "logit token " + std::to_string(tok) + " is outside the vocabulary [0, " +
+                                                         std::to_string(V) + ")");
+  if (options.loss && !options.logit_tokens.empty())
+    return make_error(ErrorCode::invalid_argument, "the loss needs every logit: logit_tokens must be empty");
+  // The hooks: `hook(p, l, view)` calls the caller's function where it asked.
+  const ForwardHooks* H = options.hooks && options.hooks->at && options.hooks->any() ? options.hooks : nullptr;
+  auto wants = [&](HookPoint p, int l) { return H && H->wants(p, l); };
+  auto hook = [&](HookPoint p, int l, const HookView& v) {
+    if (wants(p, l)) H->at(p, l, v);
+  };
+  std::vector<float> hook_scale(H ? std::size_t(T) : 0);  // a norm's scale, (T)
+  auto hook_norm_scale = [&](HookPoint p, int l, const float* in) {
+    if (!wants(p, l)) return;
+    norm_scale(hook_scale.data(), in, T, C, c.layer_norm_eps, c.norm == ModelConfig::Norm::rmsnorm);
+    hook(p, l, view2(hook_scale.data(), T, 1, 1, false));
+  };
 
   // Buffers, grown to the largest T seen and kept.
   const std::size_t TC = std::size_t(T) * C;
@@ -192,6 +242,7 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
   size_or_clear(rec.residual, rq.residual, std::size_t(L + 1) * TC);
 
   std::vector<const float*> replace_ptrs(NH, nullptr);
+  std::vector<float> hook_packed, hook_full, hook_result;  // the hooks' views of scores, pattern, result
   std::vector<std::vector<unsigned char>> block_masks;
   std::vector<const unsigned char*> block_ptrs(NH, nullptr);
 
@@ -219,7 +270,26 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
   const bool has_norm_bias = !rms;
 
   // 0. x = wte[ids] + wpe[0..T)   (rotary and no positions: x = wte[ids])
-  if (pk) {
+  //    (or, from start_layer, x = that block's resid_pre)
+  if (L0 > 0) {
+    std::copy(options.start_resid, options.start_resid + TC, x);
+  } else if (wants(HookPoint::embed, -1) || wants(HookPoint::pos_embed, -1)) {
+    // step by step, so that hook_embed sees wte[ids] (times sqrt(C) for Gemma) and hook_pos_embed wpe
+    for (int t = 0; t < T; t++) {
+      if (pk) packed_read_rows(pk->wte, ids[t], 1, x + std::size_t(t) * C);
+      else std::copy(w.wte + std::size_t(ids[t]) * C, w.wte + std::size_t(ids[t] + 1) * C, x + std::size_t(t) * C);
+    }
+    if (c.embed_scale) {
+      const float s = static_cast<float>(std::sqrt(double(C)));
+      for (std::size_t i = 0; i < TC; i++) x[i] *= s;
+    }
+    hook(HookPoint::embed, -1, view2(x, T, C, C, true));
+    if (c.positions == ModelConfig::Positions::learned) {
+      std::copy(w.wpe, w.wpe + TC, b.proj);
+      hook(HookPoint::pos_embed, -1, view2(b.proj, T, C, C, true));
+      residual_forward(x, x, b.proj, static_cast<int>(TC));
+    }
+  } else if (pk) {
     for (int t = 0; t < T; t++) packed_read_rows(pk->wte, ids[t], 1, x + std::size_t(t) * C);
     if (c.positions == ModelConfig::Positions::learned) residual_forward(x, x, w.wpe, static_cast<int>(TC));
   } else if (c.positions == ModelConfig::Positions::learned) {
@@ -229,7 +299,7 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
       std::copy(w.wte + std::size_t(ids[t]) * C, w.wte + std::size_t(ids[t] + 1) * C, x + std::size_t(t) * C);
   }
   // 0b. Gemma: x = x * sqrt(C), the factor rounded to float32 first as Gemma's code does
-  if (c.embed_scale) {
+  if (c.embed_scale && L0 == 0 && !wants(HookPoint::embed, -1) && !wants(HookPoint::pos_embed, -1)) {
     const float s = static_cast<float>(std::sqrt(double(C)));
     for (std::size_t i = 0; i < TC; i++) x[i] *= s;
   }
@@ -243,11 +313,14 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     }
   }
 
-  for (int l = 0; l < L; l++) {
+  for (int l = L0; l < L; l++) {
+    hook(HookPoint::resid_pre, l, view2(x, T, C, C, true));
     if (rq.residual) std::copy(x, x + TC, rec.residual.begin() + l * TC);
 
     // 1. qkv = ln_1(x) @ c_attn^T + b                                 (T, QKV)
+    hook_norm_scale(HookPoint::ln1_scale, l, x);
     norm(b.ln, x, w.ln1w + l * C, bias_or_null(w.ln1b, has_norm_bias, std::size_t(l) * C));
+    hook(HookPoint::ln1_normalized, l, view2(b.ln, T, C, C, true));
     linear(b.qkv, b.ln, rows_at(w.qkvw, std::size_t(l) * QKV * C), layer_of(&PackedWeights::qkvw, l),
            bias_or_null(w.qkvb, c.qkv_bias, std::size_t(l) * QKV), C, QKV);
     // 1a. q/k norm (Qwen 3, Gemma 3): RMSNorm over each head of q and of k     (HS) per head
@@ -258,12 +331,17 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
         rmsnorm_forward(row + D, row + D, w.knormw + std::size_t(l) * HS, NKV, HS, c.layer_norm_eps, c.norm_plus_one);
       }
     }
+    hook(HookPoint::q, l, view3(b.qkv, T, NH, HS, QKV, HS, true));
+    hook(HookPoint::k, l, view3(b.qkv + D, T, NKV, HS, QKV, HS, true));
+    hook(HookPoint::v, l, view3(b.qkv + D + std::size_t(NKV) * HS, T, NKV, HS, QKV, HS, true));
     // 1b. rotary: q's NH heads and k's NKV heads turn by their position (Gemma 3's local
     //     layers with their own base and no scaling)
     if (c.positions == ModelConfig::Positions::rotary) {
       const LayerRope& r = rope_is_local(c, l) ? rope_local : rope_global;
       rope_forward_frequencies(b.qkv, T, NH, HS, QKV, rd, c.rotary_interleaved, r.inv_freq.data(), r.scale);
       rope_forward_frequencies(b.qkv + D, T, NKV, HS, QKV, rd, c.rotary_interleaved, r.inv_freq.data(), r.scale);
+      hook(HookPoint::rot_q, l, view3(b.qkv, T, NH, HS, QKV, HS, true));
+      hook(HookPoint::rot_k, l, view3(b.qkv + D, T, NKV, HS, QKV, HS, true));
     }
     // 1c. GQA/MQA: query head h reads KV head h / (NH / NKV); give it its own copy  (T, 3D)
     if (expand) {
@@ -312,11 +390,55 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     }
     if (layer_replaces) hooks.replace_pattern = replace_ptrs.data();
     if (layer_blocks) hooks.block_key = block_ptrs.data();
-    if (rq.pattern) hooks.pattern_out = rec.pattern.data() + std::size_t(l) * NH * packed;
-    if (rq.scores) hooks.scores_out = rec.scores.data() + std::size_t(l) * NH * packed;
+    // the hooks on scores and pattern see them whole, (NH, T, T): the kernel hands its causal half
+    const bool hook_scores = wants(HookPoint::attn_scores, l), hook_pattern = wants(HookPoint::pattern, l);
+    if (hook_scores || hook_pattern) {
+      hook_packed.resize(2 * std::size_t(NH) * packed);
+      hook_full.resize(std::size_t(NH) * T * T);
+    }
+    float* scores_packed = rq.scores ? rec.scores.data() + std::size_t(l) * NH * packed
+                                     : (hook_scores ? hook_packed.data() : nullptr);
+    float* pattern_packed = rq.pattern ? rec.pattern.data() + std::size_t(l) * NH * packed
+                                       : (hook_pattern ? hook_packed.data() + std::size_t(NH) * packed : nullptr);
+    hooks.pattern_out = pattern_packed;
+    hooks.scores_out = scores_packed;
     hooks.window = c.window_of(l);      // sliding layers: keys further back than the window are masked
     hooks.softcap = c.attn_softcap;     // Gemma 2: scores = cap * tanh(scores / cap)
     attention_forward_causal(b.z, b.heads, T, D, NH, c.attention_scale(l), hooks, b.scratch);
+    if (hook_scores) {  // after the scale, the soft-cap and the mask: -inf where masked, as TransformerLens
+      const int window = c.window_of(l);
+      for (int h = 0; h < NH; h++)
+        for (int t = 0; t < T; t++)
+          for (int t2 = 0; t2 < T; t2++)
+            hook_full[(std::size_t(h) * T + t) * T + t2] =
+                t2 > t || (window > 0 && t - t2 >= window)
+                    ? -std::numeric_limits<float>::infinity()
+                    : scores_packed[std::size_t(h) * packed + ActivationRecord::packed_offset(t) + t2];
+      hook(HookPoint::attn_scores, l, view3(hook_full.data(), NH, T, T, std::size_t(T) * T, T, false));
+    }
+    if (hook_pattern) {
+      auto expand = [&](int h, float* full) {
+        for (int t = 0; t < T; t++)
+          for (int t2 = 0; t2 < T; t2++)
+            full[std::size_t(t) * T + t2] =
+                t2 > t ? 0.0f : pattern_packed[std::size_t(h) * packed + ActivationRecord::packed_offset(t) + t2];
+      };
+      for (int h = 0; h < NH; h++) expand(h, hook_full.data() + std::size_t(h) * T * T);
+      hook(HookPoint::pattern, l, view3(hook_full.data(), NH, T, T, std::size_t(T) * T, T, true));
+      // a head whose pattern the hook changed attends with the new one
+      std::vector<float> made(std::size_t(T) * T);
+      bool changed = false;
+      for (int h = 0; h < NH; h++) {
+        expand(h, made.data());
+        const float* now = hook_full.data() + std::size_t(h) * T * T;
+        if (!std::equal(made.begin(), made.end(), now)) replace_ptrs[h] = now, changed = true;
+      }
+      if (changed) {
+        hooks.replace_pattern = replace_ptrs.data();
+        hooks.scores_out = nullptr;
+        attention_forward_causal(b.z, b.heads, T, D, NH, c.attention_scale(l), hooks, b.scratch);
+      }
+    }
 
     for (const HeadAblation& a : options.interventions.ablate) {
       if (a.layer != l) continue;
@@ -328,47 +450,79 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
       }
       for (int t = 0; t < T; t++) std::copy(fill.begin(), fill.end(), zh + std::size_t(t) * D);
     }
+    hook(HookPoint::z, l, view3(b.z, T, NH, HS, D, HS, true));
     if (rq.z) std::copy(b.z, b.z + Tz * D, rec.z.begin() + l * Tz * D);
     const float* wo = rows_at(w.attprojw, std::size_t(l) * C * D);  // (C, D): head h reads columns h*HS..
-    if (rq.head_out && pk) {  // z_h (T, HS) @ W_O[:, h*HS..]^T: head h's columns of each panel
-      for (int h = 0; h < NH; h++)
-        matmul_forward_packed_part(rec.head_out.data() + (std::size_t(l) * NH + h) * TC, b.z + h * HS, D,
-                                   pk->attprojw[std::size_t(l)], h * HS, HS, T);
-    } else if (rq.head_out) {
-      thread_pool_run(NH, [&](int h) {
-        blas_sgemm(false, true, T, C, HS, 1.0f, b.z + h * HS, D, wo + h * HS, D, 0.0f,
-                   rec.head_out.data() + (std::size_t(l) * NH + h) * TC, C);
-      });
+    // each head's output z_h (T, HS) @ W_O[:, h*HS..]^T, (NH, T, C): for the record and hook_result
+    auto head_outputs = [&](float* dst) {
+      if (pk) {  // head h's columns of each panel
+        for (int h = 0; h < NH; h++)
+          matmul_forward_packed_part(dst + std::size_t(h) * TC, b.z + h * HS, D, pk->attprojw[std::size_t(l)], h * HS,
+                                     HS, T);
+      } else {
+        thread_pool_run(NH, [&](int h) {
+          blas_sgemm(false, true, T, C, HS, 1.0f, b.z + h * HS, D, wo + h * HS, D, 0.0f, dst + std::size_t(h) * TC, C);
+        });
+      }
+    };
+    if (rq.head_out) head_outputs(rec.head_out.data() + std::size_t(l) * NH * TC);
+    if (wants(HookPoint::result, l)) {
+      float* result = rq.head_out ? rec.head_out.data() + std::size_t(l) * NH * TC : nullptr;
+      if (!result) {
+        hook_result.resize(std::size_t(NH) * TC);
+        head_outputs(result = hook_result.data());
+      }
+      hook(HookPoint::result, l, view3(result, T, NH, C, C, TC, false));  // (T, NH, C) over (NH, T, C)
     }
 
     // 3. attn = z @ c_proj^T + b;  sequential: x = x + attn
     linear(b.proj, b.z, wo, layer_of(&PackedWeights::attprojw, l),
            bias_or_null(w.attprojb, c.attn_out_bias, std::size_t(l) * C), D, C);
     // 3b. Gemma: attn = norm(attn) (post_attention_layernorm) before the residual add
-    if (c.sandwich_norm) norm(b.proj, b.proj, w.postattnw + std::size_t(l) * C, nullptr);
-    if (!c.parallel_residual) residual_forward(x, x, b.proj, static_cast<int>(TC));
+    if (c.sandwich_norm) {
+      hook_norm_scale(HookPoint::ln1_post_scale, l, b.proj);
+      norm(b.proj, b.proj, w.postattnw + std::size_t(l) * C, nullptr);
+      hook(HookPoint::ln1_post_normalized, l, view2(b.proj, T, C, C, true));
+    }
+    hook(HookPoint::attn_out, l, view2(b.proj, T, C, C, true));
+    if (!c.parallel_residual) {
+      residual_forward(x, x, b.proj, static_cast<int>(TC));
+      if (c.mlp) hook(HookPoint::resid_mid, l, view2(x, T, C, C, true));
+    }
 
     // 4. mlp = c_proj(act(c_fc(ln_2(x))));  x = x + mlp, or x = x + attn + mlp when parallel
     //    (skipped when mlp = false). act: GELU (tanh or erf), or SwiGLU over [gate; up].
     if (c.mlp) {
       float* mlp_out = c.parallel_residual ? b.proj2 : b.proj;
+      hook_norm_scale(HookPoint::ln2_scale, l, x);
       norm(b.ln, x, w.ln2w + l * C, bias_or_null(w.ln2b, has_norm_bias, std::size_t(l) * C));
+      hook(HookPoint::ln2_normalized, l, view2(b.ln, T, C, C, true));
       linear(b.fc, b.ln, rows_at(w.fcw, std::size_t(l) * FC * C), layer_of(&PackedWeights::fcw, l),
              bias_or_null(w.fcb, c.mlp_bias, std::size_t(l) * FC), C, FC);
+      // gated: each row holds [gate; up]; TransformerLens's hook_pre is the gate, hook_pre_linear the up
+      hook(HookPoint::mlp_pre, l, view2(b.fc, T, F, FC, true));
+      if (c.gated()) hook(HookPoint::mlp_pre_linear, l, view2(b.fc + F, T, F, FC, true));
       switch (c.mlp_kind) {
         case ModelConfig::Mlp::gelu_tanh: gelu_forward(b.fc_gelu, b.fc, static_cast<int>(Tz * F)); break;
         case ModelConfig::Mlp::gelu_erf: gelu_erf_forward(b.fc_gelu, b.fc, static_cast<int>(Tz * F)); break;
         case ModelConfig::Mlp::swiglu: swiglu_forward(b.fc_gelu, b.fc, T, F); break;
         case ModelConfig::Mlp::geglu: geglu_forward(b.fc_gelu, b.fc, T, F); break;
       }
+      hook(HookPoint::mlp_post, l, view2(b.fc_gelu, T, F, F, true));
       linear(mlp_out, b.fc_gelu, rows_at(w.fcprojw, std::size_t(l) * C * F), layer_of(&PackedWeights::fcprojw, l),
              bias_or_null(w.fcprojb, c.mlp_bias, std::size_t(l) * C),
              F, C);
       // 4b. Gemma: mlp = norm(mlp) (post_feedforward_layernorm) before the residual add
-      if (c.sandwich_norm) norm(mlp_out, mlp_out, w.postmlpw + std::size_t(l) * C, nullptr);
+      if (c.sandwich_norm) {
+        hook_norm_scale(HookPoint::ln2_post_scale, l, mlp_out);
+        norm(mlp_out, mlp_out, w.postmlpw + std::size_t(l) * C, nullptr);
+        hook(HookPoint::ln2_post_normalized, l, view2(mlp_out, T, C, C, true));
+      }
+      hook(HookPoint::mlp_out, l, view2(mlp_out, T, C, C, true));
       residual_forward(x, x, mlp_out, static_cast<int>(TC));
     }
     if (c.parallel_residual) residual_forward(x, x, b.proj, static_cast<int>(TC));
+    hook(HookPoint::resid_post, l, view2(x, T, C, C, true));
   }
   if (rq.residual) std::copy(x, x + TC, rec.residual.begin() + std::size_t(L) * TC);
 
@@ -380,9 +534,28 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     out.logits.clear();
     return {};
   }
+  hook_norm_scale(HookPoint::ln_final_scale, -1, x);
   norm(b.ln, x, w.lnfw, bias_or_null(w.lnfb, has_norm_bias, 0));
-  out.logits.resize(std::size_t(T) * V);
-  linear(out.logits.data(), b.ln, parameters_unembedding(w, c), pk ? &pk->unembedding(c.tied) : nullptr, nullptr, C, V);
+  hook(HookPoint::ln_final_normalized, -1, view2(b.ln, T, C, C, true));
+  if (!options.logit_tokens.empty()) {
+    // only the asked columns: logits[t, j] = ln_f(x)_t . unembedding[token j]        (T, n)
+    const int n = static_cast<int>(options.logit_tokens.size());
+    out.logits.assign(std::size_t(T) * n, 0.0f);
+    std::vector<float> row(C);
+    for (int j = 0; j < n; j++) {
+      parameters_read_rows(params, parameters_unembedding_tensor(c), 0, options.logit_tokens[std::size_t(j)], 1, row.data());
+      for (int t = 0; t < T; t++) {
+        const float* in = b.ln + std::size_t(t) * C;
+        float sum = 0.0f;
+        for (int i = 0; i < C; i++) sum += in[i] * row[std::size_t(i)];
+        out.logits[std::size_t(t) * n + j] = sum;
+      }
+    }
+  } else {
+    out.logits.resize(std::size_t(T) * V);
+    linear(out.logits.data(), b.ln, parameters_unembedding(w, c), pk ? &pk->unembedding(c.tied) : nullptr, nullptr, C,
+           V);
+  }
   // 5b. Gemma 2: logits = cap * tanh(logits / cap)
   if (c.final_softcap > 0.0f) {
     const float cap = c.final_softcap, inv = 1.0f / c.final_softcap;

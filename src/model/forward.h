@@ -34,6 +34,7 @@
 #include <span>
 #include <vector>
 
+#include "model/hooks.h"       // TransformerLens's hook points: read or change an activation
 #include "model/next_token.h"  // top_k and the next-token losses of the logits
 #include "model/parameters.h"
 #include "util/result.h"
@@ -123,6 +124,17 @@ struct ForwardOptions {
   Interventions interventions;
   bool logits = true;  // false: skip the unembedding (only the record is wanted)
   bool loss = false;   // true: mean next-token cross-entropy of ids[1..T) given ids[0..T-1)
+  // TransformerLens's hook points (model/hooks.h), called in the forward's order; null: none.
+  const ForwardHooks* hooks = nullptr;
+  // Start at block `start_layer` from its resid_pre (T, C), taken from an earlier run of the
+  // same ids: a change at block l leaves the blocks before it as they were, so a patching
+  // sweep need not run them again. The embedding and the blocks before are skipped (their
+  // record and hooks are not filled). 0: the whole forward. start_layer = L runs only ln_f.
+  int start_layer = 0;
+  const float* start_resid = nullptr;
+  // Non-empty: out.logits holds only these vocabulary columns, (T, n) in this order (a metric
+  // that reads a few tokens need not unembed them all). Not with `loss`.
+  std::vector<int> logit_tokens;
 };
 
 struct ForwardOutput {
