@@ -32,21 +32,22 @@ ALLOWED = {
     'analysis': {'model', 'tokenizer', 'core', 'util'},
     'train': {'analysis', 'formats', 'model', 'tokenizer', 'core', 'util'},
     'course': {'analysis', 'formats', 'model', 'tokenizer', 'core', 'util'},
+    'research': {'analysis', 'formats', 'model', 'tokenizer', 'core', 'util'},
     'server/http': {'util'},
     'server/store': {'util'},
-    'server/model_service': {'analysis', 'train', 'formats', 'model', 'tokenizer', 'core', 'util'},
-    'server/api': {'server/http', 'server/store', 'server/model_service', 'course', 'analysis', 'train',
+    'server/model_service': {'research', 'analysis', 'train', 'formats', 'model', 'tokenizer', 'core', 'util'},
+    'server/api': {'server/http', 'server/store', 'server/model_service', 'course', 'research', 'analysis', 'train',
                    'formats', 'model', 'tokenizer', 'core', 'util'},
-    'server': {'server/api', 'server/http', 'server/store', 'server/model_service', 'course', 'analysis',
+    'server': {'server/api', 'server/http', 'server/store', 'server/model_service', 'course', 'research', 'analysis',
                'train', 'formats', 'model', 'tokenizer', 'core', 'util'},
-    'cli': {'server', 'server/api', 'server/http', 'server/store', 'server/model_service', 'course', 'analysis',
+    'cli': {'server', 'server/api', 'server/http', 'server/store', 'server/model_service', 'course', 'research', 'analysis',
             'train', 'formats', 'model', 'tokenizer', 'core', 'util'},
 }
 
 # The CMake library of each part: its link line may name only the libraries of ALLOWED parts.
 LIBRARY = {'headlab_util': 'util', 'headlab_core': 'core', 'headlab_tokenizer': 'tokenizer',
            'headlab_model': 'model', 'headlab_formats': 'formats', 'headlab_analysis': 'analysis',
-           'headlab_train': 'train', 'headlab_course': 'course', 'headlab_http': 'server/http',
+           'headlab_train': 'train', 'headlab_course': 'course', 'headlab_research': 'research', 'headlab_http': 'server/http',
            'headlab_store': 'server/store', 'headlab_model_service': 'server/model_service',
            'headlab_api': 'server/api', 'headlab_server': 'server', 'headlab_cli': 'cli'}
 LINK = re.compile(r'target_link_libraries\(\s*(headlab_\w+)([^)]*)\)', re.S)
