@@ -45,12 +45,15 @@ test('lesson 2: the default state meets no challenge, whichever check is pressed
   const model = (await api_get(server, '/api/model')).body;
   // Part 1: nothing chosen, nothing to check.
   assert.equal(await part(page, 1).getByRole('button', { name: 'Check my answer' }).isDisabled(), true);
-  // Part 2: the pre-selected head on the lesson's unrepeated text.
+  // Part 2: the pre-selected head (the first layer's first: no induction head can sit in the
+  // first layer) on the lesson's text, which is already repeated so the stripe and the loss's
+  // fall show at once.
   const p2 = part(page, 2);
-  const pre = `${model.config.n_layer - 1}.0`;
-  await p2.getByRole('button', { name: `Is this the induction head? (${pre})` }).click();
+  assert.equal(model.config.n_layer > 1, true);
+  await p2.getByRole('button', { name: 'Is this the induction head? (0.0)' }).click();
   await eventually(async () => assert.equal(await verdict(p2).getAttribute('data-correct'), 'false'));
-  assert.match(await verdict(p2).textContent(), /repeats no span: 0 of its tokens sit in a repeated span/);
+  assert.match(await verdict(p2).textContent(), /tokens sit in a repeated span/);
+  assert.match(await page.getByTestId('copy-losses').textContent(), /On the second copy/);
   // Part 3: no answer picked, nothing to check.
   assert.equal(await part(page, 3).getByRole('button', { name: /^Check my answer/ }).isDisabled(), true);
   // Part 4: the pre-selected head on the part's text.
