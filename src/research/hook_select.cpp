@@ -61,7 +61,9 @@ std::string close_names(const model::ModelConfig& c, std::string_view glob) {
     scored.push_back({edit_distance(glob, name), std::move(name)});
   }
   std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  const std::size_t limit = std::max<std::size_t>(3, glob.size() / 3);
+  // the nearest names, and those as near as them within one edit, if near enough to be meant
+  if (scored.empty()) return "";
+  const std::size_t limit = std::min(scored.front().first + 1, std::max<std::size_t>(3, glob.size() / 3));
   std::string out;
   for (std::size_t i = 0; i < scored.size() && i < 4 && scored[i].first <= limit; i++)
     out += (out.empty() ? "" : ", ") + scored[i].second;
@@ -118,7 +120,7 @@ std::string hook_missing_reason(const model::ModelConfig& c, HookPoint p) {
     case HookPoint::ln2_post_normalized:
       return fam + " has no norm after its attention and MLP outputs (only Gemma 2/3's sandwich norms do)";
     case HookPoint::resid_mid:
-      return !c.mlp ? fam + " is attention-only: nothing is added between resid_pre + attn_out and resid_post"
+      return !c.mlp ? fam + " is attention-only: resid_post = resid_pre + attn_out, no residual in between"
                     : fam + " has parallel blocks (GPT-NeoX): attention and MLP both read resid_pre, so there is "
                             "no residual between them (TransformerLens has no hook_resid_mid there either)";
     case HookPoint::mlp_pre_linear:

@@ -309,7 +309,8 @@ std::string encode_model_run(const ModelRunResult& r) {
 std::string encode_model_intervene(const ModelInterveneResult& r) {
   return dump({{"tokens", encode_tokens(r.tokens)},
                {"baseline", encode_outcome(r.baseline)},
-               {"intervened", encode_outcome(r.intervened)}});
+               {"intervened", encode_outcome(r.intervened)},
+               {"loss_change", std::round(double(r.intervened.loss - r.baseline.loss) * 1e5) / 1e5}});
 }
 
 std::string encode_training_log(const TrainingLog& log) {
