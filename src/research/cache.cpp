@@ -74,6 +74,11 @@ std::size_t cache_bytes(const model::ModelConfig& c, const HookSelection& sel, i
   return n * std::size_t(batch) * sizeof(float);
 }
 
+Status cache_check_budget(const model::ModelConfig& c, const HookSelection& sel, int B, int T, const CacheOptions& o) {
+  if (o.max_bytes > 0 && cache_bytes(c, sel, B, T) > o.max_bytes) return tl::unexpected(over_budget(c, sel, B, T, o));
+  return {};
+}
+
 Result<ActivationCache> cache_run(const model::Parameters& params, const std::vector<std::vector<int>>& batch,
                                   const HookSelection& sel, const CacheOptions& o, model::Workspace& ws) {
   const model::ModelConfig& c = params.config;
@@ -90,7 +95,7 @@ Result<ActivationCache> cache_run(const model::Parameters& params, const std::ve
     T = std::max(T, static_cast<int>(batch[b].size()));
   }
   const int B = static_cast<int>(batch.size());
-  if (o.max_bytes > 0 && cache_bytes(c, sel, B, T) > o.max_bytes) return tl::unexpected(over_budget(c, sel, B, T, o));
+  if (Status s = cache_check_budget(c, sel, B, T, o); !s) return tl::unexpected(s.error());
 
   ActivationCache cache;
   cache.T = T;

@@ -57,6 +57,11 @@ struct ActivationCache {
 // The bytes cache_run would keep for `selection` over `batch` prompts of (padded) length T.
 std::size_t cache_bytes(const model::ModelConfig& config, const HookSelection& selection, int batch, int T);
 
+// ok, or the too_long refusal cache_run gives a cache over options.max_bytes (a server refuses
+// with it before the request waits for a turn).
+Status cache_check_budget(const model::ModelConfig& config, const HookSelection& selection, int batch, int T,
+                          const CacheOptions& options);
+
 // Runs each prompt once with the selection's hooks. Errors: invalid_argument (no prompt, an
 // empty prompt or an id outside the vocabulary), too_long (a prompt longer than n_ctx; the
 // cache over options.max_bytes: the message gives the size, the largest tensors and how to
