@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "cli/dtype_option.h"
+#include "cli/steer_option.h"
 #include "cli/text_or_ids.h"
 #include "cli/whole_number.h"
 #include "model/head_range.h"
@@ -34,8 +35,8 @@ struct InterveneOptions {
   std::string text, ids;
   std::optional<bool> bos;
   bool truncate = false;
-  std::vector<std::string> ablate, replace, block, steer, steer_prompts;
-  int steer_from = 0;
+  std::vector<std::string> ablate, replace, block;
+  SteerOptions steering;
   int top = 5;
   std::string format = "table";
   std::string out;
@@ -74,19 +75,6 @@ Result<HeadSpec> head_spec(const std::string& spec, const std::string& option, c
   return HeadSpec{*l, *h, colon == std::string::npos ? "" : spec.substr(colon + 1)};
 }
 
-Result<float> coefficient(const std::string& s, const std::string& what) {
-  std::size_t used = 0;
-  float v = 0;
-  try {
-    v = std::stof(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (s.empty() || used != s.size() || !std::isfinite(v))
-    return tl::unexpected(usage(what + ": the coefficient \"" + s + "\" is not a finite number"));
-  return v;
-}
-
 // The options into the pipeline's request; steering from prompts runs their forwards here.
 Result<research::InterveneRequest> make_request(const InterveneOptions& o, const LoadedModel& m, model::Workspace& ws) {
   const model::ModelConfig& c = m.params.config;
@@ -117,44 +105,10 @@ Result<research::InterveneRequest> make_request(const InterveneOptions& o, const
       return tl::unexpected(st.error());
     rq.interventions.block.push_back({s->layer, s->head, *key});
   }
-  // "L:coef:rest" -> layer, coef and rest
-  auto steer_head = [&](const std::string& spec, const std::string& option, const char* form)
-      -> Result<std::tuple<int, float, std::string>> {
-    const std::size_t a = spec.find(':'), b = a == std::string::npos ? a : spec.find(':', a + 1);
-    if (b == std::string::npos) return tl::unexpected(usage(option + " " + spec + ": expected " + form));
-    auto layer = whole(spec.substr(0, a), option + " " + spec + ": the layer");
-    if (!layer) return tl::unexpected(layer.error());
-    auto coef = coefficient(spec.substr(a + 1, b - a - 1), option + " " + spec);
-    if (!coef) return tl::unexpected(coef.error());
-    return std::tuple{*layer, *coef, spec.substr(b + 1)};
-  };
-  for (const std::string& s : o.steer) {
-    auto h = steer_head(s, "--steer", "L:COEF:FILE");
-    if (!h) return tl::unexpected(h.error());
-    auto v = research::steering_vector_read(std::get<2>(*h), c.n_embd);
-    if (!v) return tl::unexpected(v.error());
-    rq.steering.push_back({.layer = std::get<0>(*h), .coef = std::get<1>(*h), .from = o.steer_from, .vector = *v});
-  }
-  for (const std::string& s : o.steer_prompts) {
-    auto h = steer_head(s, "--steer-prompts", "L:COEF:PLUS TEXT:MINUS TEXT");
-    if (!h) return tl::unexpected(h.error());
-    const std::string& texts = std::get<2>(*h);
-    const std::size_t cut = texts.find(':');
-    if (cut == std::string::npos || cut == 0 || cut + 1 == texts.size())
-      return tl::unexpected(usage("--steer-prompts " + s + ": expected L:COEF:PLUS TEXT:MINUS TEXT, two texts after the "
-                                  "coefficient (the first may not hold a ':')"));
-    if (!m.tokenizer) return tl::unexpected(usage("--steer-prompts: this model has no tokenizer to read the texts"));
-    analysis::RunInputOptions io;
-    io.bos = o.ids.empty() ? o.bos : o.bos.value_or(false);  // as the run's input
-    auto plus = analysis::run_input_from_text(*m.tokenizer, c, texts.substr(0, cut), io);
-    if (!plus) return tl::unexpected(plus.error());
-    auto minus = analysis::run_input_from_text(*m.tokenizer, c, texts.substr(cut + 1), io);
-    if (!minus) return tl::unexpected(minus.error());
-    auto st = research::steering_from_prompts(m.params, plus->ids(), minus->ids(), std::get<0>(*h), std::get<1>(*h), ws);
-    if (!st) return tl::unexpected(st.error());
-    st->from = o.steer_from;
-    rq.steering.push_back(std::move(*st));
-  }
+  auto steering = steering_from_options(o.steering, m.params, m.tokenizer.get(),
+                                        o.ids.empty() ? o.bos : std::optional<bool>(o.bos.value_or(false)), ws);
+  if (!steering) return tl::unexpected(steering.error());
+  rq.steering = std::move(*steering);
   return rq;
 }
 
@@ -209,7 +163,7 @@ std::string csv(const research::InterveneReport& r, const model::BpeTokenizer* t
 
 int run_intervene(const InterveneOptions& o) {
   if (o.text.empty() == o.ids.empty()) return print_error("give exactly one of --text and --ids", 2);
-  auto m = load_model_for_cli(o.model, o.dtype, o.compute, o.no_cache, !o.text.empty() || !o.steer_prompts.empty());
+  auto m = load_model_for_cli(o.model, o.dtype, o.compute, o.no_cache, !o.text.empty() || !o.steering.steer_prompts.empty());
   if (!m) return print_error(m.error().message);
   const model::ModelConfig& c = m->params.config;
   auto batch = read_inputs(*m, {.text = o.text, .ids = o.ids, .bos = o.bos, .truncate = o.truncate});
@@ -289,11 +243,7 @@ void add_intervene_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--ablate", opts->ablate, "L.H or L.H:mean, repeatable");
   cmd->add_option("--replace", opts->replace, "L.H:uniform, repeatable");
   cmd->add_option("--block", opts->block, "L.H:KEY or L.*:KEY, repeatable");
-  cmd->add_option("--steer", opts->steer, "L:COEF:FILE (n_embd float32 or a JSON list), repeatable");
-  cmd->add_option("--steer-prompts", opts->steer_prompts, "L:COEF:PLUS TEXT:MINUS TEXT (ActAdd), repeatable");
-  cmd->add_option("--steer-from", opts->steer_from, "The first position the steering is added at")
-      ->check(whole_number_from(0))
-      ->capture_default_str();
+  add_steer_options(cmd, opts->steering);
   cmd->add_option("--top", opts->top, "How many next-token predictions to list")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();

@@ -147,3 +147,37 @@ TEST(InterveneCommand, BadSteeringAndHeadsAreRefusedByNameNeverACrash) {
   std::remove(nan.c_str());
   std::remove(short_file.c_str());
 }
+
+TEST(RunCommand, SteersWithTheSameOptionsAsIntervene) {
+  const std::string zero = research_tmp("run_zero.json"), ones = research_tmp("run_v.json");
+  {
+    std::ofstream z(zero), o(ones);
+    z << "[";
+    o << "[";
+    for (int i = 0; i < 128; i++) {
+      z << (i ? ", " : "") << "0";
+      o << (i ? ", " : "") << (i % 3 == 0 ? "0.9" : "-0.4");  // not constant: LayerNorm removes a constant
+    }
+    z << "]";
+    o << "]";
+  }
+  const std::string run = "run --model " + kTiny + " --text 'the cat sat on the mat' --format json --layer 1 --head 2";
+  auto plain = headlab_run(run);
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  auto same = headlab_run(run + " --steer 1:3:" + zero);
+  ASSERT_EQ(same.exit_code, 0) << same.out;
+  EXPECT_EQ(same.out, plain.out);
+  auto steered = headlab_run(run + " --steer 1:3:" + ones);
+  ASSERT_EQ(steered.exit_code, 0) << steered.out;
+  auto a = nlohmann::json::parse(plain.out), b = nlohmann::json::parse(steered.out);
+  EXPECT_NE(a["loss"], b["loss"]);
+  EXPECT_NE(a["heads"][0]["pattern"], b["heads"][0]["pattern"]);  // layer 1's pattern reads the steered resid_pre
+  // the loss of intervene's steered run is run's
+  auto iv = headlab_run("intervene --model " + kTiny + " --text 'the cat sat on the mat' --format json --steer 1:3:" + ones);
+  ASSERT_EQ(iv.exit_code, 0) << iv.out;
+  EXPECT_EQ(nlohmann::json::parse(iv.out)["intervened"]["loss"], b["loss"]);
+  auto bad = headlab_run(run + " --steer 1:3");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  std::remove(zero.c_str());
+  std::remove(ones.c_str());
+}
