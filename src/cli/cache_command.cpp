@@ -126,8 +126,8 @@ void add_cache_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<cache_cli::CacheOptions>();
   CLI::App* cmd = app.add_subcommand(
       "cache",
-      "Save a run's activations under TransformerLens's hook names into a safetensors file\n"
-      "(run_with_cache): only the hooks --hooks selects, each with TL's shape, batch first.\n\n"
+      "Save a run's activations into a safetensors file (TransformerLens's run_with_cache).\n"
+      "Only the hooks --hooks selects are kept, each under its TL name with TL's shape, batch first.\n\n"
       "--hooks takes names or globs separated by commas, matched as Python's fnmatch matches\n"
       "TL's cache keys: '*' matches any run of characters, dots included, '?' one character.\n"
       "So '*' is every hook, 'blocks.*.attn.hook_pattern' every layer's pattern,\n"
@@ -145,7 +145,7 @@ void add_cache_command(CLI::App& app, int& exit_code) {
       "Examples:\n"
       "  headlab cache --model models/gpt2 --text \"When Mary and John went\" \\\n"
       "      --hooks 'blocks.*.attn.hook_pattern,blocks.3.hook_resid_pre,hook_embed' --out cache.safetensors\n"
-      "  headlab cache --model models/headlab-tiny --ids 464,3797,3332 --hooks '*' --out all.safetensors --format json\n"
+      "  headlab cache --model models/headlab-tiny --ids 1911,272,266 --hooks '*' --out all.safetensors --format json\n"
       "  headlab cache --model models/gpt2 --prompts ioi.jsonl --hooks 'blocks.*.hook_resid_pre' --out resid.safetensors");
   cmd->add_option("--model", opts->model,
                   "A Hugging Face folder (GPT-2, GPT-NeoX, Llama, Mistral, Qwen 2/3, Gemma 2/3) or a .gguf file")

@@ -209,8 +209,9 @@ void add_intervene_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<intervene_cli::InterveneOptions>();
   CLI::App* cmd = app.add_subcommand(
       "intervene",
-      "Change the model and see what it then predicts: ablate, replace or block heads, or steer\n"
-      "the residual stream, and compare the next-token predictions and the loss before and after.\n\n"
+      "Change the model (heads or the residual stream) and compare what it predicts.\n"
+      "Ablate, replace or block heads, or steer the residual stream, and see the next-token\n"
+      "predictions and the loss before and after.\n\n"
       "Heads are LAYER.HEAD. --ablate 1.4 sets head 1.4's output z to 0 (1.4:mean: its mean over\n"
       "the positions); --replace 1.4:uniform makes it attend equally to every earlier key;\n"
       "--block 1.4:0 hides key 0 from it (1.*:0 from every head of layer 1).\n\n"

@@ -133,6 +133,8 @@ std::string hook_missing_reason(const model::ModelConfig& c, HookPoint p) {
 
 Result<HookSelection> hook_select(const model::ModelConfig& c, std::string_view globs) {
   const std::vector<NamedHook> sites = model::model_hooks(c);
+  std::vector<std::string> names;  // made once: a request may carry thousands of globs
+  for (const NamedHook& h : sites) names.push_back(model::hook_name(h.point, h.layer));
   std::vector<bool> chosen(sites.size(), false);
   bool any_glob = false;
   std::size_t begin = 0;
@@ -153,7 +155,7 @@ Result<HookSelection> hook_select(const model::ModelConfig& c, std::string_view 
     const std::string g(glob);
     bool matched = false;
     for (std::size_t i = 0; i < sites.size(); i++)
-      if (hook_glob_match(glob, model::hook_name(sites[i].point, sites[i].layer))) chosen[i] = matched = true;
+      if (hook_glob_match(glob, names[i])) chosen[i] = matched = true;
     if (matched) continue;
 
     // Nothing of this model: is it a point the model lacks, a layer it lacks, or no name at all?
