@@ -181,3 +181,25 @@ TEST(RunCommand, SteersWithTheSameOptionsAsIntervene) {
   std::remove(zero.c_str());
   std::remove(ones.c_str());
 }
+
+TEST(CacheCommand, EveryFamilysEveryHookFromAFolderOrAGgufFile) {
+  const std::string fixtures = std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/";
+  for (const std::string& model : {fixtures + "model/families/pythia", fixtures + "model/families/llama",
+                                   fixtures + "model/families/mistral_window", fixtures + "model/families/qwen3",
+                                   fixtures + "model/families/gemma2", fixtures + "model/families/gemma3",
+                                   fixtures + "gguf/llama_random.q4_k_m.gguf", fixtures + "gguf/gemma3_random.q8_0.gguf"}) {
+    SCOPED_TRACE(model);
+    const std::string out = research_tmp("family.safetensors");
+    auto r = headlab_run("cache --model " + model + " --ids 1,2,3,4,5 --hooks '*' --format json --out " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+    auto file = headlab::model::safetensors_read(out);
+    ASSERT_TRUE(file) << file.error().message;
+    EXPECT_EQ(file->tensors.size(), j["tensors"].size());
+    EXPECT_GT(file->tensors.size(), 20u);
+    for (const auto& t : j["tensors"]) EXPECT_EQ(t["shape"][0], 1) << t["name"];
+    auto steer = headlab_run("intervene --model " + model + " --ids 1,2,3,4,5 --ablate 0.0 --format json");
+    ASSERT_EQ(steer.exit_code, 0) << steer.out;
+    std::remove(out.c_str());
+  }
+}
