@@ -54,6 +54,28 @@ Error over_budget(const model::ModelConfig& c, const HookSelection& sel, int B, 
                    "scores grow with T squared), use fewer or shorter prompts, or " + o.budget_hint + "."};
 }
 
+// The positions of prompt b past its length Tb: 0, or -inf for a score (a masked score, as the
+// forward writes every masked one). Time is axis 1 of (B, T, ...) tensors; axes 2 and 3 of the
+// (B, NH, T, T) scores and patterns.
+void pad_prompt(CachedTensor& t, int b, int Tb) {
+  const bool square = t.point == HookPoint::attn_scores || t.point == HookPoint::pattern;
+  const float fill = t.point == HookPoint::attn_scores ? -std::numeric_limits<float>::infinity() : 0.0f;
+  std::size_t per_prompt = 1;
+  for (std::size_t d = 1; d < t.shape.size(); d++) per_prompt *= std::size_t(t.shape[d]);
+  float* row = t.values.data() + std::size_t(b) * per_prompt;
+  if (!square) {
+    const std::size_t per_position = per_prompt / std::size_t(t.shape[1]);
+    std::fill(row + std::size_t(Tb) * per_position, row + per_prompt, fill);
+    return;
+  }
+  const int NH = static_cast<int>(t.shape[1]), T = static_cast<int>(t.shape[2]);
+  for (int h = 0; h < NH; h++) {
+    float* head = row + std::size_t(h) * T * T;
+    for (int q = 0; q < Tb; q++) std::fill(head + std::size_t(q) * T + Tb, head + std::size_t(q + 1) * T, fill);
+    std::fill(head + std::size_t(Tb) * T, head + std::size_t(T) * T, fill);
+  }
+}
+
 }  // namespace
 
 std::size_t ActivationCache::bytes() const {
@@ -111,9 +133,7 @@ Result<ActivationCache> cache_run(const model::Parameters& params, const std::ve
     const std::vector<int> shape = model::hook_shape(c, h.point, T);
     t.shape.push_back(B);
     for (int d : shape) t.shape.push_back(d);
-    // a padded score is masked: -inf, as the forward writes every masked score
-    const float fill = h.point == HookPoint::attn_scores ? -std::numeric_limits<float>::infinity() : 0.0f;
-    t.values.assign(std::size_t(B) * numel(shape), fill);
+    t.values.resize(std::size_t(B) * numel(shape));  // uninitialised: written by the hooks and pad_prompt
     slot[static_cast<int>(h.point)][std::size_t(h.layer + 1)] = static_cast<int>(cache.tensors.size());
     cache.tensors.push_back(std::move(t));
     final_norm |= h.point == HookPoint::ln_final_scale || h.point == HookPoint::ln_final_normalized;
@@ -151,6 +171,7 @@ Result<ActivationCache> cache_run(const model::Parameters& params, const std::ve
       return tl::unexpected(e);
     }
     if (!copied) return tl::unexpected(copied.error());
+    for (CachedTensor& t : cache.tensors) pad_prompt(t, b, static_cast<int>(batch[std::size_t(b)].size()));
   }
   return cache;
 }

@@ -19,6 +19,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,12 +40,31 @@ struct CacheOptions {
   std::string budget_hint = "pass --max-mb to raise it";
 };
 
+// A std::allocator that leaves floats uninitialised: the forward's hooks and the padding write
+// every value of a cached tensor, and zeroing it first would be a second pass over its bytes.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    if constexpr (sizeof...(Args) == 0) ::new (static_cast<void*>(p)) U;
+    else ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using CacheValues = std::vector<float, UninitializedAllocator<float>>;
+
 struct CachedTensor {
   std::string name;                  // TransformerLens's: "blocks.0.attn.hook_pattern"
   model::HookPoint point{};
   int layer = -1;                    // -1: model-level
   std::vector<std::int64_t> shape;   // (B, ...) TL's shape with the batch axis first
-  std::vector<float> values;         // row-major
+  CacheValues values;                // row-major
 };
 
 struct ActivationCache {

@@ -1,0 +1,91 @@
+// bench/cache_bench.cpp — times `headlab cache`'s work (research/cache.h: one forward with the
+// selected hooks copied into their batch-first tensors) on any model headlab loads, the figure
+// bench/run_cache_bench.sh sets next to PyTorch's forward with hooks saving the same tensors
+// (TransformerLens's run_with_cache). One length per process, so the peak memory is its own.
+//
+//   headlab_cache_bench --model DIR --tokens 128 [--repeats 5] [--hooks '*']
+// prints: tokens=128 median_ms=... min_ms=... cpu_ms=... plain_ms=... peak_rss_mb=... load_rss_mb=...
+//         cache_mb=... tensors=... check_sum=... (the sum of the last layer's hook_resid_post)
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "bench_clock.h"
+#include "formats/model_files.h"
+#include "model/blas.h"
+#include "model/forward.h"
+#include "research/cache.h"
+#include "research/hook_select.h"
+
+using namespace headlab;
+
+int main(int argc, char** argv) {
+  model::blas_use_cpu_kernels(argv);
+  std::string model_dir, hooks = "*";
+  int tokens = 0, repeats = 5;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--model") model_dir = next();
+    else if (a == "--tokens") tokens = std::atoi(next().c_str());
+    else if (a == "--repeats") repeats = std::atoi(next().c_str());
+    else if (a == "--hooks") hooks = next();
+    else {
+      std::fprintf(stderr, "usage: headlab_cache_bench --model DIR --tokens T [--repeats N] [--hooks GLOBS]\n");
+      return 2;
+    }
+  }
+  if (model_dir.empty() || tokens <= 0 || repeats <= 0) {
+    std::fprintf(stderr, "usage: headlab_cache_bench --model DIR --tokens T [--repeats N] [--hooks GLOBS]\n");
+    return 2;
+  }
+  auto params = model::model_load(model_dir, {});
+  if (!params) {
+    std::fprintf(stderr, "headlab_cache_bench: %s\n", params.error().message.c_str());
+    return 1;
+  }
+  const double load_peak_mb = bench_peak_rss_mb();
+  auto sel = research::hook_select(params->config, hooks);
+  if (!sel) {
+    std::fprintf(stderr, "headlab_cache_bench: %s\n", sel.error().message.c_str());
+    return 2;
+  }
+  std::vector<int> ids(static_cast<std::size_t>(tokens));
+  for (int t = 0; t < tokens; t++) ids[std::size_t(t)] = bench_token_id(t, params->config.vocab_size);
+  model::Workspace ws;
+
+  // a plain forward (logits only), for scale
+  std::vector<double> plain;
+  model::ForwardOutput out;
+  for (int r = 0; r < repeats + 1; r++) {
+    const double t0 = bench_wall_ms();
+    if (auto s = model::forward(*params, ids, model::ForwardOptions{}, out, ws); !s) return 1;
+    if (r > 0) plain.push_back(bench_wall_ms() - t0);
+  }
+
+  std::vector<double> ms, cpu;
+  double check = 0, cache_mb = 0;
+  std::size_t tensors = 0;
+  for (int r = 0; r < repeats + 1; r++) {  // the first warms up; each cache is freed before the next, as in a loop
+    const double c0 = bench_cpu_ms(), t0 = bench_wall_ms();
+    auto cache = research::cache_run(*params, {ids}, *sel, research::CacheOptions{.max_bytes = 0}, ws);
+    if (!cache) {
+      std::fprintf(stderr, "headlab_cache_bench: %s\n", cache.error().message.c_str());
+      return 1;
+    }
+    if (r > 0) ms.push_back(bench_wall_ms() - t0);
+    if (r > 0) cpu.push_back(bench_cpu_ms() - c0);
+    cache_mb = double(cache->bytes()) / 1048576.0;
+    tensors = cache->tensors.size();
+    check = 0;
+    if (const auto* t = cache->find(model::hook_name(model::HookPoint::resid_post, params->config.n_layer - 1)))
+      for (float v : t->values) check += v;
+  }
+  std::printf("tokens=%d median_ms=%.1f min_ms=%.1f cpu_ms=%.1f plain_ms=%.1f peak_rss_mb=%.0f load_rss_mb=%.0f "
+              "cache_mb=%.1f tensors=%zu check_sum=%.4f blas=%s\n",
+              tokens, bench_median(ms.data(), int(ms.size())), ms[0], bench_median(cpu.data(), int(cpu.size())),
+              bench_median(plain.data(), int(plain.size())), bench_peak_rss_mb(), load_peak_mb, cache_mb, tensors, check,
+              model::blas_core_name());
+  return 0;
+}
