@@ -6,8 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
+#include <new>
+
+#include <sys/mman.h>
 
 #include <nlohmann/json.hpp>
 
@@ -78,6 +82,31 @@ void pad_prompt(CachedTensor& t, int b, int Tb) {
 
 }  // namespace
 
+namespace {
+constexpr std::size_t kHugePage = std::size_t(2) << 20;
+}
+
+std::shared_ptr<float[]> cache_memory_allocate(std::size_t floats) {
+  if (floats == 0) return nullptr;
+  const std::size_t bytes = floats * sizeof(float);
+  if (bytes < kHugePage) {
+    float* p = static_cast<float*>(std::malloc(bytes));
+    if (!p) throw std::bad_alloc();
+    return std::shared_ptr<float[]>(p, [](float* q) { std::free(q); });
+  }
+  // over-map by one huge page, keep the 2 MB-aligned part, give back the rest
+  const std::size_t len = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* raw = ::mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) throw std::bad_alloc();
+  const std::uintptr_t start = reinterpret_cast<std::uintptr_t>(raw);
+  const std::uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+  if (aligned > start) ::munmap(raw, aligned - start);
+  const std::size_t tail = start + len + kHugePage - (aligned + len);
+  if (tail > 0) ::munmap(reinterpret_cast<void*>(aligned + len), tail);
+  ::madvise(reinterpret_cast<void*>(aligned), len, MADV_HUGEPAGE);  // a hint: without THP, small pages
+  return std::shared_ptr<float[]>(reinterpret_cast<float*>(aligned), [len](float* q) { ::munmap(q, len); });
+}
+
 std::size_t ActivationCache::bytes() const {
   std::size_t n = 0;
   for (const CachedTensor& t : tensors) n += t.values.size() * sizeof(float);
@@ -122,6 +151,15 @@ Result<ActivationCache> cache_run(const model::Parameters& params, const std::ve
   ActivationCache cache;
   cache.T = T;
   cache.tokens = batch;
+  // one block for every tensor (memory is refused here, as a value, rather than thrown later)
+  const std::size_t floats = cache_bytes(c, sel, B, T) / sizeof(float);
+  try {
+    cache.memory = cache_memory_allocate(floats);
+  } catch (const std::bad_alloc&) {
+    return make_error(ErrorCode::too_long, "the cache's " + megabytes(floats * sizeof(float)) +
+                                               " could not be allocated: narrow the hooks or use fewer or shorter prompts");
+  }
+  std::size_t offset = 0;
   // slot[p][layer + 1]: the tensor of that site, or -1
   std::vector<std::vector<int>> slot(model::kHookPoints, std::vector<int>(std::size_t(c.n_layer) + 1, -1));
   bool final_norm = false;
@@ -133,7 +171,9 @@ Result<ActivationCache> cache_run(const model::Parameters& params, const std::ve
     const std::vector<int> shape = model::hook_shape(c, h.point, T);
     t.shape.push_back(B);
     for (int d : shape) t.shape.push_back(d);
-    t.values.resize(std::size_t(B) * numel(shape));  // uninitialised: written by the hooks and pad_prompt
+    const std::size_t n = std::size_t(B) * numel(shape);
+    t.values = std::span<float>(cache.memory.get() + offset, n);  // uninitialised: written by the hooks and pad_prompt
+    offset += n;
     slot[static_cast<int>(h.point)][std::size_t(h.layer + 1)] = static_cast<int>(cache.tensors.size());
     cache.tensors.push_back(std::move(t));
     final_norm |= h.point == HookPoint::ln_final_scale || h.point == HookPoint::ln_final_normalized;

@@ -40,37 +40,25 @@ struct CacheOptions {
   std::string budget_hint = "pass --max-mb to raise it";
 };
 
-// A std::allocator that leaves floats uninitialised: the forward's hooks and the padding write
-// every value of a cached tensor, and zeroing it first would be a second pass over its bytes.
-template <class T>
-struct UninitializedAllocator : std::allocator<T> {
-  template <class U>
-  struct rebind {
-    using other = UninitializedAllocator<U>;
-  };
-  UninitializedAllocator() = default;
-  template <class U>
-  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
-  template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
-    if constexpr (sizeof...(Args) == 0) ::new (static_cast<void*>(p)) U;
-    else ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
-using CacheValues = std::vector<float, UninitializedAllocator<float>>;
+// The memory of a cache's tensors, one block for them all: 2 MB pages when the kernel grants
+// them on request (transparent huge pages), so first writing 150 MB of activations costs about
+// 75 page faults, not 38,000 (on a VM each costs microseconds). Uninitialised: the forward's
+// hooks and the padding write every value. Null for 0 floats; throws std::bad_alloc.
+std::shared_ptr<float[]> cache_memory_allocate(std::size_t floats);
 
 struct CachedTensor {
   std::string name;                  // TransformerLens's: "blocks.0.attn.hook_pattern"
   model::HookPoint point{};
   int layer = -1;                    // -1: model-level
   std::vector<std::int64_t> shape;   // (B, ...) TL's shape with the batch axis first
-  CacheValues values;                // row-major
+  std::span<float> values;           // row-major, in the cache's block (ActivationCache::memory)
 };
 
 struct ActivationCache {
   int T = 0;                               // the padded length (the longest prompt)
   std::vector<std::vector<int>> tokens;    // (B, T_b) each prompt's ids, unpadded
   std::vector<CachedTensor> tensors;       // in the forward's order
+  std::shared_ptr<float[]> memory;         // the tensors' values (copies of the cache share it)
   std::size_t bytes() const;               // of the values (float32)
   const CachedTensor* find(const std::string& name) const;  // null if not kept
 };
