@@ -98,16 +98,17 @@ def check_cache(m, cache, logits, rr, torch):
             result_sum = rr.norm_apply(m, result_sum, rr.norm_scale(m, result_sum), m.ln1_post[l], None)
         close(result_sum, cache[b + "hook_attn_out"], TOL, f"{b}sum of hook_result (+ b_O) = attn_out")
         close(cache[b + "attn.hook_pattern"].sum(-1), torch.ones(m.NH, len(x)), TOL, f"{b}pattern rows sum to 1")
-        ln1 = cache[b + "hook_resid_pre"]
-        close(rr.norm_apply(m, ln1, cache[b + "ln1.hook_scale"], *m.ln1[l]), cache[b + "ln1.hook_normalized"], TOL,
-              f"{b}ln1")
+        close(rr.norm_apply(m, x, cache[b + "ln1.hook_scale"], *m.ln1[l]), cache[b + "ln1.hook_normalized"], TOL,
+              f"{b}ln1.hook_normalized = ln1(resid_pre) with ln1.hook_scale")
         if not m.mlp:
-            close(cache[b + "hook_resid_post"], x + cache[b + "hook_attn_out"], TOL, f"{b}resid_post = resid_pre + attn_out")
+            close(cache[b + "hook_resid_post"], x + cache[b + "hook_attn_out"], TOL,
+                  f"{b}resid_post = resid_pre + attn_out")
         elif m.parallel:
             close(cache[b + "hook_resid_post"], x + cache[b + "hook_attn_out"] + cache[b + "hook_mlp_out"], TOL,
                   f"{b}resid_post = resid_pre + attn_out + mlp_out (parallel)")
         else:
-            close(cache[b + "hook_resid_mid"], x + cache[b + "hook_attn_out"], TOL, f"{b}resid_mid = resid_pre + attn_out")
+            close(cache[b + "hook_resid_mid"], x + cache[b + "hook_attn_out"], TOL,
+                  f"{b}resid_mid = resid_pre + attn_out")
             close(cache[b + "hook_resid_post"], cache[b + "hook_resid_mid"] + cache[b + "hook_mlp_out"], TOL,
                   f"{b}resid_post = resid_mid + mlp_out")
         x = cache[b + "hook_resid_post"]
@@ -212,7 +213,7 @@ def build(name, rr, torch):
         "ov_copying": r9(rr.ov_copying_scores(m).tolist()),
     }
     tensors = {n: clean_cache[n].unsqueeze(0) for n in rr.hook_names(m)}
-    figures.update(clean=clean_metric, corrupted=corrupted_metric, compose_k=comp["k"], dla_gap=dla["sum"] - dla["target"])
+    figures.update(clean=clean_metric, corrupted=corrupted_metric, compose_k=comp["k"])
     return prompts, tensors, expected, figures
 
 

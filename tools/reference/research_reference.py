@@ -248,7 +248,6 @@ def run_with_hooks(m, ids, overrides=None):
         return x
 
     T = len(ids)
-    C, NH, NKV, HS = m.C, m.NH, m.NKV, m.HS
     idx = torch.tensor(ids)
     # 0. x = W_E[ids] (* sqrt(C) for Gemma) + W_pos[0..T)
     x = hook("hook_embed", m.W_E[idx] * m.embed_scale)                                    # (T, C)
@@ -273,7 +272,8 @@ def run_with_hooks(m, ids, overrides=None):
             q = hook(b + "attn.hook_rot_q", rotary(q.transpose(0, 1), m.rotary_dim, m.theta).transpose(0, 1))
             k = hook(b + "attn.hook_rot_k", rotary(k.transpose(0, 1), m.rotary_dim, m.theta).transpose(0, 1))
         # 2. scores = q.k / sqrt(HS or query_pre_attn_scalar), soft-capped, masked; softmax
-        k_rep = k.repeat_interleave(m.group, dim=1)                                         # query head h reads KV head h // group
+        # query head h reads KV head h // group
+        k_rep = k.repeat_interleave(m.group, dim=1)                                         # (T, NH, HS)
         v_rep = v.repeat_interleave(m.group, dim=1)
         scores = torch.einsum("qnh,knh->nqk", q, k_rep) / math.sqrt(m.attn_scale_dim)       # (NH, T, T)
         if m.attn_cap is not None:
