@@ -17,6 +17,13 @@ Everything is float64 from the weights as stored. The activations follow headlab
 (src/model/hooks.h): hook_normalized is the norm's output (after weight and bias), the scores
 are after the scale, the soft-cap and the mask (-inf where masked), k and v keep the KV heads,
 hook_result is z_h W_O,h without b_O. Shapes are TL's without the batch axis.
+
+    m = load("llama", "tests/fixtures/model/families/llama")
+    logits, cache = run_with_hooks(m, ids)                       # cache["blocks.1.attn.hook_z"]: (T, NH, HS)
+    def patch(z):                                                 # TL-style: overwrite one slice
+        z[:, 2] = clean_cache["blocks.1.attn.hook_z"][:, 2]
+        return z
+    patched, _ = run_with_hooks(m, corrupted_ids, {"blocks.1.attn.hook_z": patch})
 """
 import json
 import math
