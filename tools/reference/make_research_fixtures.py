@@ -199,6 +199,14 @@ def build(name, rr, torch):
     assert abs(dla["sum"] - dla["target"]) < TOL, f"{name}: DLA sum {dla['sum']} != target {dla['target']}"
 
     comp = rr.composition_scores(m)
+    copying = rr.ov_copying_scores(m)
+    if m.V <= 100:  # the (HS, HS) shortcut against the eigenvalues of the full (V, V) OV circuit
+        for l in range(m.L):
+            W_V = rr.per_query_head(m.W_V[l], m)
+            for h in range(m.NH):
+                lam = torch.linalg.eigvals(m.W_E * m.embed_scale @ W_V[h] @ m.W_O[l][h] @ m.W_U)
+                full = (lam.real.sum() / lam.abs().sum()).item()
+                assert abs(full - copying[l, h].item()) < 1e-9, f"copying {l}.{h}: {full} vs {copying[l, h].item()}"
     expected = {
         "dims": {"L": m.L, "NH": m.NH, "NKV": m.NKV, "T": len(p["clean"]), "V": m.V},
         "logit_diff": {"clean": r9(clean_metric), "corrupted": r9(corrupted_metric)},
@@ -210,7 +218,7 @@ def build(name, rr, torch):
                  "kl_to_final": r9(lens["kl_to_final"])},
         "dla": {k: r9(v) for k, v in dla.items()},
         "compose": {k: r9(v.tolist()) for k, v in comp.items()},
-        "ov_copying": r9(rr.ov_copying_scores(m).tolist()),
+        "ov_copying": r9(copying.tolist()),
     }
     tensors = {n: clean_cache[n].unsqueeze(0) for n in rr.hook_names(m)}
     figures.update(clean=clean_metric, corrupted=corrupted_metric, compose_k=comp["k"])
