@@ -180,6 +180,21 @@ std::vector<Route> make_routes(ServerContext& ctx) {
          return cached_model_answer(ctx, r, decode_model_intervene_request, &ModelService::intervene,
                                     encode_model_intervene);
        }},
+      // the research toolbox: the activation cache (a safetensors file, not JSON)
+      {"POST", "/api/model/cache",
+       [&ctx](const HttpRequest& r) {
+         auto m = need_model(ctx);
+         if (!m) return error_response(m.error());
+         auto req = decode_model_cache_request(r.body);
+         if (!req) return error_response(req.error());
+         auto bytes = (*m)->cache(*req);
+         if (!bytes) return error_response(bytes.error());
+         HttpResponse out;
+         out.content_type = "application/octet-stream";
+         out.body = std::move(*bytes);
+         out.headers.push_back({"Content-Disposition", "attachment; filename=\"cache.safetensors\""});
+         return out;
+       }},
       {"POST", "/api/model/query-scores",
        [&ctx](const HttpRequest& r) {
          return cached_model_answer(ctx, r, decode_query_scores_request, &ModelService::query_scores,
