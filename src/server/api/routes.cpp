@@ -16,6 +16,7 @@
 #include "server/api/json_codec.h"
 #include "server/api/lesson_programs.h"
 #include "server/api/model_codec.h"
+#include "server/api/patch_codec.h"
 
 namespace headlab::server {
 namespace {
@@ -179,6 +180,10 @@ std::vector<Route> make_routes(ServerContext& ctx) {
        [&ctx](const HttpRequest& r) {
          return cached_model_answer(ctx, r, decode_model_intervene_request, &ModelService::intervene,
                                     encode_model_intervene);
+       }},
+      {"POST", "/api/model/patch",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(ctx, r, decode_model_patch_request, &ModelService::patch, encode_model_patch);
        }},
       {"POST", "/api/model/query-scores",
        [&ctx](const HttpRequest& r) {

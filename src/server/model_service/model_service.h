@@ -15,6 +15,7 @@
 #include "model/parameters.h"
 #include "server/model_service/inference_pool.h"
 #include "server/model_service/model_types.h"
+#include "server/model_service/patch_types.h"
 #include "util/result.h"
 
 namespace headlab::server {
@@ -24,6 +25,7 @@ struct ModelServiceOptions {
   model::LoadOptions load;       // --dtype: the type its matrices are kept in (model/parameters.h)
   int max_tokens = 256;          // per request (at most n_ctx)
   std::size_t max_pattern_cells = 2'000'000;  // pattern values one answer may carry
+  double max_patch_multiply_adds = 1e11;       // a patching sweep's work (research::PatchCost): ~10 s on 2 cores
   InferencePoolOptions pool;
 };
 
@@ -38,6 +40,10 @@ class ModelService {
   const model::BpeTokenizer& tokenizer() const { return *tokenizer_; }
   Result<ModelRunResult> run(const ModelRunRequest& request);
   Result<ModelInterveneResult> intervene(const ModelInterveneRequest& request);
+  // Activation patching (research/patching.h) of one pair or a batch. Errors: those of
+  // patch_input_from_prompts and patch; too_long when the sweep's cost is past
+  // max_patch_multiply_adds (the message gives the cost and how to narrow the sweep).
+  Result<ModelPatchResult> patch(const ModelPatchRequest& request);
   // One query's scores against every key of the text, the keys after it too
   // (analysis/query_scores.h). Errors: the tokenizer's; a layer, head or query out of range.
   Result<QueryScoresResult> query_scores(const QueryScoresRequest& request);
