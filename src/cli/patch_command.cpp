@@ -41,6 +41,7 @@ struct PatchOptions {
   std::string what = "resid_pre";
   std::string metric = "logit_diff";
   bool noising = false;
+  bool tl_loop = false;
   std::string layers, positions;
   std::string format = "table";
   std::string out;
@@ -258,6 +259,7 @@ int run_patch(const PatchOptions& o) {
   rq.what = *what;
   rq.metric = *metric;
   rq.noising = o.noising;
+  if (o.tl_loop) rq.shortcuts = {false, false, false};
   if (!o.layers.empty()) {
     auto l = parse_index_list(o.layers, "--layers");
     if (!l) return print_error(l.error().message, 2);
@@ -373,6 +375,9 @@ void add_patch_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--what", opts->what, "What to patch (see above)")->capture_default_str();
   cmd->add_option("--metric", opts->metric, "logit_diff, normalized, loss or logprob")->capture_default_str();
   cmd->add_flag("--noising", opts->noising, "Patch corrupted activations into the clean run (default: denoising)");
+  cmd->add_flag("--tl-loop", opts->tl_loop,
+                "Run TransformerLens's loop (a full forward per index, every logit) instead of the shortcuts: the same "
+                "numbers, slower (to check them, or to time the shortcuts)");
   cmd->add_option("--layers", opts->layers, "Only these layers, like 3-5 or 0,2,4 (default: every layer)");
   cmd->add_option("--positions", opts->positions, "Only these positions, like 10-14 (default: every position; BOS is 0)");
   cmd->add_option("--format", opts->format, "table, json or csv")

@@ -433,6 +433,9 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
                     [&](int, int, int, std::size_t at) { same = same && src[at] == mine[at]; });
           run = !same;
         }
+        if (run && rq.keep_going && !rq.keep_going())
+          return make_error(ErrorCode::unavailable, "the patching sweep was stopped after " + std::to_string(done) +
+                                                        " of " + std::to_string(total) + " runs");
         if (run) {
           ForwardHooks hooks(L);
           hooks.want(part.point, site.layer);
@@ -453,7 +456,8 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
           skipped++;
         }
         acc[pi][si] += value / n_pairs;
-        if (rq.progress) rq.progress(++done, total);
+        ++done;
+        if (rq.progress) rq.progress(done, total);
       }
     }
   }

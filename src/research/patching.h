@@ -91,6 +91,9 @@ struct PatchRequest {
   PatchShortcuts shortcuts;
   // Called after each patched run (or skipped one): done of total. Empty: nothing.
   std::function<void(std::size_t done, std::size_t total)> progress;
+  // Asked before each patched run; false stops the sweep (unavailable): a server whose client
+  // has gone frees its worker. Empty: run to the end.
+  std::function<bool()> keep_going;
 };
 
 // What a sweep costs, known before it runs (an upper bound: skipped runs are counted).
@@ -127,7 +130,7 @@ Result<PatchCost> patch_cost(const model::ModelConfig& config, std::span<const P
 // missing or outside the vocabulary; what the model has no hook for (resid_mid in a parallel or
 // attention-only block, mlp_out without an MLP); a layer or position outside the model or the
 // prompts; loss on a one-token prompt; normalized when the clean and corrupted logit
-// differences are equal. The forward's (too_long past n_ctx).
+// differences are equal. The forward's (too_long past n_ctx). unavailable when keep_going said stop.
 Result<PatchResult> patch(const model::Parameters& params, std::span<const PatchPair> pairs,
                           const PatchRequest& request, model::Workspace& workspace);
 

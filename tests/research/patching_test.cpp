@@ -358,6 +358,19 @@ TEST(Patching, TheCostIsKnownBeforeAndProgressCountsEveryRun) {
   EXPECT_EQ(last_total, 12u);
 }
 
+TEST(Patching, ASweepStopsWhenAskedAndSaysHowFarItGot) {
+  Parameters p = load_fixture("gpt2_tiny", "model.safetensors");
+  const PatchPair pair = pair_for(p, 6, 0);
+  PatchRequest rq;
+  int asked = 0;
+  rq.keep_going = [&] { return ++asked <= 3; };  // 3 runs; layer 0 positions 1-5 need none (their slices agree)
+  Workspace ws;
+  auto r = patch(p, {&pair, 1}, rq, ws);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, headlab::ErrorCode::unavailable);
+  EXPECT_NE(r.error().message.find("stopped after 8 of 12 runs"), std::string::npos) << r.error().message;
+}
+
 TEST(Patching, BadInputIsRefusedNamingWhatIsWrong) {
   Parameters gpt2 = load_fixture("gpt2_tiny", "model.safetensors");
   Parameters neox = load_fixture("families/pythia", "model.safetensors");

@@ -1,6 +1,7 @@
 // server/model_service/model_patch.cpp — POST /api/model/patch: the prompts as the model's
 // tokens, the sweep's cost checked against the server's limit before anything runs, then the
 // sweep in the inference pool's turns (research/patching.h, the pipeline `headlab patch` runs).
+#include <chrono>
 #include <cstdio>
 
 #include "research/patch_input.h"
@@ -51,6 +52,10 @@ Result<ModelPatchResult> ModelService::patch(const ModelPatchRequest& req) {
             "). Narrow it: fewer layers (\"layers\": [3, 4, 5]), fewer positions (\"positions\": [10, 11, 12]), fewer "
             "prompt pairs, or a sweep over heads at all positions instead of by position (z_all_pos, not z_by_pos); "
             "`headlab patch` on your own machine has no limit.");
+  // A sweep still running when its request has given up (the pool's deadline) stops there,
+  // freeing the worker for the next client.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.pool.timeout_ms);
+  rq.keep_going = [deadline] { return std::chrono::steady_clock::now() < deadline; };
   // By value: a job that outlives a timed-out request must not read this frame.
   auto result = pool_->run<research::PatchResult>([this, pairs = in->pairs, rq](model::Workspace& ws) {
     return research::patch(params_, pairs, rq, ws);
