@@ -176,14 +176,15 @@ std::vector<Route> make_routes(ServerContext& ctx) {
        [&ctx](const HttpRequest& r) {
          return cached_model_answer(ctx, r, decode_model_run_request, &ModelService::run, encode_model_run);
        }},
+      // the research toolbox: activation patching (docs/research.md)
+      {"POST", "/api/model/patch",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(ctx, r, decode_model_patch_request, &ModelService::patch, encode_model_patch);
+       }},
       {"POST", "/api/model/intervene",
        [&ctx](const HttpRequest& r) {
          return cached_model_answer(ctx, r, decode_model_intervene_request, &ModelService::intervene,
                                     encode_model_intervene);
-       }},
-      {"POST", "/api/model/patch",
-       [&ctx](const HttpRequest& r) {
-         return cached_model_answer(ctx, r, decode_model_patch_request, &ModelService::patch, encode_model_patch);
        }},
       {"POST", "/api/model/query-scores",
        [&ctx](const HttpRequest& r) {
