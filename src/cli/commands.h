@@ -19,6 +19,7 @@ void add_run_command(CLI::App& app, int& exit_code);       // run_command.cpp
 void add_train_tokenizer_command(CLI::App& app, int& exit_code);  // train_tokenizer_command.cpp
 void add_train_command(CLI::App& app, int& exit_code);     // train_command.cpp
 void add_scan_command(CLI::App& app, int& exit_code);      // scan_command.cpp
+void add_patch_command(CLI::App& app, int& exit_code);     // patch_command.cpp: activation patching
 void add_class_command(CLI::App& app, int& exit_code);     // class_command.cpp
 void add_info_command(CLI::App& app, int& exit_code);      // info_command.cpp
 void add_export_command(CLI::App& app, int& exit_code);    // export_command.cpp

@@ -16,6 +16,7 @@
 #include "server/api/json_codec.h"
 #include "server/api/lesson_programs.h"
 #include "server/api/model_codec.h"
+#include "server/api/patch_codec.h"
 
 namespace headlab::server {
 namespace {
@@ -174,6 +175,11 @@ std::vector<Route> make_routes(ServerContext& ctx) {
       {"POST", "/api/model/run",
        [&ctx](const HttpRequest& r) {
          return cached_model_answer(ctx, r, decode_model_run_request, &ModelService::run, encode_model_run);
+       }},
+      // the research toolbox: activation patching (docs/research.md)
+      {"POST", "/api/model/patch",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(ctx, r, decode_model_patch_request, &ModelService::patch, encode_model_patch);
        }},
       {"POST", "/api/model/intervene",
        [&ctx](const HttpRequest& r) {
