@@ -212,3 +212,47 @@ TEST(CompositionScores, BadRequestsAreRefusedByName) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("top"), std::string::npos);
 }
+
+// --fold-ln's weights are TL's processed ones: ln_1's weight folded in and (LayerNorm) the
+// reading weights centred, so the queries are the raw residual over the norm's scale times
+// the folded W_Q, plus the biases (b_q and ln_1's bias through the raw W_Q).
+TEST(HeadWeights, FoldedWeightsReadTheResidualOverTheNormsScale) {
+  for (const char* name : {"gpt2_tiny", "families/llama", "families/gemma2"}) {
+    SCOPED_TRACE(name);
+    Parameters p = load_fixture(name, "model.safetensors", {.rows = true});
+    const ModelConfig& c = p.config;
+    const int C = c.n_embd, HS = c.head_size(), NH = c.n_head, QKV = c.qkv_width();
+    const bool ln = c.norm == ModelConfig::Norm::layernorm;
+    const std::vector<int> ids = {2, 7, 4};
+    const int T = 3, l = 1;
+    ForwardHooks hooks(c.n_layer);
+    std::vector<float> resid, scale, q;
+    for (HookPoint pt : {HookPoint::resid_pre, HookPoint::ln1_scale, HookPoint::q}) hooks.want(pt, l);
+    hooks.at = [&](HookPoint pt, int, const HookView& view) {
+      std::vector<float>& dst = pt == HookPoint::resid_pre ? resid : pt == HookPoint::ln1_scale ? scale : q;
+      dst.resize(view.size());
+      view.copy_to(dst.data());
+    };
+    ForwardOptions opt;
+    opt.hooks = &hooks;
+    ForwardOutput out;
+    Workspace ws;
+    ASSERT_TRUE(forward(p, ids, opt, out, ws));
+    double worst = 0;
+    for (int h = 0; h < NH; h++) {
+      const HeadWeights raw = head_weights(p, l, h, false), folded = head_weights(p, l, h, true);
+      for (int t = 0; t < T; t++)
+        for (int j = 0; j < HS; j++) {
+          double want = q[(std::size_t(t) * NH + h) * HS + j];
+          if (c.qkv_bias) want -= p.t.qkvb[std::size_t(l) * QKV + h * HS + j];
+          double got = 0;
+          for (int i = 0; i < C; i++) {
+            if (ln) want -= double(p.t.ln1b[std::size_t(l) * C + i]) * raw.W_Q[std::size_t(i) * HS + j];
+            got += double(resid[std::size_t(t) * C + i]) / scale[t] * folded.W_Q[std::size_t(i) * HS + j];
+          }
+          worst = std::max(worst, std::fabs(got - want));
+        }
+    }
+    EXPECT_LT(worst, 1e-4);
+  }
+}
