@@ -168,6 +168,13 @@ Result<ComposeRequest> decode_compose_query(const std::map<std::string, std::str
   return r;
 }
 
+std::string encode_compose_request(const ComposeRequest& r) {
+  json j = {{"kind", r.kind}, {"fold_ln", r.fold_ln}, {"top", r.top}, {"baseline_samples", r.baseline_samples}};
+  if (r.threshold) j["threshold"] = *r.threshold;
+  if (r.circuit) j["circuit"] = std::to_string(r.circuit->first) + "." + std::to_string(r.circuit->second);
+  return dump(j);
+}
+
 std::string encode_lens(const research::LensTextAnswer& a, const model::BpeTokenizer* tok) {
   const research::LensResult& r = a.lens;
   json values = json::array();

@@ -20,6 +20,8 @@ Result<research::LensTextRequest> decode_lens_request(std::string_view body);
 Result<research::AttributionTextRequest> decode_attribute_request(std::string_view body);
 Result<ComposeRequest> decode_compose_request(std::string_view body);
 Result<ComposeRequest> decode_compose_query(const std::map<std::string, std::string>& query);
+// A request as the JSON decode_compose_request reads (GET's query answered as its POST).
+std::string encode_compose_request(const ComposeRequest& request);
 // "1.2" -> {1, 2}; nothing for anything else.
 std::optional<std::pair<int, int>> parse_head_name(std::string_view text);
 
