@@ -43,6 +43,7 @@ Result<analysis::RunInput> prompt_input(const model::BpeTokenizer* tok, const mo
     if (!tok) return make_error(ErrorCode::invalid_argument, "this model has no tokenizer: give token ids instead of text");
     return analysis::run_input_from_text(*tok, c, p.text, o);
   }
+  o.bos = p.bos.value_or(false);  // the BOS rule is never applied to given ids (issue 27): --bos asks
   return analysis::run_input_from_ids(tok, c, p.ids, o);
 }
 

@@ -23,7 +23,7 @@ namespace headlab::research {
 struct TextPrompt {
   std::string text;             // one of text and ids
   std::vector<int> ids;
-  std::optional<bool> bos;      // unset: the family's default (never added to given ids)
+  std::optional<bool> bos;      // unset: the family's default for text; no BOS before given ids
   analysis::RunInputOptions input;  // max_tokens, truncate and how messages name them (bos is set from `bos`)
 };
 
