@@ -45,7 +45,7 @@ std::string compose_table(const server::ComposeAnswer& a, const model::BpeTokeni
                 "Composition scores on the %s weights: ||OV_sender . M_receiver||_F / (||OV|| ||M||), M = the\n"
                 "receiver's QK (q), QK^T (k) or OV (v). Random baseline: %.4f +- %.4f (Gaussian matrices of the\n"
                 "heads' shapes, %d samples).\n",
-                s.fold_ln ? "processed (--fold-ln: LayerNorm folded, writing weights centred)" : "raw", s.baseline_mean,
+                s.fold_ln ? "processed (--fold-ln)" : "raw", s.baseline_mean,
                 s.baseline_std, s.baseline_samples);
   out << buf;
   for (research::CompositionKind kind : compose_kinds(a.request.kind)) {
