@@ -321,6 +321,52 @@ TEST(WordOrderChecks, AWrongGuessIsNeverToldTheAnswerAndAShownAnswerIsNeverCredi
   EXPECT_EQ(s.post("/api/lessons/word-order/check", check("offset-only", {{"positions", {20}}})).status, 400);
 }
 
+// A wrong guess is told how far off it is: a client could walk every position until one is
+// right. Only the first answer on a position counts; another position is a fresh guess.
+TEST(WordOrderChecks, OnlyTheFirstGuessOnAPositionCanEarnCredit) {
+  TestServer s = lesson_server("g.db");
+  auto pos = s.get("/api/positions");
+  auto nearest = [&](int p) {
+    const auto& row = pos.body["learned"][p];
+    int best = -1;
+    for (int j = 0; j < 128; ++j)
+      if (j != p && (best < 0 || row[j].get<double>() > row[best].get<double>())) best = j;
+    return best;
+  };
+  const int best = nearest(30);
+  const int wrong_guess = best == 0 ? 1 : 0;
+  auto wrong = s.post("/api/lessons/word-order/check", check("wpe-neighbour", {{"positions", {30, wrong_guess}}}));
+  ASSERT_EQ(wrong.status, 200) << wrong.raw;
+  EXPECT_FALSE(wrong.body["correct"].get<bool>());
+  auto steered = s.post("/api/lessons/word-order/check", check("wpe-neighbour", {{"positions", {30, best}}}));
+  ASSERT_EQ(steered.status, 200) << steered.raw;
+  EXPECT_FALSE(steered.body["correct"].get<bool>()) << steered.raw;
+  EXPECT_NE(steered.body["explanation"].get<std::string>().find("only the first answer on a position counts"),
+            std::string::npos)
+      << steered.raw;
+  // A refused request spends no guess: position 40's first real answer still counts.
+  EXPECT_EQ(s.post("/api/lessons/word-order/check", check("wpe-neighbour", {{"positions", {40, 500}}})).status, 400);
+  auto fresh = s.post("/api/lessons/word-order/check", check("wpe-neighbour", {{"positions", {40, nearest(40)}}}));
+  ASSERT_EQ(fresh.status, 200) << fresh.raw;
+  EXPECT_TRUE(fresh.body["correct"].get<bool>()) << fresh.raw;
+}
+
+// A reveal request the check refuses (no position) showed nothing: it is not remembered, so
+// the challenge can still be earned.
+TEST(WordOrderChecks, ARefusedRevealIsNotRemembered) {
+  TestServer s = lesson_server("r.db");
+  EXPECT_EQ(s.post("/api/lessons/word-order/check", check("wpe-neighbour", {{"positions", json::array()}, {"revealed", true}})).status,
+            400);
+  auto pos = s.get("/api/positions");
+  const auto& row = pos.body["learned"][50];
+  int best = -1;
+  for (int j = 0; j < 128; ++j)
+    if (j != 50 && (best < 0 || row[j].get<double>() > row[best].get<double>())) best = j;
+  auto right = s.post("/api/lessons/word-order/check", check("wpe-neighbour", {{"positions", {50, best}}}));
+  ASSERT_EQ(right.status, 200) << right.raw;
+  EXPECT_TRUE(right.body["correct"].get<bool>()) << right.raw;
+}
+
 TEST(WordOrderPrograms, ShowWhatTheBuildPrinted) {
   TestServer s(temp_path("g.db"));
   auto r = s.get("/api/lessons/word-order/programs");
