@@ -298,77 +298,113 @@ void top_pairs(const float* A, const float* B, int V, int HS, int k, std::vector
 
 }  // namespace
 
-Result<HeadCircuits> head_circuits(const model::Parameters& params, int layer, int head, const CircuitOptions& o) {
+namespace {
+
+// A head's four vocabulary factors, streamed over the vocabulary in row blocks:
+//   EV = W_E W_V, EQ = W_E W_Q, EK = W_E W_K (V, HS);  OU = W_O W_U (HS, V)
+// (EQ and EK only when asked: the copying score needs EV and OU alone.)
+struct VocabFactors {
+  std::vector<float> EV, EQ, EK, OU;
+};
+VocabFactors vocab_factors(const model::Parameters& params, const HeadWeights& w, bool fold_ln, bool qk) {
   const model::ModelConfig& c = params.config;
-  if (Status st = model::check_layer_head(c, layer, head); !st) return tl::unexpected(st.error());
-  if (o.top < 1 || o.top > 1000)
-    return make_error(ErrorCode::invalid_argument, "top must be in 1..1000, got " + std::to_string(o.top));
   const int V = c.vocab_size, C = c.n_embd, HS = c.head_size();
   const bool ln = c.norm == model::ModelConfig::Norm::layernorm;
-  const HeadWeights w = head_weights(params, layer, head, o.fold_ln);
-
-  // 1. the four (V, HS) / (HS, V) factors, streamed over the vocabulary in row blocks
-  //    EV = W_E W_V, EQ = W_E W_Q, EK = W_E W_K (V, HS);  OU = W_O W_U (HS, V)
-  std::vector<float> EV(std::size_t(V) * HS), EQ(EV.size()), EK(EV.size()), OU(std::size_t(HS) * V);
+  VocabFactors f;
+  f.EV.resize(std::size_t(V) * HS);
+  if (qk) f.EQ.resize(f.EV.size()), f.EK.resize(f.EV.size());
+  f.OU.resize(std::size_t(HS) * V);
   const int nb = 256;
-  std::vector<float> rows(std::size_t(nb) * C), OUblk(std::size_t(HS) * nb);
+  std::vector<float> rows(std::size_t(nb) * C);
   for (int r0 = 0; r0 < V; r0 += nb) {
     const int n = std::min(nb, V - r0);
     model::parameters_read_rows(params, &model::ParameterTensors::wte, 0, r0, n, rows.data());  // (n, C)
-    if (o.fold_ln && ln)  // centred embeddings (center_writing_weights)
+    if (fold_ln && ln)  // centred embeddings (center_writing_weights)
       for (int i = 0; i < n; i++) {
         double mean = 0;
         for (int j = 0; j < C; j++) mean += rows[std::size_t(i) * C + j];
         mean /= C;
         for (int j = 0; j < C; j++) rows[std::size_t(i) * C + j] -= static_cast<float>(mean);
       }
-    model::blas_sgemm(false, false, n, HS, C, 1.0f, rows.data(), C, w.W_V.data(), HS, 0.0f, EV.data() + std::size_t(r0) * HS, HS);
-    model::blas_sgemm(false, false, n, HS, C, 1.0f, rows.data(), C, w.W_Q.data(), HS, 0.0f, EQ.data() + std::size_t(r0) * HS, HS);
-    model::blas_sgemm(false, false, n, HS, C, 1.0f, rows.data(), C, w.W_K.data(), HS, 0.0f, EK.data() + std::size_t(r0) * HS, HS);
+    model::blas_sgemm(false, false, n, HS, C, 1.0f, rows.data(), C, w.W_V.data(), HS, 0.0f, f.EV.data() + std::size_t(r0) * HS, HS);
+    if (qk) {
+      model::blas_sgemm(false, false, n, HS, C, 1.0f, rows.data(), C, w.W_Q.data(), HS, 0.0f, f.EQ.data() + std::size_t(r0) * HS, HS);
+      model::blas_sgemm(false, false, n, HS, C, 1.0f, rows.data(), C, w.W_K.data(), HS, 0.0f, f.EK.data() + std::size_t(r0) * HS, HS);
+    }
     model::parameters_read_rows(params, model::parameters_unembedding_tensor(c), 0, r0, n, rows.data());  // W_U^T (n, C)
-    if (o.fold_ln)  // ln_final's weight into W_U
+    if (fold_ln)  // ln_final's weight into W_U
       for (int i = 0; i < n; i++)
         for (int j = 0; j < C; j++) rows[std::size_t(i) * C + j] *= params.t.lnfw[j] + (c.norm_plus_one ? 1.0f : 0.0f);
-    model::blas_sgemm(false, true, HS, n, C, 1.0f, w.W_O.data(), C, rows.data(), C, 0.0f, OU.data() + r0, V);
+    model::blas_sgemm(false, true, HS, n, C, 1.0f, w.W_O.data(), C, rows.data(), C, 0.0f, f.OU.data() + r0, V);
   }
+  return f;
+}
 
-  HeadCircuits r;
-  r.layer = layer, r.head = head, r.fold_ln = o.fold_ln;
-  // 2. the top pairs of OV = EV @ OU and QK = EQ @ EK^T
-  int self = 0;
-  top_pairs(EV.data(), OU.data(), V, HS, o.top, r.ov_top, &self);
-  r.ov_self_top1 = static_cast<float>(double(self) / V);
-  std::vector<float> KE(std::size_t(HS) * V);  // EK^T (HS, V)
-  for (int v = 0; v < V; v++)
-    for (int j = 0; j < HS; j++) KE[std::size_t(j) * V + v] = EK[std::size_t(v) * HS + j];
-  top_pairs(EQ.data(), KE.data(), V, HS, o.top, r.qk_top, nullptr);
-
-  // 3. the OV circuit's nonzero eigenvalues: those of OU @ EV (HS, HS)
+// The OV circuit's nonzero eigenvalues, those of OU @ EV (HS, HS), largest |lambda| first, and
+// the copying score sum(Re lambda) / sum(|lambda|).
+Status ov_eigenvalues(const VocabFactors& f, int V, int HS, std::vector<std::complex<double>>& out, double& copying) {
   std::vector<double> M(std::size_t(HS) * HS, 0.0);
   for (int i = 0; i < HS; i++)
     for (int v = 0; v < V; v++) {
-      const double ou = OU[std::size_t(i) * V + v];
-      const float* ev = EV.data() + std::size_t(v) * HS;
+      const double ou = f.OU[std::size_t(i) * V + v];
+      const float* ev = f.EV.data() + std::size_t(v) * HS;
       for (int j = 0; j < HS; j++) M[std::size_t(i) * HS + j] += ou * ev[j];
     }
-  std::vector<double> wr(static_cast<std::size_t>(HS)), wi(static_cast<std::size_t>(HS)), work(static_cast<std::size_t>(8 * HS + 8));
+  std::vector<double> wr(static_cast<std::size_t>(HS)), wi(static_cast<std::size_t>(HS)),
+      work(static_cast<std::size_t>(8 * HS + 8));
   const int lwork = static_cast<int>(work.size()), one = 1;
   int info = 0;
   double dummy = 0;
   dgeev_("N", "N", &HS, M.data(), &HS, wr.data(), wi.data(), &dummy, &one, &dummy, &one, work.data(), &lwork, &info, 1, 1);
   if (info != 0)
-    return make_error(ErrorCode::internal, "LAPACK's dgeev did not converge on the OV circuit of head " +
-                                               std::to_string(layer) + "." + std::to_string(head) + " (info " +
-                                               std::to_string(info) + ")");
+    return make_error(ErrorCode::internal, "LAPACK's dgeev did not converge on an OV circuit (info " + std::to_string(info) + ")");
   double sum = 0, abs_sum = 0;
+  out.clear();
   for (int i = 0; i < HS; i++) {
-    r.ov_eigenvalues.emplace_back(wr[std::size_t(i)], wi[std::size_t(i)]);
+    out.emplace_back(wr[std::size_t(i)], wi[std::size_t(i)]);
     sum += wr[std::size_t(i)];
     abs_sum += std::hypot(wr[std::size_t(i)], wi[std::size_t(i)]);
   }
-  std::sort(r.ov_eigenvalues.begin(), r.ov_eigenvalues.end(),
+  std::sort(out.begin(), out.end(),
             [](const std::complex<double>& x, const std::complex<double>& y) { return std::abs(x) > std::abs(y); });
-  r.copying_score = abs_sum > 0 ? sum / abs_sum : 0.0;
+  copying = abs_sum > 0 ? sum / abs_sum : 0.0;
+  return {};
+}
+
+}  // namespace
+
+Result<double> copying_score(const model::Parameters& params, int layer, int head, bool fold_ln) {
+  const model::ModelConfig& c = params.config;
+  if (Status st = model::check_layer_head(c, layer, head); !st) return tl::unexpected(st.error());
+  const VocabFactors f = vocab_factors(params, head_weights(params, layer, head, fold_ln), fold_ln, false);
+  std::vector<std::complex<double>> eig;
+  double copying = 0;
+  if (Status st = ov_eigenvalues(f, c.vocab_size, c.head_size(), eig, copying); !st) return tl::unexpected(st.error());
+  return copying;
+}
+
+Result<HeadCircuits> head_circuits(const model::Parameters& params, int layer, int head, const CircuitOptions& o) {
+  const model::ModelConfig& c = params.config;
+  if (Status st = model::check_layer_head(c, layer, head); !st) return tl::unexpected(st.error());
+  if (o.top < 1 || o.top > 1000)
+    return make_error(ErrorCode::invalid_argument, "top must be in 1..1000, got " + std::to_string(o.top));
+  const int V = c.vocab_size, HS = c.head_size();
+  const VocabFactors f = vocab_factors(params, head_weights(params, layer, head, o.fold_ln), o.fold_ln, true);
+
+  HeadCircuits r;
+  r.layer = layer, r.head = head, r.fold_ln = o.fold_ln;
+  // the top pairs of OV = EV @ OU and QK = EQ @ EK^T
+  int self = 0;
+  top_pairs(f.EV.data(), f.OU.data(), V, HS, o.top, r.ov_top, &self);
+  r.ov_self_top1 = static_cast<float>(double(self) / V);
+  std::vector<float> KE(std::size_t(HS) * V);  // EK^T (HS, V)
+  for (int v = 0; v < V; v++)
+    for (int j = 0; j < HS; j++) KE[std::size_t(j) * V + v] = f.EK[std::size_t(v) * HS + j];
+  top_pairs(f.EQ.data(), KE.data(), V, HS, o.top, r.qk_top, nullptr);
+  if (Status st = ov_eigenvalues(f, V, HS, r.ov_eigenvalues, r.copying_score); !st) {
+    st.error().message += " (head " + std::to_string(layer) + "." + std::to_string(head) + ")";
+    return tl::unexpected(st.error());
+  }
   return r;
 }
 

@@ -107,4 +107,7 @@ double head_circuits_cost(const model::ModelConfig& config);
 // internal (LAPACK's eigensolver failed).
 Result<HeadCircuits> head_circuits(const model::Parameters& params, int layer, int head, const CircuitOptions& options);
 
+// The copying score alone (no (V, V) pass: 2 V C HS multiply-adds). Errors: as head_circuits'.
+Result<double> copying_score(const model::Parameters& params, int layer, int head, bool fold_ln);
+
 }  // namespace headlab::research

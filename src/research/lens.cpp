@@ -91,12 +91,12 @@ Result<LensResult> logit_lens(const model::Parameters& params, std::span<const i
       cell.entropy = static_cast<float>(entropy);
       cell.kl_final = static_cast<float>(std::max(0.0, kl));  // >= 0; rounding may leave -1e-9
       for (int id : model::top_k(row, V, rq.top_k))
-        cell.top.push_back({id, static_cast<float>(std::exp(logp[std::size_t(id)]))});
+        cell.top.push_back({id, row[id], static_cast<float>(std::exp(logp[std::size_t(id)]))});
       for (int a : rq.answers) {
         int rank = 0;
         for (int v = 0; v < V; v++)
           if (row[v] > row[a]) rank++;
-        cell.answers.push_back({a, rank, static_cast<float>(std::exp(logp[std::size_t(a)])),
+        cell.answers.push_back({a, rank, row[a], static_cast<float>(std::exp(logp[std::size_t(a)])),
                                 static_cast<float>(logp[std::size_t(a)])});
       }
     }

@@ -29,12 +29,14 @@ struct LensRequest {
 
 struct LensToken {
   int id = 0;
+  float logit = 0.0f;  // after Gemma 2's soft-cap, as the model's
   float prob = 0.0f;
 };
 
 struct LensAnswer {
   int id = 0;
-  int rank = 0;          // 0 = the most likely token; ties counted in the token's favour
+  int rank = 0;          // tokens with a larger logit (0 = the most likely; ties count in its favour)
+  float logit = 0.0f;
   float prob = 0.0f;
   float logprob = 0.0f;  // natural log
 };

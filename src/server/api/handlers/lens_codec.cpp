@@ -185,12 +185,14 @@ std::string encode_lens(const research::LensTextAnswer& a, const model::BpeToken
       json top = json::array();
       for (const research::LensToken& k : c.top) {
         json x = token(tok, k.id);
+        x["logit"] = k.logit;
         x["prob"] = k.prob;
         top.push_back(std::move(x));
       }
       json answers = json::array();
       for (const research::LensAnswer& k : c.answers)
-        answers.push_back({{"id", k.id}, {"rank", k.rank}, {"prob", k.prob}, {"logprob", nullable(k.logprob)}});
+        answers.push_back(
+            {{"id", k.id}, {"rank", k.rank}, {"logit", k.logit}, {"prob", k.prob}, {"logprob", nullable(k.logprob)}});
       row.push_back({{"top", std::move(top)}, {"entropy", c.entropy}, {"kl_final", c.kl_final}, {"answers", std::move(answers)}});
     }
     values.push_back(std::move(row));
