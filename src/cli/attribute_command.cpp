@@ -47,7 +47,10 @@ std::string attribute_table(const research::AttributionTextAnswer& a, const mode
   std::snprintf(buf, sizeof buf, "\n  %-14s %10.4f\n  %-14s %10.4f", "sum of parts", r.sum, "the model's", r.logit_diff);
   out << buf;
   if (std::fabs(r.logit_diff - r.logit_diff_uncapped) > 1e-4f * (1.0f + std::fabs(r.logit_diff)))
-    out << " (before Gemma 2's final soft-cap: " << r.logit_diff_uncapped << ", what the parts add up to)";
+  {
+    std::snprintf(buf, sizeof buf, " (before Gemma 2's final soft-cap: %.4f, what the parts add up to)", r.logit_diff_uncapped);
+    out << buf;
+  }
   out << "\n";
   return out.str();
 }
