@@ -60,14 +60,9 @@ Result<LensResult> logit_lens(const model::Parameters& params, std::span<const i
   // the final distribution first: every entry's KL is measured from it
   model::ForwardOutput fin;
   if (Status s = entry_logits(L, fin); !s) return tl::unexpected(s.error());
-  std::vector<double> final_logp(std::size_t(T) * V);
-  {
-    std::vector<double> row;
-    for (int t = 0; t < T; t++) {
-      log_softmax(fin.logits.data() + std::size_t(t) * V, V, row);
-      std::copy(row.begin(), row.end(), final_logp.begin() + std::size_t(t) * V);
-    }
-  }
+  // log p_final(v) = logit(v) - lse_t: the logits and one log-sum-exp per position, not (T, V) doubles
+  std::vector<double> final_lse(static_cast<std::size_t>(T));
+  for (int t = 0; t < T; t++) final_lse[std::size_t(t)] = model::row_log_sum_exp(fin.logits.data() + std::size_t(t) * V, V);
 
   model::ForwardOutput o;
   std::vector<double> logp;
@@ -80,12 +75,14 @@ Result<LensResult> logit_lens(const model::Parameters& params, std::span<const i
     for (int t = 0; t < T; t++) {
       const float* row = src->logits.data() + std::size_t(t) * V;
       log_softmax(row, V, logp);
-      const double* fl = final_logp.data() + std::size_t(t) * V;
+      const float* fin_row = fin.logits.data() + std::size_t(t) * V;
+      const double lse = final_lse[std::size_t(t)];
       double entropy = 0, kl = 0;
       for (int v = 0; v < V; v++) {
-        const double p = std::exp(logp[std::size_t(v)]), pf = std::exp(fl[v]);
+        const double fl = double(fin_row[v]) - lse;
+        const double p = std::exp(logp[std::size_t(v)]), pf = std::exp(fl);
         if (p > 0) entropy -= p * logp[std::size_t(v)];
-        if (pf > 0) kl += pf * (fl[v] - logp[std::size_t(v)]);
+        if (pf > 0) kl += pf * (fl - logp[std::size_t(v)]);
       }
       LensCell& cell = r.cells[std::size_t(e) * T + t];
       cell.entropy = static_cast<float>(entropy);
