@@ -68,7 +68,7 @@ void print_grid(const server::ClassView& v) {
       else ++lessons.back().second;
   for (const auto& [lesson, n] : lessons) {
     std::string cols;
-    for (std::size_t i = 0; i < n; ++i) cols += pad(std::to_string(i + 1), 4);
+    for (std::size_t i = 0; i < n; ++i) cols += pad(std::to_string(i + 1), 5);
     header += pad(lesson, std::max(width(cols), width(lesson)) + 2);
     numbers += pad(cols, std::max(width(cols), width(lesson)) + 2);
   }
@@ -78,8 +78,12 @@ void print_grid(const server::ClassView& v) {
     std::string row = pad(printable(l.nickname), name_w + 2);
     for (std::size_t li = 0; li < l.lessons.size(); ++li) {
       std::string cols;
-      for (const auto& c : l.lessons[li].challenges)
-        cols += pad(c.done ? "\u2713" + std::to_string(c.tries) : c.tries > 0 ? "\u2717" + std::to_string(c.tries) : "\u00b7", 4);
+      for (const auto& c : l.lessons[li].challenges) {
+        std::string cell = c.done ? "\u2713" + std::to_string(c.tries) : c.tries > 0 ? "\u2717" + std::to_string(c.tries) : "\u00b7";
+        if (!c.revealed_at.empty()) cell += "!";  // the answer was shown to this learner
+        if (c.before_joining) cell += "+";        // done before the learner joined the class
+        cols += pad(cell, 5);
+      }
       std::size_t w = std::max(width(cols), width(lessons[li].first));
       row += pad(cols, w + 2);
     }
@@ -91,7 +95,8 @@ void print_grid(const server::ClassView& v) {
     for (std::size_t i = 0; i < v.banned.size(); ++i) std::cout << (i ? ", " : " ") << printable(v.banned[i].nickname);
     std::cout << "\n";
   }
-  std::cout << "\n\u2713n done in n tries   \u2717n n tries, not done yet   \u00b7 not tried\n\n";
+  std::cout << "\n\u2713n done in n tries   \u2717n n tries, not done yet   \u00b7 not tried   "
+               "! the answer was shown   + done before joining\n\n";
   std::string lesson;
   int i = 0;
   for (const auto& c : v.challenges) {

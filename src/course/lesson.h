@@ -32,6 +32,12 @@ struct Verdict {
 // fields), unavailable (the challenge needs a model and none is loaded), the model's errors.
 using AnswerCheck = Result<Verdict> (*)(const Answer& answer, LessonModel* model);
 
+// The piece of evidence an answer guesses on, as a short key (at most 200 bytes), for the
+// challenges a wrong answer is told how far off: only the first answer on each piece of
+// evidence can earn credit (the server keeps them: ProgressStore::note_guess). "" for an
+// answer that is not such a guess.
+using GuessKey = std::string (*)(const Answer& answer);
+
 struct Lesson {
   std::string id;  // "causal-mask": the URL slug and the API's lesson id
   int number = 0;  // set by the course from the lesson's place in course_lessons()
@@ -41,6 +47,7 @@ struct Lesson {
   // POST /api/lessons/<id>/check; null when the challenges are detected from what the
   // learner looks at instead (lesson 1, POST /api/progress/check).
   AnswerCheck check_answer = nullptr;
+  GuessKey guess_key = nullptr;  // null: no challenge of the lesson is a guess
 };
 
 }  // namespace headlab::course

@@ -281,6 +281,17 @@ Result<Verdict> check_word_order_answer(const Answer& a, LessonModel* model) {
   return without_credit_if_revealed(check_on_evidence(a, model), a.revealed, "The server remembers that you looked, so this challenge stays unticked; the others can still be earned.");
 }
 
+std::string word_order_guess_key(const Answer& a) {
+  if (a.revealed || a.positions.empty()) return "";
+  if (a.challenge == "wpe-neighbour") return guess_key("position", std::to_string(a.positions[0]));
+  if (a.challenge != "shuffle-follows") return "";  // offset-only is built, not guessed
+  // The shuffle: the head, the text, the order and the followed token. A new shuffle is new
+  // evidence (where the word went is what the learner predicts).
+  std::string order;
+  for (int o : a.order) order += std::to_string(o) + ",";
+  return guess_key("shuffle", digest(std::to_string(a.head) + "|" + order + "|" + std::to_string(a.positions[0]) + "|" + a.text));
+}
+
 Lesson word_order_lesson() {
   return {kWordOrderLesson,
           0,
@@ -289,7 +300,8 @@ Lesson word_order_lesson() {
           {{"shuffle-follows", "Shuffle your sentence and, before the new pattern shows, pick where a word now looks most under a head that sees no positions."},
            {"wpe-neighbour", "Pick a position of the model's learned position vectors and guess which other position's vector is most like it."},
            {"offset-only", "Find two pairs of positions, far apart, whose rotated q\u00b7k the engine gives the same."}},
-          check_word_order_answer};
+          check_word_order_answer,
+          word_order_guess_key};
 }
 
 }  // namespace headlab::course

@@ -242,6 +242,7 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
   } else {
     ModelServiceOptions mo;
     mo.dir = options.model_dir;
+    mo.max_patch_multiply_adds = options.max_patch_multiply_adds;  // POST /api/model/patch
     mo.load = options.model_load;
     mo.max_tokens = options.max_tokens;
     mo.max_cache_bytes = options.max_activation_cache_bytes;

@@ -28,6 +28,7 @@ struct ServerOptions {
   std::string no_model_reason = "the server was started with --no-model.";  // said then
   std::string models_dir;  // the word-order lesson's models, by name; empty: model_dir's parent, else models
   int max_tokens = 256;   // tokens per model request (at most the model's n_ctx)
+  double max_patch_multiply_adds = 1e11;  // POST /api/model/patch: a sweep's work (research::PatchCost)
   int model_queue = 8;    // model requests waiting beyond the running one; more get 503
   int model_timeout_ms = 30000;
   std::size_t cache_bytes = 64u << 20;

@@ -89,6 +89,36 @@ TEST(ClassCli, ShowGivesTheSameViewAsTheApi) {
   EXPECT_NE(csv.out.find("Ada,trained-heads,pattern-quiz,The previous-token pattern,yes,"), std::string::npos) << csv.out;
 }
 
+// The text grid carries the marks the JSON and CSV carry: "!" after a cell whose answer the
+// learner was shown, "+" after one done before joining the class.
+TEST(ClassCli, ShowMarksAnAnswerShownAndAPassMadeBeforeJoining) {
+  std::string db = temp_path("cli.db");
+  std::string code = code_in(headlab_run("class create \"Period 3\" --db " + db).out);
+  {
+    TestServer s(db);
+    // Bea passes the quiz on her own, then joins: the pass is carried over and marked.
+    s.post("/api/lessons/trained-heads/check",
+           json{{"learner", "learner-0002"}, {"challenge", "pattern-quiz"}, {"answer", {{"choice", "below-diagonal"}}}});
+    s.post("/api/class/join", json{{"code", code}, {"learner", "learner-0001"}, {"nickname", "Ada"}});
+    s.post("/api/class/join", json{{"code", code}, {"learner", "learner-0002"}, {"nickname", "Bea"}});
+    // Ada asks to see the answer, then sends it: never credited, marked.
+    s.post("/api/lessons/trained-heads/check", json{{"learner", "learner-0001"}, {"challenge", "pattern-quiz"},
+                                                   {"answer", {{"choice", "below-diagonal"}, {"revealed", true}}}});
+  }
+  auto text = headlab_run("class show " + code + " --db " + db);
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  std::string ada, bea;
+  std::istringstream lines(text.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("Ada", 0) == 0) ada = line;
+    if (line.rfind("Bea", 0) == 0) bea = line;
+  }
+  EXPECT_NE(ada.find("\u27171!"), std::string::npos) << text.out;  // one try, not done, answer shown
+  EXPECT_NE(bea.find("+"), std::string::npos) << text.out;
+  EXPECT_EQ(ada.find("+"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("! the answer was shown   + done before joining"), std::string::npos) << text.out;
+}
+
 // The grid's columns line up whatever the nicknames are made of: a wide character takes two
 // columns of a terminal, a combining accent none.
 TEST(ClassCli, ShowAlignsTheGridForWideCharactersAndCombiningMarks) {

@@ -238,4 +238,37 @@ TEST(WordOrderAnswer, RefusesUnknownChallengesAndMissingFields) {
 }
 
 }  // namespace
+// The evidence a guess is made on: the same for the same position or shuffle (so a second
+// answer there is seen as one), new for another; no key for a reveal or a built answer.
+TEST(WordOrderGuessKey, NamesThePositionOrTheShuffleAGuessIsMadeOn) {
+  Answer a;
+  a.challenge = "wpe-neighbour";
+  a.positions = {20, 3};
+  EXPECT_EQ(word_order_guess_key(a), "position#20");
+  a.positions = {20, 21};
+  EXPECT_EQ(word_order_guess_key(a), "position#20");
+  a.revealed = true;
+  EXPECT_EQ(word_order_guess_key(a), "");
+  Answer s;
+  s.challenge = "shuffle-follows";
+  s.text = "the cat sat on the mat";
+  s.head = 1;
+  s.order = {5, 4, 3, 2, 1, 0};
+  s.positions = {2, 0};
+  const std::string key = word_order_guess_key(s);
+  EXPECT_EQ(key.rfind("shuffle#", 0), 0u) << key;
+  EXPECT_LE(key.size(), 200u);
+  s.positions = {2, 4};  // another pick on the same shuffle: the same evidence
+  EXPECT_EQ(word_order_guess_key(s), key);
+  s.order = {0, 1, 2, 3, 5, 4};
+  EXPECT_NE(word_order_guess_key(s), key);
+  s.order = {5, 4, 3, 2, 1, 0};
+  s.head = 0;
+  EXPECT_NE(word_order_guess_key(s), key);
+  Answer o;
+  o.challenge = "offset-only";
+  o.positions = {5, 2, 25, 22};
+  EXPECT_EQ(word_order_guess_key(o), "");
+}
+
 }  // namespace headlab::course

@@ -172,7 +172,7 @@ test('the twist: the no-positions model’s previous-token head, its score and i
   assert.doesNotMatch(await page.getByTestId('nopos-twist').textContent(), /bright cells one step below the diagonal are the word before/);
 });
 
-test('Part 2: a wrong nearest-position guess is not met and never told the answer; the row stays hidden; the right one is met', async () => {
+test('Part 2: a wrong nearest-position guess is not met and never told the answer; the row stays hidden; the right answer then earns nothing there, and a first right guess elsewhere is met', async () => {
   const pos = (await get(server, '/api/positions')).body;
   assert.ok(pos.learned, pos.learned_note);
   const p = 20;
@@ -190,13 +190,24 @@ test('Part 2: a wrong nearest-position guess is not met and never told the answe
   assert.doesNotMatch(said, new RegExp(`\\b${best}\\b(?!%)`), 'the answer is not named: ' + said);
   // the row is still hidden: it would show the answer
   assert.equal(await page.getByTestId('wpe-matrix').getAttribute('data-hidden'), String(p));
+  // Steered there by "how far off": the server keeps the first answer on a position.
   await page.getByTestId('wpe-guess').fill(String(best));
+  await page.getByTestId('wpe-check').click();
+  await eventually(async () => assert.match(await v.textContent(), /only the first answer on a position counts/));
+  assert.equal(await v.getAttribute('data-correct'), 'false');
+  assert.equal(await challenge(page, 'wpe-neighbour').evaluate((li) => li.classList.contains('done')), false);
+  // A first guess on another position is a fresh one.
+  const p2 = 40;
+  const row2 = pos.learned[p2].map((x, j) => (j === p2 ? -Infinity : x));
+  const best2 = row2.indexOf(Math.max(...row2));
+  await page.getByTestId('wpe-position').fill(String(p2));
+  await page.getByTestId('wpe-guess').fill(String(best2));
   await page.getByTestId('wpe-check').click();
   await eventually(async () => assert.equal(await v.getAttribute('data-correct'), 'true'));
   assert.equal(await page.getByTestId('wpe-matrix').getAttribute('data-hidden'), null, 'a right guess shows the row');
   // The reading is chosen by the numbers: a neighbour or not.
   const right = await v.textContent();
-  assert.match(right, Math.abs(best - p) === 1 ? /It is a neighbour/ : /It is not a neighbour/);
+  assert.match(right, Math.abs(best2 - p2) === 1 ? /It is a neighbour/ : /It is not a neighbour/);
   await eventually(async () => assert.equal(await challenge(page, 'wpe-neighbour').evaluate((li) => li.classList.contains('done')), true));
 });
 

@@ -2,6 +2,8 @@
 // request, calls a handler, and encodes the Result (an Error becomes the JSON envelope).
 #include "server/api/routes.h"
 
+#include <functional>
+
 #include "course/course.h"
 #include "server/http/errors.h"
 #include "server/http/http_gzip.h"
@@ -9,6 +11,7 @@
 #include "server/api/handlers/class_handlers.h"
 #include "server/api/handlers/course_handlers.h"
 #include "server/api/handlers/induction_handlers.h"
+#include "server/api/handlers/lens_codec.h"
 #include "server/api/handlers/lesson_handlers.h"
 #include "server/api/handlers/positions_codec.h"
 #include "server/api/handlers/positions_handlers.h"
@@ -16,6 +19,7 @@
 #include "server/api/json_codec.h"
 #include "server/api/lesson_programs.h"
 #include "server/api/model_codec.h"
+#include "server/api/patch_codec.h"
 
 namespace headlab::server {
 namespace {
@@ -85,7 +89,7 @@ HttpResponse cached_model_answer(ServerContext& ctx, const HttpRequest& r, Decod
   }
   auto model = need_model(ctx);
   if (!model) return error_response(model.error());
-  HttpResponse out = answer(decode(r.body), [&](const auto& req) { return ((*model)->*handle)(req); }, encode);
+  HttpResponse out = answer(decode(r.body), [&](const auto& req) { return std::invoke(handle, *model, req); }, encode);
   if (out.status != 200) return out;
   // Kept once with its gzip made once: a hit costs neither a copy nor a compression.
   CachedAnswer a;
@@ -175,6 +179,11 @@ std::vector<Route> make_routes(ServerContext& ctx) {
        [&ctx](const HttpRequest& r) {
          return cached_model_answer(ctx, r, decode_model_run_request, &ModelService::run, encode_model_run);
        }},
+      // the research toolbox: activation patching (docs/research.md)
+      {"POST", "/api/model/patch",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(ctx, r, decode_model_patch_request, &ModelService::patch, encode_model_patch);
+       }},
       {"POST", "/api/model/intervene",
        [&ctx](const HttpRequest& r) {
          return cached_model_answer(ctx, r, decode_model_intervene_request, &ModelService::intervene,
@@ -199,6 +208,39 @@ std::vector<Route> make_routes(ServerContext& ctx) {
        [&ctx](const HttpRequest& r) {
          return cached_model_answer(ctx, r, decode_query_scores_request, &ModelService::query_scores,
                                     encode_query_scores);
+       }},
+      // ---- the research toolbox: logit lens, direct logit attribution, composition (docs/research.md) ----
+      {"POST", "/api/model/lens",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(
+             ctx, r, decode_lens_request,
+             [](ModelService* m, const research::LensTextRequest& q) { return handle_model_lens(*m, q); },
+             [&ctx](const research::LensTextAnswer& a) { return encode_lens(a, &ctx.model->tokenizer()); });
+       }},
+      {"POST", "/api/model/attribute",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(
+             ctx, r, decode_attribute_request,
+             [](ModelService* m, const research::AttributionTextRequest& q) { return handle_model_attribute(*m, q); },
+             [&ctx](const research::AttributionTextAnswer& a) { return encode_attribution(a, &ctx.model->tokenizer()); });
+       }},
+      {"POST", "/api/model/compose",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(
+             ctx, r, decode_compose_request,
+             [](ModelService* m, const ComposeRequest& q) { return handle_model_compose(*m, q); },
+             [&ctx](const ComposeAnswer& a) { return encode_compose(a, &ctx.model->tokenizer()); });
+       }},
+      {"GET", "/api/model/compose",
+       [&ctx](const HttpRequest& r) {
+         auto q = decode_compose_query(r.query);
+         if (!q) return error_response(q.error());
+         HttpRequest as_post = r;  // the same answer, and the same cache entry, as the POST
+         as_post.body = encode_compose_request(*q);
+         return cached_model_answer(
+             ctx, as_post, decode_compose_request,
+             [](ModelService* m, const ComposeRequest& c) { return handle_model_compose(*m, c); },
+             [&ctx](const ComposeAnswer& a) { return encode_compose(a, &ctx.model->tokenizer()); });
        }},
       {"GET", "/api/model/scan",
        [&ctx](const HttpRequest&) {

@@ -113,6 +113,35 @@ Status ProgressStore::note_reveal(const std::string& learner, const std::string&
   return {};
 }
 
+Result<bool> ProgressStore::note_guess(const std::string& learner, const std::string& lesson,
+                                       const std::string& challenge, const std::string& key) {
+  if (key.size() > kMaxGuessKeyBytes)
+    return make_error(ErrorCode::invalid_argument, "A guess's evidence key is longer than " +
+                                                       std::to_string(kMaxGuessKeyBytes) + " bytes.");
+  bool first = false;
+  Status s = db_->transaction(db::Access::grow, [&](db::Session& tx) -> Status {
+    auto seen = tx.query("SELECT 1 FROM guesses WHERE learner = $1 AND lesson = $2 AND challenge = $3 AND evidence = $4",
+                         {learner, lesson, challenge, key});
+    if (!seen) return tl::unexpected(seen.error());
+    if (!seen->empty()) return {};
+    auto count = tx.query("SELECT COUNT(*) FROM guesses WHERE learner = $1 AND lesson = $2 AND challenge = $3",
+                          {learner, lesson, challenge});
+    if (!count) return tl::unexpected(count.error());
+    if (!count->empty() && count->front().integer(0) >= kMaxGuessesPerChallenge) return {};
+    auto n = tx.exec("INSERT INTO guesses (learner, lesson, challenge, evidence, guessed_at) VALUES ($1, $2, $3, $4, $5) "
+                     "ON CONFLICT DO NOTHING",
+                     {learner, lesson, challenge, key,
+                      iso_utc(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count())});
+    if (!n) return tl::unexpected(n.error());
+    first = *n > 0;  // another server may have taken the same key in between: then not first
+    return {};
+  });
+  if (!s) return tl::unexpected(failure("remember a guess", s.error()));
+  return first;
+}
+
 Result<bool> ProgressStore::revealed(const std::string& learner, const std::string& lesson, const std::string& challenge) {
   auto rows = db_->query("SELECT 1 FROM reveals WHERE learner = $1 AND lesson = $2 AND challenge = $3",
                          {learner, lesson, challenge});

@@ -51,6 +51,17 @@ class ProgressStore {
   // True when note_reveal was called for the learner's challenge.
   Result<bool> revealed(const std::string& learner, const std::string& lesson, const std::string& challenge);
 
+  // Remembers the learner's answer to a guessing challenge on one piece of evidence (`key`, at
+  // most kMaxGuessKeyBytes: the lesson's course::Lesson::guess_key) and says whether it is the
+  // first answer on it. Only a first answer may earn credit: a wrong one is told how far off it
+  // is, so a second on the same evidence could be steered there. Bounded: past
+  // kMaxGuessesPerChallenge keys for the learner's challenge nothing more is kept and every
+  // answer counts as not first.
+  static constexpr int kMaxGuessesPerChallenge = 300;
+  static constexpr std::size_t kMaxGuessKeyBytes = 200;
+  Result<bool> note_guess(const std::string& learner, const std::string& lesson, const std::string& challenge,
+                          const std::string& key);
+
   // What open() was given (a URL with its password, if it has one): FeedbackStore opens the same.
   const std::string& path() const { return path_; }
   // For messages and logs: the path, or the URL with its password hidden.

@@ -189,6 +189,48 @@ TEST(PositionsApi, MeasuresTheLossInsideAndPastTheTrainedLength) {
   EXPECT_EQ(s.post("/api/positions/length", json{{"model", "headlab-rope"}, {"text", "a b"}}).status, 400);
 }
 
+// Lesson 2 shows a sink from a lesson model when the built-in model has none: the models'
+// summary names the scanner's sink heads, and a run gives the value-weighted rows and the
+// find-sink numbers read off them (rows 2..T-1), as the check computes them.
+TEST(PositionsApi, NamesTheSinkHeadsAndGivesAHeadsFirstTokenSharesRawAndValueWeighted) {
+  // the repository's own lesson models (headlab-learned's head 1.1 is a sink)
+  TestServer s(temp_path("k.db"), model_dir(), 8,
+               [](headlab::server::ServerOptions& o) { o.models_dir = std::string(HEADLAB_SOURCE_DIR) + "/models"; });
+  auto models = s.get("/api/positions/models");
+  ASSERT_EQ(models.status, 200) << models.raw;
+  for (const auto& m : models.body["models"]) {
+    if (!m["available"].get<bool>()) continue;
+    ASSERT_TRUE(m.contains("sinks")) << m.dump();
+    for (const auto& k : m["sinks"])
+      EXPECT_LT(k["value_weighted"].get<double>(), 0.5 * k["first_token"].get<double>()) << m["name"] << k.dump();
+    if (m["name"] == "headlab-learned") EXPECT_FALSE(m["sinks"].empty()) << m.dump();
+  }
+  auto r = s.post("/api/positions/run", json{{"model", "headlab-learned"},
+                                             {"text", "the man said that his men will report to the market before the end of the year"},
+                                             {"layer", 1},
+                                             {"head", 1}});
+  ASSERT_EQ(r.status, 200) << r.raw;
+  const auto& p = r.body["pattern"];
+  const auto& w = r.body["value_weighted"];
+  const int T = int(r.body["tokens"].size());
+  ASSERT_EQ(int(w.size()), T);
+  double attention = 0, weighted = 0;
+  for (int q = 0; q < T; ++q) {
+    double sum = 0;
+    for (int k = 0; k < T; ++k) {
+      sum += w[q][k].get<double>();
+      if (k > q) EXPECT_EQ(w[q][k].get<double>(), 0.0);
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-3);  // each row normalised again
+    if (q >= 2) attention += p[q][0].get<double>(), weighted += w[q][0].get<double>();
+  }
+  const auto& f = r.body["first_token"];
+  EXPECT_EQ(f["rows"], T - 2);
+  EXPECT_NEAR(f["attention"].get<double>(), attention / (T - 2), 1e-4);
+  EXPECT_NEAR(f["value_weighted"].get<double>(), weighted / (T - 2), 1e-4);
+  EXPECT_EQ(f["parks"].get<bool>(), weighted < 0.5 * attention);
+}
+
 TEST(PositionsApi, RunsOneHeadOfALessonModelUnderTheMask) {
   TestServer s = lesson_server("r.db");
   auto r = s.post("/api/positions/run", json{{"model", "headlab-rope"}, {"text", "the cat sat"}, {"layer", 1}, {"head", 0}});
@@ -319,6 +361,52 @@ TEST(WordOrderChecks, AWrongGuessIsNeverToldTheAnswerAndAShownAnswerIsNeverCredi
   EXPECT_NE(retyped.body["explanation"].get<std::string>().find("earns no credit"), std::string::npos) << retyped.raw;
   // Without a reveal, one number is not an answer.
   EXPECT_EQ(s.post("/api/lessons/word-order/check", check("offset-only", {{"positions", {20}}})).status, 400);
+}
+
+// A wrong guess is told how far off it is: a client could walk every position until one is
+// right. Only the first answer on a position counts; another position is a fresh guess.
+TEST(WordOrderChecks, OnlyTheFirstGuessOnAPositionCanEarnCredit) {
+  TestServer s = lesson_server("g.db");
+  auto pos = s.get("/api/positions");
+  auto nearest = [&](int p) {
+    const auto& row = pos.body["learned"][p];
+    int best = -1;
+    for (int j = 0; j < 128; ++j)
+      if (j != p && (best < 0 || row[j].get<double>() > row[best].get<double>())) best = j;
+    return best;
+  };
+  const int best = nearest(30);
+  const int wrong_guess = best == 0 ? 1 : 0;
+  auto wrong = s.post("/api/lessons/word-order/check", check("wpe-neighbour", {{"positions", {30, wrong_guess}}}));
+  ASSERT_EQ(wrong.status, 200) << wrong.raw;
+  EXPECT_FALSE(wrong.body["correct"].get<bool>());
+  auto steered = s.post("/api/lessons/word-order/check", check("wpe-neighbour", {{"positions", {30, best}}}));
+  ASSERT_EQ(steered.status, 200) << steered.raw;
+  EXPECT_FALSE(steered.body["correct"].get<bool>()) << steered.raw;
+  EXPECT_NE(steered.body["explanation"].get<std::string>().find("only the first answer on a position counts"),
+            std::string::npos)
+      << steered.raw;
+  // A refused request spends no guess: position 40's first real answer still counts.
+  EXPECT_EQ(s.post("/api/lessons/word-order/check", check("wpe-neighbour", {{"positions", {40, 500}}})).status, 400);
+  auto fresh = s.post("/api/lessons/word-order/check", check("wpe-neighbour", {{"positions", {40, nearest(40)}}}));
+  ASSERT_EQ(fresh.status, 200) << fresh.raw;
+  EXPECT_TRUE(fresh.body["correct"].get<bool>()) << fresh.raw;
+}
+
+// A reveal request the check refuses (no position) showed nothing: it is not remembered, so
+// the challenge can still be earned.
+TEST(WordOrderChecks, ARefusedRevealIsNotRemembered) {
+  TestServer s = lesson_server("r.db");
+  EXPECT_EQ(s.post("/api/lessons/word-order/check", check("wpe-neighbour", {{"positions", json::array()}, {"revealed", true}})).status,
+            400);
+  auto pos = s.get("/api/positions");
+  const auto& row = pos.body["learned"][50];
+  int best = -1;
+  for (int j = 0; j < 128; ++j)
+    if (j != 50 && (best < 0 || row[j].get<double>() > row[best].get<double>())) best = j;
+  auto right = s.post("/api/lessons/word-order/check", check("wpe-neighbour", {{"positions", {50, best}}}));
+  ASSERT_EQ(right.status, 200) << right.raw;
+  EXPECT_TRUE(right.body["correct"].get<bool>()) << right.raw;
 }
 
 TEST(WordOrderPrograms, ShowWhatTheBuildPrinted) {

@@ -89,6 +89,27 @@ TEST_P(Store, ProgressResetForgetsOnlyThatLearnerAndLesson) {
   EXPECT_EQ((*(*store)->completed("learner-2", "causal-mask")).size(), 1u);
 }
 
+TEST_P(Store, OnlyTheFirstGuessOnAPieceOfEvidenceIsFirstAndTheGuessesAreBoundedPerChallenge) {
+  StoreDatabase fresh(GetParam());
+  HEADLAB_REQUIRE_DATABASE(fresh);
+  auto store = ProgressStore::open(fresh.target());
+  ASSERT_TRUE(store) << store.error().message;
+  EXPECT_TRUE(*(*store)->note_guess("learner-1", "word-order", "wpe-neighbour", "position 20"));
+  EXPECT_FALSE(*(*store)->note_guess("learner-1", "word-order", "wpe-neighbour", "position 20"));
+  EXPECT_TRUE(*(*store)->note_guess("learner-1", "word-order", "wpe-neighbour", "position 21"));
+  EXPECT_TRUE(*(*store)->note_guess("learner-2", "word-order", "wpe-neighbour", "position 20"));  // another learner
+  EXPECT_TRUE(*(*store)->note_guess("learner-1", "word-order", "shuffle-follows", "position 20"));  // another challenge
+  // A key longer than the bound is refused; past the per-challenge bound nothing is first.
+  auto long_key = (*store)->note_guess("learner-1", "word-order", "wpe-neighbour", std::string(ProgressStore::kMaxGuessKeyBytes + 1, 'x'));
+  ASSERT_FALSE(long_key);
+  EXPECT_EQ(long_key.error().code, ErrorCode::invalid_argument);
+  for (int i = 2; i < ProgressStore::kMaxGuessesPerChallenge; ++i)
+    ASSERT_TRUE(*(*store)->note_guess("learner-3", "word-order", "wpe-neighbour", "key " + std::to_string(i)));
+  EXPECT_TRUE(*(*store)->note_guess("learner-3", "word-order", "wpe-neighbour", "key 0"));
+  EXPECT_TRUE(*(*store)->note_guess("learner-3", "word-order", "wpe-neighbour", "key 1"));
+  EXPECT_FALSE(*(*store)->note_guess("learner-3", "word-order", "wpe-neighbour", "one too many"));
+}
+
 TEST_P(Store, FeedbackIsListedNewestFirstWithIdsAndTimes) {
   StoreDatabase fresh(GetParam());
   HEADLAB_REQUIRE_DATABASE(fresh);

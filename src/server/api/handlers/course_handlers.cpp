@@ -125,11 +125,11 @@ Result<CheckVerdict> handle_lesson_check(ProgressStore& store, ModelService* mod
                                                        "' are checked from what you look at, by POST /api/progress/check.");
   if (auto s = validate_choice(*l, req.answer); !s) return tl::unexpected(s.error());
   // A reveal is remembered by the server: the page's own flag is lost on a reload, and a
-  // challenge whose answer was shown is never credited after (issue 26).
+  // challenge whose answer was shown is never credited after (issue 26). It is remembered
+  // once the answer has been explained: a request the check refuses shows nothing, so it
+  // burns nothing (and the class is told of the reveal with the check, in the route).
   course::Answer answer = req.answer;
-  if (answer.revealed) {
-    if (auto s = store.note_reveal(q.learner, q.lesson, answer.challenge); !s) return tl::unexpected(s.error());
-  } else {
+  if (!answer.revealed) {
     auto seen = store.revealed(q.learner, q.lesson, answer.challenge);
     if (!seen) return tl::unexpected(seen.error());
     answer.revealed = *seen;
@@ -138,6 +138,23 @@ Result<CheckVerdict> handle_lesson_check(ProgressStore& store, ModelService* mod
   if (model) served.emplace(*model);
   auto verdict = l->check_answer(answer, served ? &*served : nullptr);
   if (!verdict) return tl::unexpected(verdict.error());
+  if (req.answer.revealed)
+    if (auto s = store.note_reveal(q.learner, q.lesson, answer.challenge); !s) return tl::unexpected(s.error());
+  // A guess: only the first answer on its evidence may earn credit (a wrong one was told how
+  // far off it was, or what the head is). Checked after the verdict, so a refused request
+  // spends no guess.
+  if (l->guess_key && !answer.revealed)
+    if (const std::string key = l->guess_key(answer); !key.empty()) {
+      auto first = store.note_guess(q.learner, q.lesson, answer.challenge, key);
+      if (!first) return tl::unexpected(first.error());
+      if (!*first && verdict->met) {
+        verdict->met = false;
+        const std::string what = key.substr(0, key.find('#'));  // "position", "shuffle": the key names its evidence
+        verdict->explanation += " But you answered on this same " + what +
+                                " before, and that answer's explanation pointed the way, so only the first answer on "
+                                "a " + what + " counts. Try another " + what + ".";
+      }
+    }
   CheckVerdict v{verdict->met, std::move(verdict->explanation), {}, answer.revealed};
   if (v.correct)
     if (auto r = store.record(q.learner, q.lesson, {req.answer.challenge}); !r) return tl::unexpected(r.error());
