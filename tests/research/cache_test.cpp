@@ -174,3 +174,50 @@ TEST(Cache, BadPromptsAreRefusedByName) {
   EXPECT_EQ(longer.error().code, headlab::ErrorCode::too_long);
   EXPECT_FALSE(cache_run(p, {{1}}, HookSelection{}, CacheOptions{}, ws));
 }
+
+TEST(Cache, TheFileHoldsThePyTorchReferencesCacheToOneInTenThousand) {
+  // tests/fixtures/research/<name>/cache.safetensors: every TL hook of the clean ids of
+  // prompts.json, batch first, from tools/reference/make_research_fixtures.py (float64)
+  const std::pair<const char*, const char*> models[] = {{"gpt2_tiny", "gpt2_tiny"},
+                                                        {"llama", "families/llama"},
+                                                        {"gemma2", "families/gemma2"},
+                                                        {"pythia", "families/pythia"},
+                                                        {"headlab_tiny", "../../../models/headlab-tiny"}};
+  for (const auto& [research, fixture] : models) {
+    SCOPED_TRACE(research);
+    const std::string dir = std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/research/" + research;
+    Parameters p = load_fixture(fixture, "model.safetensors");
+    const std::vector<int> ids = headlab::testing::read_json_file(dir + "/prompts.json")["clean"].get<std::vector<int>>();
+    auto ref = safetensors_read(dir + "/cache.safetensors");
+    ASSERT_TRUE(ref) << ref.error().message;
+    auto sel = hook_select(p.config, "*");
+    ASSERT_TRUE(sel);
+    Workspace ws;
+    auto cache = cache_run(p, {ids}, *sel, CacheOptions{}, ws);
+    ASSERT_TRUE(cache) << cache.error().message;
+    const std::string path = cache_temp_file();
+    ASSERT_TRUE(cache_write(path, *cache, {.model = research}));
+    auto ours = safetensors_read(path);
+    std::remove(path.c_str());
+    ASSERT_TRUE(ours) << ours.error().message;
+    ASSERT_EQ(ours->tensors.size(), ref->tensors.size());
+    for (const SafetensorsTensor& t : ref->tensors) {
+      const SafetensorsTensor* o = ours->find(t.name);
+      ASSERT_NE(o, nullptr) << t.name;
+      ASSERT_EQ(o->shape, t.shape) << t.name;
+      std::vector<float> a(std::size_t(t.numel())), b(a.size());
+      ASSERT_TRUE(safetensors_to_f32(*ours, *o, a.data()));
+      ASSERT_TRUE(safetensors_to_f32(*ref, t, b.data()));
+      double worst = 0, scale = 1;
+      for (std::size_t i = 0; i < a.size(); i++) {
+        if (std::isinf(a[i]) || std::isinf(b[i])) {
+          ASSERT_EQ(a[i], b[i]) << t.name << " at " << i;  // masked scores: -inf on both sides
+          continue;
+        }
+        worst = std::max(worst, std::fabs(double(a[i]) - b[i]));
+        scale = std::max(scale, std::fabs(double(b[i])));
+      }
+      EXPECT_LT(worst / scale, 1e-4) << t.name;
+    }
+  }
+}
