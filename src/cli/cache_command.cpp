@@ -63,7 +63,7 @@ std::string summary(const CacheOptions& o, const std::string& model_name, const 
     for (const research::CachedTensor& t : cache.tensors)
       tensors.push_back({{"name", t.name}, {"shape", t.shape}, {"bytes", t.values.size() * 4}});
     j["tensors"] = tensors;
-    return j.dump(2) + "\n";
+    return j.dump() + "\n";  // one line, as the API's answers
   }
   std::ostringstream out;
   if (o.format == "csv") {
