@@ -13,6 +13,8 @@ using model::NamedHook;
 
 namespace {
 
+constexpr std::size_t kMaxGlobLength = 200, kMaxGlobs = 1024;
+
 bool has_wildcard(std::string_view glob) { return glob.find_first_of("*?") != std::string_view::npos; }
 
 // Levenshtein distance, two rows.
@@ -137,6 +139,7 @@ Result<HookSelection> hook_select(const model::ModelConfig& c, std::string_view 
   for (const NamedHook& h : sites) names.push_back(model::hook_name(h.point, h.layer));
   std::vector<bool> chosen(sites.size(), false);
   bool any_glob = false;
+  std::size_t globs_seen = 0;
   std::size_t begin = 0;
   while (begin <= globs.size()) {
     std::size_t comma = globs.find(',', begin);
@@ -152,6 +155,16 @@ Result<HookSelection> hook_select(const model::ModelConfig& c, std::string_view 
                         "like 'blocks.*.attn.hook_pattern,hook_embed' ('*' for every hook)");
     }
     any_glob = true;
+    // bounds a request cannot make costly: a name is at most ~40 characters, a model has at
+    // most a few thousand sites
+    if (glob.size() > kMaxGlobLength)
+      return make_error(ErrorCode::invalid_argument, "--hooks: a name or glob of " + std::to_string(glob.size()) +
+                                                         " characters; hook names are at most " +
+                                                         std::to_string(kMaxGlobLength) + " long");
+    if (++globs_seen > kMaxGlobs)
+      return make_error(ErrorCode::invalid_argument, "--hooks: more than " + std::to_string(kMaxGlobs) +
+                                                         " names or globs; use globs ('blocks.*.attn.hook_pattern') "
+                                                         "or '*' for every hook");
     const std::string g(glob);
     bool matched = false;
     for (std::size_t i = 0; i < sites.size(); i++)

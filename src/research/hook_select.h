@@ -33,7 +33,8 @@ struct HookSelection {
 // Whether `glob` matches `name` under the rule above.
 bool hook_glob_match(std::string_view glob, std::string_view name);
 
-// Errors (invalid_argument): no glob; an exact name that is no TransformerLens name (the
+// Errors (invalid_argument): no glob; a glob over 200 characters or more than 1024 globs (a
+// request cannot make the matching costly); an exact name that is no TransformerLens name (the
 // message lists the closest names by edit distance); a layer the model does not have; a name
 // or glob that matches only points this model lacks (the message says why: a parallel block
 // has no resid_mid, rotary models no pos_embed, ...); a glob that matches nothing.

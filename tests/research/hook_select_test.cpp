@@ -94,3 +94,15 @@ TEST(HookSelect, NoNameOrAnEmptyOneBetweenCommasIsRefused) {
   for (const char* junk : {"", " ", ",", "hook_embed,,hook_pos_embed", "blocks..hook_z", "*x*y*z*"})
     EXPECT_EQ(select_error(gpt2_tiny().config, junk).find("--hooks"), 0u) << junk;
 }
+
+TEST(HookSelect, GlobsTooLongOrTooManyAreRefusedBeforeAnyMatching) {
+  std::string many;
+  for (int i = 0; i < 1100; i++) many += "*,";
+  EXPECT_NE(select_error(gpt2_tiny().config, many.c_str()).find("more than 1024"), std::string::npos);
+  const std::string one_long = std::string(300, '*') + "x";
+  EXPECT_NE(select_error(gpt2_tiny().config, one_long.c_str()).find("301 characters"), std::string::npos);
+  std::string fine;
+  for (int i = 0; i < 1000; i++) fine += "blocks.*.attn.hook_*,";
+  auto s = hook_select(gpt2_tiny().config, fine);
+  ASSERT_TRUE(s) << s.error().message;
+}
