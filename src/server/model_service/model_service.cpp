@@ -211,22 +211,24 @@ Result<std::string> ModelService::cache(const ModelCacheRequest& req) {
     o.bos = req.bos.value_or(false);  // given ids are the input as they are
     o.max_tokens = info_.max_tokens;
     o.limit_name = "this server's limit";
-    o.truncate_hint = "send fewer ids";
+    o.truncate_hint = "drop the first ids";
     auto in = analysis::run_input_from_ids(&*tokenizer_, c, req.ids, o);
     if (!in) return tl::unexpected(in.error());
     batch.push_back(in->ids());
     prepend_bos = *o.bos ? "true" : "false";
   } else {
+    analysis::RunInputOptions o;  // as tokenize(), but this route has no "truncate"
+    o.bos = req.bos;
+    o.max_tokens = info_.max_tokens;
+    o.limit_name = "this server's limit";
+    o.truncate_hint = "cut the text";
     for (std::size_t i = 0; i < req.texts.size(); i++) {
-      bool cut = false;
-      auto t = tokenize(req.texts[i], req.bos, /*truncate=*/false, cut);
-      if (!t) {
-        if (req.texts.size() == 1) return tl::unexpected(t.error());
-        return make_error(t.error().code, "Prompt " + std::to_string(i) + ": " + t.error().message);
+      auto in = analysis::run_input_from_text(*tokenizer_, c, req.texts[i], o);
+      if (!in) {
+        if (req.texts.size() == 1) return tl::unexpected(in.error());
+        return make_error(in.error().code, "Prompt " + std::to_string(i) + ": " + in.error().message);
       }
-      std::vector<int> ids;
-      for (const auto& tok : *t) ids.push_back(tok.id);
-      batch.push_back(std::move(ids));
+      batch.push_back(in->ids());
     }
     prepend_bos = req.bos.value_or(c.default_prepend_bos()) ? "true" : "false";
   }

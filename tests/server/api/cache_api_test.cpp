@@ -106,6 +106,10 @@ TEST(CacheApi, BadHooksInputsAndOversizedCachesAnswerTheEnvelope) {
   std::string long_text;
   for (int i = 0; i < 40; i++) long_text += "the cat ";
   expect_envelope(post_cache(s, json{{"text", long_text}, {"hooks", "hook_embed"}}), 413, "this server's limit");
+  expect_envelope(post_cache(s, json{{"prompts", {"the cat", long_text}}, {"hooks", "hook_embed"}}), 413, "Prompt 1: ");
+  auto no_truncate = post_cache(s, json{{"text", long_text}, {"hooks", "hook_embed"}});
+  ASSERT_TRUE(no_truncate);
+  EXPECT_EQ(no_truncate->body.find("truncate"), std::string::npos) << no_truncate->body;  // this route has none
 }
 
 TEST(InterveneApi, SteeringGivesTheNumbersOfHeadlabIntervene) {
