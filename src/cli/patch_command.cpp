@@ -221,8 +221,11 @@ std::string patch_csv(const server::ModelPatchResult& m, const model::BpeTokeniz
 class Progress {
  public:
   explicit Progress(std::string what) : what_(std::move(what)), start_(std::chrono::steady_clock::now()) {}
-  ~Progress() {
+  ~Progress() { finish(); }
+  // Ends the progress line (once), so what follows starts on a line of its own.
+  void finish() {
     if (shown_) std::fprintf(stderr, "\n");
+    shown_ = false;
   }
   void operator()(std::size_t done, std::size_t total) {
     const auto now = std::chrono::steady_clock::now();
@@ -302,6 +305,7 @@ int run_patch(const PatchOptions& o) {
   model::Workspace ws;
   auto result = research::patch(*params, in->pairs, rq, ws);
   rq.progress = nullptr;
+  progress.finish();
   if (!result) return print_error(result.error().message, result.error().code == ErrorCode::invalid_argument ? 2 : 1);
   server::ModelPatchResult m{std::move(*result), in->clean.front().tokens, in->corrupted.front().tokens,
                              static_cast<int>(in->pairs.size())};
