@@ -276,7 +276,7 @@ int run_patch(const PatchOptions& o) {
   std::vector<research::PromptPair> prompts;
   if (!o.prompts.empty()) {
     auto text = file_read(o.prompts);
-    if (!text) return print_error(o.prompts + ": " + text.error().message);
+    if (!text) return print_error(text.error().message);  // it names the file
     auto parsed = research::parse_prompts(*text);
     if (!parsed) return print_error(o.prompts + ": " + parsed.error().message, 2);
     prompts = std::move(*parsed);
