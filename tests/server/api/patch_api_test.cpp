@@ -97,3 +97,11 @@ TEST(PatchApi, BadBodiesAreRefusedNamingWhatIsWrong) {
   }
   EXPECT_EQ(s.post("/api/model/patch", std::string("{not json")).status, 400);
 }
+
+TEST(PatchApi, ABodyNestedTwoHundredThousandDeepIsRefusedAndTheServerGoesOn) {
+  TestServer s(temp_path("p.db"), kModel, 8, [](headlab::server::ServerOptions& o) { o.max_body_bytes = 4 << 20; });
+  const std::string deep = "{\"clean\": " + std::string(200000, '[') + std::string(200000, ']') + "}";
+  auto r = s.post("/api/model/patch", deep);
+  EXPECT_EQ(r.status, 400) << r.raw.substr(0, 300);
+  EXPECT_EQ(s.post("/api/model/patch", pair_body({{"what", "z_all_pos"}})).status, 200);
+}
