@@ -40,10 +40,12 @@ Result<PatchInput> patch_input_from_prompts(const model::BpeTokenizer& tok, cons
     if (p.corrupted.empty())
       return bad("no corrupted prompt: patching puts the clean run's activations into a corrupted run (give "
                  "\"corrupted\": the same prompt with the detail that changes the answer)");
+    // the tokenizer's and the length's errors keep their code (too_long: the API's 413)
     auto clean = analysis::run_input_from_text(tok, c, p.clean, options);
-    if (!clean) return bad("the clean prompt: " + clean.error().message);
+    if (!clean) return make_error(clean.error().code, which + "the clean prompt: " + clean.error().message);
     auto corrupted = analysis::run_input_from_text(tok, c, p.corrupted, options);
-    if (!corrupted) return bad("the corrupted prompt: " + corrupted.error().message);
+    if (!corrupted)
+      return make_error(corrupted.error().code, which + "the corrupted prompt: " + corrupted.error().message);
     if (clean->tokens.size() != corrupted->tokens.size())
       return bad("the clean prompt is " + std::to_string(clean->tokens.size()) + " tokens (" +
                  quoted_tokens(tok, clean->tokens, 24) + ") and the corrupted one " +

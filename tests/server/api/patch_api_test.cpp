@@ -98,6 +98,16 @@ TEST(PatchApi, BadBodiesAreRefusedNamingWhatIsWrong) {
   EXPECT_EQ(s.post("/api/model/patch", std::string("{not json")).status, 400);
 }
 
+TEST(PatchApi, PromptsLongerThanTheServersLimitAre413) {
+  TestServer s(temp_path("p.db"), kModel, 8, [](headlab::server::ServerOptions& o) { o.max_tokens = 16; });
+  auto r = s.post("/api/model/patch", pair_body());
+  EXPECT_EQ(r.status, 413) << r.raw;
+  const std::string message = r.body["error"]["message"];
+  EXPECT_NE(message.find("the clean prompt: the text is 31 tokens long (with BOS), more than this server's limit (16)"),
+            std::string::npos)
+      << message;
+}
+
 TEST(PatchApi, ABodyNestedTwoHundredThousandDeepIsRefusedAndTheServerGoesOn) {
   TestServer s(temp_path("p.db"), kModel, 8, [](headlab::server::ServerOptions& o) { o.max_body_bytes = 4 << 20; });
   const std::string deep = "{\"clean\": " + std::string(200000, '[') + std::string(200000, ']') + "}";
