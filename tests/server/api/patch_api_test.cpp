@@ -42,6 +42,22 @@ TEST(PatchApi, AnswersWhatTheCliPrints) {
   EXPECT_GT(double(api.body["values"][0][14][2]), 0.3) << api.raw.substr(0, 400);
 }
 
+TEST(PatchApi, APairAsIdsWithIdAnswersIsTheSamePairAsText) {
+  TestServer s(temp_path("p.db"), kModel);
+  auto text = s.post("/api/model/patch", pair_body({{"what", "z_all_pos"}}));
+  ASSERT_EQ(text.status, 200) << text.raw.substr(0, 300);
+  json clean_ids = json::array(), corrupted_ids = json::array();
+  for (const json& t : text.body["tokens"]) clean_ids.push_back(t["id"]);
+  for (const json& t : text.body["corrupted_tokens"]) corrupted_ids.push_back(t["id"]);
+  auto ids = s.post("/api/model/patch", json{{"clean_ids", clean_ids}, {"corrupted_ids", corrupted_ids},
+                                             {"answer", "#1580"}, {"wrong", " ar"}, {"what", "z_all_pos"}});
+  ASSERT_EQ(ids.status, 200) << ids.raw.substr(0, 300);
+  EXPECT_EQ(ids.body["values"], text.body["values"]);
+  auto both = s.post("/api/model/patch", pair_body({{"clean_ids", clean_ids}, {"corrupted_ids", corrupted_ids}}));
+  EXPECT_EQ(both.status, 400);
+  EXPECT_NE(both.raw.find("not both"), std::string::npos) << both.raw;
+}
+
 TEST(PatchApi, ABatchOfPromptsIsTheMeanOfItsPairs) {
   TestServer s(temp_path("p.db"), kModel);
   json one = {{"clean", kClean}, {"corrupted", kCorrupted}, {"answer", " viol"}, {"wrong", " ar"}};
