@@ -42,12 +42,18 @@ int main(int argc, char** argv) {
   add_class_command(app, exit_code);
   add_tokenize_command(app, exit_code);
   add_run_command(app, exit_code);
+  add_lens_command(app, exit_code);
+  add_attribute_command(app, exit_code);
+  add_compose_command(app, exit_code);
   add_train_tokenizer_command(app, exit_code);
   add_train_command(app, exit_code);
   add_scan_command(app, exit_code);
   add_patch_command(app, exit_code);  // the research toolbox: activation patching
   add_info_command(app, exit_code);
   add_export_command(app, exit_code);
+  // the research toolbox: the activation cache, interventions and steering
+  add_cache_command(app, exit_code);
+  add_intervene_command(app, exit_code);
 
   // `headlab --help` lists one line per subcommand; the rest of a description (its
   // examples) is shown by `headlab SUBCOMMAND --help`.

@@ -2,6 +2,8 @@
 // request, calls a handler, and encodes the Result (an Error becomes the JSON envelope).
 #include "server/api/routes.h"
 
+#include <functional>
+
 #include "course/course.h"
 #include "server/http/errors.h"
 #include "server/http/http_gzip.h"
@@ -9,6 +11,7 @@
 #include "server/api/handlers/class_handlers.h"
 #include "server/api/handlers/course_handlers.h"
 #include "server/api/handlers/induction_handlers.h"
+#include "server/api/handlers/lens_codec.h"
 #include "server/api/handlers/lesson_handlers.h"
 #include "server/api/handlers/positions_codec.h"
 #include "server/api/handlers/positions_handlers.h"
@@ -86,7 +89,7 @@ HttpResponse cached_model_answer(ServerContext& ctx, const HttpRequest& r, Decod
   }
   auto model = need_model(ctx);
   if (!model) return error_response(model.error());
-  HttpResponse out = answer(decode(r.body), [&](const auto& req) { return ((*model)->*handle)(req); }, encode);
+  HttpResponse out = answer(decode(r.body), [&](const auto& req) { return std::invoke(handle, *model, req); }, encode);
   if (out.status != 200) return out;
   // Kept once with its gzip made once: a hit costs neither a copy nor a compression.
   CachedAnswer a;
@@ -186,10 +189,58 @@ std::vector<Route> make_routes(ServerContext& ctx) {
          return cached_model_answer(ctx, r, decode_model_intervene_request, &ModelService::intervene,
                                     encode_model_intervene);
        }},
+      // the research toolbox: the activation cache (a safetensors file, not JSON)
+      {"POST", "/api/model/cache",
+       [&ctx](const HttpRequest& r) {
+         auto m = need_model(ctx);
+         if (!m) return error_response(m.error());
+         auto req = decode_model_cache_request(r.body);
+         if (!req) return error_response(req.error());
+         auto bytes = (*m)->cache(*req);
+         if (!bytes) return error_response(bytes.error());
+         HttpResponse out;
+         out.content_type = "application/octet-stream";
+         out.body = std::move(*bytes);
+         out.headers.push_back({"Content-Disposition", "attachment; filename=\"cache.safetensors\""});
+         return out;
+       }},
       {"POST", "/api/model/query-scores",
        [&ctx](const HttpRequest& r) {
          return cached_model_answer(ctx, r, decode_query_scores_request, &ModelService::query_scores,
                                     encode_query_scores);
+       }},
+      // ---- the research toolbox: logit lens, direct logit attribution, composition (docs/research.md) ----
+      {"POST", "/api/model/lens",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(
+             ctx, r, decode_lens_request,
+             [](ModelService* m, const research::LensTextRequest& q) { return handle_model_lens(*m, q); },
+             [&ctx](const research::LensTextAnswer& a) { return encode_lens(a, &ctx.model->tokenizer()); });
+       }},
+      {"POST", "/api/model/attribute",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(
+             ctx, r, decode_attribute_request,
+             [](ModelService* m, const research::AttributionTextRequest& q) { return handle_model_attribute(*m, q); },
+             [&ctx](const research::AttributionTextAnswer& a) { return encode_attribution(a, &ctx.model->tokenizer()); });
+       }},
+      {"POST", "/api/model/compose",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(
+             ctx, r, decode_compose_request,
+             [](ModelService* m, const ComposeRequest& q) { return handle_model_compose(*m, q); },
+             [&ctx](const ComposeAnswer& a) { return encode_compose(a, &ctx.model->tokenizer()); });
+       }},
+      {"GET", "/api/model/compose",
+       [&ctx](const HttpRequest& r) {
+         auto q = decode_compose_query(r.query);
+         if (!q) return error_response(q.error());
+         HttpRequest as_post = r;  // the same answer, and the same cache entry, as the POST
+         as_post.body = encode_compose_request(*q);
+         return cached_model_answer(
+             ctx, as_post, decode_compose_request,
+             [](ModelService* m, const ComposeRequest& c) { return handle_model_compose(*m, c); },
+             [&ctx](const ComposeAnswer& a) { return encode_compose(a, &ctx.model->tokenizer()); });
        }},
       {"GET", "/api/model/scan",
        [&ctx](const HttpRequest&) {

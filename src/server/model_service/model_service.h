@@ -26,6 +26,7 @@ struct ModelServiceOptions {
   int max_tokens = 256;          // per request (at most n_ctx)
   double max_patch_multiply_adds = 1e11;  // a patching sweep's work (research::PatchCost): ~10 s on 2 cores
   std::size_t max_pattern_cells = 2'000'000;  // pattern values one answer may carry
+  std::size_t max_cache_bytes = std::size_t(32) << 20;  // POST /api/model/cache: the largest file it answers
   InferencePoolOptions pool;
 };
 
@@ -40,6 +41,10 @@ class ModelService {
   const model::BpeTokenizer& tokenizer() const { return *tokenizer_; }
   Result<ModelRunResult> run(const ModelRunRequest& request);
   Result<ModelInterveneResult> intervene(const ModelInterveneRequest& request);
+  // The selected hooks' activations as a safetensors file's bytes (research/cache.h). Errors:
+  // invalid_argument (hooks, ids), too_long (a prompt over max_tokens, a file over
+  // max_cache_bytes: the message gives the size and how to narrow), unavailable (busy).
+  Result<std::string> cache(const ModelCacheRequest& request);
   // One query's scores against every key of the text, the keys after it too
   // (analysis/query_scores.h). Errors: the tokenizer's; a layer, head or query out of range.
   Result<QueryScoresResult> query_scores(const QueryScoresRequest& request);

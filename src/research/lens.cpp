@@ -1,0 +1,104 @@
+// research/lens.cpp — the logit lens (see lens.h): one recorded forward, then each entry of
+// the accumulated residual through the forward's own last step.
+#include "research/lens.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/next_token.h"
+
+namespace headlab::research {
+
+namespace {
+
+// log softmax of one row, in double.                                    row (V) -> out (V)
+void log_softmax(const float* row, int V, std::vector<double>& out) {
+  const double lse = model::row_log_sum_exp(row, V);
+  out.resize(std::size_t(V));
+  for (int v = 0; v < V; v++) out[std::size_t(v)] = double(row[v]) - lse;
+}
+
+}  // namespace
+
+Result<LensResult> logit_lens(const model::Parameters& params, std::span<const int> ids, const LensRequest& rq,
+                              model::Workspace& ws) {
+  const model::ModelConfig& c = params.config;
+  const int L = c.n_layer, V = c.vocab_size, C = c.n_embd;
+  if (rq.top_k < 0 || rq.top_k > 1000)
+    return make_error(ErrorCode::invalid_argument, "top_k must be in 0..1000, got " + std::to_string(rq.top_k));
+  for (int a : rq.answers)
+    if (a < 0 || a >= V)
+      return make_error(ErrorCode::invalid_argument, "answer token " + std::to_string(a) +
+                                                         " is outside the vocabulary [0, " + std::to_string(V) + ")");
+
+  // 1. one forward recording the residual stream: (L+1, T, C), [l] = resid_pre of block l, [L] = final
+  model::ForwardOptions opt;
+  opt.record.residual = true;
+  opt.logits = false;
+  model::ForwardOutput run;
+  if (Status s = model::forward(params, ids, opt, run, ws); !s) return tl::unexpected(s.error());
+  const int T = run.T;
+  const std::vector<float> resid = std::move(run.record.residual);
+  const std::size_t TC = std::size_t(T) * C;
+
+  // 2. each entry through ln_final (its own statistics), the unembedding and the soft-cap:
+  //    the forward from start_layer = L is exactly that step
+  auto entry_logits = [&](int entry, model::ForwardOutput& o) -> Status {
+    model::ForwardOptions lo;
+    lo.start_layer = L;
+    lo.start_resid = resid.data() + std::size_t(entry) * TC;
+    return model::forward(params, ids, lo, o, ws);
+  };
+
+  LensResult r;
+  r.entries = L + 1;
+  r.T = T;
+  for (int l = 0; l < L; l++) r.labels.push_back(std::to_string(l) + "_pre");
+  r.labels.push_back("final_post");
+  r.cells.resize(std::size_t(r.entries) * T);
+
+  // the final distribution first: every entry's KL is measured from it
+  model::ForwardOutput fin;
+  if (Status s = entry_logits(L, fin); !s) return tl::unexpected(s.error());
+  // log p_final(v) = logit(v) - lse_t: the logits and one log-sum-exp per position, not (T, V) doubles
+  std::vector<double> final_lse(static_cast<std::size_t>(T));
+  for (int t = 0; t < T; t++) final_lse[std::size_t(t)] = model::row_log_sum_exp(fin.logits.data() + std::size_t(t) * V, V);
+
+  model::ForwardOutput o;
+  std::vector<double> logp;
+  for (int e = 0; e <= L; e++) {
+    const model::ForwardOutput* src = &fin;
+    if (e < L) {
+      if (Status s = entry_logits(e, o); !s) return tl::unexpected(s.error());
+      src = &o;
+    }
+    for (int t = 0; t < T; t++) {
+      const float* row = src->logits.data() + std::size_t(t) * V;
+      log_softmax(row, V, logp);
+      const float* fin_row = fin.logits.data() + std::size_t(t) * V;
+      const double lse = final_lse[std::size_t(t)];
+      double entropy = 0, kl = 0;
+      for (int v = 0; v < V; v++) {
+        const double fl = double(fin_row[v]) - lse;
+        const double p = std::exp(logp[std::size_t(v)]), pf = std::exp(fl);
+        if (p > 0) entropy -= p * logp[std::size_t(v)];
+        if (pf > 0) kl += pf * (fl - logp[std::size_t(v)]);
+      }
+      LensCell& cell = r.cells[std::size_t(e) * T + t];
+      cell.entropy = static_cast<float>(entropy);
+      cell.kl_final = static_cast<float>(std::max(0.0, kl));  // >= 0; rounding may leave -1e-9
+      for (int id : model::top_k(row, V, rq.top_k))
+        cell.top.push_back({id, row[id], static_cast<float>(std::exp(logp[std::size_t(id)]))});
+      for (int a : rq.answers) {
+        int rank = 0;
+        for (int v = 0; v < V; v++)
+          if (row[v] > row[a]) rank++;
+        cell.answers.push_back({a, rank, row[a], static_cast<float>(std::exp(logp[std::size_t(a)])),
+                                static_cast<float>(logp[std::size_t(a)])});
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace headlab::research

@@ -1,0 +1,68 @@
+// server/api/handlers/lens_handlers.cpp — the lens, attribution and composition routes (see
+// lens_handlers.h): research/ in the pool's turns, with the server's token limit.
+#include "server/api/handlers/lens_handlers.h"
+
+#include <cstdio>
+
+namespace headlab::server {
+
+namespace {
+
+void server_limits(const ModelService& m, research::TextPrompt& p) {
+  p.input.max_tokens = m.info().max_tokens;
+  p.input.limit_name = "this server's limit";
+  p.input.truncate_hint = "send \"truncate\": true";
+}
+
+}  // namespace
+
+Result<research::LensTextAnswer> handle_model_lens(ModelService& m, research::LensTextRequest rq) {
+  server_limits(m, rq.prompt);
+  const ModelService* svc = &m;
+  return m.in_turn<research::LensTextAnswer>([svc, rq] {
+    model::Workspace ws;
+    return research::logit_lens_text(svc->parameters(), &svc->tokenizer(), rq, ws);
+  });
+}
+
+Result<research::AttributionTextAnswer> handle_model_attribute(ModelService& m, research::AttributionTextRequest rq) {
+  server_limits(m, rq.prompt);
+  const ModelService* svc = &m;
+  return m.in_turn<research::AttributionTextAnswer>([svc, rq] {
+    model::Workspace ws;
+    return research::direct_logit_attribution_text(svc->parameters(), &svc->tokenizer(), rq, ws);
+  });
+}
+
+Result<ComposeAnswer> handle_model_compose(ModelService& m, const ComposeRequest& rq) {
+  const model::ModelConfig& c = m.parameters().config;
+  if (rq.circuit) {
+    const double cost = research::head_circuits_cost(c);
+    if (cost > kMaxCircuitWork) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.2g", cost);
+      return make_error(ErrorCode::too_long,
+                        "a head's circuits over this model's vocabulary (" + std::to_string(c.vocab_size) +
+                            " tokens) cost " + buf + " multiply-adds, over this server's limit of 2e10; ask without "
+                            "'circuit' for the composition scores, or run `headlab compose --model M --ov-circuit L.H` "
+                            "on your own machine");
+    }
+  }
+  const ModelService* svc = &m;
+  return m.in_turn<ComposeAnswer>([svc, rq]() -> Result<ComposeAnswer> {
+    ComposeAnswer a;
+    a.request = rq;
+    auto s = research::composition_scores(svc->parameters(), {.fold_ln = rq.fold_ln, .baseline_samples = rq.baseline_samples});
+    if (!s) return tl::unexpected(s.error());
+    a.scores = std::move(*s);
+    if (rq.circuit) {
+      auto cc = research::head_circuits(svc->parameters(), rq.circuit->first, rq.circuit->second,
+                                        {.top = rq.top, .fold_ln = rq.fold_ln});
+      if (!cc) return tl::unexpected(cc.error());
+      a.circuits = std::move(*cc);
+    }
+    return a;
+  });
+}
+
+}  // namespace headlab::server

@@ -1,0 +1,47 @@
+// server/api/handlers/lens_handlers.h — the routes that read a model's computation and weights
+// (docs/api.md, "Logit lens, attribution and composition") as plain functions from a typed
+// request to a Result: POST /api/model/lens, POST /api/model/attribute, GET or POST
+// /api/model/compose. Each runs research/ (text_measures.h, composition.h) in the inference
+// pool's turns, within this server's token limit. No HTTP, no JSON here.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "research/composition.h"
+#include "research/text_measures.h"
+#include "server/model_service/model_service.h"
+#include "util/result.h"
+
+namespace headlab::server {
+
+// The most multiply-adds a circuit request may cost (2 V^2 HS): GPT-2 small's 3.2e11 is
+// refused with its cost and the CLI named; the built-in model's 1.1e9 is not.
+inline constexpr double kMaxCircuitWork = 2e10;
+
+// POST /api/model/lens: {"text" | "ids", "bos", "truncate", "answers": [" Mary"], "top_k"}
+Result<research::LensTextAnswer> handle_model_lens(ModelService& model, research::LensTextRequest request);
+// POST /api/model/attribute: {"text" | "ids", "bos", "truncate", "answer", "wrong", "position"}
+Result<research::AttributionTextAnswer> handle_model_attribute(ModelService& model,
+                                                               research::AttributionTextRequest request);
+
+// GET /api/model/compose?kind=k&fold_ln=true&threshold=0.15&circuit=1.2&top=10, or POST the same
+// fields as JSON ({"kind", "fold_ln", "threshold", "circuit": "1.2", "top", "baseline_samples"}).
+struct ComposeRequest {
+  std::string kind = "all";                // q, k, v or all
+  bool fold_ln = false;
+  std::optional<double> threshold;         // list the edges scoring at least this
+  std::optional<std::pair<int, int>> circuit;  // a head's OV and QK circuits too
+  int top = 10;
+  int baseline_samples = 64;
+};
+struct ComposeAnswer {
+  ComposeRequest request;
+  research::CompositionScores scores;
+  std::optional<research::HeadCircuits> circuits;
+};
+// Errors: invalid_argument (a head that does not exist, top or baseline_samples out of range),
+// too_long (a circuit over kMaxCircuitWork: the message gives the cost and the CLI command).
+Result<ComposeAnswer> handle_model_compose(ModelService& model, const ComposeRequest& request);
+
+}  // namespace headlab::server

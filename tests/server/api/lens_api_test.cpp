@@ -1,0 +1,106 @@
+// POST /api/model/lens, /api/model/attribute and GET or POST /api/model/compose on the built-in
+// model: the same answer as `headlab lens|attribute|compose --format json` (one pipeline, one
+// codec), GET and POST alike, the composition answered from the cache the second time, and bad
+// requests answered with the one error envelope.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "testing/process.h"
+#include "testing/test_server.h"
+
+using headlab::testing::TestServer;
+using headlab::testing::temp_path;
+using nlohmann::json;
+
+namespace {
+
+const std::string kTiny = std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny";
+// a random sequence twice: the induction heads complete the second copy
+const std::string kIds = "4095 812 1999 77 3021 540 2210 1403 96 812 1999 77 3021 540 2210 1403";
+
+json ids_json() {
+  json ids = json::array();
+  for (int id : {4095, 812, 1999, 77, 3021, 540, 2210, 1403, 96, 812, 1999, 77, 3021, 540, 2210, 1403}) ids.push_back(id);
+  return ids;
+}
+
+json cli_json(const std::string& args) {
+  const auto r = headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab " + args + " --model " + kTiny +
+                                               " --format json 2>/dev/null");
+  if (r.exit_code != 0) return json{{"exit", r.exit_code}, {"out", r.out}};
+  return json::parse(r.out);
+}
+
+void expect_error(const TestServer::Reply& r, int status, const std::string& says) {
+  EXPECT_EQ(r.status, status) << r.raw;
+  ASSERT_TRUE(r.body.contains("error")) << r.raw;
+  EXPECT_NE(r.body["error"]["message"].get<std::string>().find(says), std::string::npos) << r.raw;
+}
+
+}  // namespace
+
+TEST(LensApi, AnswersAsTheCliDoesAndTheInductionHeadsPredictTheRepeat) {
+  TestServer s(temp_path("m.db"), kTiny);
+  auto api = s.post("/api/model/lens", json{{"ids", ids_json()}, {"answers", {"#96"}}, {"top_k", 3}});
+  ASSERT_EQ(api.status, 200) << api.raw;
+  EXPECT_EQ(cli_json("lens --ids '" + kIds + "' --answer '#96' --top 3"), api.body);
+  EXPECT_EQ(api.body["what"], "logit_lens");
+  EXPECT_EQ(api.body["axes"], json({"layer", "pos"}));
+  EXPECT_EQ(api.body["layers"], json({"0_pre", "1_pre", "final_post"}));
+  const json& last = api.body["values"][2][15];
+  EXPECT_EQ(last["answers"][0]["rank"], 0);
+  EXPECT_EQ(last["kl_final"], 0.0);
+  EXPECT_GT(api.body["values"][0][15]["answers"][0]["rank"].get<int>(), 10);
+}
+
+TEST(AttributeApi, AnswersAsTheCliDoesAndThePartsAddUp) {
+  TestServer s(temp_path("m.db"), kTiny);
+  auto api = s.post("/api/model/attribute", json{{"ids", ids_json()}, {"answer", "#96"}, {"wrong", "#1403"}});
+  ASSERT_EQ(api.status, 200) << api.raw;
+  EXPECT_EQ(cli_json("attribute --ids '" + kIds + "' --answer '#96' --wrong '#1403'"), api.body);
+  double sum = 0;
+  for (const json& v : api.body["values"]) sum += v.get<double>();
+  EXPECT_NEAR(sum, api.body["logit_diff"].get<double>(), 1e-4);
+  EXPECT_EQ(api.body["components"][2]["label"], "L0H0");
+}
+
+TEST(ComposeApi, GetAndPostAndTheCliGiveOneAnswerAndTheSecondComesFromTheCache) {
+  TestServer s(temp_path("m.db"), kTiny);
+  auto post = s.post("/api/model/compose", json{{"kind", "k"}, {"threshold", 0.15}, {"circuit", "1.2"}, {"top", 3}});
+  ASSERT_EQ(post.status, 200) << post.raw;
+  auto get = s.get("/api/model/compose?kind=k&threshold=0.15&circuit=1.2&top=3");
+  ASSERT_EQ(get.status, 200) << get.raw;
+  EXPECT_EQ(post.body, get.body);
+  EXPECT_EQ(cli_json("compose --kind k --threshold 0.15 --ov-circuit 1.2 --top 3"), post.body);
+  EXPECT_EQ(post.body["what"], "k_composition");
+  EXPECT_EQ(post.body["weights"], "raw");
+  const double k = post.body["values"][0][3][1][2].get<double>();
+  EXPECT_GT(k, 2 * post.body["baseline"]["mean"].get<double>());
+  bool edge = false;
+  for (const json& e : post.body["edges"]) edge |= e["sender"] == json({0, 3}) && e["receiver"] == json({1, 2});
+  EXPECT_TRUE(edge) << post.body["edges"].dump();
+  EXPECT_GT(post.body["circuit"]["copying_score"].get<double>(), 0.5);
+  auto again = s.client().Post("/api/model/compose", json{{"kind", "k"}, {"threshold", 0.15}, {"circuit", "1.2"}, {"top", 3}}.dump(),
+                               "application/json");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->get_header_value("X-Headlab-Cache"), "hit");
+}
+
+TEST(LensApi, BadRequestsGetTheErrorEnvelopeNamingTheProblem) {
+  TestServer s(temp_path("m.db"), kTiny);
+  expect_error(s.post("/api/model/lens", json{{"text", "the cat"}, {"answers", {" the cat"}}}), 400, "tokens");
+  expect_error(s.post("/api/model/lens", json{{"text", "the cat"}, {"colour", 1}}), 400, "colour");
+  expect_error(s.post("/api/model/lens", json{{"answers", {" the"}}}), 400, "'text'");
+  expect_error(s.post("/api/model/lens", json{{"ids", {1, 99999}}}), 400, "outside the vocabulary");
+  expect_error(s.post("/api/model/attribute", json{{"text", "the cat"}}), 400, "'answer'");
+  expect_error(s.post("/api/model/attribute", json{{"text", "the cat"}, {"answer", " the"}, {"wrong", " the"}}), 400,
+               "same token");
+  expect_error(s.post("/api/model/attribute", json{{"text", "the cat"}, {"answer", " the"}, {"position", 40}}), 400,
+               "position 40");
+  expect_error(s.post("/api/model/compose", json{{"circuit", "2.0"}}), 400, "layer");
+  expect_error(s.post("/api/model/compose", json{{"circuit", "one.two"}}), 400, "'circuit'");
+  expect_error(s.post("/api/model/compose", json{{"kind", "z"}}), 400, "'kind'");
+  expect_error(s.get("/api/model/compose?fold_ln=yes"), 400, "fold_ln");
+  expect_error(s.get("/api/model/compose?colour=red"), 400, "colour");
+}
