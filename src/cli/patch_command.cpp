@@ -36,6 +36,7 @@ struct PatchOptions {
   std::string compute = "f32";
   bool no_cache = false;
   std::string clean, corrupted, answer, wrong;
+  std::string clean_ids, corrupted_ids;
   std::string prompts;
   std::optional<bool> bos;
   std::string what = "resid_pre";
@@ -78,12 +79,25 @@ Result<std::vector<int>> parse_index_list(const std::string& text, const std::st
   return out;
 }
 
+// "464 3797 3332" -> ids. Errors name the option.
+Result<std::vector<int>> parse_ids(const std::string& text, const std::string& option) {
+  std::vector<int> ids;
+  std::istringstream in(text);
+  for (std::string word; in >> word;) {
+    if (word.size() > 9 || word.find_first_not_of("0123456789") != std::string::npos)
+      return make_error(ErrorCode::invalid_argument, option + ": \"" + word + "\" is not a token id (a whole number)");
+    ids.push_back(std::stoi(word));
+  }
+  if (ids.empty()) return make_error(ErrorCode::invalid_argument, option + ": no token ids given");
+  return ids;
+}
+
 // The first pair's token at a position, for a column: "Mary" or "Mary|John" where the runs differ.
-std::string position_label(const server::ModelPatchResult& m, const model::BpeTokenizer& tok, int pos) {
+std::string position_label(const server::ModelPatchResult& m, const model::BpeTokenizer* tok, int pos) {
   if (pos >= static_cast<int>(m.tokens.size())) return "(pad)";
-  std::string a = research::patch_token_label(&tok, m.tokens[pos].id);
+  std::string a = research::patch_token_label(tok, m.tokens[pos].id);
   const int b_id = m.corrupted_tokens[pos].id;
-  if (b_id != m.tokens[pos].id) a += "|" + research::patch_token_label(&tok, b_id);
+  if (b_id != m.tokens[pos].id) a += "|" + research::patch_token_label(tok, b_id);
   return a;
 }
 
@@ -119,15 +133,15 @@ void grid(std::ostringstream& out, const std::vector<std::vector<std::string>>& 
 }
 
 // The positions' header: their index, the clean token, and the corrupted token where it differs.
-std::vector<std::vector<std::string>> position_header(const server::ModelPatchResult& m, const model::BpeTokenizer& tok) {
+std::vector<std::vector<std::string>> position_header(const server::ModelPatchResult& m, const model::BpeTokenizer* tok) {
   std::vector<std::vector<std::string>> h = {{"pos"}, {"clean"}, {"corrupted"}};
   bool differ = false;
   for (int p : m.result.positions) {
     h[0].push_back(std::to_string(p));
     const bool in = p < static_cast<int>(m.tokens.size());
-    h[1].push_back(in ? research::patch_token_label(&tok, m.tokens[p].id) : "(pad)");
+    h[1].push_back(in ? research::patch_token_label(tok, m.tokens[p].id) : "(pad)");
     const bool d = in && m.corrupted_tokens[p].id != m.tokens[p].id;
-    h[2].push_back(d ? research::patch_token_label(&tok, m.corrupted_tokens[p].id) : "");
+    h[2].push_back(d ? research::patch_token_label(tok, m.corrupted_tokens[p].id) : "");
     differ = differ || d;
   }
   if (!differ) h.pop_back();
@@ -136,7 +150,7 @@ std::vector<std::vector<std::string>> position_header(const server::ModelPatchRe
 
 // The table: a header saying what was patched and the metric's two ends, then the grid(s):
 // (layer, pos): layers x positions; (layer, head): layers x heads; by position: layer.head x positions.
-std::string patch_table(const server::ModelPatchResult& m, const model::BpeTokenizer& tok, const model::ModelConfig& c) {
+std::string patch_table(const server::ModelPatchResult& m, const model::BpeTokenizer* tok, const model::ModelConfig& c) {
   const PatchResult& r = m.result;
   std::ostringstream out;
   out << "Patching " << research::patch_what_name(r.what) << " ("
@@ -182,7 +196,7 @@ std::string patch_table(const server::ModelPatchResult& m, const model::BpeToken
 }
 
 // CSV: one row per cell, the axes' indices (patch_type by name), the position's token, the value.
-std::string patch_csv(const server::ModelPatchResult& m, const model::BpeTokenizer& tok) {
+std::string patch_csv(const server::ModelPatchResult& m, const model::BpeTokenizer* tok) {
   const PatchResult& r = m.result;
   std::ostringstream out;
   bool has_pos = false;
@@ -221,8 +235,11 @@ std::string patch_csv(const server::ModelPatchResult& m, const model::BpeTokeniz
 class Progress {
  public:
   explicit Progress(std::string what) : what_(std::move(what)), start_(std::chrono::steady_clock::now()) {}
-  ~Progress() {
+  ~Progress() { finish(); }
+  // Ends the progress line (once), so what follows starts on a line of its own.
+  void finish() {
     if (shown_) std::fprintf(stderr, "\n");
+    shown_ = false;
   }
   void operator()(std::size_t done, std::size_t total) {
     const auto now = std::chrono::steady_clock::now();
@@ -243,8 +260,13 @@ class Progress {
 
 int run_patch(const PatchOptions& o) {
   // 1. what the user typed, before the model is loaded
-  if (o.prompts.empty() == o.clean.empty())
-    return print_error("give one prompt pair (--clean TEXT --corrupted TEXT) or a file of them (--prompts FILE)", 2);
+  const bool as_ids = !o.clean_ids.empty() || !o.corrupted_ids.empty();
+  if (int(!o.prompts.empty()) + int(!o.clean.empty()) + int(as_ids) != 1)
+    return print_error("give one prompt pair (--clean TEXT --corrupted TEXT, or --clean-ids --corrupted-ids) or a "
+                       "file of them (--prompts FILE)",
+                       2);
+  if (as_ids && (o.clean_ids.empty() || o.corrupted_ids.empty() || !o.corrupted.empty()))
+    return print_error("give both --clean-ids and --corrupted-ids (token ids, used as given: no BOS is added)", 2);
   if (!o.clean.empty() && o.corrupted.empty())
     return print_error("give --corrupted TEXT too: the clean prompt with the detail that changes the answer", 2);
   if (!o.prompts.empty() && (!o.corrupted.empty() || !o.answer.empty() || !o.wrong.empty()))
@@ -273,11 +295,11 @@ int run_patch(const PatchOptions& o) {
   std::vector<research::PromptPair> prompts;
   if (!o.prompts.empty()) {
     auto text = file_read(o.prompts);
-    if (!text) return print_error(o.prompts + ": " + text.error().message);
+    if (!text) return print_error(text.error().message);  // it names the file
     auto parsed = research::parse_prompts(*text);
     if (!parsed) return print_error(o.prompts + ": " + parsed.error().message, 2);
     prompts = std::move(*parsed);
-  } else {
+  } else if (!as_ids) {
     prompts.push_back({o.clean, o.corrupted, o.answer, o.wrong, 0});
   }
 
@@ -287,13 +309,28 @@ int run_patch(const PatchOptions& o) {
   if (!params) return print_error(params.error().message);
   dtype_note(*params, o.dtype, o.compute);
   config_note(o.model);
-  auto tok = model::model_tokenizer_load(o.model);
-  if (!tok) return print_error(tok.error().message);
-  if (Status fits = model::config_check_tokenizer(params->config, tok->vocab_size(), o.model); !fits)
-    return print_error(fits.error().message);
+  std::unique_ptr<model::BpeTokenizer> tok;  // none: ids and "#id" answers only
+  if (auto t = model::model_tokenizer_load(o.model)) {
+    tok = std::make_unique<model::BpeTokenizer>(std::move(*t));
+  } else if (!as_ids || t.error().code != ErrorCode::not_found) {
+    return print_error(t.error().message);
+  }
+  if (tok)
+    if (Status fits = model::config_check_tokenizer(params->config, tok->vocab_size(), o.model); !fits)
+      return print_error(fits.error().message);
   analysis::RunInputOptions io;
   io.bos = o.bos;
-  auto in = research::patch_input_from_prompts(*tok, params->config, prompts, io, rq.metric);
+  Result<research::PatchInput> in = make_error(ErrorCode::internal, "no input");
+  if (as_ids) {
+    auto clean = parse_ids(o.clean_ids, "--clean-ids");
+    if (!clean) return print_error(clean.error().message, 2);
+    auto corrupted = parse_ids(o.corrupted_ids, "--corrupted-ids");
+    if (!corrupted) return print_error(corrupted.error().message, 2);
+    in = research::patch_input_from_ids(tok.get(), params->config, std::move(*clean), std::move(*corrupted), o.answer,
+                                        o.wrong, io, rq.metric);
+  } else {
+    in = research::patch_input_from_prompts(*tok, params->config, prompts, io, rq.metric);
+  }
   if (!in) return print_error((o.prompts.empty() ? "" : o.prompts + ": ") + in.error().message, 2);
 
   // 3. the sweep, with progress past a second
@@ -302,13 +339,14 @@ int run_patch(const PatchOptions& o) {
   model::Workspace ws;
   auto result = research::patch(*params, in->pairs, rq, ws);
   rq.progress = nullptr;
+  progress.finish();
   if (!result) return print_error(result.error().message, result.error().code == ErrorCode::invalid_argument ? 2 : 1);
   server::ModelPatchResult m{std::move(*result), in->clean.front().tokens, in->corrupted.front().tokens,
                              static_cast<int>(in->pairs.size())};
 
   std::string text = o.format == "json" ? server::encode_model_patch(m) + "\n"
-                     : o.format == "csv" ? patch_csv(m, *tok)
-                                         : patch_table(m, *tok, params->config);
+                     : o.format == "csv" ? patch_csv(m, tok.get())
+                                         : patch_table(m, tok.get(), params->config);
   if (!o.out.empty()) {
     std::ofstream f(o.out, std::ios::binary);
     if (!f) return print_error(o.out + ": cannot open for writing");
@@ -354,7 +392,9 @@ void add_patch_command(CLI::App& app, int& exit_code) {
       "  headlab patch --model models/headlab-tiny --what v_by_pos --layers 1 --metric normalized\n"
       "      --clean \" gray whale ink crown plum fog violin arch gray whale ink crown plum fog\" --answer ' viol'\n"
       "      --corrupted \" gray whale ink crown plum fog arch violin gray whale ink crown plum fog\" --wrong ' ar'\n"
-      "  headlab patch --model models/gpt2 --prompts ioi.jsonl --what resid_pre --layers 3-5 --positions 10-14 --format csv\n\n"
+      "  headlab patch --model models/gpt2 --prompts ioi.jsonl --what resid_pre --layers 3-5 --positions 10-14 --format csv\n"
+      "  headlab patch --model tests/fixtures/model/families/llama --clean-ids \"1 5 9 12 30\" --corrupted-ids \"1 5 7 12 30\"\n"
+      "      --answer '#3' --wrong '#4' --what k_all_pos     (ids as given, answers as ids: no tokenizer needed)\n\n"
       "--prompts FILE: one JSON object a line, {\"clean\": ..., \"corrupted\": ..., \"answer\": ..., \"wrong\": ...};\n"
       "pairs may differ in length (a position past a pair's end leaves its run as it was).\n"
       "A sweep longer than a second shows its progress on stderr. docs/research.md has a worked example.");
@@ -366,8 +406,10 @@ void add_patch_command(CLI::App& app, int& exit_code) {
   add_cache_option(cmd, opts->no_cache);
   cmd->add_option("--clean", opts->clean, "The clean prompt: the model gets the answer right");
   cmd->add_option("--corrupted", opts->corrupted, "The corrupted prompt: the same tokens but the detail that changes the answer");
-  cmd->add_option("--answer", opts->answer, "The clean run's answer, one token (' Mary')");
-  cmd->add_option("--wrong", opts->wrong, "The corrupted run's answer, one token (' John')");
+  cmd->add_option("--clean-ids", opts->clean_ids, "The clean prompt as token ids separated by spaces (no BOS is added)");
+  cmd->add_option("--corrupted-ids", opts->corrupted_ids, "The corrupted prompt as token ids");
+  cmd->add_option("--answer", opts->answer, "The clean run's answer, one token (' Mary') or an id ('#1234')");
+  cmd->add_option("--wrong", opts->wrong, "The corrupted run's answer, one token (' John') or an id ('#1234')");
   cmd->add_option("--prompts", opts->prompts, "A file of prompt pairs, one JSON object a line (instead of --clean ...)");
   cmd->add_flag_function(
       "--bos,!--no-bos", [opts](std::int64_t n) { opts->bos = n > 0; },

@@ -26,13 +26,23 @@ struct PatchInput {
   std::vector<analysis::RunInput> corrupted;    // (pairs)
 };
 
-// Errors (invalid_argument, naming the pair — "pair 2 (line 3)" from a file, nothing for one
-// pair): no corrupted prompt; clean and corrupted of different token counts (both counts and
-// tokens shown); an answer or wrong token the metric reads missing, or more than one token
-// ("' Mary' is 2 tokens: ' M' 'ary'"); the tokenizer's and run_input_from_text's (too_long).
+// An answer or wrong token is text that is one token (" Mary") or an id ("#1234", as the
+// lens's answers). Errors (invalid_argument, naming the pair — "pair 2 (line 3)" from a file,
+// nothing for one pair): no corrupted prompt; clean and corrupted of different token counts
+// (both counts and tokens shown); an answer or wrong token the metric reads missing, more than
+// one token ("' Mary' is 2 tokens: ' M' 'ary'") or an id outside the vocabulary; the
+// tokenizer's and run_input_from_text's (too_long, with its code).
 Result<PatchInput> patch_input_from_prompts(const model::BpeTokenizer& tokenizer, const model::ModelConfig& config,
                                             std::span<const PromptPair> prompts,
                                             const analysis::RunInputOptions& options, PatchMetric metric);
+
+// One pair given as token ids, used as they are (no BOS added, as run_input_from_ids with
+// bos = false); tokenizer may be null (answers then only as "#id"). Errors: those above, and
+// run_input_from_ids's (an id outside the vocabulary, too_long).
+Result<PatchInput> patch_input_from_ids(const model::BpeTokenizer* tokenizer, const model::ModelConfig& config,
+                                        std::vector<int> clean, std::vector<int> corrupted, const std::string& answer,
+                                        const std::string& wrong, const analysis::RunInputOptions& options,
+                                        PatchMetric metric);
 
 // A token's bytes for a label: "\n" and "\t" escaped, invalid UTF-8 as "#id".
 std::string patch_token_label(const model::BpeTokenizer* tokenizer, int id);

@@ -2,6 +2,8 @@
 // (models/headlab-tiny, attention-only, an induction head at 1.2), as a user runs it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -123,6 +125,35 @@ TEST(PatchCommand, BadInputIsAUsageErrorThatSaysWhy) {
     EXPECT_NE(r.out.find("headlab: error: "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << "\n" << r.out;
   }
+}
+
+TEST(PatchCommand, IdsAndIdAnswersReproduceThePyTorchReference) {
+  // tests/fixtures/research/headlab_tiny: the induction prompt as ids, TL's loop in float64
+  const std::string dir = std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/research/headlab_tiny";
+  std::ifstream pf(dir + "/prompts.json"), ef(dir + "/expected.json");
+  if (!pf || !ef) GTEST_SKIP() << dir << " is not here";
+  const auto prompts = nlohmann::json::parse(pf), expected = nlohmann::json::parse(ef);
+  auto ids = [](const nlohmann::json& a) {
+    std::string s;
+    for (int id : a) s += (s.empty() ? "" : " ") + std::to_string(id);
+    return s;
+  };
+  CommandResult r = patch("--clean-ids '" + ids(prompts["clean"]) + "' --corrupted-ids '" + ids(prompts["corrupted"]) +
+                          "' --answer '#" + std::to_string(int(prompts["answer"])) + "' --wrong '#" +
+                          std::to_string(int(prompts["wrong"])) + "' --what resid_pre --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  const auto& want = expected["patch"]["resid_pre"];
+  ASSERT_EQ(j["values"].size(), want.size());
+  for (std::size_t l = 0; l < want.size(); l++)
+    for (std::size_t p = 0; p < want[l].size(); p++)
+      EXPECT_NEAR(double(j["values"][l][p]), double(want[l][p]), 1e-4 * std::max(1.0, std::fabs(double(want[l][p]))))
+          << "layer " << l << ", position " << p;
+  EXPECT_EQ(j["tokens"][0]["id"], 4095) << "the ids are used as given";
+  EXPECT_EQ(patch("--clean-ids '1 2' --corrupted-ids '1 x' --answer '#3' --wrong '#4'").exit_code, 2);
+  CommandResult far = patch("--clean-ids '1 2' --corrupted-ids '1 3' --answer '#99999' --wrong '#4'");
+  EXPECT_EQ(far.exit_code, 2);
+  EXPECT_NE(far.out.find("the answer #99999 is outside the vocabulary [0, 4096)"), std::string::npos) << far.out;
 }
 
 TEST(PatchCommand, HelpTeachesByExample) {

@@ -70,10 +70,23 @@ nlohmann::ordered_json encode_tokens(const std::vector<model::Token>& tokens) {
 Result<ModelPatchRequest> decode_model_patch_request(std::string_view body) {
   auto j = parse_json_object(body, kExample);
   if (!j) return tl::unexpected(j.error());
-  HEADLAB_TRY(only_fields(*j, {"clean", "corrupted", "answer", "wrong", "prompts", "bos", "what", "metric", "noising",
-                               "layers", "positions"}));
+  HEADLAB_TRY(only_fields(*j, {"clean", "corrupted", "clean_ids", "corrupted_ids", "answer", "wrong", "prompts", "bos",
+                               "what", "metric", "noising", "layers", "positions"}));
   ModelPatchRequest r;
-  if (auto it = j->find("prompts"); it != j->end()) {
+  if (j->contains("clean_ids") || j->contains("corrupted_ids")) {
+    for (const char* text : {"clean", "corrupted", "prompts"})
+      if (j->contains(text))
+        return tl::unexpected(bad(std::string("Send the pair as text ('clean', 'corrupted') or as ids ('clean_ids', "
+                                              "'corrupted_ids'), not both: '") + text + "' is given beside the ids."));
+    if (!j->contains("clean_ids") || !j->contains("corrupted_ids"))
+      return tl::unexpected(bad("Send both 'clean_ids' and 'corrupted_ids' (lists of token ids of the same length)."));
+    HEADLAB_TRY(read_int_list(*j, "clean_ids", r.clean_ids));
+    HEADLAB_TRY(read_int_list(*j, "corrupted_ids", r.corrupted_ids));
+    research::PromptPair pair;
+    HEADLAB_TRY(read_field(*j, "answer", pair.answer, false));
+    HEADLAB_TRY(read_field(*j, "wrong", pair.wrong, false));
+    r.prompts.push_back(std::move(pair));
+  } else if (auto it = j->find("prompts"); it != j->end()) {
     for (const char* one : {"clean", "corrupted", "answer", "wrong"})
       if (j->contains(one))
         return tl::unexpected(bad(std::string("Send either 'prompts' (a batch) or 'clean' and 'corrupted' (one pair), "

@@ -15,8 +15,9 @@
 
 namespace headlab::server {
 
-// {"clean", "corrupted", "answer", "wrong"} or {"prompts": [{…}]}, and "what", "metric",
-// "noising", "layers", "positions", "bos". Errors name the field.
+// {"clean", "corrupted", "answer", "wrong"}, {"clean_ids", "corrupted_ids", "answer", "wrong"}
+// or {"prompts": [{…}]}, and "what", "metric", "noising", "layers", "positions", "bos". Errors
+// name the field.
 Result<ModelPatchRequest> decode_model_patch_request(std::string_view body);
 std::string encode_model_patch(const ModelPatchResult& r);
 

@@ -32,7 +32,10 @@ Result<ModelPatchResult> ModelService::patch(const ModelPatchRequest& req) {
   io.max_tokens = info_.max_tokens;
   io.limit_name = "this server's limit";
   io.truncate_hint = "shorten the prompts";
-  auto in = research::patch_input_from_prompts(*tokenizer_, c, req.prompts, io, req.metric);
+  auto in = req.clean_ids.empty() && req.corrupted_ids.empty()
+                ? research::patch_input_from_prompts(*tokenizer_, c, req.prompts, io, req.metric)
+                : research::patch_input_from_ids(&*tokenizer_, c, req.clean_ids, req.corrupted_ids,
+                                                 req.prompts.front().answer, req.prompts.front().wrong, io, req.metric);
   if (!in) return tl::unexpected(in.error());
   research::PatchRequest rq;
   rq.what = req.what;

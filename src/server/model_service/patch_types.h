@@ -14,6 +14,9 @@ namespace headlab::server {
 struct ModelPatchRequest {
   // one pair ("clean", "corrupted", "answer", "wrong") or a batch ("prompts": [{…}, …])
   std::vector<research::PromptPair> prompts;
+  // or one pair as ids ("clean_ids", "corrupted_ids", used as given: no BOS added); the answer
+  // and wrong token are then prompts[0]'s
+  std::vector<int> clean_ids, corrupted_ids;
   std::optional<bool> bos;  // omitted: the family's rule (ModelConfig::default_prepend_bos)
   research::PatchWhat what = research::PatchWhat::resid_pre;
   research::PatchMetric metric = research::PatchMetric::logit_diff;

@@ -42,6 +42,22 @@ TEST(PatchApi, AnswersWhatTheCliPrints) {
   EXPECT_GT(double(api.body["values"][0][14][2]), 0.3) << api.raw.substr(0, 400);
 }
 
+TEST(PatchApi, APairAsIdsWithIdAnswersIsTheSamePairAsText) {
+  TestServer s(temp_path("p.db"), kModel);
+  auto text = s.post("/api/model/patch", pair_body({{"what", "z_all_pos"}}));
+  ASSERT_EQ(text.status, 200) << text.raw.substr(0, 300);
+  json clean_ids = json::array(), corrupted_ids = json::array();
+  for (const json& t : text.body["tokens"]) clean_ids.push_back(t["id"]);
+  for (const json& t : text.body["corrupted_tokens"]) corrupted_ids.push_back(t["id"]);
+  auto ids = s.post("/api/model/patch", json{{"clean_ids", clean_ids}, {"corrupted_ids", corrupted_ids},
+                                             {"answer", "#1580"}, {"wrong", " ar"}, {"what", "z_all_pos"}});
+  ASSERT_EQ(ids.status, 200) << ids.raw.substr(0, 300);
+  EXPECT_EQ(ids.body["values"], text.body["values"]);
+  auto both = s.post("/api/model/patch", pair_body({{"clean_ids", clean_ids}, {"corrupted_ids", corrupted_ids}}));
+  EXPECT_EQ(both.status, 400);
+  EXPECT_NE(both.raw.find("not both"), std::string::npos) << both.raw;
+}
+
 TEST(PatchApi, ABatchOfPromptsIsTheMeanOfItsPairs) {
   TestServer s(temp_path("p.db"), kModel);
   json one = {{"clean", kClean}, {"corrupted", kCorrupted}, {"answer", " viol"}, {"wrong", " ar"}};
@@ -96,4 +112,22 @@ TEST(PatchApi, BadBodiesAreRefusedNamingWhatIsWrong) {
     EXPECT_NE(message.find(c.says), std::string::npos) << c.body.dump() << "\n" << message;
   }
   EXPECT_EQ(s.post("/api/model/patch", std::string("{not json")).status, 400);
+}
+
+TEST(PatchApi, PromptsLongerThanTheServersLimitAre413) {
+  TestServer s(temp_path("p.db"), kModel, 8, [](headlab::server::ServerOptions& o) { o.max_tokens = 16; });
+  auto r = s.post("/api/model/patch", pair_body());
+  EXPECT_EQ(r.status, 413) << r.raw;
+  const std::string message = r.body["error"]["message"];
+  EXPECT_NE(message.find("the clean prompt: the text is 31 tokens long (with BOS), more than this server's limit (16)"),
+            std::string::npos)
+      << message;
+}
+
+TEST(PatchApi, ABodyNestedTwoHundredThousandDeepIsRefusedAndTheServerGoesOn) {
+  TestServer s(temp_path("p.db"), kModel, 8, [](headlab::server::ServerOptions& o) { o.max_body_bytes = 4 << 20; });
+  const std::string deep = "{\"clean\": " + std::string(200000, '[') + std::string(200000, ']') + "}";
+  auto r = s.post("/api/model/patch", deep);
+  EXPECT_EQ(r.status, 400) << r.raw.substr(0, 300);
+  EXPECT_EQ(s.post("/api/model/patch", pair_body({{"what", "z_all_pos"}})).status, 200);
 }
