@@ -90,4 +90,37 @@ Result<AttributionTextAnswer> direct_logit_attribution_text(const model::Paramet
   return a;
 }
 
+Result<AttributionBatchAnswer> direct_logit_attribution_batch(const model::Parameters& params,
+                                                              const model::BpeTokenizer* tok,
+                                                              const AttributionBatchRequest& rq, model::Workspace& ws) {
+  if (rq.prompts.empty()) return make_error(ErrorCode::invalid_argument, "the batch holds no prompt");
+  AttributionBatchAnswer b;
+  for (const PromptPair& p : rq.prompts) {
+    auto where = [&](Error e) {
+      e.message = "prompt " + std::to_string(b.each.size() + 1) + (p.line > 0 ? " (line " + std::to_string(p.line) + ")" : "") +
+                  ": " + e.message;
+      return tl::unexpected(e);
+    };
+    AttributionTextRequest one;
+    one.prompt.text = p.clean;
+    one.prompt.bos = rq.bos;
+    one.prompt.input = rq.input;
+    one.answer = p.answer.empty() ? rq.answer : p.answer;
+    one.wrong = p.answer.empty() ? rq.wrong : p.wrong;
+    if (one.answer.empty())
+      return where(Error{ErrorCode::invalid_argument, "no answer: give \"answer\" in the line or one answer for all"});
+    auto a = direct_logit_attribution_text(params, tok, one, ws);
+    if (!a) return where(a.error());
+    b.each.push_back(std::move(*a));
+  }
+  const std::size_t parts = b.each.front().attribution.parts.size();
+  b.mean.assign(parts, 0.0);
+  for (const AttributionTextAnswer& a : b.each) {
+    for (std::size_t i = 0; i < parts; i++) b.mean[i] += a.attribution.parts[i].value / double(b.each.size());
+    b.mean_logit_diff += a.attribution.logit_diff / double(b.each.size());
+    b.mean_logit_diff_uncapped += a.attribution.logit_diff_uncapped / double(b.each.size());
+  }
+  return b;
+}
+
 }  // namespace headlab::research

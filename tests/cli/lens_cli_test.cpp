@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -50,6 +51,25 @@ TEST(AttributeCommand, TheTableListsTheHeadsAndThePartsAddUpToTheModelsDifferenc
   auto a = nlohmann::json::parse(j.out);
   EXPECT_EQ(a["metric"], "logit");
   EXPECT_NEAR(a["sum"].get<double>(), a["logit_diff"].get<double>(), 1e-4);
+}
+
+TEST(AttributeCommand, ABatchFileIsAveragedAndABadLineIsNamed) {
+  const std::string file = std::string(HEADLAB_BINARY_DIR) + "/tmp_lens_cli_prompts.jsonl";
+  {
+    std::ofstream f(file);
+    f << R"({"clean": "the old man sat by the river. the old man sat", "answer": " by", "wrong": " the"})" << "\n"
+      << "a house by the sea\n";
+  }
+  auto r = headlab_run("attribute --model " + kTiny + " --prompts " + file + " --answer ' the'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  expect_has(r.out, "over 2 prompts");
+  expect_has(r.out, "Per prompt");
+  auto c = headlab_run("attribute --model " + kTiny + " --prompts " + file + " --answer ' the' --format csv 2>/dev/null");
+  expect_has(c.out, "prompt,label,kind,layer,head,value\n1,embed,embed,,,");
+  expect_has(c.out, "\nmean,ln_final.b,ln_final_bias,,,");
+  auto bad = headlab_run("attribute --model " + kTiny + " --prompts " + file);
+  EXPECT_EQ(bad.exit_code, 2);
+  expect_has(bad.out, "prompt 2 (line 2): no answer");
 }
 
 TEST(ComposeCommand, ThePreviousTokenHeadLeadsTheKCompositionIntoTheInductionHead) {
@@ -99,6 +119,7 @@ TEST(ResearchCommands, BadInputIsAnErrorNeverACrash) {
       {"lens --model " + kTiny + " --text 'the cat' --pos 9", 2, "--pos 9 is outside the input"},
       {"lens --model " + empty + " --text hi", 1, "config.json"},
       {"attribute --model " + kTiny + " --text 'the cat'", 2, "--answer is required"},
+      {"attribute --model " + kTiny + " --prompts /nonexistent.jsonl", 1, "/nonexistent.jsonl"},
       {"attribute --model " + kTiny + " --text 'the cat' --answer ' the' --wrong ' the'", 2, "same token"},
       {"attribute --model " + kTiny + " --text 'the cat' --answer ' the' --pos 30", 2, "position 30 is outside the input"},
       {"compose --model " + kTiny + " --ov-circuit 1", 2, "--ov-circuit must name a head as LAYER.HEAD"},

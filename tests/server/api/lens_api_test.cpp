@@ -4,6 +4,7 @@
 // requests answered with the one error envelope.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "testing/process.h"
@@ -63,6 +64,26 @@ TEST(AttributeApi, AnswersAsTheCliDoesAndThePartsAddUp) {
   for (const json& v : api.body["values"]) sum += v.get<double>();
   EXPECT_NEAR(sum, api.body["logit_diff"].get<double>(), 1e-4);
   EXPECT_EQ(api.body["components"][2]["label"], "L0H0");
+}
+
+TEST(AttributeApi, ABatchIsAveragedAsTheCliAveragesTheSameFile) {
+  TestServer s(temp_path("m.db"), kTiny);
+  const json prompts = {{{"text", "the old man sat by the river. the old man sat"}, {"answer", " by"}, {"wrong", " the"}},
+                        {{"text", "a house by the sea"}}};
+  auto api = s.post("/api/model/attribute", json{{"prompts", prompts}, {"answer", " the"}});
+  ASSERT_EQ(api.status, 200) << api.raw;
+  EXPECT_EQ(api.body["axes"], json({"prompt", "component"}));
+  EXPECT_EQ(api.body["values"].size(), 2u);
+  const std::string file = temp_path("prompts.jsonl");
+  {
+    std::ofstream f(file);
+    f << R"({"clean": "the old man sat by the river. the old man sat", "answer": " by", "wrong": " the"})" << "\n"
+      << "a house by the sea\n";
+  }
+  EXPECT_EQ(cli_json("attribute --prompts " + file + " --answer ' the'"), api.body);
+  expect_error(s.post("/api/model/attribute", json{{"prompts", prompts}, {"text", "x"}}), 400, "not both");
+  expect_error(s.post("/api/model/attribute", json{{"prompts", json::array()}}), 400, "'prompts'");
+  expect_error(s.post("/api/model/attribute", json{{"prompts", {{{"text", "a house"}}}}}), 400, "prompt 1: no answer");
 }
 
 TEST(ComposeApi, GetAndPostAndTheCliGiveOneAnswerAndTheSecondComesFromTheCache) {

@@ -25,12 +25,23 @@ Result<research::LensTextAnswer> handle_model_lens(ModelService& m, research::Le
   });
 }
 
-Result<research::AttributionTextAnswer> handle_model_attribute(ModelService& m, research::AttributionTextRequest rq) {
-  server_limits(m, rq.prompt);
+Result<AttributeAnswer> handle_model_attribute(ModelService& m, AttributeRequest rq) {
+  server_limits(m, rq.one.prompt);
+  if (rq.batch) rq.batch->input = rq.one.prompt.input;  // the limits, and "truncate"
   const ModelService* svc = &m;
-  return m.in_turn<research::AttributionTextAnswer>([svc, rq] {
+  return m.in_turn<AttributeAnswer>([svc, rq]() -> Result<AttributeAnswer> {
     model::Workspace ws;
-    return research::direct_logit_attribution_text(svc->parameters(), &svc->tokenizer(), rq, ws);
+    AttributeAnswer a;
+    if (rq.batch) {
+      auto b = research::direct_logit_attribution_batch(svc->parameters(), &svc->tokenizer(), *rq.batch, ws);
+      if (!b) return tl::unexpected(b.error());
+      a.batch = std::move(*b);
+    } else {
+      auto one = research::direct_logit_attribution_text(svc->parameters(), &svc->tokenizer(), rq.one, ws);
+      if (!one) return tl::unexpected(one.error());
+      a.one = std::move(*one);
+    }
+    return a;
   });
 }
 

@@ -21,9 +21,18 @@ inline constexpr double kMaxCircuitWork = 2e10;
 
 // POST /api/model/lens: {"text" | "ids", "bos", "truncate", "answers": [" Mary"], "top_k"}
 Result<research::LensTextAnswer> handle_model_lens(ModelService& model, research::LensTextRequest request);
-// POST /api/model/attribute: {"text" | "ids", "bos", "truncate", "answer", "wrong", "position"}
-Result<research::AttributionTextAnswer> handle_model_attribute(ModelService& model,
-                                                               research::AttributionTextRequest request);
+// POST /api/model/attribute: {"text" | "ids", "bos", "truncate", "answer", "wrong", "position"},
+// or a batch: {"prompts": [{"text", "answer", "wrong"}], "bos", "truncate", "answer", "wrong"}.
+inline constexpr std::size_t kMaxAttributePrompts = 64;
+struct AttributeRequest {
+  research::AttributionTextRequest one;
+  std::optional<research::AttributionBatchRequest> batch;  // set: the batch, `one` unused
+};
+struct AttributeAnswer {
+  std::optional<research::AttributionTextAnswer> one;
+  std::optional<research::AttributionBatchAnswer> batch;
+};
+Result<AttributeAnswer> handle_model_attribute(ModelService& model, AttributeRequest request);
 
 // GET /api/model/compose?kind=k&fold_ln=true&threshold=0.15&circuit=1.2&top=10, or POST the same
 // fields as JSON ({"kind", "fold_ln", "threshold", "circuit": "1.2", "top", "baseline_samples"}).
