@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <queue>
 
 #include "model/blas.h"
@@ -273,9 +274,10 @@ namespace {
 void top_pairs(const float* A, const float* B, int V, int HS, int k, std::vector<TokenPair>& top, int* self_top1) {
   auto worse = [](const TokenPair& x, const TokenPair& y) { return x.value > y.value; };
   std::priority_queue<TokenPair, std::vector<TokenPair>, decltype(worse)> heap(worse);  // the smallest kept on top
-  const int nb = 64;
+  const int nb = 256;
   std::vector<float> Y(std::size_t(nb) * V);
   int self = 0;
+  float floor = -std::numeric_limits<float>::infinity();  // the smallest kept, once k are kept
   for (int r0 = 0; r0 < V; r0 += nb) {
     const int n = std::min(nb, V - r0);
     model::blas_sgemm(false, false, n, V, HS, 1.0f, A + std::size_t(r0) * HS, HS, B, V, 0.0f, Y.data(), V);
@@ -284,8 +286,10 @@ void top_pairs(const float* A, const float* B, int V, int HS, int k, std::vector
       int best = 0;
       for (int j = 0; j < V; j++) {
         if (row[j] > row[best]) best = j;
-        if (int(heap.size()) < k) heap.push({r0 + i, j, row[j]});
-        else if (row[j] > heap.top().value) heap.pop(), heap.push({r0 + i, j, row[j]});
+        if (row[j] <= floor) continue;
+        if (int(heap.size()) == k) heap.pop();
+        heap.push({r0 + i, j, row[j]});
+        if (int(heap.size()) == k) floor = heap.top().value;
       }
       if (best == r0 + i) self++;
     }
