@@ -179,6 +179,11 @@ HeadWeights head_weights(const model::Parameters& params, int layer, int head, b
   return std::move(layer_heads(params, layer, fold_ln)[std::size_t(head)]);
 }
 
+double composition_cost(const model::ModelConfig& c) {
+  const double heads_per_layer = c.n_head, pairs = double(c.n_layer) * (c.n_layer - 1) / 2 * heads_per_layer * heads_per_layer;
+  return 3.0 * pairs * c.n_embd * double(c.head_size()) * c.head_size();
+}
+
 Result<CompositionScores> composition_scores(const model::Parameters& params, const CompositionOptions& o) {
   const model::ModelConfig& c = params.config;
   if (o.baseline_samples < 1 || o.baseline_samples > 10000)

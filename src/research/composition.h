@@ -58,6 +58,9 @@ struct CompositionScores {
   }
 };
 
+// The multiply-adds of the three kinds' products: 3 C HS^2 per pair of heads in different layers.
+double composition_cost(const model::ModelConfig& config);
+
 // Errors: invalid_argument (baseline_samples outside 1..10000).
 Result<CompositionScores> composition_scores(const model::Parameters& params, const CompositionOptions& options);
 

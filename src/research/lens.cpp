@@ -20,6 +20,10 @@ void log_softmax(const float* row, int V, std::vector<double>& out) {
 
 }  // namespace
 
+double logit_lens_cost(const model::ModelConfig& c, int T) {
+  return double(c.n_layer + 1) * T * c.n_embd * c.vocab_size;
+}
+
 Result<LensResult> logit_lens(const model::Parameters& params, std::span<const int> ids, const LensRequest& rq,
                               model::Workspace& ws) {
   const model::ModelConfig& c = params.config;

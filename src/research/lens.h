@@ -57,6 +57,10 @@ struct LensResult {
   const LensCell& cell(int entry, int position) const { return cells[std::size_t(entry) * T + position]; }
 };
 
+// The multiply-adds of the lens's unembeddings at T tokens, (L + 1) T C V: what a caller that
+// bounds its work compares (the forward itself costs less).
+double logit_lens_cost(const model::ModelConfig& config, int T);
+
 // Runs the model once on `ids`, then reads each entry through ln_final and the unembedding
 // (the forward itself from start_layer = L: the same norm, unembedding and soft-cap code).
 // Errors: invalid_argument (top_k outside 0..1000, an answer id outside the vocabulary), the

@@ -3,6 +3,7 @@
 #include "research/text_measures.h"
 
 #include <charconv>
+#include <cstdio>
 
 namespace headlab::research {
 
@@ -58,6 +59,17 @@ Result<LensTextAnswer> logit_lens_text(const model::Parameters& params, const mo
   auto in = prompt_input(tok, params.config, rq.prompt);
   if (!in) return tl::unexpected(in.error());
   a.input = std::move(*in);
+  const int T = static_cast<int>(a.input.tokens.size());
+  if (rq.max_work > 0 && logit_lens_cost(params.config, T) > rq.max_work) {
+    const int fit = static_cast<int>(rq.max_work / logit_lens_cost(params.config, 1));
+    char cost[32], limit[32];
+    std::snprintf(cost, sizeof cost, "%.2g", logit_lens_cost(params.config, T));
+    std::snprintf(limit, sizeof limit, "%.2g", rq.max_work);
+    return make_error(ErrorCode::too_long, "the logit lens of " + std::to_string(T) + " tokens costs " + cost +
+                                               " multiply-adds ((L + 1) T C V), over the limit of " + limit +
+                                               "; send at most " + std::to_string(fit) +
+                                               " tokens, or run `headlab lens` on your own machine");
+  }
   LensRequest lr;
   lr.top_k = rq.top_k;
   lr.answers = a.answers;

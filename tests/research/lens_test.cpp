@@ -8,6 +8,7 @@
 #include "model/forward.h"
 #include "model/next_token.h"
 #include "research/lens.h"
+#include "research/text_measures.h"
 #include "testing/model_fixtures.h"
 
 using namespace headlab;
@@ -146,4 +147,20 @@ TEST(LogitLens, BadRequestsAreRefusedByName) {
   ASSERT_FALSE(r);
   r = research::logit_lens(p, std::vector<int>{1, 99}, rq, ws);
   ASSERT_FALSE(r);
+}
+
+TEST(LogitLens, AnInputOverTheWorkLimitIsRefusedWithItsCostAndHowManyTokensFit) {
+  auto p = model_load(std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny");
+  ASSERT_TRUE(p) << p.error().message;
+  research::LensTextRequest rq;
+  rq.prompt.ids = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  rq.max_work = 1e7;  // (L + 1) C V = 3 * 128 * 4096 = 1.57e6 per token: 6 fit
+  Workspace ws;
+  auto r = research::logit_lens_text(*p, nullptr, rq, ws);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::too_long);
+  EXPECT_NE(r.error().message.find("the logit lens of 10 tokens costs 1.6e+07"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("send at most 6 tokens"), std::string::npos) << r.error().message;
+  rq.prompt.ids.resize(6);
+  EXPECT_TRUE(research::logit_lens_text(*p, nullptr, rq, ws));
 }

@@ -18,6 +18,7 @@ void server_limits(const ModelService& m, research::TextPrompt& p) {
 
 Result<research::LensTextAnswer> handle_model_lens(ModelService& m, research::LensTextRequest rq) {
   server_limits(m, rq.prompt);
+  rq.max_work = kMaxMeasureWork;
   const ModelService* svc = &m;
   return m.in_turn<research::LensTextAnswer>([svc, rq] {
     model::Workspace ws;
@@ -58,6 +59,12 @@ Result<ComposeAnswer> handle_model_compose(ModelService& m, const ComposeRequest
                             "'circuit' for the composition scores, or run `headlab compose --model M --ov-circuit L.H` "
                             "on your own machine");
     }
+  }
+  if (const double cost = research::composition_cost(c); cost > kMaxMeasureWork) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.2g multiply-adds, over this server's limit of %.2g", cost, kMaxMeasureWork);
+    return make_error(ErrorCode::too_long, std::string("this model's composition scores cost ") + buf +
+                                               "; run `headlab compose --model M` on your own machine");
   }
   const ModelService* svc = &m;
   return m.in_turn<ComposeAnswer>([svc, rq]() -> Result<ComposeAnswer> {

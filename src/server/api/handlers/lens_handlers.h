@@ -18,6 +18,10 @@ namespace headlab::server {
 // The most multiply-adds a circuit request may cost (2 V^2 HS): GPT-2 small's 3.2e11 is
 // refused with its cost and the CLI named; the built-in model's 1.1e9 is not.
 inline constexpr double kMaxCircuitWork = 2e10;
+// The lens's unembeddings ((L + 1) T C V) and the composition scores (3 C HS^2 per pair of heads)
+// past this are refused with their cost: GPT-2 small's lens of 256 tokens (1.3e11) and its
+// scores (9e10) fit.
+inline constexpr double kMaxMeasureWork = 2e11;
 
 // POST /api/model/lens: {"text" | "ids", "bos", "truncate", "answers": [" Mary"], "top_k"}
 Result<research::LensTextAnswer> handle_model_lens(ModelService& model, research::LensTextRequest request);
