@@ -23,6 +23,7 @@ struct ComposeOptions {
   bool fold_ln = false;
   double threshold = -1;  // < 0: not given
   std::string circuit;
+  bool copying = false;
   int top = 10;
   int samples = 64;
   std::string format = "table";
@@ -69,6 +70,18 @@ std::string compose_table(const server::ComposeAnswer& a, const model::BpeTokeni
       out << buf;
     }
     if (pairs.empty()) out << "  (none)\n";
+  }
+  if (!a.copying.empty()) {
+    out << "\nEvery head's OV copying score (sum lambda / sum |lambda|; rows: layers, columns: heads):\n";
+    for (int l = 0; l < s.L; l++) {
+      std::snprintf(buf, sizeof buf, "  %3d ", l);
+      out << buf;
+      for (int h = 0; h < s.NH; h++) {
+        std::snprintf(buf, sizeof buf, " %6.3f", a.copying[std::size_t(l) * s.NH + h]);
+        out << buf;
+      }
+      out << "\n";
+    }
   }
   if (a.circuits) {
     const research::HeadCircuits& c = *a.circuits;
@@ -127,6 +140,7 @@ int run_compose(const ComposeOptions& o) {
   rq.fold_ln = o.fold_ln;
   if (o.threshold >= 0) rq.threshold = o.threshold;
   rq.top = o.top;
+  rq.copying = o.copying;
   rq.baseline_samples = o.samples;
   if (!o.circuit.empty()) {
     rq.circuit = server::parse_head_name(o.circuit);
@@ -144,6 +158,8 @@ int run_compose(const ComposeOptions& o) {
     if (!c) return measure_error(c.error());
     a.circuits = std::move(*c);
   }
+  if (rq.copying)
+    if (Status st = server::compose_copying(m->params, a); !st) return measure_error(st.error());
   std::string text;
   if (o.format == "json") text = server::encode_compose(a, m->tokenizer.get()) + "\n";
   else if (o.format == "csv") text = compose_csv(a, m->tokenizer.get());
@@ -170,6 +186,7 @@ void add_compose_command(CLI::App& app, int& exit_code) {
       "  headlab compose --model models/headlab-tiny --kind k\n"
       "  headlab compose --model models/headlab-tiny --threshold 0.15 --format json --out compose.json\n"
       "  headlab compose --model models/headlab-tiny --kind k --ov-circuit 1.2 --top 10\n"
+      "  headlab compose --model models/headlab-tiny --kind k --copying\n"
       "  headlab compose --model models/gpt2 --fold-ln --kind q --format csv --out q.csv");
   cmd->add_option("--model", o->model, "A Hugging Face folder or a .gguf file")->required();
   cmd->add_option("--kind", o->kind, "q, k, v or all")->check(CLI::IsMember({"q", "k", "v", "all"}))->capture_default_str();
@@ -177,6 +194,7 @@ void add_compose_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--threshold", o->threshold, "List every pair scoring at least this (the JSON gains \"edges\")")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--ov-circuit", o->circuit, "A head, LAYER.HEAD: its OV and QK circuits and copying score");
+  cmd->add_flag("--copying", o->copying, "Every head's OV copying score too (sum lambda / sum |lambda|; 2 V C HS each)");
   cmd->add_option("--top", o->top, "Pairs listed per kind and per circuit")->check(CLI::Range(1, 100))->capture_default_str();
   cmd->add_option("--baseline-samples", o->samples, "Random draws for the baseline")
       ->check(CLI::Range(1, 1000))

@@ -83,6 +83,10 @@ TEST(ComposeCommand, ThePreviousTokenHeadLeadsTheKCompositionIntoTheInductionHea
   expect_has(c.out, "kind,sender_layer,sender_head,receiver_layer,receiver_head,score,baseline_mean,weights\nv,0,0,1,0,");
   expect_has(c.out, ",fold_ln\n");
   EXPECT_EQ(std::count(c.out.begin(), c.out.end(), '\n'), 1 + 16);
+  auto cp = headlab_run("compose --model " + kTiny + " --kind k --copying --top 1");
+  ASSERT_EQ(cp.exit_code, 0) << cp.out;
+  expect_has(cp.out, "Every head's OV copying score");
+  expect_has(cp.out, "    1   0.986  1.000  1.000  0.714");  // the reference's 0.986, 0.9995, 0.9998, 0.714
   auto ov = headlab_run("compose --model " + kTiny + " --kind k --ov-circuit 1.2 --top 2");
   ASSERT_EQ(ov.exit_code, 0) << ov.out;
   expect_has(ov.out, "Head 1.2's circuits");

@@ -102,6 +102,10 @@ TEST(ComposeApi, GetAndPostAndTheCliGiveOneAnswerAndTheSecondComesFromTheCache) 
   for (const json& e : post.body["edges"]) edge |= e["sender"] == json({0, 3}) && e["receiver"] == json({1, 2});
   EXPECT_TRUE(edge) << post.body["edges"].dump();
   EXPECT_GT(post.body["circuit"]["copying_score"].get<double>(), 0.5);
+  auto copying = s.get("/api/model/compose?kind=v&copying=true");
+  ASSERT_EQ(copying.status, 200) << copying.raw;
+  EXPECT_EQ(cli_json("compose --kind v --copying"), copying.body);
+  EXPECT_GT(copying.body["copying"][1][2].get<double>(), 0.99);  // the induction head copies
   auto again = s.client().Post("/api/model/compose", json{{"kind", "k"}, {"threshold", 0.15}, {"circuit", "1.2"}, {"top", 3}}.dump(),
                                "application/json");
   ASSERT_TRUE(again);
@@ -123,5 +127,6 @@ TEST(LensApi, BadRequestsGetTheErrorEnvelopeNamingTheProblem) {
   expect_error(s.post("/api/model/compose", json{{"circuit", "one.two"}}), 400, "'circuit'");
   expect_error(s.post("/api/model/compose", json{{"kind", "z"}}), 400, "'kind'");
   expect_error(s.get("/api/model/compose?fold_ln=yes"), 400, "fold_ln");
+  expect_error(s.get("/api/model/compose?copying=1"), 400, "copying");
   expect_error(s.get("/api/model/compose?colour=red"), 400, "colour");
 }

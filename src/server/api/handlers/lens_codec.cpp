@@ -142,10 +142,11 @@ Result<ComposeRequest> decode_compose_request(std::string_view body) {
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return ComposeRequest{};  // an empty POST: the defaults
   auto j = parse_json_object(body, R"({"kind": "k", "fold_ln": false, "threshold": 0.15, "circuit": "1.2", "top": 10})");
   if (!j) return tl::unexpected(j.error());
-  HEADLAB_TRY(only_fields(*j, {"kind", "fold_ln", "threshold", "circuit", "top", "baseline_samples"}));
+  HEADLAB_TRY(only_fields(*j, {"kind", "fold_ln", "threshold", "circuit", "top", "copying", "baseline_samples"}));
   ComposeRequest r;
   HEADLAB_TRY(read_field(*j, "kind", r.kind, false));
   HEADLAB_TRY(read_field(*j, "fold_ln", r.fold_ln, false));
+  HEADLAB_TRY(read_field(*j, "copying", r.copying, false));
   HEADLAB_TRY(read_field(*j, "top", r.top, false));
   HEADLAB_TRY(read_field(*j, "baseline_samples", r.baseline_samples, false));
   if (auto it = j->find("threshold"); it != j->end() && !it->is_null()) {
@@ -173,9 +174,9 @@ Result<ComposeRequest> decode_compose_query(const std::map<std::string, std::str
       return {};
     };
     if (key == "kind") r.kind = value;
-    else if (key == "fold_ln") {
-      if (value != "true" && value != "false") return tl::unexpected(bad("Parameter 'fold_ln' must be true or false."));
-      r.fold_ln = value == "true";
+    else if (key == "fold_ln" || key == "copying") {
+      if (value != "true" && value != "false") return tl::unexpected(bad("Parameter '" + key + "' must be true or false."));
+      (key == "fold_ln" ? r.fold_ln : r.copying) = value == "true";
     } else if (key == "threshold") {
       char* end = nullptr;
       const double v = std::strtod(value.c_str(), &end);
@@ -189,7 +190,7 @@ Result<ComposeRequest> decode_compose_query(const std::map<std::string, std::str
     } else if (key == "baseline_samples") {
       HEADLAB_TRY(whole(r.baseline_samples));
     } else {
-      return tl::unexpected(bad("Unknown parameter '" + key + "'; known: kind, fold_ln, threshold, circuit, top, baseline_samples."));
+      return tl::unexpected(bad("Unknown parameter '" + key + "'; known: kind, fold_ln, threshold, circuit, top, copying, baseline_samples."));
     }
   }
   HEADLAB_TRY(check_compose(r));
@@ -197,7 +198,7 @@ Result<ComposeRequest> decode_compose_query(const std::map<std::string, std::str
 }
 
 std::string encode_compose_request(const ComposeRequest& r) {
-  json j = {{"kind", r.kind}, {"fold_ln", r.fold_ln}, {"top", r.top}, {"baseline_samples", r.baseline_samples}};
+  json j = {{"kind", r.kind}, {"fold_ln", r.fold_ln}, {"top", r.top}, {"copying", r.copying}, {"baseline_samples", r.baseline_samples}};
   if (r.threshold) j["threshold"] = *r.threshold;
   if (r.circuit) j["circuit"] = std::to_string(r.circuit->first) + "." + std::to_string(r.circuit->second);
   return dump(j);
@@ -365,6 +366,15 @@ std::string encode_compose(const ComposeAnswer& a, const model::BpeTokenizer* to
                                  {"score", v}});
     j["threshold"] = *a.request.threshold;
     j["edges"] = std::move(edges);
+  }
+  if (a.request.copying) {  // [layer][head]
+    json rows = json::array();
+    for (int l = 0; l < s.L; l++) {
+      json row = json::array();
+      for (int h = 0; h < s.NH; h++) row.push_back(a.copying[std::size_t(l) * s.NH + h]);
+      rows.push_back(std::move(row));
+    }
+    j["copying"] = std::move(rows);
   }
   if (a.circuits) {
     const research::HeadCircuits& c = *a.circuits;

@@ -46,6 +46,18 @@ Result<AttributeAnswer> handle_model_attribute(ModelService& m, AttributeRequest
   });
 }
 
+Status compose_copying(const model::Parameters& params, ComposeAnswer& a) {
+  const model::ModelConfig& c = params.config;
+  a.copying.clear();
+  for (int l = 0; l < c.n_layer; l++)
+    for (int h = 0; h < c.n_head; h++) {
+      auto s = research::copying_score(params, l, h, a.request.fold_ln);
+      if (!s) return tl::unexpected(s.error());
+      a.copying.push_back(*s);
+    }
+  return {};
+}
+
 Result<ComposeAnswer> handle_model_compose(ModelService& m, const ComposeRequest& rq) {
   const model::ModelConfig& c = m.parameters().config;
   if (rq.circuit) {
@@ -66,6 +78,16 @@ Result<ComposeAnswer> handle_model_compose(ModelService& m, const ComposeRequest
     return make_error(ErrorCode::too_long, std::string("this model's composition scores cost ") + buf +
                                                "; run `headlab compose --model M` on your own machine");
   }
+  if (rq.copying) {
+    const double cost = 2.0 * c.vocab_size * c.n_embd * c.head_size() * c.n_layer * c.n_head;
+    if (cost > kMaxCircuitWork) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%.2g multiply-adds, over this server's limit of %.2g", cost, kMaxCircuitWork);
+      return make_error(ErrorCode::too_long, std::string("every head's copying score costs ") + buf +
+                                                 "; ask for one head's with 'circuit', or run `headlab compose --model M "
+                                                 "--copying` on your own machine");
+    }
+  }
   const ModelService* svc = &m;
   return m.in_turn<ComposeAnswer>([svc, rq]() -> Result<ComposeAnswer> {
     ComposeAnswer a;
@@ -79,6 +101,8 @@ Result<ComposeAnswer> handle_model_compose(ModelService& m, const ComposeRequest
       if (!cc) return tl::unexpected(cc.error());
       a.circuits = std::move(*cc);
     }
+    if (rq.copying)
+      if (Status st = compose_copying(svc->parameters(), a); !st) return tl::unexpected(st.error());
     return a;
   });
 }

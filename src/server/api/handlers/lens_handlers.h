@@ -38,13 +38,15 @@ struct AttributeAnswer {
 };
 Result<AttributeAnswer> handle_model_attribute(ModelService& model, AttributeRequest request);
 
-// GET /api/model/compose?kind=k&fold_ln=true&threshold=0.15&circuit=1.2&top=10, or POST the same
-// fields as JSON ({"kind", "fold_ln", "threshold", "circuit": "1.2", "top", "baseline_samples"}).
+// GET /api/model/compose?kind=k&fold_ln=true&threshold=0.15&circuit=1.2&top=10&copying=true, or POST
+// the same fields as JSON ({"kind", "fold_ln", "threshold", "circuit": "1.2", "top", "copying",
+// "baseline_samples"}).
 struct ComposeRequest {
   std::string kind = "all";                // q, k, v or all
   bool fold_ln = false;
   std::optional<double> threshold;         // list the edges scoring at least this
   std::optional<std::pair<int, int>> circuit;  // a head's OV and QK circuits too
+  bool copying = false;                    // every head's copying score too ((L, NH), 2 V C HS each)
   int top = 10;
   int baseline_samples = 64;
 };
@@ -52,7 +54,10 @@ struct ComposeAnswer {
   ComposeRequest request;
   research::CompositionScores scores;
   std::optional<research::HeadCircuits> circuits;
+  std::vector<double> copying;  // (L, NH) when asked
 };
+// Every head's copying score into a.copying (what `copying` asks). Errors: copying_score's.
+Status compose_copying(const model::Parameters& params, ComposeAnswer& a);
 // Errors: invalid_argument (a head that does not exist, top or baseline_samples out of range),
 // too_long (a circuit over kMaxCircuitWork: the message gives the cost and the CLI command).
 Result<ComposeAnswer> handle_model_compose(ModelService& model, const ComposeRequest& request);
