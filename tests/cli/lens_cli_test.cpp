@@ -3,6 +3,7 @@
 // "headlab: error:" and exit 2 (what was typed) or 1 (the model's files), never a crash.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -91,6 +92,33 @@ TEST(ComposeCommand, ThePreviousTokenHeadLeadsTheKCompositionIntoTheInductionHea
   ASSERT_EQ(ov.exit_code, 0) << ov.out;
   expect_has(ov.out, "Head 1.2's circuits");
   expect_has(ov.out, "copying score");
+}
+
+// Every family the engine runs, as a Hugging Face folder (with its tokenizer) and as GGUF files
+// (quantised too): the lens, the attribution and the composition run, and the parts add up.
+TEST(ResearchCommands, RunOnEveryFamilyFolderAndGgufFile) {
+  const std::string dir = std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/gguf/";
+  for (const char* m : {"gpt2_random", "pythia_random", "llama3_random", "mistral_random", "qwen2_random", "qwen3_random",
+                        "gemma2_random", "gemma3_random", "gpt2_random.q8_0.gguf", "llama_random.q4_k_m.gguf",
+                        "gemma2_random.q8_0.gguf", "qwen3_random.q8_0.gguf"}) {
+    SCOPED_TRACE(m);
+    const std::string model = " --model " + dir + m;
+    auto lens = headlab_run("lens" + model + " --text 'the cat sat' --top 2 --format json 2>/dev/null");
+    ASSERT_EQ(lens.exit_code, 0) << lens.out.substr(0, 500);
+    auto l = nlohmann::json::parse(lens.out);
+    EXPECT_EQ(l["values"].back().back()["kl_final"], 0.0);
+    auto attr = headlab_run("attribute" + model + " --ids '1 2 3 4 5' --answer '#6' --wrong '#7' --format json 2>/dev/null");
+    ASSERT_EQ(attr.exit_code, 0) << attr.out.substr(0, 500);
+    auto a = nlohmann::json::parse(attr.out);
+    double sum = 0;
+    for (const auto& v : a["values"]) sum += v.get<double>();
+    EXPECT_NEAR(sum, a["logit_diff_uncapped"].get<double>(), 1e-4 * (1 + std::fabs(sum)));
+    auto comp = headlab_run("compose" + model + " --kind all --ov-circuit 0.0 --top 1 --format json 2>/dev/null");
+    ASSERT_EQ(comp.exit_code, 0) << comp.out.substr(0, 500);
+    auto c = nlohmann::json::parse(comp.out);
+    EXPECT_EQ(c["what"], "composition");
+    EXPECT_LE(std::fabs(c["circuit"]["copying_score"].get<double>()), 1.0);
+  }
 }
 
 TEST(ResearchCommands, HelpTeachesByExample) {
