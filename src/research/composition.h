@@ -64,7 +64,8 @@ double composition_cost(const model::ModelConfig& config);
 // Errors: invalid_argument (baseline_samples outside 1..10000).
 Result<CompositionScores> composition_scores(const model::Parameters& params, const CompositionOptions& options);
 
-// One head's weights in TL's orientation, float32, raw or processed (fold_ln as above).
+// One head's weights in TL's orientation, float32, raw or processed (fold_ln as above). The layer and
+// head must exist (model::check_layer_head): a programmer's error otherwise.
 struct HeadWeights {
   int C = 0, HS = 0;
   std::vector<float> W_Q, W_K, W_V;  // (C, HS) each
