@@ -46,8 +46,17 @@ EXAMPLES = {
                          "ablate": [{"layer": 1, "head": 2, "kind": "zero"}],
                          "block": [{"layer": 0, "head": -1, "key": 0}],
                          "replace": [], "top_k": 2}),
+    # the research toolbox: steering (ActAdd) in the interventions
+    "model-intervene-steer": ("POST", "/api/model/intervene",
+                              {"text": TEXT, "steer": [{"layer": 1, "coef": 4.0, "plus": "the dog", "minus": "the cat"}],
+                               "top_k": 2}),
     "model-scan": ("GET", "/api/model/scan", None),
     "model-training-log": ("GET", "/api/model/training-log", None),
+    "model-patch": ("POST", "/api/model/patch",
+                    {"clean": " gray whale ink crown plum fog violin arch gray whale ink crown plum fog",
+                     "corrupted": " gray whale ink crown plum fog arch violin gray whale ink crown plum fog",
+                     "answer": " viol", "wrong": " ar", "what": "resid_pre", "metric": "logit_diff",
+                     "positions": [13, 14, 15, 30]}),
 }
 
 LIST_HEAD = 3  # items kept of a long list of numbers; the rest becomes "..."

@@ -93,6 +93,7 @@ Result<RunReport> run_model(const model::Parameters& params, const model::BpeTok
   opt.record.pattern = (per_head && (rq.views.pattern || rq.views.value_weighted)) || rq.views.rollout;
   opt.record.scores = per_head && rq.views.scores;
   opt.record.qkv = per_head && rq.views.value_weighted;
+  opt.hooks = rq.hooks;
   model::ForwardOutput out;
   if (Status s = model::forward(params, ids, opt, out, ws); !s) return tl::unexpected(s.error());
 

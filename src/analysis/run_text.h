@@ -95,6 +95,8 @@ struct RunRequest {
   // Cuts each (T*(T+1)/2) view as it is made (the server keeps a window of it); empty:
   // keep the whole packed causal half.
   std::function<std::vector<float>(const float* packed)> keep;
+  // Hook points that change the run (steering, research/steering.h); null: none.
+  const model::ForwardHooks* hooks = nullptr;
 };
 
 struct HeadViews {

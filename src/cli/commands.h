@@ -22,9 +22,13 @@ void add_compose_command(CLI::App& app, int& exit_code);    // compose_command.c
 void add_train_tokenizer_command(CLI::App& app, int& exit_code);  // train_tokenizer_command.cpp
 void add_train_command(CLI::App& app, int& exit_code);     // train_command.cpp
 void add_scan_command(CLI::App& app, int& exit_code);      // scan_command.cpp
+void add_patch_command(CLI::App& app, int& exit_code);     // patch_command.cpp: activation patching
 void add_class_command(CLI::App& app, int& exit_code);     // class_command.cpp
 void add_info_command(CLI::App& app, int& exit_code);      // info_command.cpp
 void add_export_command(CLI::App& app, int& exit_code);    // export_command.cpp
+// the research toolbox: the activation cache, interventions and steering
+void add_cache_command(CLI::App& app, int& exit_code);      // cache_command.cpp
+void add_intervene_command(CLI::App& app, int& exit_code);  // intervene_command.cpp
 
 // Prints "headlab: error: <message>" to stderr and returns `code`.
 int print_error(const std::string& message, int code = 1);

@@ -48,8 +48,12 @@ int main(int argc, char** argv) {
   add_train_tokenizer_command(app, exit_code);
   add_train_command(app, exit_code);
   add_scan_command(app, exit_code);
+  add_patch_command(app, exit_code);  // the research toolbox: activation patching
   add_info_command(app, exit_code);
   add_export_command(app, exit_code);
+  // the research toolbox: the activation cache, interventions and steering
+  add_cache_command(app, exit_code);
+  add_intervene_command(app, exit_code);
 
   // `headlab --help` lists one line per subcommand; the rest of a description (its
   // examples) is shown by `headlab SUBCOMMAND --help`.

@@ -25,6 +25,7 @@
 #include "cli/commands.h"
 #include "cli/config_note.h"
 #include "cli/dtype_option.h"
+#include "cli/steer_option.h"
 #include "cli/whole_number.h"
 #include "cli/pattern_svg.h"
 #include "formats/model_files.h"
@@ -56,6 +57,7 @@ struct RunOptions {
   int top = 5;
   bool truncate = false;
   std::string save_svg;
+  SteerOptions steering;  // --steer, --steer-prompts, --steer-from (the research toolbox)
 };
 
 // Output longer than this goes to --out or a redirection, not to a terminal.
@@ -210,6 +212,11 @@ int run_run(const RunOptions& o) {
   rq.logits = o.logits;
   model::Workspace ws;
   const std::vector<int> ids = in->ids();
+  // steering changes the run (and so every view and prediction printed)
+  auto steering = steering_from_options(o.steering, *params, tok.get(), o.bos, ws);
+  if (!steering) return print_error(steering.error().message, is_usage_error(steering.error()) ? 2 : 1);
+  model::ForwardHooks steer_hooks = research::steering_hooks(c, *steering);
+  if (!steering->empty()) rq.hooks = &steer_hooks;
   auto report = analysis::run_model(*params, tok.get(), ids, rq, ws);
   if (!report) return print_error(report.error().message);
 
@@ -264,7 +271,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "Examples:\n"
       "  headlab run --model models/gpt2 --text \"The cat sat on the\" --layer 5 --head 1\n"
       "  headlab run --model models/gpt2 --ids \"464 3797 3332\" --no-bos --format json --out run.json\n"
-      "  headlab run --model models/headlab-tiny --text \"the cat sat on the mat\" --layer 0 --head 3 --save-svg head.svg");
+      "  headlab run --model models/headlab-tiny --text \"the cat sat on the mat\" --layer 0 --head 3 --save-svg head.svg\n"
+      "  headlab run --model models/gpt2 --text \"I think dogs are\" --steer-prompts '6:4: Love: Hate'   (steering: headlab intervene --help)");
   cmd->add_option("--model", opts->model,
                   "A Hugging Face folder (GPT-2, GPT-NeoX, Llama, Mistral, Qwen 2/3, Gemma 2/3) or a .gguf file")
       ->required();
@@ -290,6 +298,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->add_flag("--truncate", opts->truncate, "Keep BOS and the last tokens of a longer input, n_ctx in all");
+  add_steer_options(cmd, opts->steering);
   cmd->add_option("--save-svg", opts->save_svg, "Also save the chosen head's grid (--layer, --head) as an SVG picture");
   cmd->callback([opts, &exit_code] { exit_code = run_run(*opts); });
 }

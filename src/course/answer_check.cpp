@@ -13,6 +13,16 @@ std::string fixed(double v, int digits) {
 
 std::string percent(double share) { return fixed(share * 100, 0) + "%"; }
 
+std::string guess_key(const std::string& what, const std::string& which) { return what + "#" + which; }
+
+std::string digest(std::string_view bytes) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a, 64 bits
+  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
 tl::unexpected<Error> unknown_challenge(const Lesson& lesson, const std::string& id) {
   std::string ids;
   for (const Challenge& c : lesson.challenges) ids += (ids.empty() ? "" : ", ") + c.id;

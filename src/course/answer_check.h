@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "course/lesson.h"
 
@@ -24,6 +25,13 @@ tl::unexpected<Error> unknown_challenge(const Lesson& lesson, const std::string&
 
 // ok when a model is loaded; else unavailable, saying how to start the server with one.
 Status require_model(const LessonModel* model);
+
+// A guess key (course::GuessKey): "<what the evidence is>#<which>", e.g. "position#20".
+// The part before '#' names the evidence in the server's sentence ("only the first answer
+// on a position counts"). `which` is digest() of long evidence (a text): 16 hex digits of
+// its FNV-1a hash, so a key stays short.
+std::string guess_key(const std::string& what, const std::string& which);
+std::string digest(std::string_view bytes);
 
 // A verdict for an answer sent with `revealed` (the learner saw the answer before checking):
 // checked and explained, never met. A met one says why it earned nothing and `retry` (how to

@@ -269,6 +269,13 @@ Result<Verdict> check_trained_heads_answer(const Answer& a, LessonModel* model) 
                                     "The server remembers that you looked, so this challenge stays unticked; the others can still be earned.");
 }
 
+std::string trained_heads_guess_key(const Answer& a) {
+  // find-sink's verdict on a wrong choice says what the head is: a second choice on the same
+  // head and text would be credited for it.
+  if (a.revealed || a.challenge != "find-sink") return "";
+  return guess_key("head and text", std::to_string(a.layer) + "." + std::to_string(a.head) + ":" + digest(a.text));
+}
+
 Lesson trained_heads_lesson() {
   return {kTrainedHeadsLesson,
           0,
@@ -279,7 +286,8 @@ Lesson trained_heads_lesson() {
            {"find-sink", "On your text, find a head that puts at least half its attention on the first token, and say whether it is a sink or reads that token.",
             first_token_choices()},
            {"ablation-matters", "Find a head whose removal hurts the model's predictions on your repeated text the most."}},
-          check_trained_heads_answer};
+          check_trained_heads_answer,
+          trained_heads_guess_key};
 }
 
 }  // namespace headlab::course

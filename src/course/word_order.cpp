@@ -2,10 +2,6 @@
 // shuffled text, the learned positions' similarity, and q.k after the rotary code.
 #include "course/word_order.h"
 
-#include <cstdint>
-#include <cstdio>
-#include <string_view>
-
 #include <algorithm>
 #include <cmath>
 
@@ -285,26 +281,15 @@ Result<Verdict> check_word_order_answer(const Answer& a, LessonModel* model) {
   return without_credit_if_revealed(check_on_evidence(a, model), a.revealed, "The server remembers that you looked, so this challenge stays unticked; the others can still be earned.");
 }
 
-namespace {
-std::uint64_t fnv1a(std::string_view bytes, std::uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-}  // namespace
-
 std::string word_order_guess_key(const Answer& a) {
   if (a.revealed || a.positions.empty()) return "";
-  if (a.challenge == "wpe-neighbour") return "position " + std::to_string(a.positions[0]);
+  if (a.challenge == "wpe-neighbour") return guess_key("position", std::to_string(a.positions[0]));
   if (a.challenge != "shuffle-follows") return "";  // offset-only is built, not guessed
   // The shuffle: the head, the text, the order and the followed token. A new shuffle is new
   // evidence (where the word went is what the learner predicts).
   std::string order;
   for (int o : a.order) order += std::to_string(o) + ",";
-  std::uint64_t h = fnv1a(a.text);
-  h = fnv1a("|" + std::to_string(a.head) + "|" + order + "|" + std::to_string(a.positions[0]), h);
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return std::string("shuffle ") + hex;
+  return guess_key("shuffle", digest(std::to_string(a.head) + "|" + order + "|" + std::to_string(a.positions[0]) + "|" + a.text));
 }
 
 Lesson word_order_lesson() {

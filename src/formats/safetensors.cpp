@@ -303,10 +303,15 @@ Status safetensors_to_f32_range(const SafetensorsFile& file, const SafetensorsTe
   }
 }
 
-Status safetensors_write(const std::string& path, const std::vector<SafetensorsWriteTensor>& tensors, Dtype dtype,
-                         const std::map<std::string, std::string>& metadata) {
+namespace {
+
+// The header and the tensors' bytes, in the order safetensors_write and safetensors_serialize
+// both write them: `put(bytes, n)` receives each piece.
+template <class Put>
+Status safetensors_emit(const std::vector<SafetensorsWriteTensor>& tensors, Dtype dtype,
+                        const std::map<std::string, std::string>& metadata, const std::string& what, Put put) {
   if (dtype != Dtype::F32 && dtype != Dtype::F16 && dtype != Dtype::BF16)
-    return make_error(ErrorCode::unsupported, path + ": can only write F32, F16 or BF16");
+    return make_error(ErrorCode::unsupported, what + ": can only write F32, F16 or BF16");
   const int es = dtype_size(dtype);
   nlohmann::ordered_json header;
   if (!metadata.empty()) header["__metadata__"] = metadata;
@@ -319,14 +324,13 @@ Status safetensors_write(const std::string& path, const std::vector<SafetensorsW
                       {"data_offsets", {offset, offset + numel * es}}};
     offset += numel * es;
   }
-  std::string h = header.dump();
+  // replace, not throw: metadata may quote a text that was not UTF-8
+  std::string h = header.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   while ((8 + h.size()) % 8 != 0) h.push_back(' ');  // align the data to 8 bytes, as safetensors does
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return make_error(ErrorCode::io_error, path + ": cannot open for writing");
   unsigned char len[8];
   for (int i = 0; i < 8; i++) len[i] = static_cast<unsigned char>((std::uint64_t(h.size()) >> (8 * i)) & 0xff);
-  out.write(reinterpret_cast<const char*>(len), 8);
-  out.write(h.data(), static_cast<std::streamsize>(h.size()));
+  put(len, 8);
+  put(reinterpret_cast<const unsigned char*>(h.data()), h.size());
   std::vector<unsigned char> buf;
   for (const auto& t : tensors) {
     std::uint64_t numel = 1;
@@ -341,11 +345,36 @@ Status safetensors_write(const std::string& path, const std::vector<SafetensorsW
         buf[2 * i + 1] = static_cast<unsigned char>(v >> 8);
       }
     }
-    out.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
+    put(buf.data(), buf.size());
   }
+  return {};
+}
+
+}  // namespace
+
+Status safetensors_write(const std::string& path, const std::vector<SafetensorsWriteTensor>& tensors, Dtype dtype,
+                         const std::map<std::string, std::string>& metadata) {
+  if (dtype != Dtype::F32 && dtype != Dtype::F16 && dtype != Dtype::BF16)
+    return make_error(ErrorCode::unsupported, path + ": can only write F32, F16 or BF16");
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return make_error(ErrorCode::io_error, path + ": cannot open for writing");
+  Status s = safetensors_emit(tensors, dtype, metadata, path, [&](const unsigned char* p, std::size_t n) {
+    out.write(reinterpret_cast<const char*>(p), static_cast<std::streamsize>(n));
+  });
+  if (!s) return s;
   out.close();
   if (!out) return make_error(ErrorCode::io_error, path + ": write failed (disk full?)");
   return {};
+}
+
+Result<std::string> safetensors_serialize(const std::vector<SafetensorsWriteTensor>& tensors, Dtype dtype,
+                                          const std::map<std::string, std::string>& metadata) {
+  std::string bytes;
+  Status s = safetensors_emit(tensors, dtype, metadata, "safetensors", [&](const unsigned char* p, std::size_t n) {
+    bytes.append(reinterpret_cast<const char*>(p), n);
+  });
+  if (!s) return tl::unexpected(s.error());
+  return bytes;
 }
 
 }  // namespace headlab::model

@@ -75,5 +75,9 @@ struct SafetensorsWriteTensor {
 };
 Status safetensors_write(const std::string& path, const std::vector<SafetensorsWriteTensor>& tensors,
                          Dtype dtype, const std::map<std::string, std::string>& metadata);
+// The same file's bytes in memory (an answer sent over HTTP): safetensors_parse reads them back.
+// Errors: unsupported (a dtype other than F32, F16, BF16).
+Result<std::string> safetensors_serialize(const std::vector<SafetensorsWriteTensor>& tensors, Dtype dtype,
+                                          const std::map<std::string, std::string>& metadata);
 
 }  // namespace headlab::model

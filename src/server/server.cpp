@@ -242,8 +242,10 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
   } else {
     ModelServiceOptions mo;
     mo.dir = options.model_dir;
+    mo.max_patch_multiply_adds = options.max_patch_multiply_adds;  // POST /api/model/patch
     mo.load = options.model_load;
     mo.max_tokens = options.max_tokens;
+    mo.max_cache_bytes = options.max_activation_cache_bytes;
     mo.pool = {options.model_queue, options.model_timeout_ms};
     auto model = ModelService::load(mo);
     if (!model) return tl::unexpected(model.error());  // asked for a model: refuse to start without it

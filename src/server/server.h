@@ -28,9 +28,13 @@ struct ServerOptions {
   std::string no_model_reason = "the server was started with --no-model.";  // said then
   std::string models_dir;  // the word-order lesson's models, by name; empty: model_dir's parent, else models
   int max_tokens = 256;   // tokens per model request (at most the model's n_ctx)
+  double max_patch_multiply_adds = 1e11;  // POST /api/model/patch: a sweep's work (research::PatchCost)
   int model_queue = 8;    // model requests waiting beyond the running one; more get 503
   int model_timeout_ms = 30000;
   std::size_t cache_bytes = 64u << 20;
+  // POST /api/model/cache: the largest activation file it answers (under a client's unread
+  // answers' cap, max_unread_bytes_per_client); larger: 413 with the size and how to narrow.
+  std::size_t max_activation_cache_bytes = 32u << 20;
   // The HTTP layer (libmicrohttpd, event-driven: an open connection holds no thread).
   int threads = 4;                    // event-loop threads; model requests wait off them
   int max_connections = 4096;         // open connections in all; more are refused at accept

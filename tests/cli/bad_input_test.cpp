@@ -350,6 +350,17 @@ const std::vector<Row> kRows = {
     {"class show ABCDEF --db {F}/empty --format xml", 2, "--format"},
     {"class delete ABCDEF --db {F}/no-such.db --yes", 1, "No database at"},
     {"class create Period --db {F}/dir --passphrase-file {F}/no-such-file", 1, "Cannot read the passphrase file"},
+    // cache and intervene: the research toolbox's model, files and options
+    {"cache --model {F}/lying-weights --text hi --hooks '*' --out {F}/c.safetensors", 1, "model.safetensors: header length"},
+    {"cache --model {F}/good --text hi --hooks '*' --out {F}/dir", 1, "cannot open for writing"},
+    {"cache --model {F}/good --prompts {F}/lying --hooks '*' --out {F}/c.safetensors", 2, "line 1"},
+    {"cache --model {F}/good --prompts {F}/dir --hooks '*' --out {F}/c.safetensors", 1, "directory"},
+    {"cache --model {F}/good --text hi --hooks 'hook_nothing' --out {F}/c.safetensors", 2, "is not a hook name"},
+    {"cache --model {F}/good --ids 99999999 --hooks '*' --out {F}/c.safetensors", 2, "outside the vocabulary"},
+    {"intervene --model {F}/good --text hi --steer 0:1:{F}/lying", 2, "bytes; a steering vector is"},
+    {"intervene --model {F}/good --text hi --steer 0:1:{F}/dir", 1, "directory"},
+    {"intervene --model {F}/good --text hi --steer 0:1:{F}/empty", 2, "bytes; a steering vector is"},
+    {"intervene --model {F}/dir --text hi --ablate 0.0", 1, "missing config.json"},
 };
 
 std::string expand(std::string s, const std::string& root) {

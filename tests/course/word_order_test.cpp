@@ -244,9 +244,9 @@ TEST(WordOrderGuessKey, NamesThePositionOrTheShuffleAGuessIsMadeOn) {
   Answer a;
   a.challenge = "wpe-neighbour";
   a.positions = {20, 3};
-  EXPECT_EQ(word_order_guess_key(a), "position 20");
+  EXPECT_EQ(word_order_guess_key(a), "position#20");
   a.positions = {20, 21};
-  EXPECT_EQ(word_order_guess_key(a), "position 20");
+  EXPECT_EQ(word_order_guess_key(a), "position#20");
   a.revealed = true;
   EXPECT_EQ(word_order_guess_key(a), "");
   Answer s;
@@ -256,7 +256,7 @@ TEST(WordOrderGuessKey, NamesThePositionOrTheShuffleAGuessIsMadeOn) {
   s.order = {5, 4, 3, 2, 1, 0};
   s.positions = {2, 0};
   const std::string key = word_order_guess_key(s);
-  EXPECT_EQ(key.rfind("shuffle ", 0), 0u) << key;
+  EXPECT_EQ(key.rfind("shuffle#", 0), 0u) << key;
   EXPECT_LE(key.size(), 200u);
   s.positions = {2, 4};  // another pick on the same shuffle: the same evidence
   EXPECT_EQ(word_order_guess_key(s), key);

@@ -66,6 +66,24 @@ test('lesson 2: the default state meets no challenge, whichever check is pressed
   await screenshot(page, '54-trained-heads-defaults');
 });
 
+test('lesson 2, part 2: at 1280 x 800 the default repeated text shows every row of both grids, none clipped', async () => {
+  const page = await open_lesson2();
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const p2 = part(page, 2);
+  const grids = p2.locator('[data-figure]').getByRole('table');
+  await eventually(async () => assert.ok((await grids.count()) >= 2));
+  const model_tokens = await grids.first().locator('tbody tr').count();
+  assert.ok(model_tokens >= 20, `a repeated default text: ${model_tokens} rows`);
+  assert.equal(await p2.getByText(/more below/).count(), 0, 'no row is clipped');
+  for (const g of await grids.all()) {
+    const clipped = await g.evaluate((t) => {
+      const box = t.closest('.weights-grid__scroll');
+      return box ? box.scrollHeight - box.clientHeight : 0;
+    });
+    assert.ok(clipped <= 1, `the grid scrolls by ${clipped} px`);
+  }
+});
+
 test('lesson 2: "Show the answer" then "Check" explains but earns no credit', async () => {
   const page = await open_lesson2();
   const p1 = part(page, 1);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { api_get, click_to_redraw, eventually, open_page, screenshot, test_model } from './harness.mjs';
+import { api_get, api_post, click_to_redraw, eventually, open_page, screenshot, test_model } from './harness.mjs';
 import { induction_share, intervene, labelled, mean, pct, pick, repeated, run, scan_report, second_copy_start, signed } from './model_api.mjs';
 
 const READING_SENTENCE = 'the cat sat on the mat';
@@ -181,10 +181,59 @@ test('Part 3: a head’s first-token share, raw and value-weighted, and the two 
   await check_button.click();
   await eventually(async () => assert.equal(await verdict(p3).getAttribute('data-correct'), 'false'));
   assert.match(await verdict(p3).textContent(), new RegExp(`head ${head.name.replace('.', '\\.')} gives ${pct(raw)} of its rows’ attention to the first token, and ${pct(weighted)} once`));
+  // The wrong choice's verdict said what the head is: the right one on the same head and text
+  // is explained but earns nothing (the server keeps the first choice on them).
   await p3.getByRole('radio', { name: kind === 'sink' ? /^a sink/ : /^a head that reads/ }).check();
   await check_button.click();
-  await eventually(async () => assert.equal(await verdict(p3).getAttribute('data-correct'), String(raw >= 0.5)));
+  if (raw >= 0.5) await eventually(async () => assert.match(await verdict(p3).textContent(), /only the first answer on a head and text counts/));
+  assert.equal(await verdict(p3).getAttribute('data-correct'), 'false');
+  // On another text the first choice is a fresh one.
+  const text2 = text + ' and then the year ended';
+  await p3.getByRole('textbox', { name: 'Text' }).fill(text2);
+  await p3.getByRole('button', { name: 'Run' }).click();
+  const answer2 = await run(server, { text: text2, heads: [[head.layer, head.head]], views: ['pattern', 'value_weighted'] });
+  const raw2 = mean(answer2.heads[0].pattern.slice(2).map((r) => r[0]));
+  const weighted2 = mean(answer2.heads[0].value_weighted.slice(2).map((r) => r[0]));
+  await eventually(async () => assert.match(await page.getByTestId('first-token-share').textContent(), new RegExp(`${pct(raw2)} of its rows’ weight`)));
+  await p3.getByRole('radio', { name: weighted2 < 0.5 * raw2 ? /^a sink/ : /^a head that reads/ }).check();
+  await check_button.click();
+  await eventually(async () => assert.match(await verdict(p3).textContent(), new RegExp(`${pct(raw2)} of its rows’ attention`)));
+  assert.equal(await verdict(p3).getAttribute('data-correct'), String(raw2 >= 0.5));
   await screenshot(page, '52-trained-heads-part3');
+});
+
+test('Part 3: when the model has no sink, a lesson model’s sink is shown on the learner’s text with the server’s numbers', async (t) => {
+  const p3 = part(3);
+  if (labelled(scan, 'sink').length > 0) {
+    assert.equal(await page.getByTestId('other-sink').count(), 0, 'the model has its own sink: no other is shown');
+    return;
+  }
+  const models = (await api_get(server, '/api/positions/models')).body.models;
+  const m = models.find((x) => x.available && x.sinks && x.sinks.length > 0);
+  const box = page.getByTestId('other-sink');
+  await box.waitFor();
+  if (!m) {
+    assert.match(await box.textContent(), /None of the lesson models/);
+    return;
+  }
+  const sink = m.sinks[0];
+  const name = `${sink.layer}.${sink.head}`;
+  t.diagnostic(`${m.name} head ${name}: first token ${sink.first_token}, value-weighted ${sink.value_weighted}`);
+  assert.ok(sink.value_weighted < 0.5 * sink.first_token, 'the scanner’s sink rule');
+  const said = await box.textContent();
+  assert.ok(said.includes(`here is one from ${m.name}`), said);
+  assert.ok(said.includes(`labels head ${name} a sink: it gives the first token ${pct(sink.first_token)} of its weight, ${pct(sink.value_weighted)} once`), said);
+  const text = await p3.getByRole('textbox', { name: 'Text' }).inputValue();
+  const r = (await api_post(server, '/api/positions/run', { model: m.name, text, layer: sink.layer, head: sink.head })).body;
+  // the server's numbers are the rows' means from the third token on, as the find-sink check's
+  assert.ok(Math.abs(r.first_token.attention - mean(r.pattern.slice(2).map((row) => row[0]))) < 1e-4);
+  assert.ok(Math.abs(r.first_token.value_weighted - mean(r.value_weighted.slice(2).map((row) => row[0]))) < 1e-4);
+  const reading = page.getByTestId('other-sink-reading');
+  await eventually(async () =>
+    assert.ok((await reading.textContent()).includes(`head ${name} gives the first token ${pct(r.first_token.attention)} of its rows’ weight and ${pct(r.first_token.value_weighted)} once`)),
+  );
+  assert.match(await reading.textContent(), r.first_token.parks ? /here too it parks its weight there/ : /on this text it does fetch something/);
+  assert.equal(await box.getByRole('table').count(), 2, 'attention weights and value-weighted rows');
 });
 
 test('Part 4: zeroing a head changes the loss exactly as the server computes, and the head that matters most passes', async () => {

@@ -127,6 +127,45 @@ static Status read_optional_bos(const json& j, std::optional<bool>& bos) {
   return {};
 }
 
+// "steer": [{"layer", "coef", "vector": [C numbers], "from"}, {"layer", "coef", "plus", "minus", "from"}]
+static Status read_steer_list(const json& j, std::vector<SteerSpec>& out) {
+  auto it = j.find("steer");
+  if (it == j.end()) return {};
+  if (!it->is_array() || it->size() > 16)
+    return tl::unexpected(bad("Field 'steer' must be a list of at most 16 objects {layer, coef, vector} or "
+                              "{layer, coef, plus, minus}."));
+  for (const json& s : *it) {
+    if (!s.is_object()) return tl::unexpected(bad("Each 'steer' entry must be an object {layer, coef, vector}."));
+    HEADLAB_TRY(only_fields(s, {"layer", "coef", "vector", "plus", "minus", "from"}, " in 'steer'"));
+    SteerSpec x;
+    HEADLAB_TRY(read_field(s, "layer", x.layer, true));
+    HEADLAB_TRY(read_field(s, "from", x.from, false));
+    auto coef = s.find("coef");
+    if (coef == s.end() || !coef->is_number())
+      return tl::unexpected(bad("Each 'steer' entry needs 'coef', a number: how many times the vector is added."));
+    x.coef = static_cast<float>(coef->get<double>());
+    const bool vector = s.contains("vector"), texts = s.contains("plus") || s.contains("minus");
+    if (vector == texts)
+      return tl::unexpected(bad("A 'steer' entry has either 'vector' (a list of n_embd numbers) or 'plus' and 'minus' "
+                                "(two texts: ActAdd)."));
+    if (vector) {
+      const json& v = s["vector"];
+      if (!v.is_array() || v.size() > 65536)
+        return tl::unexpected(bad("Field 'vector' in 'steer' must be a list of n_embd numbers."));
+      for (const json& x_i : v) {
+        if (!x_i.is_number()) return tl::unexpected(bad("Field 'vector' in 'steer' holds something that is not a number."));
+        const double d = x_i.get<double>();
+        x.vector.push_back(std::fabs(d) > 3.4e38 ? (d > 0 ? INFINITY : -INFINITY) : static_cast<float>(d));
+      }
+    } else {
+      HEADLAB_TRY(read_field(s, "plus", x.plus, true));
+      HEADLAB_TRY(read_field(s, "minus", x.minus, true));
+    }
+    out.push_back(std::move(x));
+  }
+  return {};
+}
+
 Result<ModelRunRequest> decode_model_run_request(std::string_view body) {
   auto j = parse_json_object(body, kExample);
   if (!j) return tl::unexpected(j.error());
@@ -157,7 +196,7 @@ Result<ModelRunRequest> decode_model_run_request(std::string_view body) {
 Result<ModelInterveneRequest> decode_model_intervene_request(std::string_view body) {
   auto j = parse_json_object(body, kExample);
   if (!j) return tl::unexpected(j.error());
-  HEADLAB_TRY(only_fields(*j, {"text", "bos", "truncate", "ablate", "block", "replace", "top_k"}));
+  HEADLAB_TRY(only_fields(*j, {"text", "bos", "truncate", "ablate", "block", "replace", "steer", "top_k"}));
   ModelInterveneRequest r;
   HEADLAB_TRY(read_field(*j, "text", r.text, true));
   HEADLAB_TRY(read_optional_bos(*j, r.bos));
@@ -207,6 +246,42 @@ Result<ModelInterveneRequest> decode_model_intervene_request(std::string_view bo
     HEADLAB_TRY(read_field(p, "kind", kind, false));
     if (kind != "uniform") return tl::unexpected(bad("A pattern replacement's kind is \"uniform\"."));
     r.interventions.replace.push_back(x);
+  }
+  HEADLAB_TRY(read_steer_list(*j, r.steer));
+  return r;
+}
+
+Result<ModelCacheRequest> decode_model_cache_request(std::string_view body) {
+  auto j = parse_json_object(body, R"({"text": "...", "hooks": "blocks.*.attn.hook_pattern"})");
+  if (!j) return tl::unexpected(j.error());
+  HEADLAB_TRY(only_fields(*j, {"text", "ids", "prompts", "bos", "hooks"}));
+  ModelCacheRequest r;
+  HEADLAB_TRY(read_field(*j, "hooks", r.hooks, true));
+  HEADLAB_TRY(read_optional_bos(*j, r.bos));
+  const int given = int(j->contains("text")) + int(j->contains("ids")) + int(j->contains("prompts"));
+  if (given != 1)
+    return tl::unexpected(bad("Send exactly one of 'text' (a string), 'ids' (a list of token ids) and 'prompts' (a list "
+                              "of strings, a batch padded to the longest)."));
+  if (j->contains("text")) {
+    std::string text;
+    HEADLAB_TRY(read_field(*j, "text", text, true));
+    r.texts.push_back(std::move(text));
+  } else if (auto it = j->find("prompts"); it != j->end()) {
+    if (!it->is_array() || it->empty() || it->size() > 64)
+      return tl::unexpected(bad("Field 'prompts' must be a list of 1 to 64 strings."));
+    for (const json& p : *it) {
+      if (!p.is_string()) return tl::unexpected(bad("Each entry of 'prompts' must be a string."));
+      r.texts.push_back(p.get<std::string>());
+    }
+  } else {
+    const json& ids = (*j)["ids"];
+    if (!ids.is_array() || ids.empty() || ids.size() > 100000)
+      return tl::unexpected(bad("Field 'ids' must be a non-empty list of token ids."));
+    for (const json& id : ids) {
+      if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::int64_t>() > kMaxRequestInteger)
+        return tl::unexpected(bad("Each entry of 'ids' must be a token id (a whole number of 0 or more)."));
+      r.ids.push_back(static_cast<int>(id.get<std::int64_t>()));
+    }
   }
   return r;
 }
@@ -309,7 +384,8 @@ std::string encode_model_run(const ModelRunResult& r) {
 std::string encode_model_intervene(const ModelInterveneResult& r) {
   return dump({{"tokens", encode_tokens(r.tokens)},
                {"baseline", encode_outcome(r.baseline)},
-               {"intervened", encode_outcome(r.intervened)}});
+               {"intervened", encode_outcome(r.intervened)},
+               {"loss_change", std::round(double(r.intervened.loss - r.baseline.loss) * 1e5) / 1e5}});
 }
 
 std::string encode_training_log(const TrainingLog& log) {

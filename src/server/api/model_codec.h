@@ -14,6 +14,8 @@ namespace headlab::server {
 
 Result<ModelRunRequest> decode_model_run_request(std::string_view body);
 Result<ModelInterveneRequest> decode_model_intervene_request(std::string_view body);
+// POST /api/model/cache: {"text" | "ids" | "prompts", "hooks", "bos"} (the answer is the file's bytes).
+Result<ModelCacheRequest> decode_model_cache_request(std::string_view body);
 // The body re-serialised with sorted keys: the cache key of a request.
 std::string canonical_json(std::string_view body);
 

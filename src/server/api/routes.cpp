@@ -19,6 +19,7 @@
 #include "server/api/json_codec.h"
 #include "server/api/lesson_programs.h"
 #include "server/api/model_codec.h"
+#include "server/api/patch_codec.h"
 
 namespace headlab::server {
 namespace {
@@ -178,10 +179,30 @@ std::vector<Route> make_routes(ServerContext& ctx) {
        [&ctx](const HttpRequest& r) {
          return cached_model_answer(ctx, r, decode_model_run_request, &ModelService::run, encode_model_run);
        }},
+      // the research toolbox: activation patching (docs/research.md)
+      {"POST", "/api/model/patch",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(ctx, r, decode_model_patch_request, &ModelService::patch, encode_model_patch);
+       }},
       {"POST", "/api/model/intervene",
        [&ctx](const HttpRequest& r) {
          return cached_model_answer(ctx, r, decode_model_intervene_request, &ModelService::intervene,
                                     encode_model_intervene);
+       }},
+      // the research toolbox: the activation cache (a safetensors file, not JSON)
+      {"POST", "/api/model/cache",
+       [&ctx](const HttpRequest& r) {
+         auto m = need_model(ctx);
+         if (!m) return error_response(m.error());
+         auto req = decode_model_cache_request(r.body);
+         if (!req) return error_response(req.error());
+         auto bytes = (*m)->cache(*req);
+         if (!bytes) return error_response(bytes.error());
+         HttpResponse out;
+         out.content_type = "application/octet-stream";
+         out.body = std::move(*bytes);
+         out.headers.push_back({"Content-Disposition", "attachment; filename=\"cache.safetensors\""});
+         return out;
        }},
       {"POST", "/api/model/query-scores",
        [&ctx](const HttpRequest& r) {

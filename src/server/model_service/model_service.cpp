@@ -14,6 +14,10 @@
 #include "formats/hf/checkpoint.h"
 #include "model/forward.h"
 #include "model/head_range.h"
+#include "research/cache.h"
+#include "research/hook_select.h"
+#include "research/intervene.h"
+#include "research/steering.h"
 #include "server/model_service/model_views.h"
 #include "train/train_log.h"
 #include "util/file.h"
@@ -143,28 +147,104 @@ Result<ModelInterveneResult> ModelService::intervene(const ModelInterveneRequest
     if (auto s = model::check_layer_head(c, r.layer, r.head); !s) return tl::unexpected(s.error());
     iv.replace.push_back({r.layer, r.head, model::PatternReplacementKind::uniform, {}});
   }
+  // Steering: a vector is checked now; ActAdd's texts are tokenised now (BOS by the request's
+  // rule) and their forwards run in the turn, before the two runs.
+  std::vector<research::Steering> steering;
+  std::vector<std::pair<std::vector<int>, std::vector<int>>> actadd;  // (plus, minus) per steering; empty: a vector
+  for (std::size_t i = 0; i < req.steer.size(); i++) {
+    const SteerSpec& sp = req.steer[i];
+    const std::string where = "Steering " + std::to_string(i) + ": ";
+    research::Steering st{.layer = sp.layer, .coef = sp.coef, .from = sp.from, .vector = sp.vector};
+    std::pair<std::vector<int>, std::vector<int>> texts;
+    if (sp.vector.empty()) {
+      for (auto [text, ids] : {std::pair{&sp.plus, &texts.first}, std::pair{&sp.minus, &texts.second}}) {
+        bool cut = false;
+        auto t = tokenize(*text, req.bos, /*truncate=*/false, cut);
+        if (!t) return make_error(t.error().code, where + t.error().message);
+        for (const auto& tok : *t) ids->push_back(tok.id);
+      }
+      st.vector.assign(std::size_t(c.n_embd), 0.0f);  // checked as a vector; the rows come in the turn
+    }
+    if (auto s = research::steering_check(c, st); !s) return make_error(s.error().code, where + s.error().message);
+    steering.push_back(std::move(st));
+    actadd.push_back(std::move(texts));
+  }
   std::vector<int> ids;
   for (const auto& t : *tokens) ids.push_back(t.id);
+  research::InterveneRequest rq;
+  rq.interventions = iv;
+  rq.top_k = req.top_k;
   // By value, as in run: a job that outlives a timed-out request must not read this frame.
-  const int top_k = req.top_k;
-  using Outcomes = std::pair<analysis::NextTokenOutcome, analysis::NextTokenOutcome>;
-  auto outcomes = pool_->run<Outcomes>([this, ids, iv, top_k](model::Workspace& ws) -> Result<Outcomes> {
-    model::ForwardOptions opt;
-    model::ForwardOutput out;
-    if (auto s = model::forward(params_, ids, opt, out, ws); !s) return tl::unexpected(s.error());
-    Outcomes o;
-    o.first = analysis::next_token_outcome(out.logits, ids, out.V, top_k, &*tokenizer_);
-    opt.interventions = iv;
-    if (auto s = model::forward(params_, ids, opt, out, ws); !s) return tl::unexpected(s.error());
-    o.second = analysis::next_token_outcome(out.logits, ids, out.V, top_k, &*tokenizer_);
-    return o;
-  });
-  if (!outcomes) return tl::unexpected(outcomes.error());
+  auto report = pool_->run<research::InterveneReport>(
+      [this, ids, rq, steering, actadd](model::Workspace& ws) mutable -> Result<research::InterveneReport> {
+        for (std::size_t i = 0; i < steering.size(); i++) {
+          if (actadd[i].first.empty()) continue;
+          auto s = research::steering_from_prompts(params_, actadd[i].first, actadd[i].second, steering[i].layer,
+                                                   steering[i].coef, ws);
+          if (!s) return tl::unexpected(s.error());
+          s->from = steering[i].from;
+          steering[i] = std::move(*s);
+        }
+        rq.steering = std::move(steering);
+        return research::intervene_run(params_, &*tokenizer_, ids, rq, ws);
+      });
+  if (!report) return tl::unexpected(report.error());
   ModelInterveneResult result;
   result.tokens = std::move(*tokens);
-  result.baseline = std::move(outcomes->first);
-  result.intervened = std::move(outcomes->second);
+  result.baseline = std::move(report->baseline);
+  result.intervened = std::move(report->intervened);
   return result;
+}
+
+Result<std::string> ModelService::cache(const ModelCacheRequest& req) {
+  const model::ModelConfig& c = params_.config;
+  auto sel = research::hook_select(c, req.hooks);
+  if (!sel) {
+    std::string m = sel.error().message;
+    if (m.rfind("--hooks: ", 0) == 0) m = "Field 'hooks': " + m.substr(9);
+    return make_error(sel.error().code, m);
+  }
+  std::vector<std::vector<int>> batch;
+  std::string prepend_bos;
+  if (!req.ids.empty()) {
+    analysis::RunInputOptions o;
+    o.bos = req.bos.value_or(false);  // given ids are the input as they are
+    o.max_tokens = info_.max_tokens;
+    o.limit_name = "this server's limit";
+    o.truncate_hint = "send fewer ids";
+    auto in = analysis::run_input_from_ids(&*tokenizer_, c, req.ids, o);
+    if (!in) return tl::unexpected(in.error());
+    batch.push_back(in->ids());
+    prepend_bos = *o.bos ? "true" : "false";
+  } else {
+    for (std::size_t i = 0; i < req.texts.size(); i++) {
+      bool cut = false;
+      auto t = tokenize(req.texts[i], req.bos, /*truncate=*/false, cut);
+      if (!t) {
+        if (req.texts.size() == 1) return tl::unexpected(t.error());
+        return make_error(t.error().code, "Prompt " + std::to_string(i) + ": " + t.error().message);
+      }
+      std::vector<int> ids;
+      for (const auto& tok : *t) ids.push_back(tok.id);
+      batch.push_back(std::move(ids));
+    }
+    prepend_bos = req.bos.value_or(c.default_prepend_bos()) ? "true" : "false";
+  }
+  research::CacheOptions o;
+  o.max_bytes = options_.max_cache_bytes;
+  o.budget_hint = "run `headlab cache` on your own machine, whose --max-mb this server's limit does not bind";
+  // Refused before the turn: a cache over the limit never waits in the queue.
+  int T = 0;
+  for (const auto& ids : batch) T = std::max(T, static_cast<int>(ids.size()));
+  if (Status s = research::cache_check_budget(c, *sel, static_cast<int>(batch.size()), T, o); !s)
+    return tl::unexpected(s.error());
+  const research::CacheFileInfo info{.model = info_.name, .prepend_bos = prepend_bos};
+  // By value: a job that outlives a timed-out request must not read this frame.
+  return pool_->run<std::string>([this, batch, selection = *sel, o, info](model::Workspace& ws) -> Result<std::string> {
+    auto cache = research::cache_run(params_, batch, selection, o, ws);
+    if (!cache) return tl::unexpected(cache.error());
+    return research::cache_safetensors(*cache, info);
+  });
 }
 
 Result<analysis::ScanReport> ModelService::scan_report() {

@@ -15,6 +15,7 @@
 #include "model/parameters.h"
 #include "server/model_service/inference_pool.h"
 #include "server/model_service/model_types.h"
+#include "server/model_service/patch_types.h"
 #include "util/result.h"
 
 namespace headlab::server {
@@ -23,7 +24,9 @@ struct ModelServiceOptions {
   std::string dir;               // config.json, model.safetensors, vocab.json + merges.txt
   model::LoadOptions load;       // --dtype: the type its matrices are kept in (model/parameters.h)
   int max_tokens = 256;          // per request (at most n_ctx)
+  double max_patch_multiply_adds = 1e11;  // a patching sweep's work (research::PatchCost): ~10 s on 2 cores
   std::size_t max_pattern_cells = 2'000'000;  // pattern values one answer may carry
+  std::size_t max_cache_bytes = std::size_t(32) << 20;  // POST /api/model/cache: the largest file it answers
   InferencePoolOptions pool;
 };
 
@@ -38,9 +41,17 @@ class ModelService {
   const model::BpeTokenizer& tokenizer() const { return *tokenizer_; }
   Result<ModelRunResult> run(const ModelRunRequest& request);
   Result<ModelInterveneResult> intervene(const ModelInterveneRequest& request);
+  // The selected hooks' activations as a safetensors file's bytes (research/cache.h). Errors:
+  // invalid_argument (hooks, ids), too_long (a prompt over max_tokens, a file over
+  // max_cache_bytes: the message gives the size and how to narrow), unavailable (busy).
+  Result<std::string> cache(const ModelCacheRequest& request);
   // One query's scores against every key of the text, the keys after it too
   // (analysis/query_scores.h). Errors: the tokenizer's; a layer, head or query out of range.
   Result<QueryScoresResult> query_scores(const QueryScoresRequest& request);
+  // Activation patching (research/patching.h) of one pair or a batch. Errors: those of
+  // patch_input_from_prompts and patch; too_long when the sweep's cost is past
+  // max_patch_multiply_adds (the message gives the cost and how to narrow the sweep).
+  Result<ModelPatchResult> patch(const ModelPatchRequest& request);
   // The scanner's report on the folder's heldout.txt (analysis::scan_text; computed on
   // first use, then kept). Errors: not_found without heldout.txt; those of scan_text.
   Result<analysis::ScanReport> scan_report();

@@ -51,12 +51,34 @@ struct InterventionSpec {
   std::vector<Replace> replace;
 };
 
+// Steering at blocks.{layer}.hook_resid_pre (research/steering.h): coef * vector from
+// position `from` on, or ActAdd when plus and minus are given (their resid_pre's difference
+// over the shorter, tokenised by the request's BOS rule).
+struct SteerSpec {
+  int layer = 0;
+  float coef = 1.0f;
+  int from = 0;
+  std::vector<float> vector;  // (C) or empty with plus/minus
+  std::string plus, minus;
+};
+
 struct ModelInterveneRequest {
   std::string text;
   std::optional<bool> bos;  // as in ModelRunRequest
   bool truncate = false;
   InterventionSpec interventions;
+  std::vector<SteerSpec> steer;
   int top_k = 5;
+};
+
+// POST /api/model/cache: the activations of the selected hooks as a safetensors file
+// (research/cache.h). One of: texts (one "text" or the "prompts" list, BOS by the rule) or ids
+// (given ids: BOS only when "bos" is true).
+struct ModelCacheRequest {
+  std::vector<std::string> texts;
+  std::vector<int> ids;
+  std::optional<bool> bos;
+  std::string hooks;  // TransformerLens names or globs, comma-separated
 };
 
 // POST /api/model/query-scores: one query's scores against every key, the later ones too.

@@ -171,6 +171,66 @@ TEST(CourseApi, FindSinkQuotesTheSharesOfTheRunOnTheLearnersText) {
   EXPECT_EQ(s.post("/api/lessons/trained-heads/check", check("find-sink", {{"layer", 1}, {"head", 1}, {"text", text}})).status, 400);
 }
 
+// find-sink's verdict on a wrong choice says what the head is: the right choice on the same
+// head and text is then explained but not credited; on another text it is a fresh answer.
+TEST(CourseApi, FindSinkCreditsOnlyTheFirstChoiceOnAHeadAndText) {
+  // the built-in model: trained, so some heads park on the first token
+  TestServer s(temp_path("g.db"), std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny");
+  const std::string texts[2] = {"the committee will report to the house before the end of the year",
+                                "the old man sent his men to the mill by the river before the rain"};
+  auto model = s.get("/api/model");
+  ASSERT_TRUE(model.body["config"]["n_layer"].is_number()) << model.raw;
+  const int L = model.body["config"]["n_layer"], NH = model.body["config"]["n_head"];
+  // Every head's mean share of the first token from the third row on, raw and value-weighted,
+  // on one text: one run of all heads.
+  auto shares_of = [&](const std::string& text) {
+    json heads = json::array();
+    for (int l = 0; l < L; ++l)
+      for (int h = 0; h < NH; ++h) heads.push_back({l, h});
+    auto run = s.post("/api/model/run", json{{"text", text}, {"heads", heads}, {"views", {"pattern", "value_weighted"}}, {"top_k", 0}});
+    EXPECT_EQ(run.status, 200) << run.raw;
+    std::vector<std::pair<double, double>> out;
+    for (const json& h : run.body["heads"]) {
+      double raw = 0, weighted = 0;
+      const json& rows = h["pattern"];
+      const json& vw = h["value_weighted"];
+      for (std::size_t q = 2; q < rows.size(); ++q) raw += rows[q][0].get<double>(), weighted += vw[q][0].get<double>();
+      out.push_back({raw / double(rows.size() - 2), weighted / double(rows.size() - 2)});
+    }
+    return out;
+  };
+  const auto a = shares_of(texts[0]), b = shares_of(texts[1]);
+  ASSERT_EQ(int(a.size()), L * NH);
+  int layer = -1, head = -1;
+  for (int i = 0; i < L * NH && layer < 0; ++i)
+    if (a[i].first >= 0.5 && b[i].first >= 0.5) layer = i / NH, head = i % NH;
+  if (layer < 0) {
+    std::string seen;
+    for (int i = 0; i < L * NH; ++i) seen += " " + std::to_string(a[i].first) + "/" + std::to_string(b[i].first);
+    GTEST_SKIP() << "no head of this model gives the first token half its attention on both texts:" << seen;
+  }
+  auto shares = [&](const std::string& text, int l, int h) { return (text == texts[0] ? a : b)[l * NH + h]; };
+  auto kind = [](std::pair<double, double> sh) { return sh.second < 0.5 * sh.first ? "sink" : "reads-first"; };
+  const std::string right = kind(shares(texts[0], layer, head));
+  const std::string wrong = right == "sink" ? "reads-first" : "sink";
+  auto answer = [&](const std::string& text, const std::string& choice) {
+    return s.post("/api/lessons/trained-heads/check",
+                  check("find-sink", {{"layer", layer}, {"head", head}, {"text", text}, {"choice", choice}}));
+  };
+  auto first = answer(texts[0], wrong);
+  ASSERT_EQ(first.status, 200) << first.raw;
+  EXPECT_FALSE(first.body["correct"].get<bool>());
+  auto steered = answer(texts[0], right);
+  ASSERT_EQ(steered.status, 200) << steered.raw;
+  EXPECT_FALSE(steered.body["correct"].get<bool>()) << steered.raw;
+  EXPECT_NE(steered.body["explanation"].get<std::string>().find("only the first answer on a head and text counts"),
+            std::string::npos)
+      << steered.raw;
+  auto fresh = answer(texts[1], kind(shares(texts[1], layer, head)));
+  ASSERT_EQ(fresh.status, 200) << fresh.raw;
+  EXPECT_TRUE(fresh.body["correct"].get<bool>()) << fresh.raw;
+}
+
 TEST(CourseApi, ARevealedAnswerIsCheckedButNotRecorded) {
   TestServer s(temp_path("c.db"));
   auto r = s.post("/api/lessons/trained-heads/check", check("pattern-quiz", {{"choice", "below-diagonal"}, {"revealed", true}}));

@@ -189,6 +189,48 @@ TEST(PositionsApi, MeasuresTheLossInsideAndPastTheTrainedLength) {
   EXPECT_EQ(s.post("/api/positions/length", json{{"model", "headlab-rope"}, {"text", "a b"}}).status, 400);
 }
 
+// Lesson 2 shows a sink from a lesson model when the built-in model has none: the models'
+// summary names the scanner's sink heads, and a run gives the value-weighted rows and the
+// find-sink numbers read off them (rows 2..T-1), as the check computes them.
+TEST(PositionsApi, NamesTheSinkHeadsAndGivesAHeadsFirstTokenSharesRawAndValueWeighted) {
+  // the repository's own lesson models (headlab-learned's head 1.1 is a sink)
+  TestServer s(temp_path("k.db"), model_dir(), 8,
+               [](headlab::server::ServerOptions& o) { o.models_dir = std::string(HEADLAB_SOURCE_DIR) + "/models"; });
+  auto models = s.get("/api/positions/models");
+  ASSERT_EQ(models.status, 200) << models.raw;
+  for (const auto& m : models.body["models"]) {
+    if (!m["available"].get<bool>()) continue;
+    ASSERT_TRUE(m.contains("sinks")) << m.dump();
+    for (const auto& k : m["sinks"])
+      EXPECT_LT(k["value_weighted"].get<double>(), 0.5 * k["first_token"].get<double>()) << m["name"] << k.dump();
+    if (m["name"] == "headlab-learned") EXPECT_FALSE(m["sinks"].empty()) << m.dump();
+  }
+  auto r = s.post("/api/positions/run", json{{"model", "headlab-learned"},
+                                             {"text", "the man said that his men will report to the market before the end of the year"},
+                                             {"layer", 1},
+                                             {"head", 1}});
+  ASSERT_EQ(r.status, 200) << r.raw;
+  const auto& p = r.body["pattern"];
+  const auto& w = r.body["value_weighted"];
+  const int T = int(r.body["tokens"].size());
+  ASSERT_EQ(int(w.size()), T);
+  double attention = 0, weighted = 0;
+  for (int q = 0; q < T; ++q) {
+    double sum = 0;
+    for (int k = 0; k < T; ++k) {
+      sum += w[q][k].get<double>();
+      if (k > q) EXPECT_EQ(w[q][k].get<double>(), 0.0);
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-3);  // each row normalised again
+    if (q >= 2) attention += p[q][0].get<double>(), weighted += w[q][0].get<double>();
+  }
+  const auto& f = r.body["first_token"];
+  EXPECT_EQ(f["rows"], T - 2);
+  EXPECT_NEAR(f["attention"].get<double>(), attention / (T - 2), 1e-4);
+  EXPECT_NEAR(f["value_weighted"].get<double>(), weighted / (T - 2), 1e-4);
+  EXPECT_EQ(f["parks"].get<bool>(), weighted < 0.5 * attention);
+}
+
 TEST(PositionsApi, RunsOneHeadOfALessonModelUnderTheMask) {
   TestServer s = lesson_server("r.db");
   auto r = s.post("/api/positions/run", json{{"model", "headlab-rope"}, {"text", "the cat sat"}, {"layer", 1}, {"head", 0}});

@@ -89,6 +89,7 @@ export interface LessonModel {
   previous_token?: BestHead;
   induction?: BestHead;
   previous_by_position?: PreviousTokenShare[]; // the previous-token head, by band of query positions
+  sinks?: { layer: number; head: number; first_token: number; value_weighted: number }[]; // the scanner's sink heads
 }
 
 /** POST /api/positions/length */
@@ -111,6 +112,8 @@ export interface LessonRunResponse {
   tokens: ModelToken[];
   pattern: number[][]; // (T, T) zeros above the diagonal
   previous_token: PreviousTokenShare; // the head on this text, queries 2..T-1
+  value_weighted: number[][]; // (T, T) Kobayashi et al.'s value-weighted rows
+  first_token: { rows: number; attention: number; value_weighted: number; parks: boolean }; // rows 2..T-1, as the find-sink check
 }
 
 export type WordOrderChallenge = 'shuffle-follows' | 'wpe-neighbour' | 'offset-only';

@@ -243,8 +243,15 @@ export interface ModelInterveneRequest {
   ablate?: Ablation[];
   block?: Block[];
   replace?: Replacement[];
+  steer?: Steering[];
   top_k?: number;
 }
+
+/** Steering at blocks.{layer}.hook_resid_pre: coef * vector (n_embd numbers) from position
+ * `from` on, or ActAdd: the difference of plus's and minus's resid_pre, row by row. */
+export type Steering =
+  | { layer: number; coef: number; vector: number[]; from?: number }
+  | { layer: number; coef: number; plus: string; minus: string; from?: number };
 
 export interface RunOutcome {
   loss: number;
@@ -257,6 +264,7 @@ export interface ModelInterveneResponse {
   tokens: ModelToken[];
   baseline: RunOutcome;
   intervened: RunOutcome;
+  loss_change: number; // intervened.loss - baseline.loss
 }
 
 /** POST /api/model/query-scores: one query's q·k/√HS against every key, the later ones too. */

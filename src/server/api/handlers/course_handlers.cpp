@@ -141,16 +141,17 @@ Result<CheckVerdict> handle_lesson_check(ProgressStore& store, ModelService* mod
   if (req.answer.revealed)
     if (auto s = store.note_reveal(q.learner, q.lesson, answer.challenge); !s) return tl::unexpected(s.error());
   // A guess: only the first answer on its evidence may earn credit (a wrong one was told how
-  // far off it was). Checked after the verdict, so a refused request spends no guess.
+  // far off it was, or what the head is). Checked after the verdict, so a refused request
+  // spends no guess.
   if (l->guess_key && !answer.revealed)
     if (const std::string key = l->guess_key(answer); !key.empty()) {
       auto first = store.note_guess(q.learner, q.lesson, answer.challenge, key);
       if (!first) return tl::unexpected(first.error());
       if (!*first && verdict->met) {
         verdict->met = false;
-        const std::string what = key.substr(0, key.find(' '));  // "position", "shuffle": the key names its evidence
+        const std::string what = key.substr(0, key.find('#'));  // "position", "shuffle": the key names its evidence
         verdict->explanation += " But you answered on this same " + what +
-                                " before, and a wrong answer is told how far off it is, so only the first answer on "
+                                " before, and that answer's explanation pointed the way, so only the first answer on "
                                 "a " + what + " counts. Try another " + what + ".";
       }
     }

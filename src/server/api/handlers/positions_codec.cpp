@@ -196,6 +196,11 @@ std::string encode_positions_models(const std::vector<LessonModelSummary>& model
       json bands = json::array();
       for (const auto& b : s.previous_by_position) bands.push_back(share_json(b));
       m["previous_by_position"] = std::move(bands);
+      json sinks = json::array();
+      for (const auto& k : s.sinks)
+        sinks.push_back({{"layer", k.layer}, {"head", k.head}, {"first_token", r5(k.first_token)},
+                         {"value_weighted", r5(k.value_weighted)}});
+      m["sinks"] = std::move(sinks);
     }
     out.push_back(std::move(m));
   }
@@ -219,7 +224,12 @@ std::string encode_lesson_run(const LessonRunAnswer& a) {
                {"positions", a.positions},
                {"tokens", tokens_json(a.tokens)},
                {"pattern", square(a.pattern, static_cast<int>(a.tokens.size()))},
-               {"previous_token", share_json(a.previous_token)}});
+               {"previous_token", share_json(a.previous_token)},
+               {"value_weighted", square(a.value_weighted, static_cast<int>(a.tokens.size()))},
+               {"first_token", {{"rows", a.first_token.rows},
+                                {"attention", r5(a.first_token.attention)},
+                                {"value_weighted", r5(a.first_token.value_weighted)},
+                                {"parks", a.first_token.rows > 0 && a.first_token.parks()}}}});
 }
 
 }  // namespace headlab::server

@@ -2,6 +2,9 @@
 // the engine; the lesson models come from the shelf.
 #include "server/api/handlers/positions_handlers.h"
 
+#include "analysis/head_views.h"
+#include "course/trained_heads.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -193,6 +196,10 @@ Result<std::vector<LessonModelSummary>> handle_positions_models(course::LessonMo
     s.previous_token = analysis::best_head(*e.scan, &analysis::HeadScores::previous_token);
     s.induction = analysis::best_head(*e.scan, &analysis::HeadScores::induction);
     s.previous_by_position = e.previous_by_position;
+    for (const analysis::HeadReport& h : e.scan->heads)
+      for (const analysis::Label& l : h.labels)
+        if (l.name == "sink")
+          s.sinks.push_back({h.layer, h.head, h.scores.first_token.score, h.scores.first_token_value_weighted.score});
     for (const analysis::HeadReport& h : e.scan->heads) {
       if (h.layer == s.previous_token.layer && h.head == s.previous_token.head) s.previous_token_chance = h.scores.previous_token.chance;
       if (h.layer == s.induction.layer && h.head == s.induction.head) s.induction_chance = h.scores.induction.chance;
@@ -256,12 +263,20 @@ Result<LessonRunAnswer> handle_positions_run(course::LessonModelShelf& shelf, co
   std::lock_guard<std::mutex> lock(e.mutex);
   model::ForwardOptions opt;
   opt.record.pattern = true;
+  opt.record.qkv = true;  // the value-weighted view
   opt.logits = false;
   model::ForwardOutput out;
   if (auto s = model::forward(e.params, ids, opt, out, e.workspace); !s) return tl::unexpected(s.error());
   a.pattern = out.record.pattern_full(r.layer, r.head);
   const int T = static_cast<int>(ids.size());
   a.previous_token = course::previous_token_shares({{a.pattern.data(), T}}, {{2, T}}).front();
+  // packed causal half (T*(T+1)/2) -> (T, T)
+  const std::vector<float> packed = analysis::value_weighted_pattern(e.params, out.record, r.layer, r.head);
+  a.value_weighted.assign(std::size_t(T) * T, 0.0f);
+  for (int q = 0; q < T; ++q)
+    for (int k = 0; k <= q; ++k)
+      a.value_weighted[std::size_t(q) * T + k] = packed[model::ActivationRecord::packed_offset(q) + k];
+  a.first_token = course::first_token_shares({r.layer, r.head, "", T, a.pattern, a.value_weighted});
   return a;
 }
 

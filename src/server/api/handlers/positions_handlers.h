@@ -10,6 +10,7 @@
 
 #include "analysis/position_views.h"
 #include "analysis/scanner.h"
+#include "course/trained_heads.h"
 #include "course/word_order.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "course/lesson_models.h"
@@ -93,6 +94,13 @@ struct LessonModelSummary {
   analysis::BestHead previous_token, induction;
   double previous_token_chance = 0, induction_chance = 0;
   std::vector<course::PreviousTokenShare> previous_by_position;  // the previous-token head, by query band
+  // The heads the scanner labels sinks (first_token high, first_token_value_weighted under
+  // half of it), largest margin first: lesson 2 shows one when the built-in model has none.
+  struct Sink {
+    int layer = 0, head = 0;
+    double first_token = 0, value_weighted = 0;
+  };
+  std::vector<Sink> sinks;
 };
 Result<std::vector<LessonModelSummary>> handle_positions_models(course::LessonModelShelf& shelf);
 
@@ -121,6 +129,8 @@ struct LessonRunAnswer {
   std::vector<model::Token> tokens;  // (T) BOS first
   std::vector<float> pattern;        // (T, T) zeros above the diagonal
   course::PreviousTokenShare previous_token;  // the head's share on the token before, queries 2..T-1
+  std::vector<float> value_weighted;          // (T, T) Kobayashi et al.'s |p f(x)| rows, zeros above the diagonal
+  course::FirstTokenShares first_token;       // the find-sink numbers (course::first_token_shares), rows 2..T-1
 };
 Result<LessonRunAnswer> handle_positions_run(course::LessonModelShelf& shelf, const LessonRunRequest& request);
 

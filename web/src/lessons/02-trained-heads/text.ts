@@ -149,6 +149,19 @@ export const lesson_text = {
       'row again (Kobayashi et al. 2020). It shows how much each key actually contributes to the output.',
     share: (text: string, head: string, raw: string, weighted: string) =>
       `On “${text}”, head ${head} gives the first token ${raw} of its rows’ weight in the attention weights, ${weighted} once the values are taken into account (averaged over the rows from the third token on: before it, the first token is also the one just before).`,
+    other_title: 'A sink in another model',
+    other_intro: (model: string, head: string, first: string, weighted: string) =>
+      `This model has none, so here is one from ${model}, one of the small models trained here for lesson 3 (learned positions). ` +
+      `On its held-out text the scanner labels head ${head} a sink: it gives the first token ${first} of its weight, ` +
+      `${weighted} once the values are weighed in. Here it is on your text:`,
+    other_reading: (head: string, text: string, first: string, weighted: string, parks: boolean, rows: number) =>
+      rows === 0
+        ? `“${text}” is too short to tell: from the third token on there are no rows to average.`
+        : `On “${text}”, head ${head} gives the first token ${first} of its rows’ weight and ${weighted} once the values are weighed in: ` +
+          (parks
+            ? 'less than half, so here too it parks its weight there and fetches little. That is a sink.'
+            : 'at least half, so on this text it does fetch something from the first token: a sink on one text can read the first token on another. Try a longer sentence.'),
+    other_none: 'None of the lesson models the server has finds a sink either, so there is none to show here.',
     compare: 'Compare the two interventions',
     compare_intro:
       'Two ways to test whether the parked weight matters. Zeroing the whole head’s output approximates “the ' +

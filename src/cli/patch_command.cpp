@@ -1,0 +1,390 @@
+// cli/patch_command.cpp — `headlab patch`: activation patching (TransformerLens's get_act_patch_*)
+// of one prompt pair or a file of them, printed as a grid (layers x positions, or heads), JSON (the
+// API's answer, POST /api/model/patch, written by the server's codec) or CSV (one row per cell).
+// An adapter over research/patch_input.h and research/patching.h, which the API calls too.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/config_note.h"
+#include "cli/dtype_option.h"
+#include "formats/model_files.h"
+#include "research/patch_input.h"
+#include "research/patching.h"
+#include "research/prompts.h"
+#include "server/api/patch_codec.h"
+#include "util/file.h"
+
+namespace headlab::cli {
+namespace {
+
+using research::PatchResult;
+
+struct PatchOptions {
+  std::string model;
+  std::string dtype = "auto";
+  std::string compute = "f32";
+  bool no_cache = false;
+  std::string clean, corrupted, answer, wrong;
+  std::string prompts;
+  std::optional<bool> bos;
+  std::string what = "resid_pre";
+  std::string metric = "logit_diff";
+  bool noising = false;
+  bool tl_loop = false;
+  std::string layers, positions;
+  std::string format = "table";
+  std::string out;
+};
+
+// "3-5,7" -> {3, 4, 5, 7}. Errors name the option and show the form.
+Result<std::vector<int>> parse_index_list(const std::string& text, const std::string& option) {
+  std::vector<int> out;
+  auto bad = [&] {
+    return make_error(ErrorCode::invalid_argument, option + ": \"" + text +
+                                                       "\" is not a list of whole numbers and ranges (like 3-5, or 0,2,4, "
+                                                       "or 1-3,7)");
+  };
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    auto number = [](const std::string& s, int& v) {
+      if (s.empty() || s.size() > 7 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+      v = std::stoi(s);
+      return true;
+    };
+    int a = 0, b = 0;
+    const auto dash = part.find('-');
+    if (dash == std::string::npos) {
+      if (!number(part, a)) return bad();
+      b = a;
+    } else if (!number(part.substr(0, dash), a) || !number(part.substr(dash + 1), b) || b < a) {
+      return bad();
+    }
+    if (b - a > 100000) return bad();
+    for (int v = a; v <= b; v++) out.push_back(v);
+  }
+  if (out.empty()) return bad();
+  return out;
+}
+
+// The first pair's token at a position, for a column: "Mary" or "Mary|John" where the runs differ.
+std::string position_label(const server::ModelPatchResult& m, const model::BpeTokenizer& tok, int pos) {
+  if (pos >= static_cast<int>(m.tokens.size())) return "(pad)";
+  std::string a = research::patch_token_label(&tok, m.tokens[pos].id);
+  const int b_id = m.corrupted_tokens[pos].id;
+  if (b_id != m.tokens[pos].id) a += "|" + research::patch_token_label(&tok, b_id);
+  return a;
+}
+
+std::string cell(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
+}
+
+// Right-aligned in `width` (cut with "~" when longer).
+std::string fit(std::string s, std::size_t width) {
+  if (s.size() > width) s = s.substr(0, width - 1) + "~";
+  return std::string(width - s.size(), ' ') + s;
+}
+
+// One grid: header rows over the columns (their first cell names them), then a row per label.
+void grid(std::ostringstream& out, const std::vector<std::vector<std::string>>& header,
+          const std::vector<std::string>& rows, int n_cols, const std::function<float(int, int)>& value) {
+  constexpr std::size_t w = 7;  // "-12.345"
+  std::size_t rw = 0;
+  for (const std::string& r : rows) rw = std::max(rw, r.size());
+  for (const auto& h : header) rw = std::max(rw, h[0].size());
+  for (const auto& h : header) {
+    out << h[0] << std::string(rw - h[0].size(), ' ');
+    for (int c = 0; c < n_cols; c++) out << ' ' << fit(h[std::size_t(c) + 1], w);
+    out << '\n';
+  }
+  for (int r = 0; r < static_cast<int>(rows.size()); r++) {
+    out << rows[r] << std::string(rw - rows[r].size(), ' ');
+    for (int c = 0; c < n_cols; c++) out << ' ' << fit(cell(value(r, c)), w);
+    out << '\n';
+  }
+}
+
+// The positions' header: their index, the clean token, and the corrupted token where it differs.
+std::vector<std::vector<std::string>> position_header(const server::ModelPatchResult& m, const model::BpeTokenizer& tok) {
+  std::vector<std::vector<std::string>> h = {{"pos"}, {"clean"}, {"corrupted"}};
+  bool differ = false;
+  for (int p : m.result.positions) {
+    h[0].push_back(std::to_string(p));
+    const bool in = p < static_cast<int>(m.tokens.size());
+    h[1].push_back(in ? research::patch_token_label(&tok, m.tokens[p].id) : "(pad)");
+    const bool d = in && m.corrupted_tokens[p].id != m.tokens[p].id;
+    h[2].push_back(d ? research::patch_token_label(&tok, m.corrupted_tokens[p].id) : "");
+    differ = differ || d;
+  }
+  if (!differ) h.pop_back();
+  return h;
+}
+
+// The table: a header saying what was patched and the metric's two ends, then the grid(s):
+// (layer, pos): layers x positions; (layer, head): layers x heads; by position: layer.head x positions.
+std::string patch_table(const server::ModelPatchResult& m, const model::BpeTokenizer& tok, const model::ModelConfig& c) {
+  const PatchResult& r = m.result;
+  std::ostringstream out;
+  out << "Patching " << research::patch_what_name(r.what) << " ("
+      << (r.noising ? "noising: corrupted activations into the clean run" : "denoising: clean activations into the corrupted run")
+      << "), metric " << research::patch_metric_name(r.metric) << ": clean " << cell(r.clean) << ", corrupted "
+      << cell(r.corrupted) << ".\n" << m.pairs << (m.pairs == 1 ? " pair, " : " pairs, ") << r.cost.forwards
+      << " forwards, " << r.skipped << " of them skipped (the patched slice was the same in both runs).\n";
+  const bool every = !r.patch_types.empty();
+  const std::size_t types = every ? r.patch_types.size() : 1;
+  const std::size_t per_type = r.values.size() / types;
+  const std::vector<std::string> axes(r.axes.begin() + (every ? 1 : 0), r.axes.end());
+  const int nP = static_cast<int>(r.positions.size()), H = r.heads;
+  for (std::size_t t = 0; t < types; t++) {
+    const float* v = r.values.data() + t * per_type;
+    out << '\n';
+    if (every) out << r.patch_types[t] << ":\n";
+    std::vector<std::string> rows;
+    if (axes == std::vector<std::string>{"layer", "pos"}) {
+      for (int l : r.layers) rows.push_back("layer " + std::to_string(l));
+      grid(out, position_header(m, tok), rows, nP, [&](int i, int j) { return v[std::size_t(i) * nP + j]; });
+    } else if (axes == std::vector<std::string>{"layer", "head"}) {
+      std::vector<std::string> heads = {"head"};
+      for (int h = 0; h < H; h++) heads.push_back(std::to_string(h));
+      for (int l : r.layers) rows.push_back("layer " + std::to_string(l));
+      grid(out, {heads}, rows, H, [&](int i, int j) { return v[std::size_t(i) * H + j]; });
+    } else {
+      const bool head_first = axes[1] == "head";  // (layer, head, dest_pos): TL's order for patterns
+      for (int l : r.layers)
+        for (int h = 0; h < H; h++) rows.push_back("layer " + std::to_string(l) + " head " + std::to_string(h));
+      grid(out, position_header(m, tok), rows, nP, [&](int i, int j) {
+        const int li = i / H, h = i % H;
+        return head_first ? v[(std::size_t(li) * H + h) * nP + j] : v[(std::size_t(li) * nP + j) * H + h];
+      });
+    }
+  }
+  const bool kv = r.what == research::PatchWhat::k_all_pos || r.what == research::PatchWhat::v_all_pos ||
+                  r.what == research::PatchWhat::k_by_pos || r.what == research::PatchWhat::v_by_pos;
+  if (kv && c.kv_heads() != c.n_head)
+    out << "\n(k and v: the heads are the model's " << H << " KV heads, as TransformerLens indexes hook_k and hook_v)\n";
+  if (every && r.what != research::PatchWhat::block_every && c.kv_heads() != c.n_head)
+    out << "\n(k and v: the model's " << c.kv_heads() << " KV heads, the other heads' columns 0, as TransformerLens)\n";
+  return out.str();
+}
+
+// CSV: one row per cell, the axes' indices (patch_type by name), the position's token, the value.
+std::string patch_csv(const server::ModelPatchResult& m, const model::BpeTokenizer& tok) {
+  const PatchResult& r = m.result;
+  std::ostringstream out;
+  bool has_pos = false;
+  for (std::size_t d = 0; d < r.axes.size(); d++) {
+    out << (d ? "," : "") << r.axes[d];
+    has_pos = has_pos || r.axes[d] == "pos" || r.axes[d] == "dest_pos";
+  }
+  out << (has_pos ? ",token" : "") << ",value\n";
+  auto quoted = [](const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  std::vector<int> index(r.shape.size(), 0);
+  for (std::size_t at = 0; at < r.values.size(); at++) {
+    std::size_t rest = at;
+    for (std::size_t d = r.shape.size(); d-- > 0;) index[d] = static_cast<int>(rest % r.shape[d]), rest /= r.shape[d];
+    std::string token;
+    for (std::size_t d = 0; d < r.axes.size(); d++) {
+      const std::string& a = r.axes[d];
+      out << (d ? "," : "");
+      if (a == "patch_type") out << r.patch_types[index[d]];
+      else if (a == "layer") out << r.layers[index[d]];
+      else if (a == "pos" || a == "dest_pos") out << r.positions[index[d]], token = position_label(m, tok, r.positions[index[d]]);
+      else out << index[d];
+    }
+    if (has_pos) out << ',' << quoted(token);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, ",%.9g\n", r.values[at]);
+    out << buf;
+  }
+  return out.str();
+}
+
+// "headlab: patching resid_pre: 120/480 runs" on stderr, once a sweep has taken a second.
+class Progress {
+ public:
+  explicit Progress(std::string what) : what_(std::move(what)), start_(std::chrono::steady_clock::now()) {}
+  ~Progress() {
+    if (shown_) std::fprintf(stderr, "\n");
+  }
+  void operator()(std::size_t done, std::size_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start_ < std::chrono::seconds(1)) return;
+    if (shown_ && done != total && now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    shown_ = true;
+    std::fprintf(stderr, "\rheadlab: patching %s: %zu/%zu runs (%zu%%)", what_.c_str(), done, total,
+                 total ? done * 100 / total : 100);
+    std::fflush(stderr);
+  }
+
+ private:
+  std::string what_;
+  std::chrono::steady_clock::time_point start_, last_;
+  bool shown_ = false;
+};
+
+int run_patch(const PatchOptions& o) {
+  // 1. what the user typed, before the model is loaded
+  if (o.prompts.empty() == o.clean.empty())
+    return print_error("give one prompt pair (--clean TEXT --corrupted TEXT) or a file of them (--prompts FILE)", 2);
+  if (!o.clean.empty() && o.corrupted.empty())
+    return print_error("give --corrupted TEXT too: the clean prompt with the detail that changes the answer", 2);
+  if (!o.prompts.empty() && (!o.corrupted.empty() || !o.answer.empty() || !o.wrong.empty()))
+    return print_error("--prompts FILE carries each pair's corrupted prompt, answer and wrong token: leave out "
+                       "--corrupted, --answer and --wrong",
+                       2);
+  auto what = research::parse_patch_what(o.what);
+  if (!what) return print_error("--what: \"" + o.what + "\" is not one of " + research::patch_what_list(), 2);
+  auto metric = research::parse_patch_metric(o.metric);
+  if (!metric) return print_error("--metric: \"" + o.metric + "\" is not one of logit_diff, normalized, loss, logprob", 2);
+  research::PatchRequest rq;
+  rq.what = *what;
+  rq.metric = *metric;
+  rq.noising = o.noising;
+  if (o.tl_loop) rq.shortcuts = {false, false, false};
+  if (!o.layers.empty()) {
+    auto l = parse_index_list(o.layers, "--layers");
+    if (!l) return print_error(l.error().message, 2);
+    rq.layers = std::move(*l);
+  }
+  if (!o.positions.empty()) {
+    auto p = parse_index_list(o.positions, "--positions");
+    if (!p) return print_error(p.error().message, 2);
+    rq.positions = std::move(*p);
+  }
+  std::vector<research::PromptPair> prompts;
+  if (!o.prompts.empty()) {
+    auto text = file_read(o.prompts);
+    if (!text) return print_error(o.prompts + ": " + text.error().message);
+    auto parsed = research::parse_prompts(*text);
+    if (!parsed) return print_error(o.prompts + ": " + parsed.error().message, 2);
+    prompts = std::move(*parsed);
+  } else {
+    prompts.push_back({o.clean, o.corrupted, o.answer, o.wrong, 0});
+  }
+
+  // 2. the model and the prompts as its tokens
+  auto params = model::model_load(
+      o.model, {.dtype = dtype_choice(o.dtype), .compute = compute_choice(o.compute), .cache = !o.no_cache});
+  if (!params) return print_error(params.error().message);
+  dtype_note(*params, o.dtype, o.compute);
+  config_note(o.model);
+  auto tok = model::model_tokenizer_load(o.model);
+  if (!tok) return print_error(tok.error().message);
+  if (Status fits = model::config_check_tokenizer(params->config, tok->vocab_size(), o.model); !fits)
+    return print_error(fits.error().message);
+  analysis::RunInputOptions io;
+  io.bos = o.bos;
+  auto in = research::patch_input_from_prompts(*tok, params->config, prompts, io, rq.metric);
+  if (!in) return print_error((o.prompts.empty() ? "" : o.prompts + ": ") + in.error().message, 2);
+
+  // 3. the sweep, with progress past a second
+  Progress progress(o.what);
+  rq.progress = [&progress](std::size_t done, std::size_t total) { progress(done, total); };
+  model::Workspace ws;
+  auto result = research::patch(*params, in->pairs, rq, ws);
+  rq.progress = nullptr;
+  if (!result) return print_error(result.error().message, result.error().code == ErrorCode::invalid_argument ? 2 : 1);
+  server::ModelPatchResult m{std::move(*result), in->clean.front().tokens, in->corrupted.front().tokens,
+                             static_cast<int>(in->pairs.size())};
+
+  std::string text = o.format == "json" ? server::encode_model_patch(m) + "\n"
+                     : o.format == "csv" ? patch_csv(m, *tok)
+                                         : patch_table(m, *tok, params->config);
+  if (!o.out.empty()) {
+    std::ofstream f(o.out, std::ios::binary);
+    if (!f) return print_error(o.out + ": cannot open for writing");
+    f << text;
+    f.close();
+    if (!f) return print_error(o.out + ": write failed");
+    std::fprintf(stderr, "headlab: wrote %zu bytes to %s\n", text.size(), o.out.c_str());
+    return 0;
+  }
+  std::cout << text;
+  return std::cout.flush() ? 0 : print_error("writing the output failed");
+}
+
+}  // namespace
+
+void add_patch_command(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<PatchOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "patch",
+      "Activation patching: which activations carry the answer. Runs a corrupted prompt with one\n"
+      "slice of one activation (a layer's residual at a position, a head's output, ...) taken from\n"
+      "the clean prompt's run, once per slice, and measures how far the answer comes back\n"
+      "(TransformerLens's get_act_patch_* functions, the same axes and values). --noising does the\n"
+      "reverse: the clean run with one corrupted slice, to find what breaks the answer.\n\n"
+      "What (--what), TransformerLens's axes in the JSON's order:\n"
+      "  resid_pre, resid_mid, attn_out, mlp_out          (layer, pos)\n"
+      "  z_all_pos, q_all_pos, k_all_pos, v_all_pos, pattern_all_pos    (layer, head)\n"
+      "  z_by_pos, q_by_pos, k_by_pos, v_by_pos           (layer, pos, head)\n"
+      "  pattern_by_pos                                   (layer, head, dest_pos)\n"
+      "  block_every (resid_pre, attn_out, mlp_out stacked), attn_head_all_pos_every and\n"
+      "  attn_head_by_pos_every (z, q, k, v, pattern stacked)\n"
+      "k and v index the KV heads of a GQA model (Llama, Mistral, Gemma), as TransformerLens does.\n\n"
+      "Metrics (--metric): logit_diff, the answer's logit minus the wrong token's at the last\n"
+      "position (per pair, averaged); normalized, (patched - corrupted) / (clean - corrupted) of\n"
+      "it, so 1 is the clean run and 0 the corrupted one; loss, the mean next-token loss of the\n"
+      "run's own tokens; logprob, the answer's log-probability at the last position. The answer\n"
+      "and wrong token must be one token each (with its leading space after a word: ' Mary').\n"
+      "Both prompts of a pair must have the same number of tokens.\n\n"
+      "Examples:\n"
+      "  headlab patch --model models/gpt2 --clean \"When Mary and John went to the store, John gave a drink to\"\n"
+      "      --corrupted \"When Mary and John went to the store, Mary gave a drink to\" --answer ' Mary' --wrong ' John'\n"
+      "  headlab patch --model models/gpt2 --prompts ioi.jsonl --what z_all_pos --metric normalized --format json --out heads.json\n"
+      "  headlab patch --model models/headlab-tiny --what v_by_pos --layers 1 --metric normalized\n"
+      "      --clean \" gray whale ink crown plum fog violin arch gray whale ink crown plum fog\" --answer ' viol'\n"
+      "      --corrupted \" gray whale ink crown plum fog arch violin gray whale ink crown plum fog\" --wrong ' ar'\n"
+      "  headlab patch --model models/gpt2 --prompts ioi.jsonl --what resid_pre --layers 3-5 --positions 10-14 --format csv\n\n"
+      "--prompts FILE: one JSON object a line, {\"clean\": ..., \"corrupted\": ..., \"answer\": ..., \"wrong\": ...};\n"
+      "pairs may differ in length (a position past a pair's end leaves its run as it was).\n"
+      "A sweep longer than a second shows its progress on stderr. docs/research.md has a worked example.");
+  cmd->add_option("--model", opts->model,
+                  "A Hugging Face folder (GPT-2, GPT-NeoX, Llama, Mistral, Qwen 2/3, Gemma 2/3) or a .gguf file")
+      ->required();
+  add_dtype_option(cmd, opts->dtype);
+  add_compute_option(cmd, opts->compute);
+  add_cache_option(cmd, opts->no_cache);
+  cmd->add_option("--clean", opts->clean, "The clean prompt: the model gets the answer right");
+  cmd->add_option("--corrupted", opts->corrupted, "The corrupted prompt: the same tokens but the detail that changes the answer");
+  cmd->add_option("--answer", opts->answer, "The clean run's answer, one token (' Mary')");
+  cmd->add_option("--wrong", opts->wrong, "The corrupted run's answer, one token (' John')");
+  cmd->add_option("--prompts", opts->prompts, "A file of prompt pairs, one JSON object a line (instead of --clean ...)");
+  cmd->add_flag_function(
+      "--bos,!--no-bos", [opts](std::int64_t n) { opts->bos = n > 0; },
+      "--bos puts the model's BOS token first, --no-bos leaves it out; neither: the family's default");
+  cmd->add_option("--what", opts->what, "What to patch (see above)")->capture_default_str();
+  cmd->add_option("--metric", opts->metric, "logit_diff, normalized, loss or logprob")->capture_default_str();
+  cmd->add_flag("--noising", opts->noising, "Patch corrupted activations into the clean run (default: denoising)");
+  cmd->add_flag("--tl-loop", opts->tl_loop,
+                "Run TransformerLens's loop (a full forward per index, every logit) instead of the shortcuts: the same "
+                "numbers, slower (to check them, or to time the shortcuts)");
+  cmd->add_option("--layers", opts->layers, "Only these layers, like 3-5 or 0,2,4 (default: every layer)");
+  cmd->add_option("--positions", opts->positions, "Only these positions, like 10-14 (default: every position; BOS is 0)");
+  cmd->add_option("--format", opts->format, "table, json or csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}))
+      ->capture_default_str();
+  cmd->add_option("--out", opts->out, "Write the output to this file");
+  cmd->callback([opts, &exit_code] { exit_code = run_patch(*opts); });
+}
+
+}  // namespace headlab::cli

@@ -1,0 +1,523 @@
+// research/patching.cpp — activation patching sweeps (see patching.h): per prompt pair, a base
+// run and a source run record the patched point at every swept layer (and the base run's
+// resid_pre to start from), then one run per index writes the source's slice over the base's.
+#include "research/patching.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <utility>
+
+#include "model/head_range.h"
+#include "model/hooks.h"
+#include "model/next_token.h"
+
+namespace headlab::research {
+
+using model::ForwardHooks;
+using model::ForwardOptions;
+using model::ForwardOutput;
+using model::HookPoint;
+using model::HookView;
+using model::ModelConfig;
+
+namespace {
+
+struct WhatName {
+  PatchWhat what;
+  std::string_view name;
+};
+constexpr WhatName kWhatNames[] = {
+    {PatchWhat::resid_pre, "resid_pre"},
+    {PatchWhat::resid_mid, "resid_mid"},
+    {PatchWhat::attn_out, "attn_out"},
+    {PatchWhat::mlp_out, "mlp_out"},
+    {PatchWhat::z_all_pos, "z_all_pos"},
+    {PatchWhat::q_all_pos, "q_all_pos"},
+    {PatchWhat::k_all_pos, "k_all_pos"},
+    {PatchWhat::v_all_pos, "v_all_pos"},
+    {PatchWhat::pattern_all_pos, "pattern_all_pos"},
+    {PatchWhat::z_by_pos, "z_by_pos"},
+    {PatchWhat::q_by_pos, "q_by_pos"},
+    {PatchWhat::k_by_pos, "k_by_pos"},
+    {PatchWhat::v_by_pos, "v_by_pos"},
+    {PatchWhat::pattern_by_pos, "pattern_by_pos"},
+    {PatchWhat::block_every, "block_every"},
+    {PatchWhat::attn_head_all_pos_every, "attn_head_all_pos_every"},
+    {PatchWhat::attn_head_by_pos_every, "attn_head_by_pos_every"},
+};
+
+constexpr std::pair<PatchMetric, std::string_view> kMetricNames[] = {
+    {PatchMetric::logit_diff, "logit_diff"},
+    {PatchMetric::normalized, "normalized"},
+    {PatchMetric::loss, "loss"},
+    {PatchMetric::logprob, "logprob"},
+};
+
+// Which part of an activation one index replaces. The activation is dense in its hook's
+// shape (a, b, c) (model/hooks.h; rank 2 has c = 1):
+enum class Slice {
+  row,                // (T, C):        [pos, :]
+  head_all,           // (T, H, HS):    [:, head, :]
+  head_pos,           // (T, H, HS):    [pos, head, :]
+  pattern_head,       // (NH, T, T):    [head, :, :]
+  pattern_head_dest,  // (NH, T, T):    [head, pos, :]
+};
+
+// One get_act_patch_* sweep: its hook point and slice. The *_every are several of these.
+struct Part {
+  PatchWhat what;
+  HookPoint point;
+  Slice slice;
+};
+
+Part part_of(PatchWhat w) {
+  switch (w) {
+    case PatchWhat::resid_pre: return {w, HookPoint::resid_pre, Slice::row};
+    case PatchWhat::resid_mid: return {w, HookPoint::resid_mid, Slice::row};
+    case PatchWhat::attn_out: return {w, HookPoint::attn_out, Slice::row};
+    case PatchWhat::mlp_out: return {w, HookPoint::mlp_out, Slice::row};
+    case PatchWhat::z_all_pos: return {w, HookPoint::z, Slice::head_all};
+    case PatchWhat::q_all_pos: return {w, HookPoint::q, Slice::head_all};
+    case PatchWhat::k_all_pos: return {w, HookPoint::k, Slice::head_all};
+    case PatchWhat::v_all_pos: return {w, HookPoint::v, Slice::head_all};
+    case PatchWhat::pattern_all_pos: return {w, HookPoint::pattern, Slice::pattern_head};
+    case PatchWhat::z_by_pos: return {w, HookPoint::z, Slice::head_pos};
+    case PatchWhat::q_by_pos: return {w, HookPoint::q, Slice::head_pos};
+    case PatchWhat::k_by_pos: return {w, HookPoint::k, Slice::head_pos};
+    case PatchWhat::v_by_pos: return {w, HookPoint::v, Slice::head_pos};
+    case PatchWhat::pattern_by_pos: return {w, HookPoint::pattern, Slice::pattern_head_dest};
+    default: return {w, HookPoint::count, Slice::row};  // an *_every: parts_of
+  }
+}
+
+std::vector<Part> parts_of(PatchWhat w) {
+  auto parts = [](std::initializer_list<PatchWhat> ws) {
+    std::vector<Part> out;
+    for (PatchWhat p : ws) out.push_back(part_of(p));
+    return out;
+  };
+  switch (w) {
+    case PatchWhat::block_every: return parts({PatchWhat::resid_pre, PatchWhat::attn_out, PatchWhat::mlp_out});
+    case PatchWhat::attn_head_all_pos_every:
+      return parts({PatchWhat::z_all_pos, PatchWhat::q_all_pos, PatchWhat::k_all_pos, PatchWhat::v_all_pos,
+                    PatchWhat::pattern_all_pos});
+    case PatchWhat::attn_head_by_pos_every:
+      return parts({PatchWhat::z_by_pos, PatchWhat::q_by_pos, PatchWhat::k_by_pos, PatchWhat::v_by_pos,
+                    PatchWhat::pattern_by_pos});
+    default: return {part_of(w)};
+  }
+}
+
+bool is_every(PatchWhat w) {
+  return w == PatchWhat::block_every || w == PatchWhat::attn_head_all_pos_every ||
+         w == PatchWhat::attn_head_by_pos_every;
+}
+bool has_pos(Slice s) { return s == Slice::row || s == Slice::head_pos || s == Slice::pattern_head_dest; }
+// k and v index the KV heads, as TL's hook_k / hook_v (n_key_value_heads of them)
+int heads_of(const ModelConfig& c, HookPoint p) {
+  return p == HookPoint::k || p == HookPoint::v ? c.kv_heads() : c.n_head;
+}
+
+// The name of a part along an *_every's patch_type axis: "resid_pre", "z", "pattern" …
+std::string patch_type_name(const Part& part) {
+  if (part.slice == Slice::row) return std::string(patch_what_name(part.what));
+  return std::string(model::hook_suffix(part.point).substr(std::string_view("attn.hook_").size()));
+}
+
+// The indices of one part's sweep, in its output's row-major order (TL's axes).
+struct Site {
+  int layer, pos, head;  // pos / head -1 when the part has no such axis
+};
+std::vector<Site> sites_of(const Part& part, const ModelConfig& c, const std::vector<int>& layers,
+                           const std::vector<int>& positions) {
+  std::vector<Site> out;
+  const int H = heads_of(c, part.point);
+  for (int l : layers) {
+    switch (part.slice) {
+      case Slice::row:
+        for (int p : positions) out.push_back({l, p, -1});
+        break;
+      case Slice::head_all:
+      case Slice::pattern_head:
+        for (int h = 0; h < H; h++) out.push_back({l, -1, h});
+        break;
+      case Slice::head_pos:  // (layer, pos, head)
+        for (int p : positions)
+          for (int h = 0; h < H; h++) out.push_back({l, p, h});
+        break;
+      case Slice::pattern_head_dest:  // (layer, head, dest_pos), TL's order for patterns
+        for (int h = 0; h < H; h++)
+          for (int p : positions) out.push_back({l, p, h});
+        break;
+    }
+  }
+  return out;
+}
+
+// Calls f(i, j, k, dense offset) for each element of the slice of an activation of dense shape (a, b, c).
+template <class F>
+void for_slice(std::array<int, 3> shape, Slice s, int pos, int head, F f) {
+  const auto [a, b, c] = shape;
+  auto one = [&](int i, int j) {
+    for (int k = 0; k < c; k++) f(i, j, k, (std::size_t(i) * b + j) * c + k);
+  };
+  switch (s) {
+    case Slice::row:
+      for (int j = 0; j < b; j++) one(pos, j);
+      break;
+    case Slice::head_all:
+      for (int i = 0; i < a; i++) one(i, head);
+      break;
+    case Slice::head_pos: one(pos, head); break;
+    case Slice::pattern_head:
+      for (int j = 0; j < b; j++) one(head, j);
+      break;
+    case Slice::pattern_head_dest: one(head, pos); break;
+  }
+}
+
+std::array<int, 3> dense_shape(const ModelConfig& c, HookPoint p, int T) {
+  std::vector<int> s = model::hook_shape(c, p, T);
+  return {s[0], s.size() > 1 ? s[1] : 1, s.size() > 2 ? s[2] : 1};
+}
+
+// ---- the metric of one run -------------------------------------------------------------
+
+bool reads_columns(PatchMetric m) { return m == PatchMetric::logit_diff || m == PatchMetric::normalized; }
+
+// The forward's options for what the metric reads: two columns, the loss, or every logit.
+void metric_options(ForwardOptions& o, const PatchPair& pair, PatchMetric m, const PatchShortcuts& sc) {
+  if (reads_columns(m) && sc.metric_columns_only) o.logit_tokens = {pair.answer, pair.wrong};
+  if (m == PatchMetric::loss) o.loss = true, o.logits = false;
+}
+
+// The metric of one pair's run, before averaging (normalized: the logit difference).
+double run_metric(const ForwardOutput& out, const PatchPair& pair, PatchMetric m, const PatchShortcuts& sc) {
+  if (m == PatchMetric::loss) return out.loss;
+  const int T = out.T;
+  if (reads_columns(m)) {
+    if (sc.metric_columns_only) return double(out.logits[std::size_t(T - 1) * 2]) - out.logits[std::size_t(T - 1) * 2 + 1];
+    const float* row = out.logits.data() + std::size_t(T - 1) * out.V;
+    return double(row[pair.answer]) - row[pair.wrong];
+  }
+  const float* row = out.logits.data() + std::size_t(T - 1) * out.V;  // logprob
+  return double(row[pair.answer]) - model::row_log_sum_exp(row, out.V);
+}
+
+Status bad(std::string message) { return make_error(ErrorCode::invalid_argument, std::move(message)); }
+
+// The checks patch_cost and patch share; fills the swept layers and positions.
+Status check_request(const ModelConfig& c, std::span<const PatchPair> pairs, const PatchRequest& rq,
+                     std::vector<int>& layers, std::vector<int>& positions, int& max_T) {
+  if (pairs.empty()) return bad("activation patching needs at least one prompt pair (clean and corrupted)");
+  max_T = 0;
+  for (std::size_t i = 0; i < pairs.size(); i++) {
+    const PatchPair& p = pairs[i];
+    const std::string which = pairs.size() == 1 ? std::string("the prompt pair") : "pair " + std::to_string(i + 1);
+    if (p.clean.empty() || p.corrupted.empty()) return bad(which + " has an empty prompt");
+    if (p.clean.size() != p.corrupted.size())
+      return bad(which + ": the clean prompt is " + std::to_string(p.clean.size()) + " tokens and the corrupted one " +
+                 std::to_string(p.corrupted.size()) +
+                 "; activation patching puts each position of one run into the same position of the other, so "
+                 "both must have the same number of tokens (change a word for one of the same token count)");
+    auto token_ok = [&](int id) { return id >= 0 && id < c.vocab_size; };
+    const bool needs_answer = rq.metric != PatchMetric::loss, needs_wrong = reads_columns(rq.metric);
+    if (needs_answer && !token_ok(p.answer))
+      return bad(which + ": the " + std::string(patch_metric_name(rq.metric)) + " metric needs an answer token" +
+                 (p.answer < 0 ? std::string() : " inside the vocabulary [0, " + std::to_string(c.vocab_size) + ")"));
+    if (needs_wrong && !token_ok(p.wrong))
+      return bad(which + ": the " + std::string(patch_metric_name(rq.metric)) + " metric needs a wrong token" +
+                 (p.wrong < 0 ? std::string() : " inside the vocabulary [0, " + std::to_string(c.vocab_size) + ")"));
+    if (rq.metric == PatchMetric::loss && p.clean.size() < 2)
+      return bad(which + " has one token: the loss is over next tokens, so it needs at least two");
+    max_T = std::max(max_T, static_cast<int>(p.clean.size()));
+  }
+  for (const Part& part : parts_of(rq.what)) {
+    if (model::hook_exists(c, part.point)) continue;
+    std::string why = part.point == HookPoint::resid_mid
+                          ? (c.mlp ? "its blocks are parallel (attention and MLP both read resid_pre, as GPT-NeoX's), "
+                                     "so there is no resid_mid (TransformerLens has no hook_resid_mid there either); "
+                                     "patch resid_pre, attn_out or mlp_out"
+                                   : "its blocks are attention-only, so there is no resid_mid (resid_pre + attn_out "
+                                     "is the next layer's resid_pre); patch resid_pre or attn_out")
+                          : "its blocks are attention-only, so there is no mlp_out; patch resid_pre or attn_out "
+                            "(or each head: z_all_pos)";
+    return bad("cannot patch " + std::string(patch_what_name(rq.what)) + " in this model: " + why);
+  }
+  layers = rq.layers;
+  std::sort(layers.begin(), layers.end());
+  layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+  for (int l : layers)
+    if (Status s = model::check_layer(c, l); !s) return s;
+  if (layers.empty())
+    for (int l = 0; l < c.n_layer; l++) layers.push_back(l);
+  positions = rq.positions;
+  std::sort(positions.begin(), positions.end());
+  positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+  for (int p : positions)
+    if (p < 0 || p >= max_T)
+      return bad("position " + std::to_string(p) + " is outside the prompts: they have positions 0 to " +
+                 std::to_string(max_T - 1) + " (BOS, when put first, is position 0)");
+  if (positions.empty())
+    for (int p = 0; p < max_T; p++) positions.push_back(p);
+  return {};
+}
+
+// The parts' sites, pair by pair: how many patched runs a pair has.
+std::size_t runs_of(const ModelConfig& c, const std::vector<Part>& parts, const std::vector<int>& layers,
+                    const std::vector<int>& positions) {
+  std::size_t n = 0;
+  for (const Part& part : parts) n += sites_of(part, c, layers, positions).size();
+  return n;
+}
+
+// One block's multiply-adds per token, by its weights.
+double block_multiply_adds(const ModelConfig& c) {
+  const double C = c.n_embd;
+  double m = C * c.qkv_width() + double(c.q_width()) * C;
+  if (c.mlp) m += C * c.fc_width() + double(c.mlp_width()) * C;
+  return m;
+}
+
+// The activations of one run, each dense in its hook's shape, by (point, layer).
+using Captures = std::map<std::pair<HookPoint, int>, std::vector<float>>;
+
+}  // namespace
+
+std::string_view patch_what_name(PatchWhat w) {
+  for (const WhatName& n : kWhatNames)
+    if (n.what == w) return n.name;
+  return "?";
+}
+
+std::optional<PatchWhat> parse_patch_what(std::string_view name) {
+  for (const WhatName& n : kWhatNames)
+    if (n.name == name) return n.what;
+  return std::nullopt;
+}
+
+std::string patch_what_list() {
+  std::string s;
+  for (const WhatName& n : kWhatNames) s += (s.empty() ? "" : ", ") + std::string(n.name);
+  return s;
+}
+
+std::string_view patch_metric_name(PatchMetric m) {
+  for (const auto& [metric, name] : kMetricNames)
+    if (metric == m) return name;
+  return "?";
+}
+
+std::optional<PatchMetric> parse_patch_metric(std::string_view name) {
+  for (const auto& [metric, n] : kMetricNames)
+    if (n == name) return metric;
+  return std::nullopt;
+}
+
+std::size_t PatchResult::offset(std::initializer_list<int> index) const {
+  std::size_t at = 0, d = 0;
+  for (int i : index) at = at * std::size_t(shape[d++]) + std::size_t(i);
+  return at;
+}
+
+Result<PatchCost> patch_cost(const ModelConfig& c, std::span<const PatchPair> pairs, const PatchRequest& rq) {
+  std::vector<int> layers, positions;
+  int max_T = 0;
+  if (Status s = check_request(c, pairs, rq, layers, positions, max_T); !s) return tl::unexpected(s.error());
+  PatchCost cost;
+  const std::vector<Part> parts = parts_of(rq.what);
+  for (const PatchPair& pair : pairs) {
+    const std::size_t T = pair.clean.size();
+    cost.forwards += rq.metric == PatchMetric::normalized ? 4 : 2;
+    cost.block_tokens += (rq.metric == PatchMetric::normalized ? 4 : 2) * T * std::size_t(c.n_layer);
+    for (const Part& part : parts)
+      for (const Site& s : sites_of(part, c, layers, positions)) {
+        if (s.pos >= static_cast<int>(T)) continue;  // past this pair's end: no run
+        cost.forwards++;
+        cost.block_tokens += T * std::size_t(rq.shortcuts.start_at_layer ? c.n_layer - s.layer : c.n_layer);
+      }
+  }
+  cost.multiply_adds = double(cost.block_tokens) * block_multiply_adds(c);
+  return cost;
+}
+
+Result<PatchResult> patch(const model::Parameters& params, std::span<const PatchPair> pairs, const PatchRequest& rq,
+                          model::Workspace& ws) {
+  const ModelConfig& c = params.config;
+  const int L = c.n_layer, NH = c.n_head;
+  std::vector<int> layers, positions;
+  int max_T = 0;
+  if (Status s = check_request(c, pairs, rq, layers, positions, max_T); !s) return tl::unexpected(s.error());
+  auto cost = patch_cost(c, pairs, rq);
+  if (!cost) return tl::unexpected(cost.error());
+  const PatchShortcuts& sc = rq.shortcuts;
+  const std::vector<Part> parts = parts_of(rq.what);
+  const double n_pairs = double(pairs.size());
+
+  // normalized divides by clean - corrupted: known before the sweep, or it would be wasted
+  double clean_sum = 0, corrupted_sum = 0;
+  ForwardOutput out;
+  if (rq.metric == PatchMetric::normalized) {
+    for (const PatchPair& pair : pairs)
+      for (bool clean : {true, false}) {
+        ForwardOptions o;
+        metric_options(o, pair, rq.metric, sc);
+        const std::vector<int>& ids = clean ? pair.clean : pair.corrupted;
+        if (Status s = model::forward(params, ids, o, out, ws); !s) return tl::unexpected(s.error());
+        (clean ? clean_sum : corrupted_sum) += run_metric(out, pair, rq.metric, sc) / n_pairs;
+      }
+    if (!(std::fabs(clean_sum - corrupted_sum) > 1e-6))
+      return make_error(ErrorCode::invalid_argument, "the normalized metric divides by the clean minus the corrupted logit difference, and both are " +
+                 std::to_string(clean_sum) +
+                 ": the corrupted prompts do not change the answer. Use --metric logit_diff, or corrupted prompts "
+                 "that favour the wrong token");
+    clean_sum = corrupted_sum = 0;
+  }
+
+  // acc[part]: each part's values (its own TL shape, flattened), summed over pairs / n_pairs
+  std::vector<std::vector<double>> acc(parts.size());
+  std::vector<std::vector<Site>> sites(parts.size());
+  for (std::size_t i = 0; i < parts.size(); i++) {
+    sites[i] = sites_of(parts[i], c, layers, positions);
+    acc[i].assign(sites[i].size(), 0.0);
+  }
+  const std::size_t total = runs_of(c, parts, layers, positions) * pairs.size();
+  std::size_t done = 0, skipped = 0;
+
+  for (const PatchPair& pair : pairs) {
+    const std::vector<int>& base_ids = rq.noising ? pair.clean : pair.corrupted;
+    const std::vector<int>& source_ids = rq.noising ? pair.corrupted : pair.clean;
+    const int T = static_cast<int>(base_ids.size());
+
+    // 1. the base and source runs, each recording the patched points at the swept layers;
+    //    the base run also its resid_pre at each layer (a patched run starts there)
+    auto record = [&](const std::vector<int>& ids, bool base, Captures& caps, double& metric) -> Status {
+      ForwardHooks hooks(L);
+      for (const Part& part : parts)
+        for (int l : layers) hooks.want(part.point, l);
+      if (base && sc.start_at_layer) hooks.want(HookPoint::resid_pre, model::HookLayer::every);
+      hooks.at = [&](HookPoint p, int layer, const HookView& v) {
+        std::vector<float>& dst = caps[{p, layer}];
+        dst.resize(v.size());
+        v.copy_to(dst.data());
+      };
+      ForwardOptions o;
+      o.hooks = &hooks;
+      metric_options(o, pair, rq.metric, sc);
+      if (Status s = model::forward(params, ids, o, out, ws); !s) return s;
+      metric = run_metric(out, pair, rq.metric, sc);
+      return {};
+    };
+    Captures base, source;
+    double base_metric = 0, source_metric = 0;
+    if (Status s = record(base_ids, true, base, base_metric); !s) return tl::unexpected(s.error());
+    if (Status s = record(source_ids, false, source, source_metric); !s) return tl::unexpected(s.error());
+    (rq.noising ? clean_sum : corrupted_sum) += base_metric / n_pairs;
+    (rq.noising ? corrupted_sum : clean_sum) += source_metric / n_pairs;
+
+    // 2. one patched run per site: the source's slice written over the base run's
+    for (std::size_t pi = 0; pi < parts.size(); pi++) {
+      const Part& part = parts[pi];
+      const std::array<int, 3> shape = dense_shape(c, part.point, T);
+      for (std::size_t si = 0; si < sites[pi].size(); si++) {
+        const Site& site = sites[pi][si];
+        double value = base_metric;
+        const std::vector<float>& src = source.at({part.point, site.layer});
+        bool run = site.pos < T;  // a position past this pair's end patches nothing
+        if (run && sc.skip_unchanged) {
+          const std::vector<float>& mine = base.at({part.point, site.layer});
+          bool same = true;
+          for_slice(shape, part.slice, site.pos, site.head,
+                    [&](int, int, int, std::size_t at) { same = same && src[at] == mine[at]; });
+          run = !same;
+        }
+        if (run && rq.keep_going && !rq.keep_going())
+          return make_error(ErrorCode::unavailable, "the patching sweep was stopped after " + std::to_string(done) +
+                                                        " of " + std::to_string(total) + " runs");
+        if (run) {
+          ForwardHooks hooks(L);
+          hooks.want(part.point, site.layer);
+          hooks.at = [&](HookPoint, int, const HookView& v) {
+            for_slice(shape, part.slice, site.pos, site.head,
+                      [&](int i, int j, int k, std::size_t at) { v.at(i, j, k) = src[at]; });
+          };
+          ForwardOptions o;
+          o.hooks = &hooks;
+          metric_options(o, pair, rq.metric, sc);
+          if (sc.start_at_layer && site.layer > 0) {
+            o.start_layer = site.layer;
+            o.start_resid = base.at({HookPoint::resid_pre, site.layer}).data();
+          }
+          if (Status s = model::forward(params, base_ids, o, out, ws); !s) return tl::unexpected(s.error());
+          value = run_metric(out, pair, rq.metric, sc);
+        } else {
+          skipped++;
+        }
+        acc[pi][si] += value / n_pairs;
+        ++done;
+        if (rq.progress) rq.progress(done, total);
+      }
+    }
+  }
+
+  // 3. the answer in TL's axes; the *_every stacked (k, v padded with 0 to NH; the pattern's
+  //    (head, pos) transposed to (pos, head), as TL's get_act_patch_attn_head_by_pos_every)
+  PatchResult r;
+  r.what = rq.what, r.metric = rq.metric, r.noising = rq.noising;
+  r.layers = layers;
+  r.cost = *cost;
+  r.skipped = skipped;
+  const double clean_m = clean_sum, corrupted_m = corrupted_sum;
+  auto final_value = [&](double v) -> float {
+    if (rq.metric == PatchMetric::normalized) return float((v - corrupted_m) / (clean_m - corrupted_m));
+    return float(v);
+  };
+  r.clean = final_value(clean_m);
+  r.corrupted = final_value(corrupted_m);
+  const int nL = static_cast<int>(layers.size()), nP = static_cast<int>(positions.size());
+  if (!is_every(rq.what)) {
+    const Part& part = parts[0];
+    r.heads = heads_of(c, part.point);
+    switch (part.slice) {
+      case Slice::row: r.axes = {"layer", "pos"}, r.shape = {nL, nP}; break;
+      case Slice::head_all:
+      case Slice::pattern_head: r.axes = {"layer", "head"}, r.shape = {nL, r.heads}; break;
+      case Slice::head_pos: r.axes = {"layer", "pos", "head"}, r.shape = {nL, nP, r.heads}; break;
+      case Slice::pattern_head_dest: r.axes = {"layer", "head", "dest_pos"}, r.shape = {nL, r.heads, nP}; break;
+    }
+    for (double v : acc[0]) r.values.push_back(final_value(v));
+  } else {
+    for (const Part& part : parts) r.patch_types.push_back(patch_type_name(part));
+    const int n_types = static_cast<int>(parts.size());
+    r.heads = NH;
+    if (rq.what == PatchWhat::block_every) {
+      r.axes = {"patch_type", "layer", "pos"}, r.shape = {n_types, nL, nP};
+      for (std::size_t pi = 0; pi < parts.size(); pi++)
+        for (double v : acc[pi]) r.values.push_back(final_value(v));
+    } else {
+      const bool by_pos = rq.what == PatchWhat::attn_head_by_pos_every;
+      if (by_pos) r.axes = {"patch_type", "layer", "pos", "head"}, r.shape = {n_types, nL, nP, NH};
+      else r.axes = {"patch_type", "layer", "head"}, r.shape = {n_types, nL, NH};
+      const int cells = by_pos ? nL * nP * NH : nL * NH;
+      r.values.assign(std::size_t(n_types) * cells, 0.0f);
+      for (std::size_t pi = 0; pi < parts.size(); pi++) {
+        float* dst = r.values.data() + pi * std::size_t(cells);
+        for (std::size_t si = 0; si < sites[pi].size(); si++) {
+          const Site& s = sites[pi][si];
+          const int li = static_cast<int>(std::lower_bound(layers.begin(), layers.end(), s.layer) - layers.begin());
+          const int pos_i =
+              by_pos ? static_cast<int>(std::lower_bound(positions.begin(), positions.end(), s.pos) - positions.begin()) : 0;
+          const std::size_t at = by_pos ? (std::size_t(li) * nP + pos_i) * NH + s.head : std::size_t(li) * NH + s.head;
+          dst[at] = final_value(acc[pi][si]);
+        }
+      }
+    }
+  }
+  const bool any_pos = std::any_of(parts.begin(), parts.end(), [](const Part& p) { return has_pos(p.slice); });
+  if (any_pos) r.positions = positions;
+  return r;
+}
+
+}  // namespace headlab::research

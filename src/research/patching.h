@@ -1,0 +1,137 @@
+// research/patching.h — activation patching: TransformerLens's get_act_patch_* (patching.py),
+// every family, one sweep per call. For each index (layer, pos, head …) one patched run of the
+// base prompt has one slice of one activation replaced by the source prompt's, and a metric
+// of its logits is kept:
+//   denoising (default): base = corrupted, source = clean  (which slices restore the answer)
+//   noising:             base = clean,     source = corrupted (which slices break it)
+//   value[index] = mean over prompt pairs of metric(run(base ids, slice[index] := source's))
+//
+//   PatchPair pair{clean_ids, corrupted_ids, /*answer=*/mary, /*wrong=*/john};
+//   PatchRequest rq;  rq.what = PatchWhat::resid_pre;  rq.metric = PatchMetric::logit_diff;
+//   Workspace ws;
+//   Result<PatchResult> r = patch(params, {&pair, 1}, rq, ws);
+//   r->values[r->offset({layer, pos})];      // axes {"layer", "pos"}, TL's order
+//
+// Exact and fast (each shortcut is tested equal to TL's loop, one full forward per index,
+// tests/research/patching_test.cpp): a patched run starts at the patched layer from the base
+// run's resid_pre (model::ForwardOptions::start_layer: the blocks before cannot change); the
+// logit-difference metrics unembed only the answer's and the wrong token's columns; a slice that
+// is the same in both runs (a prefix both prompts share) leaves the base run, whose metric it
+// takes without running.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/forward.h"
+#include "model/parameters.h"
+#include "util/result.h"
+
+namespace headlab::research {
+
+// What is patched, with TransformerLens's axes (the output's, in this order):
+enum class PatchWhat : std::uint8_t {
+  resid_pre,  // (layer, pos)  blocks.{l}.hook_resid_pre[pos]
+  resid_mid,  // (layer, pos)  hook_resid_mid: none in a parallel (GPT-NeoX) or attention-only block
+  attn_out,   // (layer, pos)
+  mlp_out,    // (layer, pos)  none in an attention-only block
+  z_all_pos,  // (layer, head)  attn.hook_z[:, head] at every position
+  q_all_pos,
+  k_all_pos,  // (layer, head)  head = a KV head (NKV of them with GQA/MQA), as TL indexes hook_k
+  v_all_pos,
+  pattern_all_pos,  // (layer, head)  attn.hook_pattern[head]: every query row
+  z_by_pos,         // (layer, pos, head)  attn.hook_z[pos, head]
+  q_by_pos,
+  k_by_pos,  // (layer, pos, head)  KV heads, as k_all_pos
+  v_by_pos,
+  pattern_by_pos,  // (layer, head, dest_pos)  one query row: TL's own order for patterns
+  block_every,     // (patch_type, layer, pos)  patch_type: resid_pre, attn_out, mlp_out
+  attn_head_all_pos_every,  // (patch_type, layer, head)  z, q, k, v, pattern; k and v padded with 0 to NH
+  attn_head_by_pos_every,   // (patch_type, layer, pos, head)  as above, pattern transposed to (pos, head)
+};
+std::string_view patch_what_name(PatchWhat w);  // "resid_pre", "z_all_pos", …
+std::optional<PatchWhat> parse_patch_what(std::string_view name);
+std::string patch_what_list();                  // "resid_pre, resid_mid, …" for help and errors
+
+enum class PatchMetric : std::uint8_t {
+  logit_diff,  // logit(answer) - logit(wrong) at the last position, per pair, averaged
+  normalized,  // (patched - corrupted) / (clean - corrupted) of the averaged logit differences
+  loss,        // mean next-token cross-entropy of the run's own tokens, per pair, averaged
+  logprob,     // log softmax(logits at the last position)[answer], per pair, averaged
+};
+std::string_view patch_metric_name(PatchMetric m);
+std::optional<PatchMetric> parse_patch_metric(std::string_view name);
+
+// One prompt pair as token ids (BOS already applied: research/patch_input.h makes them from text).
+struct PatchPair {
+  std::vector<int> clean;      // (T)
+  std::vector<int> corrupted;  // (T): the same length (positions must match)
+  int answer = -1;             // the token the clean run should predict next (-1: none)
+  int wrong = -1;              // the token the corrupted run should predict next (-1: none)
+};
+
+// The shortcuts, each exact; all on by default (off: TL's loop, for the tests and the benchmark).
+struct PatchShortcuts {
+  bool start_at_layer = true;       // start each patched run at its layer from the base run's resid_pre
+  bool metric_columns_only = true;  // logit_diff/normalized: unembed only the answer and wrong columns
+  bool skip_unchanged = true;       // a slice equal in both runs: the base run's metric, no run
+};
+
+struct PatchRequest {
+  PatchWhat what = PatchWhat::resid_pre;
+  PatchMetric metric = PatchMetric::logit_diff;
+  bool noising = false;        // true: clean run, corrupted slices
+  std::vector<int> layers;     // the layers swept (sorted, unique); empty: every layer
+  std::vector<int> positions;  // the positions swept (sorted, unique); empty: 0 .. longest T - 1
+  PatchShortcuts shortcuts;
+  // Called after each patched run (or skipped one): done of total. Empty: nothing.
+  std::function<void(std::size_t done, std::size_t total)> progress;
+  // Asked before each patched run; false stops the sweep (unavailable): a server whose client
+  // has gone frees its worker. Empty: run to the end.
+  std::function<bool()> keep_going;
+};
+
+// What a sweep costs, known before it runs (an upper bound: skipped runs are counted).
+struct PatchCost {
+  std::size_t forwards = 0;      // 2 per pair (the clean and corrupted runs) + one per patched index per pair
+  std::size_t block_tokens = 0;  // sum over those forwards of T x the blocks it runs: the work
+  double multiply_adds = 0;      // block_tokens x one block's multiply-adds per token (weights only)
+};
+
+struct PatchResult {
+  PatchWhat what = PatchWhat::resid_pre;
+  PatchMetric metric = PatchMetric::logit_diff;
+  bool noising = false;
+  std::vector<std::string> axes;         // TL's axis names: "patch_type", "layer", "pos", "head", "dest_pos"
+  std::vector<int> shape;                // the length of each axis
+  std::vector<float> values;             // row-major over shape
+  std::vector<std::string> patch_types;  // the *_every's first axis: {"resid_pre", "attn_out", "mlp_out"} …
+  std::vector<int> layers;               // what the layer axis indexes
+  std::vector<int> positions;            // what the pos / dest_pos axis indexes (empty without one)
+  int heads = 0;                         // the head axis' length: NH (NKV for k and v alone)
+  float clean = 0.0f, corrupted = 0.0f;  // the metric of the clean and corrupted runs (normalized: 1, 0)
+  PatchCost cost;
+  std::size_t skipped = 0;               // patched runs the skip_unchanged shortcut did not need
+  std::size_t offset(std::initializer_list<int> index) const;  // into values, one index per axis
+};
+
+// The cost of the sweep, after the same checks as patch(). Errors: those of patch() that the
+// request alone shows.
+Result<PatchCost> patch_cost(const model::ModelConfig& config, std::span<const PatchPair> pairs,
+                             const PatchRequest& request);
+
+// Runs the sweep. Errors (invalid_argument, naming what is wrong and how to fix it): no pairs;
+// a pair whose clean and corrupted lengths differ (pair N, both lengths); a metric's token
+// missing or outside the vocabulary; what the model has no hook for (resid_mid in a parallel or
+// attention-only block, mlp_out without an MLP); a layer or position outside the model or the
+// prompts; loss on a one-token prompt; normalized when the clean and corrupted logit
+// differences are equal. The forward's (too_long past n_ctx). unavailable when keep_going said stop.
+Result<PatchResult> patch(const model::Parameters& params, std::span<const PatchPair> pairs,
+                          const PatchRequest& request, model::Workspace& workspace);
+
+}  // namespace headlab::research

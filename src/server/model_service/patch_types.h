@@ -1,0 +1,32 @@
+// server/model_service/patch_types.h — the typed request and answer of POST /api/model/patch
+// (docs/api.md); `headlab patch` fills the same answer, so both print the same JSON.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "research/patching.h"
+#include "research/prompts.h"
+#include "tokenizer/bpe_tokenizer.h"
+
+namespace headlab::server {
+
+struct ModelPatchRequest {
+  // one pair ("clean", "corrupted", "answer", "wrong") or a batch ("prompts": [{…}, …])
+  std::vector<research::PromptPair> prompts;
+  std::optional<bool> bos;  // omitted: the family's rule (ModelConfig::default_prepend_bos)
+  research::PatchWhat what = research::PatchWhat::resid_pre;
+  research::PatchMetric metric = research::PatchMetric::logit_diff;
+  bool noising = false;
+  std::vector<int> layers;     // empty: every layer
+  std::vector<int> positions;  // empty: every position
+};
+
+struct ModelPatchResult {
+  research::PatchResult result;
+  std::vector<model::Token> tokens;            // the first pair's clean prompt (the pos axis' labels)
+  std::vector<model::Token> corrupted_tokens;  // the first pair's corrupted prompt
+  int pairs = 0;
+};
+
+}  // namespace headlab::server

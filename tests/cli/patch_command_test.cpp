@@ -1,0 +1,133 @@
+// Tests for `headlab patch` (src/cli/patch_command.cpp): the binary on the built-in model
+// (models/headlab-tiny, attention-only, an induction head at 1.2), as a user runs it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "testing/process.h"
+
+using headlab::testing::CommandResult;
+using headlab::testing::headlab_run;
+
+namespace {
+
+const std::string kModel = std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny";
+// The second copy ends at " fog": the clean first copy continues " viol", the corrupted one " ar".
+const std::string kClean = "' gray whale ink crown plum fog violin arch gray whale ink crown plum fog'";
+const std::string kCorrupted = "' gray whale ink crown plum fog arch violin gray whale ink crown plum fog'";
+const std::string kPair = " --clean " + kClean + " --corrupted " + kCorrupted + " --answer ' viol' --wrong ' ar'";
+
+CommandResult patch(const std::string& args) { return headlab_run("patch --model " + kModel + " " + args); }
+
+}  // namespace
+
+TEST(PatchCommand, JsonHasTransformerLensAxesAndTheInductionTokenRestoresTheAnswer) {
+  CommandResult r = patch(kPair + " --what resid_pre --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["what"], "resid_pre");
+  EXPECT_EQ(j["metric"], "logit_diff");
+  EXPECT_EQ(j["direction"], "denoising");
+  EXPECT_EQ(j["axes"], (nlohmann::json{"layer", "pos"}));
+  ASSERT_EQ(j["values"].size(), 2u);
+  ASSERT_EQ(j["values"][0].size(), j["tokens"].size());
+  const double clean = j["clean"], corrupted = j["corrupted"];
+  EXPECT_GT(clean, 0.0);
+  EXPECT_LT(corrupted, 0.0);
+  // position 14 (the first copy's " viol" | " ar") carries the answer at both layers; position 0 nothing
+  EXPECT_EQ(j["tokens"][14]["text"], " viol");
+  EXPECT_GT(double(j["values"][1][14]), 0.9 * clean);
+  EXPECT_EQ(double(j["values"][0][0]), corrupted);
+}
+
+TEST(PatchCommand, TableShowsLayersByPositionsWithBothRunsTokens) {
+  CommandResult r = patch(kPair + " --positions 13-15");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("Patching resid_pre (denoising"), std::string::npos) << r.out;
+  auto line = [&](const std::string& start) {
+    const auto at = r.out.find("\n" + start);
+    return at == std::string::npos ? std::string() : r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  };
+  auto words = [](const std::string& s) {
+    std::istringstream in(s);
+    std::vector<std::string> w;
+    for (std::string x; in >> x;) w.push_back(x);
+    return w;
+  };
+  EXPECT_EQ(words(line("pos")), (std::vector<std::string>{"pos", "13", "14", "15"})) << r.out;
+  EXPECT_EQ(words(line("clean")), (std::vector<std::string>{"clean", "og", "viol", "in"})) << r.out;
+  EXPECT_EQ(words(line("corrupted")), (std::vector<std::string>{"corrupted", "ar", "ch"})) << r.out;
+  EXPECT_EQ(words(line("layer 1")).size(), 5u) << r.out;
+}
+
+TEST(PatchCommand, CsvHasOneRowPerCellWithItsToken) {
+  CommandResult r = patch(kPair + " --what z_by_pos --layers 1 --positions 30 --metric normalized --format csv");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("layer,pos,head,token,value\n", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("1,30,2,\"og\","), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 5) << r.out;  // the header and 4 heads
+}
+
+TEST(PatchCommand, APromptsFileIsABatchAveragedOverItsPairs) {
+  const std::string path = std::string(HEADLAB_BINARY_DIR) + "/patch_prompts_" + std::to_string(::getpid()) + ".jsonl";
+  {
+    std::ofstream f(path);
+    f << R"({"clean": " gray whale ink crown plum fog violin arch gray whale ink crown plum fog", )"
+      << R"("corrupted": " gray whale ink crown plum fog arch violin gray whale ink crown plum fog", "answer": " viol", "wrong": " ar"})"
+      << "\n"
+      << R"({"clean": " gray whale ink crown plum fog violin arch gray whale ink crown plum fog", )"
+      << R"("corrupted": " gray whale ink crown plum fog arch violin gray whale ink crown plum fog", "answer": " viol", "wrong": " ar"})"
+      << "\n";
+  }
+  CommandResult two = patch("--prompts " + path + " --what z_all_pos --format json");
+  CommandResult one = patch(kPair + " --what z_all_pos --format json");
+  std::filesystem::remove(path);
+  ASSERT_EQ(two.exit_code, 0) << two.out;
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  auto a = nlohmann::json::parse(two.out), b = nlohmann::json::parse(one.out);
+  EXPECT_EQ(a["pairs"], 2);
+  EXPECT_EQ(a["values"], b["values"]) << "the mean of two equal pairs is each";
+}
+
+TEST(PatchCommand, BadInputIsAUsageErrorThatSaysWhy) {
+  struct Case {
+    std::string args, says;
+  };
+  const Case cases[] = {
+      {" --clean ' gray whale' --corrupted ' gray whale ink' --answer ' viol' --wrong ' ar'",
+       "the clean prompt is 6 tokens"},
+      {" --clean " + kClean + " --corrupted " + kCorrupted + " --answer ' violin' --wrong ' ar'",
+       "the answer ' violin' is 2 tokens (' viol' 'in')"},
+      {kPair + " --what resid_post", "--what: \"resid_post\" is not one of resid_pre, resid_mid"},
+      {kPair + " --what resid_mid", "attention-only, so there is no resid_mid"},
+      {kPair + " --what mlp_out", "no mlp_out"},
+      {kPair + " --metric accuracy", "--metric: \"accuracy\" is not one of"},
+      {kPair + " --layers 2", "layer 2 does not exist"},
+      {kPair + " --layers 1-x", "--layers: \"1-x\" is not a list"},
+      {kPair + " --positions 99", "position 99 is outside the prompts: they have positions 0 to 30"},
+      {" --clean " + kClean, "give --corrupted TEXT too"},
+      {"", "give one prompt pair"},
+      {kPair + " --prompts x.jsonl", "give one prompt pair"},
+      {" --clean " + kClean + " --corrupted " + kClean + " --answer ' viol' --wrong ' ar' --metric normalized",
+       "the corrupted prompts do not change the answer"},
+  };
+  for (const Case& c : cases) {
+    CommandResult r = patch(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find("headlab: error: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << "\n" << r.out;
+  }
+}
+
+TEST(PatchCommand, HelpTeachesByExample) {
+  CommandResult r = headlab_run("patch --help");
+  ASSERT_EQ(r.exit_code, 0);
+  for (const char* says : {"Examples:", "--what", "denoising", "(layer, pos)", "KV heads", "normalized", "--prompts"})
+    EXPECT_NE(r.out.find(says), std::string::npos) << says;
+}

@@ -1,0 +1,99 @@
+// Tests for POST /api/model/patch (server/model_service/model_patch.cpp, server/api/patch_codec):
+// the CLI's answer number for number, a batch, the work limit's 413 with the cost and how to
+// narrow, and bad bodies as the one error envelope naming what is wrong.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "testing/process.h"
+#include "testing/test_server.h"
+
+using headlab::testing::TestServer;
+using headlab::testing::temp_path;
+using nlohmann::json;
+
+namespace {
+
+const std::string kModel = std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny";
+const std::string kClean = " gray whale ink crown plum fog violin arch gray whale ink crown plum fog";
+const std::string kCorrupted = " gray whale ink crown plum fog arch violin gray whale ink crown plum fog";
+
+json pair_body(json extra = json::object()) {
+  json b = {{"clean", kClean}, {"corrupted", kCorrupted}, {"answer", " viol"}, {"wrong", " ar"}};
+  b.update(extra);
+  return b;
+}
+
+}  // namespace
+
+TEST(PatchApi, AnswersWhatTheCliPrints) {
+  TestServer s(temp_path("p.db"), kModel);
+  auto api = s.post("/api/model/patch", pair_body({{"what", "v_by_pos"}, {"layers", {1}}, {"metric", "normalized"}}));
+  ASSERT_EQ(api.status, 200) << api.raw.substr(0, 400);
+  auto cli = headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab patch --model " + kModel +
+                                           " --clean '" + kClean + "' --corrupted '" + kCorrupted +
+                                           "' --answer ' viol' --wrong ' ar' --what v_by_pos --layers 1 "
+                                           "--metric normalized --format json");
+  ASSERT_EQ(cli.exit_code, 0) << cli.out;
+  EXPECT_EQ(json::parse(cli.out), api.body);
+  EXPECT_EQ(api.body["axes"], (json{"layer", "pos", "head"}));
+  EXPECT_EQ(api.body["clean"], 1.0);
+  // the induction head 1.2 reads the first copy's token after " fog" (position 14) through its value
+  EXPECT_GT(double(api.body["values"][0][14][2]), 0.3) << api.raw.substr(0, 400);
+}
+
+TEST(PatchApi, ABatchOfPromptsIsTheMeanOfItsPairs) {
+  TestServer s(temp_path("p.db"), kModel);
+  json one = {{"clean", kClean}, {"corrupted", kCorrupted}, {"answer", " viol"}, {"wrong", " ar"}};
+  auto batch = s.post("/api/model/patch", json{{"prompts", {one, one}}, {"what", "z_all_pos"}});
+  auto single = s.post("/api/model/patch", pair_body({{"what", "z_all_pos"}}));
+  ASSERT_EQ(batch.status, 200) << batch.raw.substr(0, 400);
+  ASSERT_EQ(single.status, 200);
+  EXPECT_EQ(batch.body["pairs"], 2);
+  EXPECT_EQ(batch.body["values"], single.body["values"]);
+}
+
+TEST(PatchApi, ASweepPastTheWorkLimitIsRefusedWithItsCostAndHowToNarrowIt) {
+  TestServer s(temp_path("p.db"), kModel, 8, [](headlab::server::ServerOptions& o) { o.max_patch_multiply_adds = 1e8; });
+  auto big = s.post("/api/model/patch", pair_body({{"what", "attn_head_by_pos_every"}}));
+  EXPECT_EQ(big.status, 413) << big.raw;
+  EXPECT_EQ(big.body["error"]["code"], "too_long");
+  const std::string message = big.body["error"]["message"];
+  for (const char* says : {"This sweep is 1,", "forwards over 1 prompt pair", "block-tokens", "\"layers\": [3, 4, 5]",
+                           "\"positions\"", "headlab patch"})
+    EXPECT_NE(message.find(says), std::string::npos) << says << ": " << message;
+  auto narrow = s.post("/api/model/patch", pair_body({{"what", "attn_head_by_pos_every"}, {"layers", {1}}, {"positions", {14, 30}}}));
+  EXPECT_EQ(narrow.status, 200) << narrow.raw.substr(0, 400);
+  EXPECT_EQ(narrow.body["positions"], (json{14, 30}));
+}
+
+TEST(PatchApi, BadBodiesAreRefusedNamingWhatIsWrong) {
+  TestServer s(temp_path("p.db"), kModel);
+  struct Case {
+    json body;
+    std::string says;
+  };
+  const Case cases[] = {
+      {pair_body({{"what", "resid_post"}}), "Unknown 'what' \"resid_post\". It is one of: resid_pre"},
+      {pair_body({{"what", "mlp_out"}}), "no mlp_out"},
+      {pair_body({{"metric", 3}}), "Field 'metric' must be a string."},
+      {pair_body({{"layers", {0, -1}}}), "Field 'layers' must hold whole numbers from 0"},
+      {pair_body({{"layers", {7}}}), "layer 7 does not exist"},
+      {pair_body({{"temperature", 1}}), "temperature"},
+      {pair_body({{"prompts", json::array()}}), "not both"},
+      {json{{"prompts", json::array()}}, "Field 'prompts' must be a list of 1 to 1000 objects"},
+      {json{{"prompts", {{{"clean", "a"}}}}}, "Missing field 'corrupted'"},
+      {json{{"clean", kClean}}, "Missing field 'corrupted'"},
+      {pair_body({{"corrupted", " gray whale"}}), "the clean prompt is 31 tokens"},
+      {pair_body({{"answer", " violin"}}), "the answer ' violin' is 2 tokens (' viol' 'in')"},
+      {pair_body({{"wrong", ""}}), "needs the wrong token"},
+  };
+  for (const Case& c : cases) {
+    auto r = s.post("/api/model/patch", c.body);
+    EXPECT_EQ(r.status, 400) << c.body.dump() << "\n" << r.raw;
+    ASSERT_TRUE(r.body.contains("error")) << r.raw;
+    const std::string message = r.body["error"]["message"];
+    EXPECT_NE(message.find(c.says), std::string::npos) << c.body.dump() << "\n" << message;
+  }
+  EXPECT_EQ(s.post("/api/model/patch", std::string("{not json")).status, 400);
+}
