@@ -20,7 +20,7 @@ namespace headlab::cli {
 namespace {
 
 struct AttributeOptions {
-  std::string model;
+  ModelOptions model;
   PromptOptions prompt;
   std::string answer, wrong;
   std::string prompts;  // a file: the batch
@@ -33,11 +33,11 @@ std::string attribute_table(const research::AttributionTextAnswer& a, const mode
   const research::Attribution& r = a.attribution;
   std::ostringstream out;
   char buf[256];
-  const std::string metric = r.wrong >= 0 ? "logit(\"" + measure_token_label(tok, r.answer) + "\") - logit(\"" +
-                                                measure_token_label(tok, r.wrong) + "\")"
-                                          : "logit(\"" + measure_token_label(tok, r.answer) + "\")";
+  const std::string metric = r.wrong >= 0 ? "logit(\"" + token_label_for_table(tok, r.answer) + "\") - logit(\"" +
+                                                token_label_for_table(tok, r.wrong) + "\")"
+                                          : "logit(\"" + token_label_for_table(tok, r.answer) + "\")";
   out << "Direct logit attribution of " << metric << " at position " << r.position << " ("
-      << measure_token_label(tok, a.input.tokens[std::size_t(r.position)].id) << "),\n"
+      << token_label_for_table(tok, a.input.tokens[std::size_t(r.position)].id) << "),\n"
       << "ln_final's scale frozen at " << r.final_scale << " (TransformerLens's apply_ln_to_stack):\n\n";
   double largest = 0;
   for (const auto& p : r.parts) largest = std::max(largest, std::fabs(double(p.value)));
@@ -90,7 +90,7 @@ std::string attribute_batch_table(const research::AttributionBatchAnswer& b, con
   for (std::size_t k = 0; k < b.each.size(); k++) {
     const research::Attribution& r = b.each[k].attribution;
     std::snprintf(buf, sizeof buf, "  %3zu  %10.4f  \"%s\" vs \"%s\"\n", k + 1, r.logit_diff,
-                  measure_token_label(tok, r.answer).c_str(), r.wrong >= 0 ? measure_token_label(tok, r.wrong).c_str() : "");
+                  token_label_for_table(tok, r.answer).c_str(), r.wrong >= 0 ? token_label_for_table(tok, r.wrong).c_str() : "");
     out << buf;
   }
   return out.str();
@@ -120,7 +120,7 @@ int run_attribute_batch(const AttributeOptions& o) {
   if (!file) return print_error(file.error().message);
   auto prompts = research::parse_prompts(*file, 10000);
   if (!prompts) return measure_error(prompts.error());
-  auto m = measure_model_load(o.model, true);
+  auto m = load_model_for_cli(o.model.path, o.model.dtype, o.model.compute, o.model.no_cache, true);
   if (!m) return print_error(m.error().message);
   research::AttributionBatchRequest rq;
   rq.prompts = std::move(*prompts);
@@ -144,7 +144,7 @@ int run_attribute(const AttributeOptions& o) {
   if (o.answer.empty()) return print_error("--answer is required (or --prompts FILE whose lines give their answers)", 2);
   auto prompt = measure_prompt(o.prompt);
   if (!prompt) return measure_error(prompt.error());
-  auto m = measure_model_load(o.model, !o.prompt.text.empty());
+  auto m = load_model_for_cli(o.model.path, o.model.dtype, o.model.compute, o.model.no_cache, !o.prompt.text.empty());
   if (!m) return print_error(m.error().message);
   research::AttributionTextRequest rq;
   rq.prompt = std::move(*prompt);
@@ -181,7 +181,7 @@ void add_attribute_command(CLI::App& app, int& exit_code) {
       "  headlab attribute --model models/headlab-tiny --text \"the cat sat on the mat. the cat sat on the\" --answer \" mat\"\n"
       "  headlab attribute --model models/gpt2 --ids \"464 3797 3332\" --answer \"#319\" --pos 1 --format csv\n"
       "  headlab attribute --model models/gpt2 --prompts ioi.jsonl      # lines {\"clean\": ..., \"answer\": \" Mary\", \"wrong\": \" John\"}");
-  cmd->add_option("--model", o->model, "A Hugging Face folder or a .gguf file")->required();
+  add_model_options(cmd, o->model);
   add_prompt_options(cmd, o->prompt);
   cmd->add_option("--answer", o->answer, "The token whose logit counts +1: \" Mary\" or \"#1234\"");
   cmd->add_option("--wrong", o->wrong, "The token whose logit counts -1 (leave out for the answer's logit alone)");

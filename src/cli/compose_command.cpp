@@ -18,7 +18,7 @@ namespace headlab::cli {
 namespace {
 
 struct ComposeOptions {
-  std::string model;
+  ModelOptions model;
   std::string kind = "all";
   bool fold_ln = false;
   double threshold = -1;  // < 0: not given
@@ -91,14 +91,14 @@ std::string compose_table(const server::ComposeAnswer& a, const model::BpeTokeni
                   c.layer, c.head, c.copying_score, 100.0 * c.ov_self_top1);
     out << buf << "  OV circuit W_E W_V W_O W_U, top pairs (source -> output):\n";
     for (const auto& p : c.ov_top) {
-      std::snprintf(buf, sizeof buf, "    %-16s -> %-16s %9.4f\n", measure_token_label(tok, p.row).c_str(),
-                    measure_token_label(tok, p.col).c_str(), p.value);
+      std::snprintf(buf, sizeof buf, "    %-16s -> %-16s %9.4f\n", token_label_for_table(tok, p.row).c_str(),
+                    token_label_for_table(tok, p.col).c_str(), p.value);
       out << buf;
     }
     out << "  QK circuit W_E W_Q W_K^T W_E^T, top pairs (query token, key token):\n";
     for (const auto& p : c.qk_top) {
-      std::snprintf(buf, sizeof buf, "    %-16s  %-16s %9.4f\n", measure_token_label(tok, p.row).c_str(),
-                    measure_token_label(tok, p.col).c_str(), p.value);
+      std::snprintf(buf, sizeof buf, "    %-16s  %-16s %9.4f\n", token_label_for_table(tok, p.row).c_str(),
+                    token_label_for_table(tok, p.col).c_str(), p.value);
       out << buf;
     }
   }
@@ -113,8 +113,8 @@ std::string compose_csv(const server::ComposeAnswer& a, const model::BpeTokenize
     for (const auto* list : {&a.circuits->ov_top, &a.circuits->qk_top})
       for (const auto& p : *list) {
         std::snprintf(buf, sizeof buf, "%.7g", p.value);
-        out << (list == &a.circuits->ov_top ? "ov" : "qk") << "," << p.row << "," << csv_field(measure_token_label(tok, p.row))
-            << "," << p.col << "," << csv_field(measure_token_label(tok, p.col)) << "," << buf << "\n";
+        out << (list == &a.circuits->ov_top ? "ov" : "qk") << "," << p.row << "," << csv_field(token_label_for_table(tok, p.row))
+            << "," << p.col << "," << csv_field(token_label_for_table(tok, p.col)) << "," << buf << "\n";
       }
     return out.str();
   }
@@ -146,7 +146,7 @@ int run_compose(const ComposeOptions& o) {
     rq.circuit = server::parse_head_name(o.circuit);
     if (!rq.circuit) return print_error("--ov-circuit must name a head as LAYER.HEAD, like 1.2; got \"" + o.circuit + "\"", 2);
   }
-  auto m = measure_model_load(o.model, false);
+  auto m = load_model_for_cli(o.model.path, o.model.dtype, o.model.compute, o.model.no_cache, false);
   if (!m) return print_error(m.error().message);
   server::ComposeAnswer a;
   a.request = rq;
@@ -188,7 +188,7 @@ void add_compose_command(CLI::App& app, int& exit_code) {
       "  headlab compose --model models/headlab-tiny --kind k --ov-circuit 1.2 --top 10\n"
       "  headlab compose --model models/headlab-tiny --kind k --copying\n"
       "  headlab compose --model models/gpt2 --fold-ln --kind q --format csv --out q.csv");
-  cmd->add_option("--model", o->model, "A Hugging Face folder or a .gguf file")->required();
+  add_model_options(cmd, o->model);
   cmd->add_option("--kind", o->kind, "q, k, v or all")->check(CLI::IsMember({"q", "k", "v", "all"}))->capture_default_str();
   cmd->add_flag("--fold-ln", o->fold_ln, "Use TransformerLens's processed weights (fold_ln, center_writing_weights)");
   cmd->add_option("--threshold", o->threshold, "List every pair scoring at least this (the JSON gains \"edges\")")
