@@ -129,4 +129,9 @@ TEST(LensApi, BadRequestsGetTheErrorEnvelopeNamingTheProblem) {
   expect_error(s.get("/api/model/compose?fold_ln=yes"), 400, "fold_ln");
   expect_error(s.get("/api/model/compose?copying=1"), 400, "copying");
   expect_error(s.get("/api/model/compose?colour=red"), 400, "colour");
+  // a body nested 30,000 deep (issue 24's crash) is refused in the envelope, and the server goes on
+  const std::string deep = "{\"text\": " + std::string(30000, '[') + std::string(30000, ']') + "}";
+  for (const char* route : {"/api/model/lens", "/api/model/attribute", "/api/model/compose"})
+    expect_error(s.post(route, deep), 400, "nested deeper");
+  EXPECT_EQ(s.get("/api/health").status, 200);
 }
