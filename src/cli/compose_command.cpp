@@ -4,9 +4,12 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <sstream>
+#include <functional>
+#include <optional>
 #include <tuple>
 
 #include "cli/commands.h"
@@ -134,6 +137,24 @@ std::string compose_csv(const server::ComposeAnswer& a, const model::BpeTokenize
   return out.str();
 }
 
+// "headlab: composition: 5/11" on stderr, once the work has taken a second.
+struct ComposeProgress {
+  std::string what;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), last{};
+  bool shown = false;
+  void operator()(int done, int total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start < std::chrono::seconds(1) || (done != total && now - last < std::chrono::milliseconds(200))) return;
+    last = now;
+    shown = true;
+    std::fprintf(stderr, "\rheadlab: %s: %d%%", what.c_str(), total ? int(100.0 * done / total) : 100);
+    std::fflush(stderr);
+  }
+  ~ComposeProgress() {
+    if (shown) std::fprintf(stderr, "\n");
+  }
+};
+
 int run_compose(const ComposeOptions& o) {
   server::ComposeRequest rq;
   rq.kind = o.kind;
@@ -150,11 +171,17 @@ int run_compose(const ComposeOptions& o) {
   if (!m) return print_error(m.error().message);
   server::ComposeAnswer a;
   a.request = rq;
-  auto s = research::composition_scores(m->params, {.fold_ln = rq.fold_ln, .baseline_samples = rq.baseline_samples});
+  research::CompositionOptions co{.fold_ln = rq.fold_ln, .baseline_samples = rq.baseline_samples};
+  std::optional<ComposeProgress> scores_progress(ComposeProgress{"composition scores, receiver layers"});
+  co.progress = [&](int done, int total) { (*scores_progress)(done, total); };
+  auto s = research::composition_scores(m->params, co);
+  scores_progress.reset();
   if (!s) return measure_error(s.error());
   a.scores = std::move(*s);
   if (rq.circuit) {
-    auto c = research::head_circuits(m->params, rq.circuit->first, rq.circuit->second, {.top = rq.top, .fold_ln = rq.fold_ln});
+    ComposeProgress circuit_progress{"head " + o.circuit + "'s OV and QK circuits, vocabulary rows"};
+    auto c = research::head_circuits(m->params, rq.circuit->first, rq.circuit->second,
+                                     {.top = rq.top, .fold_ln = rq.fold_ln, .progress = std::ref(circuit_progress)});
     if (!c) return measure_error(c.error());
     a.circuits = std::move(*c);
   }

@@ -28,6 +28,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -43,6 +44,7 @@ struct CompositionOptions {
   bool fold_ln = false;
   int baseline_samples = 64;  // 1..10000
   std::uint64_t seed = 27;
+  std::function<void(int done, int total)> progress = nullptr;  // receiver layers done, of L - 1; null: none
 };
 
 struct CompositionScores {
@@ -89,6 +91,7 @@ struct TokenPair {
 struct CircuitOptions {
   int top = 10;  // token pairs listed per circuit, 1..1000
   bool fold_ln = false;
+  std::function<void(int done, int total)> progress = nullptr;  // vocabulary rows scanned (both circuits: 2 V); null: none
 };
 
 struct HeadCircuits {
