@@ -4,10 +4,10 @@
 # fails the run; the reproducer is left in build-fuzz/crashes/.
 # The seed is fixed (HEADLAB_FUZZ_SEED, default 1) so CI walks the same inputs each run;
 # use a longer time or another seed locally to explore further.
-# Usage: fuzz/run.sh [SECONDS_PER_TARGET]   (default 15)
+# Usage: fuzz/run.sh [SECONDS_PER_TARGET]   (default 10: CI runs seven targets inside its 45 minutes)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-seconds="${1:-${HEADLAB_FUZZ_SECONDS:-15}}"
+seconds="${1:-${HEADLAB_FUZZ_SECONDS:-10}}"
 build="${HEADLAB_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 command -v clang++ >/dev/null || { echo "fuzz: clang++ is missing (apt-get install clang)"; exit 1; }
 
