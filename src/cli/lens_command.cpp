@@ -22,6 +22,7 @@ struct LensOptions {
   std::vector<std::string> answers;
   int top = 5;
   int pos = -1;
+  bool mid = false;
   std::string format = "table";
   std::string out;
 };
@@ -121,6 +122,7 @@ int run_lens(const LensOptions& o) {
   rq.prompt = std::move(*prompt);
   rq.answers = o.answers;
   rq.top_k = o.top;
+  rq.incl_mid = o.mid;
   model::Workspace ws;
   auto a = research::logit_lens_text(m->params, m->tokenizer.get(), rq, ws);
   if (!a) return measure_error(a.error());
@@ -155,12 +157,13 @@ void add_lens_command(CLI::App& app, int& exit_code) {
       "Examples:\n"
       "  headlab lens --model models/headlab-tiny --text \"the cat sat on the mat. the cat sat on the\"\n"
       "  headlab lens --model models/gpt2 --text \"When Mary and John went to the store, John gave a drink to\" --answer \" Mary\" --answer \" John\"\n"
-      "  headlab lens --model models/gpt2 --text \"The Eiffel Tower is in\" --top 10 --format json --out lens.json");
+      "  headlab lens --model models/gpt2 --text \"The Eiffel Tower is in\" --top 10 --mid --format json --out lens.json");
   add_model_options(cmd, o->model);
   add_prompt_options(cmd, o->prompt);
   cmd->add_option("--answer", o->answers, "A token to follow through the layers (repeatable): \" Mary\" or \"#1234\"");
   cmd->add_option("--top", o->top, "Top tokens per cell")->check(CLI::Range(1, 100))->capture_default_str();
   cmd->add_option("--pos", o->pos, "The position the table details (default: the last)")->check(CLI::Range(0, 1 << 20));
+  cmd->add_flag("--mid", o->mid, "Each block's resid_mid too, after its resid_pre (TransformerLens's incl_mid; sequential blocks with an MLP)");
   cmd->add_option("--format", o->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
   cmd->add_option("--out", o->out, "Write the output to this file");
   cmd->callback([o, &exit_code] { exit_code = run_lens(*o); });

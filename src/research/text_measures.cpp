@@ -60,10 +60,10 @@ Result<LensTextAnswer> logit_lens_text(const model::Parameters& params, const mo
   if (!in) return tl::unexpected(in.error());
   a.input = std::move(*in);
   const int T = static_cast<int>(a.input.tokens.size());
-  if (rq.max_work > 0 && logit_lens_cost(params.config, T) > rq.max_work) {
-    const int fit = static_cast<int>(rq.max_work / logit_lens_cost(params.config, 1));
+  if (rq.max_work > 0 && logit_lens_cost(params.config, T, rq.incl_mid) > rq.max_work) {
+    const int fit = static_cast<int>(rq.max_work / logit_lens_cost(params.config, 1, rq.incl_mid));
     char cost[32], limit[32];
-    std::snprintf(cost, sizeof cost, "%.2g", logit_lens_cost(params.config, T));
+    std::snprintf(cost, sizeof cost, "%.2g", logit_lens_cost(params.config, T, rq.incl_mid));
     std::snprintf(limit, sizeof limit, "%.2g", rq.max_work);
     return make_error(ErrorCode::too_long, "the logit lens of " + std::to_string(T) + " tokens costs " + cost +
                                                " multiply-adds ((L + 1) T C V), over the limit of " + limit +
@@ -72,6 +72,7 @@ Result<LensTextAnswer> logit_lens_text(const model::Parameters& params, const mo
   }
   LensRequest lr;
   lr.top_k = rq.top_k;
+  lr.incl_mid = rq.incl_mid;
   lr.answers = a.answers;
   auto lens = logit_lens(params, a.input.ids(), lr, ws);
   if (!lens) return tl::unexpected(lens.error());

@@ -44,6 +44,7 @@ struct LensTextRequest {
   TextPrompt prompt;
   std::vector<std::string> answers;  // each one token (see answer_token)
   int top_k = 5;
+  bool incl_mid = false;  // each block's resid_mid too (LensRequest::incl_mid)
   double max_work = 0;  // > 0: refuse (too_long) an input whose logit_lens_cost exceeds it, saying how many tokens fit
 };
 struct LensTextAnswer {

@@ -66,7 +66,7 @@ std::optional<std::pair<int, int>> parse_head_name(std::string_view s) {
 Result<research::LensTextRequest> decode_lens_request(std::string_view body) {
   auto j = parse_json_object(body, R"({"text": "When Mary and John went to the store, John gave a drink to", "answers": [" Mary"]})");
   if (!j) return tl::unexpected(j.error());
-  HEADLAB_TRY(only_fields(*j, {"text", "ids", "bos", "truncate", "answers", "top_k"}));
+  HEADLAB_TRY(only_fields(*j, {"text", "ids", "bos", "truncate", "answers", "top_k", "incl_mid"}));
   research::LensTextRequest r;
   HEADLAB_TRY(read_prompt(*j, r.prompt));
   if (auto it = j->find("answers"); it != j->end()) {
@@ -78,6 +78,7 @@ Result<research::LensTextRequest> decode_lens_request(std::string_view body) {
     }
   }
   HEADLAB_TRY(read_field(*j, "top_k", r.top_k, false));
+  HEADLAB_TRY(read_field(*j, "incl_mid", r.incl_mid, false));
   if (r.top_k < 0 || r.top_k > 100) return tl::unexpected(bad("Field 'top_k' must be in 0..100."));
   return r;
 }
