@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "research/prompts.h"
+#include "util/file.h"
 #include "cli/measure_io.h"
 #include "research/text_measures.h"
 #include "server/api/handlers/lens_codec.h"
@@ -18,9 +20,10 @@ namespace headlab::cli {
 namespace {
 
 struct AttributeOptions {
-  std::string model;
+  ModelOptions model;
   PromptOptions prompt;
   std::string answer, wrong;
+  std::string prompts;  // a file: the batch
   int pos = -1;
   std::string format = "table";
   std::string out;
@@ -30,11 +33,11 @@ std::string attribute_table(const research::AttributionTextAnswer& a, const mode
   const research::Attribution& r = a.attribution;
   std::ostringstream out;
   char buf[256];
-  const std::string metric = r.wrong >= 0 ? "logit(\"" + measure_token_label(tok, r.answer) + "\") - logit(\"" +
-                                                measure_token_label(tok, r.wrong) + "\")"
-                                          : "logit(\"" + measure_token_label(tok, r.answer) + "\")";
+  const std::string metric = r.wrong >= 0 ? "logit(\"" + token_label_for_table(tok, r.answer) + "\") - logit(\"" +
+                                                token_label_for_table(tok, r.wrong) + "\")"
+                                          : "logit(\"" + token_label_for_table(tok, r.answer) + "\")";
   out << "Direct logit attribution of " << metric << " at position " << r.position << " ("
-      << measure_token_label(tok, a.input.tokens[std::size_t(r.position)].id) << "),\n"
+      << token_label_for_table(tok, a.input.tokens[std::size_t(r.position)].id) << "),\n"
       << "ln_final's scale frozen at " << r.final_scale << " (TransformerLens's apply_ln_to_stack):\n\n";
   double largest = 0;
   for (const auto& p : r.parts) largest = std::max(largest, std::fabs(double(p.value)));
@@ -67,10 +70,81 @@ std::string attribute_csv(const research::AttributionTextAnswer& a) {
   return out.str();
 }
 
+std::string attribute_batch_table(const research::AttributionBatchAnswer& b, const model::BpeTokenizer* tok) {
+  std::ostringstream out;
+  char buf[256];
+  out << "Direct logit attribution over " << b.each.size()
+      << " prompts, each at its last position, ln_final's scale frozen per prompt; the mean of each part:\n\n";
+  double largest = 0;
+  for (double v : b.mean) largest = std::max(largest, std::fabs(v));
+  const auto& parts = b.each.front().attribution.parts;
+  for (std::size_t i = 0; i < parts.size(); i++) {
+    const int n = largest > 0 ? static_cast<int>(std::lround(20.0 * std::fabs(b.mean[i]) / largest)) : 0;
+    std::snprintf(buf, sizeof buf, "  %-14s %10.4f  %s\n", parts[i].label.c_str(), b.mean[i],
+                  std::string(std::size_t(n), b.mean[i] >= 0 ? '+' : '-').c_str());
+    out << buf;
+  }
+  std::snprintf(buf, sizeof buf, "\n  %-14s %10.4f\n\nPer prompt (logit difference, the model's):\n", "mean of the model's",
+                b.mean_logit_diff);
+  out << buf;
+  for (std::size_t k = 0; k < b.each.size(); k++) {
+    const research::Attribution& r = b.each[k].attribution;
+    std::snprintf(buf, sizeof buf, "  %3zu  %10.4f  \"%s\" vs \"%s\"\n", k + 1, r.logit_diff,
+                  token_label_for_table(tok, r.answer).c_str(), r.wrong >= 0 ? token_label_for_table(tok, r.wrong).c_str() : "");
+    out << buf;
+  }
+  return out.str();
+}
+
+std::string attribute_batch_csv(const research::AttributionBatchAnswer& b) {
+  std::ostringstream out;
+  out << "prompt,label,kind,layer,head,value\n";
+  char buf[64];
+  auto row = [&](const std::string& prompt, const research::AttributionPart& p, double v) {
+    std::snprintf(buf, sizeof buf, "%.7g", v);
+    out << prompt << "," << p.label << "," << research::part_kind_name(p.kind) << ","
+        << (p.layer >= 0 ? std::to_string(p.layer) : "") << "," << (p.head >= 0 ? std::to_string(p.head) : "") << "," << buf
+        << "\n";
+  };
+  for (std::size_t k = 0; k < b.each.size(); k++)
+    for (const auto& p : b.each[k].attribution.parts) row(std::to_string(k + 1), p, p.value);
+  const auto& parts = b.each.front().attribution.parts;
+  for (std::size_t i = 0; i < parts.size(); i++) row("mean", parts[i], b.mean[i]);
+  return out.str();
+}
+
+int run_attribute_batch(const AttributeOptions& o) {
+  if (!o.prompt.text.empty() || !o.prompt.ids.empty() || o.pos >= 0)
+    return print_error("--prompts reads every prompt from the file: leave out --text, --ids and --pos", 2);
+  auto file = file_read(o.prompts);
+  if (!file) return print_error(file.error().message);
+  auto prompts = research::parse_prompts(*file, 10000);
+  if (!prompts) return measure_error(prompts.error());
+  auto m = load_model_for_cli(o.model.path, o.model.dtype, o.model.compute, o.model.no_cache, true);
+  if (!m) return print_error(m.error().message);
+  research::AttributionBatchRequest rq;
+  rq.prompts = std::move(*prompts);
+  rq.answer = o.answer;
+  rq.wrong = o.wrong;
+  rq.bos = o.prompt.bos;
+  rq.input.truncate = o.prompt.truncate;
+  rq.input.truncate_hint = "pass --truncate";
+  model::Workspace ws;
+  auto b = research::direct_logit_attribution_batch(m->params, m->tokenizer.get(), rq, ws);
+  if (!b) return measure_error(b.error());
+  std::string text;
+  if (o.format == "json") text = server::encode_attribution_batch(*b, m->tokenizer.get()) + "\n";
+  else if (o.format == "csv") text = attribute_batch_csv(*b);
+  else text = attribute_batch_table(*b, m->tokenizer.get());
+  return measure_write(text, o.out);
+}
+
 int run_attribute(const AttributeOptions& o) {
+  if (!o.prompts.empty()) return run_attribute_batch(o);
+  if (o.answer.empty()) return print_error("--answer is required (or --prompts FILE whose lines give their answers)", 2);
   auto prompt = measure_prompt(o.prompt);
   if (!prompt) return measure_error(prompt.error());
-  auto m = measure_model_load(o.model, !o.prompt.text.empty());
+  auto m = load_model_for_cli(o.model.path, o.model.dtype, o.model.compute, o.model.no_cache, !o.prompt.text.empty());
   if (!m) return print_error(m.error().message);
   research::AttributionTextRequest rq;
   rq.prompt = std::move(*prompt);
@@ -105,12 +179,16 @@ void add_attribute_command(CLI::App& app, int& exit_code) {
       "Examples:\n"
       "  headlab attribute --model models/gpt2 --text \"When Mary and John went to the store, John gave a drink to\" --answer \" Mary\" --wrong \" John\"\n"
       "  headlab attribute --model models/headlab-tiny --text \"the cat sat on the mat. the cat sat on the\" --answer \" mat\"\n"
-      "  headlab attribute --model models/gpt2 --ids \"464 3797 3332\" --answer \"#319\" --pos 1 --format csv");
-  cmd->add_option("--model", o->model, "A Hugging Face folder or a .gguf file")->required();
+      "  headlab attribute --model models/gpt2 --ids \"464 3797 3332\" --answer \"#319\" --pos 1 --format csv\n"
+      "  headlab attribute --model models/gpt2 --prompts ioi.jsonl      # lines {\"clean\": ..., \"answer\": \" Mary\", \"wrong\": \" John\"}");
+  add_model_options(cmd, o->model);
   add_prompt_options(cmd, o->prompt);
-  cmd->add_option("--answer", o->answer, "The token whose logit counts +1: \" Mary\" or \"#1234\"")->required();
+  cmd->add_option("--answer", o->answer, "The token whose logit counts +1: \" Mary\" or \"#1234\"");
   cmd->add_option("--wrong", o->wrong, "The token whose logit counts -1 (leave out for the answer's logit alone)");
   cmd->add_option("--pos", o->pos, "The position read (default: the last)")->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--prompts", o->prompts,
+                  "A batch: a file of prompts, one per line, or JSON lines {\"clean\", \"answer\", \"wrong\"}; each is "
+                  "read at its last position and the parts are averaged (--answer/--wrong serve lines without theirs)");
   cmd->add_option("--format", o->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
   cmd->add_option("--out", o->out, "Write the output to this file");
   cmd->callback([o, &exit_code] { exit_code = run_attribute(*o); });

@@ -4,9 +4,12 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <sstream>
+#include <functional>
+#include <optional>
 #include <tuple>
 
 #include "cli/commands.h"
@@ -18,11 +21,12 @@ namespace headlab::cli {
 namespace {
 
 struct ComposeOptions {
-  std::string model;
+  ModelOptions model;
   std::string kind = "all";
   bool fold_ln = false;
   double threshold = -1;  // < 0: not given
   std::string circuit;
+  bool copying = false;
   int top = 10;
   int samples = 64;
   std::string format = "table";
@@ -70,6 +74,18 @@ std::string compose_table(const server::ComposeAnswer& a, const model::BpeTokeni
     }
     if (pairs.empty()) out << "  (none)\n";
   }
+  if (!a.copying.empty()) {
+    out << "\nEvery head's OV copying score (sum lambda / sum |lambda|; rows: layers, columns: heads):\n";
+    for (int l = 0; l < s.L; l++) {
+      std::snprintf(buf, sizeof buf, "  %3d ", l);
+      out << buf;
+      for (int h = 0; h < s.NH; h++) {
+        std::snprintf(buf, sizeof buf, " %6.3f", a.copying[std::size_t(l) * s.NH + h]);
+        out << buf;
+      }
+      out << "\n";
+    }
+  }
   if (a.circuits) {
     const research::HeadCircuits& c = *a.circuits;
     std::snprintf(buf, sizeof buf,
@@ -78,14 +94,14 @@ std::string compose_table(const server::ComposeAnswer& a, const model::BpeTokeni
                   c.layer, c.head, c.copying_score, 100.0 * c.ov_self_top1);
     out << buf << "  OV circuit W_E W_V W_O W_U, top pairs (source -> output):\n";
     for (const auto& p : c.ov_top) {
-      std::snprintf(buf, sizeof buf, "    %-16s -> %-16s %9.4f\n", measure_token_label(tok, p.row).c_str(),
-                    measure_token_label(tok, p.col).c_str(), p.value);
+      std::snprintf(buf, sizeof buf, "    %-16s -> %-16s %9.4f\n", token_label_for_table(tok, p.row).c_str(),
+                    token_label_for_table(tok, p.col).c_str(), p.value);
       out << buf;
     }
     out << "  QK circuit W_E W_Q W_K^T W_E^T, top pairs (query token, key token):\n";
     for (const auto& p : c.qk_top) {
-      std::snprintf(buf, sizeof buf, "    %-16s  %-16s %9.4f\n", measure_token_label(tok, p.row).c_str(),
-                    measure_token_label(tok, p.col).c_str(), p.value);
+      std::snprintf(buf, sizeof buf, "    %-16s  %-16s %9.4f\n", token_label_for_table(tok, p.row).c_str(),
+                    token_label_for_table(tok, p.col).c_str(), p.value);
       out << buf;
     }
   }
@@ -100,8 +116,8 @@ std::string compose_csv(const server::ComposeAnswer& a, const model::BpeTokenize
     for (const auto* list : {&a.circuits->ov_top, &a.circuits->qk_top})
       for (const auto& p : *list) {
         std::snprintf(buf, sizeof buf, "%.7g", p.value);
-        out << (list == &a.circuits->ov_top ? "ov" : "qk") << "," << p.row << "," << csv_field(measure_token_label(tok, p.row))
-            << "," << p.col << "," << csv_field(measure_token_label(tok, p.col)) << "," << buf << "\n";
+        out << (list == &a.circuits->ov_top ? "ov" : "qk") << "," << p.row << "," << csv_field(token_label_for_table(tok, p.row))
+            << "," << p.col << "," << csv_field(token_label_for_table(tok, p.col)) << "," << buf << "\n";
       }
     return out.str();
   }
@@ -121,29 +137,56 @@ std::string compose_csv(const server::ComposeAnswer& a, const model::BpeTokenize
   return out.str();
 }
 
+// "headlab: composition: 5/11" on stderr, once the work has taken a second.
+struct ComposeProgress {
+  std::string what;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), last{};
+  bool shown = false;
+  void operator()(int done, int total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start < std::chrono::seconds(1) || (done != total && now - last < std::chrono::milliseconds(200))) return;
+    last = now;
+    shown = true;
+    std::fprintf(stderr, "\rheadlab: %s: %d%%", what.c_str(), total ? int(100.0 * done / total) : 100);
+    std::fflush(stderr);
+  }
+  ~ComposeProgress() {
+    if (shown) std::fprintf(stderr, "\n");
+  }
+};
+
 int run_compose(const ComposeOptions& o) {
   server::ComposeRequest rq;
   rq.kind = o.kind;
   rq.fold_ln = o.fold_ln;
   if (o.threshold >= 0) rq.threshold = o.threshold;
   rq.top = o.top;
+  rq.copying = o.copying;
   rq.baseline_samples = o.samples;
   if (!o.circuit.empty()) {
     rq.circuit = server::parse_head_name(o.circuit);
     if (!rq.circuit) return print_error("--ov-circuit must name a head as LAYER.HEAD, like 1.2; got \"" + o.circuit + "\"", 2);
   }
-  auto m = measure_model_load(o.model, false);
+  auto m = load_model_for_cli(o.model.path, o.model.dtype, o.model.compute, o.model.no_cache, false);
   if (!m) return print_error(m.error().message);
   server::ComposeAnswer a;
   a.request = rq;
-  auto s = research::composition_scores(m->params, {.fold_ln = rq.fold_ln, .baseline_samples = rq.baseline_samples});
+  research::CompositionOptions co{.fold_ln = rq.fold_ln, .baseline_samples = rq.baseline_samples};
+  std::optional<ComposeProgress> scores_progress(ComposeProgress{"composition scores, receiver layers"});
+  co.progress = [&](int done, int total) { (*scores_progress)(done, total); };
+  auto s = research::composition_scores(m->params, co);
+  scores_progress.reset();
   if (!s) return measure_error(s.error());
   a.scores = std::move(*s);
   if (rq.circuit) {
-    auto c = research::head_circuits(m->params, rq.circuit->first, rq.circuit->second, {.top = rq.top, .fold_ln = rq.fold_ln});
+    ComposeProgress circuit_progress{"head " + o.circuit + "'s OV and QK circuits, vocabulary rows"};
+    auto c = research::head_circuits(m->params, rq.circuit->first, rq.circuit->second,
+                                     {.top = rq.top, .fold_ln = rq.fold_ln, .progress = std::ref(circuit_progress)});
     if (!c) return measure_error(c.error());
     a.circuits = std::move(*c);
   }
+  if (rq.copying)
+    if (Status st = server::compose_copying(m->params, a); !st) return measure_error(st.error());
   std::string text;
   if (o.format == "json") text = server::encode_compose(a, m->tokenizer.get()) + "\n";
   else if (o.format == "csv") text = compose_csv(a, m->tokenizer.get());
@@ -170,13 +213,15 @@ void add_compose_command(CLI::App& app, int& exit_code) {
       "  headlab compose --model models/headlab-tiny --kind k\n"
       "  headlab compose --model models/headlab-tiny --threshold 0.15 --format json --out compose.json\n"
       "  headlab compose --model models/headlab-tiny --kind k --ov-circuit 1.2 --top 10\n"
+      "  headlab compose --model models/headlab-tiny --kind k --copying\n"
       "  headlab compose --model models/gpt2 --fold-ln --kind q --format csv --out q.csv");
-  cmd->add_option("--model", o->model, "A Hugging Face folder or a .gguf file")->required();
+  add_model_options(cmd, o->model);
   cmd->add_option("--kind", o->kind, "q, k, v or all")->check(CLI::IsMember({"q", "k", "v", "all"}))->capture_default_str();
   cmd->add_flag("--fold-ln", o->fold_ln, "Use TransformerLens's processed weights (fold_ln, center_writing_weights)");
   cmd->add_option("--threshold", o->threshold, "List every pair scoring at least this (the JSON gains \"edges\")")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--ov-circuit", o->circuit, "A head, LAYER.HEAD: its OV and QK circuits and copying score");
+  cmd->add_flag("--copying", o->copying, "Every head's OV copying score too (sum lambda / sum |lambda|; 2 V C HS each)");
   cmd->add_option("--top", o->top, "Pairs listed per kind and per circuit")->check(CLI::Range(1, 100))->capture_default_str();
   cmd->add_option("--baseline-samples", o->samples, "Random draws for the baseline")
       ->check(CLI::Range(1, 1000))

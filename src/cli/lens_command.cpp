@@ -17,11 +17,12 @@ namespace headlab::cli {
 namespace {
 
 struct LensOptions {
-  std::string model;
+  ModelOptions model;
   PromptOptions prompt;
   std::vector<std::string> answers;
   int top = 5;
   int pos = -1;
+  bool mid = false;
   std::string format = "table";
   std::string out;
 };
@@ -30,7 +31,7 @@ std::string lens_cell_text(const model::BpeTokenizer* tok, const research::LensC
   if (c.top.empty()) return "";
   char buf[32];
   std::snprintf(buf, sizeof buf, " %.2f", c.top[0].prob);
-  std::string label = measure_token_label(tok, c.top[0].id);
+  std::string label = token_label_for_table(tok, c.top[0].id);
   if (label.size() > 10) label = label.substr(0, 9) + "~";
   return label + buf;
 }
@@ -45,7 +46,7 @@ std::string lens_table(const research::LensTextAnswer& a, const model::BpeTokeni
   std::snprintf(buf, sizeof buf, "%-11s", "layer");
   out << buf;
   for (int t = first; t < r.T; t++) {
-    std::string label = std::to_string(t) + ":" + measure_token_label(tok, a.input.tokens[std::size_t(t)].id);
+    std::string label = std::to_string(t) + ":" + token_label_for_table(tok, a.input.tokens[std::size_t(t)].id);
     if (label.size() > 15) label = label.substr(0, 14) + "~";
     std::snprintf(buf, sizeof buf, " %-15s", label.c_str());
     out << buf;
@@ -61,9 +62,9 @@ std::string lens_table(const research::LensTextAnswer& a, const model::BpeTokeni
     out << "\n";
   }
   if (first > 0) out << "(the last 8 of " << r.T << " positions; --format json or csv for all)\n";
-  out << "\nAt position " << pos << " (" << measure_token_label(tok, a.input.tokens[std::size_t(pos)].id)
+  out << "\nAt position " << pos << " (" << token_label_for_table(tok, a.input.tokens[std::size_t(pos)].id)
       << "): entropy and KL(final || layer) in nats";
-  for (int id : a.answers) out << "; rank and p of \"" << measure_token_label(tok, id) << "\"";
+  for (int id : a.answers) out << "; rank and p of \"" << token_label_for_table(tok, id) << "\"";
   out << "\n";
   for (int e = 0; e < r.entries; e++) {
     const research::LensCell& c = r.cell(e, pos);
@@ -75,7 +76,7 @@ std::string lens_table(const research::LensTextAnswer& a, const model::BpeTokeni
     }
     out << " top:";
     for (const research::LensToken& k : c.top) {
-      std::snprintf(buf, sizeof buf, " %s(%.3f)", measure_token_label(tok, k.id).c_str(), k.prob);
+      std::snprintf(buf, sizeof buf, " %s(%.3f)", token_label_for_table(tok, k.id).c_str(), k.prob);
       out << buf;
     }
     out << "\n";
@@ -94,10 +95,10 @@ std::string lens_csv(const research::LensTextAnswer& a, const model::BpeTokenize
     for (int t = 0; t < r.T; t++) {
       const research::LensCell& c = r.cell(e, t);
       out << e << "," << r.labels[std::size_t(e)] << "," << t << ","
-          << csv_field(measure_token_label(tok, a.input.tokens[std::size_t(t)].id)) << ",";
+          << csv_field(token_label_for_table(tok, a.input.tokens[std::size_t(t)].id)) << ",";
       if (!c.top.empty()) {
         std::snprintf(buf, sizeof buf, "%.6g", c.top[0].prob);
-        out << c.top[0].id << "," << csv_field(measure_token_label(tok, c.top[0].id)) << "," << buf;
+        out << c.top[0].id << "," << csv_field(token_label_for_table(tok, c.top[0].id)) << "," << buf;
       } else {
         out << ",,";
       }
@@ -115,12 +116,13 @@ std::string lens_csv(const research::LensTextAnswer& a, const model::BpeTokenize
 int run_lens(const LensOptions& o) {
   auto prompt = measure_prompt(o.prompt);
   if (!prompt) return measure_error(prompt.error());
-  auto m = measure_model_load(o.model, !o.prompt.text.empty());
+  auto m = load_model_for_cli(o.model.path, o.model.dtype, o.model.compute, o.model.no_cache, !o.prompt.text.empty());
   if (!m) return print_error(m.error().message);
   research::LensTextRequest rq;
   rq.prompt = std::move(*prompt);
   rq.answers = o.answers;
   rq.top_k = o.top;
+  rq.incl_mid = o.mid;
   model::Workspace ws;
   auto a = research::logit_lens_text(m->params, m->tokenizer.get(), rq, ws);
   if (!a) return measure_error(a.error());
@@ -155,12 +157,13 @@ void add_lens_command(CLI::App& app, int& exit_code) {
       "Examples:\n"
       "  headlab lens --model models/headlab-tiny --text \"the cat sat on the mat. the cat sat on the\"\n"
       "  headlab lens --model models/gpt2 --text \"When Mary and John went to the store, John gave a drink to\" --answer \" Mary\" --answer \" John\"\n"
-      "  headlab lens --model models/gpt2 --text \"The Eiffel Tower is in\" --top 10 --format json --out lens.json");
-  cmd->add_option("--model", o->model, "A Hugging Face folder or a .gguf file")->required();
+      "  headlab lens --model models/gpt2 --text \"The Eiffel Tower is in\" --top 10 --mid --format json --out lens.json");
+  add_model_options(cmd, o->model);
   add_prompt_options(cmd, o->prompt);
   cmd->add_option("--answer", o->answers, "A token to follow through the layers (repeatable): \" Mary\" or \"#1234\"");
   cmd->add_option("--top", o->top, "Top tokens per cell")->check(CLI::Range(1, 100))->capture_default_str();
   cmd->add_option("--pos", o->pos, "The position the table details (default: the last)")->check(CLI::Range(0, 1 << 20));
+  cmd->add_flag("--mid", o->mid, "Each block's resid_mid too, after its resid_pre (TransformerLens's incl_mid; sequential blocks with an MLP)");
   cmd->add_option("--format", o->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
   cmd->add_option("--out", o->out, "Write the output to this file");
   cmd->callback([o, &exit_code] { exit_code = run_lens(*o); });

@@ -6,32 +6,20 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "cli/config_note.h"
 #include "cli/dtype_option.h"
-#include "formats/model_files.h"
-#include "tokenizer/unicode.h"
 
 namespace headlab::cli {
 
-Result<MeasureModel> measure_model_load(const std::string& path, bool need_tokenizer) {
-  auto params = model::model_load(path);
-  if (!params) return tl::unexpected(params.error());
-  dtype_note(*params, "auto");
-  config_note(path);
-  MeasureModel m{std::move(*params), nullptr};
-  if (auto t = model::model_tokenizer_load(path)) {
-    m.tokenizer = std::make_unique<model::BpeTokenizer>(std::move(*t));
-    if (Status fits = model::config_check_tokenizer(m.params.config, m.tokenizer->vocab_size(), path); !fits)
-      return tl::unexpected(fits.error());
-  } else if (need_tokenizer || t.error().code != ErrorCode::not_found) {
-    return tl::unexpected(t.error());
-  }
-  return m;
+void add_model_options(CLI::App* cmd, ModelOptions& o) {
+  cmd->add_option("--model", o.path, "A Hugging Face folder (GPT-2, GPT-NeoX, Llama, Mistral, Qwen 2/3, Gemma 2/3) or a .gguf file")
+      ->required();
+  add_dtype_option(cmd, o.dtype);
+  add_compute_option(cmd, o.compute);
+  add_cache_option(cmd, o.no_cache);
 }
 
 void add_prompt_options(CLI::App* cmd, PromptOptions& o) {
@@ -51,33 +39,12 @@ Result<research::TextPrompt> measure_prompt(const PromptOptions& o) {
   p.bos = o.bos;
   p.input.truncate = o.truncate;
   p.input.truncate_hint = "pass --truncate";
-  std::istringstream in(o.ids);
-  std::string word;
-  while (in >> word) {
-    std::size_t used = 0;
-    long v = -1;
-    try {
-      v = std::stol(word, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != word.size() || v < 0 || v > 1 << 30)
-      return make_error(ErrorCode::invalid_argument, "--ids: \"" + word + "\" is not a token id (a non-negative integer)");
-    p.ids.push_back(static_cast<int>(v));
+  if (!o.ids.empty()) {
+    auto ids = parse_id_list(o.ids, "--ids");
+    if (!ids) return tl::unexpected(ids.error());
+    p.ids = std::move(*ids);
   }
-  if (!o.ids.empty() && p.ids.empty()) return make_error(ErrorCode::invalid_argument, "--ids: no token ids given");
   return p;
-}
-
-std::string measure_token_label(const model::BpeTokenizer* tok, int id) {
-  if (!tok) return "#" + std::to_string(id);
-  std::string s;
-  for (char c : tok->token_bytes(id)) {
-    if (c == '\n') s += "\\n";
-    else if (c == '\t') s += "\\t";
-    else s.push_back(c);
-  }
-  return model::utf8_find_invalid(s) >= 0 ? "#" + std::to_string(id) : s;
 }
 
 std::string csv_field(std::string_view t) {

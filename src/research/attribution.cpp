@@ -54,22 +54,21 @@ Result<Attribution> direct_logit_attribution(const model::Parameters& params, st
   std::vector<float> heads(std::size_t(L) * NH * C, 0.0f);  // (L, NH, C) or (L, 1, C) attn_out
   std::vector<float> mlp(std::size_t(L) * C, 0.0f);         // (L, C)
   float scale = 1.0f;
-  auto row = [&](const model::HookView& v, int i, float* out) {
+  auto row = [&](const model::HookView& v, float* out) {  // row `pos` of a (T, C) view
     for (int j = 0; j < C; j++) out[j] = v.at(pos, j);
-    (void)i;
   };
   hooks.at = [&](HookPoint p, int l, const model::HookView& v) {
     switch (p) {
-      case HookPoint::embed: row(v, 0, embed.data()); break;
-      case HookPoint::pos_embed: row(v, 0, pos_embed.data()); break;
+      case HookPoint::embed: row(v, embed.data()); break;
+      case HookPoint::pos_embed: row(v, pos_embed.data()); break;
       case HookPoint::result:  // (T, NH, C)
         for (int h = 0; h < NH; h++)
           for (int j = 0; j < C; j++) heads[(std::size_t(l) * NH + h) * C + j] = v.at(pos, h, j);
         break;
-      case HookPoint::attn_out: row(v, 0, heads.data() + std::size_t(l) * NH * C); break;
-      case HookPoint::mlp_out: row(v, 0, mlp.data() + std::size_t(l) * C); break;
+      case HookPoint::attn_out: row(v, heads.data() + std::size_t(l) * NH * C); break;
+      case HookPoint::mlp_out: row(v, mlp.data() + std::size_t(l) * C); break;
       case HookPoint::ln_final_scale: scale = v.at(pos, 0); break;
-      case HookPoint::ln_final_normalized: row(v, 0, normalized.data()); break;
+      case HookPoint::ln_final_normalized: row(v, normalized.data()); break;
       default: break;
     }
   };

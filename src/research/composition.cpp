@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <queue>
 
 #include "model/blas.h"
@@ -178,6 +179,11 @@ HeadWeights head_weights(const model::Parameters& params, int layer, int head, b
   return std::move(layer_heads(params, layer, fold_ln)[std::size_t(head)]);
 }
 
+double composition_cost(const model::ModelConfig& c) {
+  const double heads_per_layer = c.n_head, pairs = double(c.n_layer) * (c.n_layer - 1) / 2 * heads_per_layer * heads_per_layer;
+  return 3.0 * pairs * c.n_embd * double(c.head_size()) * c.head_size();
+}
+
 Result<CompositionScores> composition_scores(const model::Parameters& params, const CompositionOptions& o) {
   const model::ModelConfig& c = params.config;
   if (o.baseline_samples < 1 || o.baseline_samples > 10000)
@@ -233,6 +239,7 @@ Result<CompositionScores> composition_scores(const model::Parameters& params, co
           }
       }
     }
+    if (o.progress) o.progress(l2, L - 1);
   }
 
   // 3. the random baseline: Gaussian W_V, W_O (sender) and W_Q, W_K (receiver) of these shapes
@@ -270,12 +277,14 @@ namespace {
 
 // The k largest entries of X = A (V, HS) @ B (HS, V), streamed in row blocks; also how many
 // rows have their largest entry on the diagonal.
-void top_pairs(const float* A, const float* B, int V, int HS, int k, std::vector<TokenPair>& top, int* self_top1) {
+void top_pairs(const float* A, const float* B, int V, int HS, int k, std::vector<TokenPair>& top, int* self_top1,
+               const std::function<void(int)>& rows_done) {
   auto worse = [](const TokenPair& x, const TokenPair& y) { return x.value > y.value; };
   std::priority_queue<TokenPair, std::vector<TokenPair>, decltype(worse)> heap(worse);  // the smallest kept on top
-  const int nb = 64;
+  const int nb = 256;
   std::vector<float> Y(std::size_t(nb) * V);
   int self = 0;
+  float floor = -std::numeric_limits<float>::infinity();  // the smallest kept, once k are kept
   for (int r0 = 0; r0 < V; r0 += nb) {
     const int n = std::min(nb, V - r0);
     model::blas_sgemm(false, false, n, V, HS, 1.0f, A + std::size_t(r0) * HS, HS, B, V, 0.0f, Y.data(), V);
@@ -284,11 +293,14 @@ void top_pairs(const float* A, const float* B, int V, int HS, int k, std::vector
       int best = 0;
       for (int j = 0; j < V; j++) {
         if (row[j] > row[best]) best = j;
-        if (int(heap.size()) < k) heap.push({r0 + i, j, row[j]});
-        else if (row[j] > heap.top().value) heap.pop(), heap.push({r0 + i, j, row[j]});
+        if (row[j] <= floor) continue;
+        if (int(heap.size()) == k) heap.pop();
+        heap.push({r0 + i, j, row[j]});
+        if (int(heap.size()) == k) floor = heap.top().value;
       }
       if (best == r0 + i) self++;
     }
+    if (rows_done) rows_done(r0 + n);
   }
   top.clear();
   while (!heap.empty()) top.push_back(heap.top()), heap.pop();
@@ -395,12 +407,17 @@ Result<HeadCircuits> head_circuits(const model::Parameters& params, int layer, i
   r.layer = layer, r.head = head, r.fold_ln = o.fold_ln;
   // the top pairs of OV = EV @ OU and QK = EQ @ EK^T
   int self = 0;
-  top_pairs(f.EV.data(), f.OU.data(), V, HS, o.top, r.ov_top, &self);
+  auto rows = [&](int offset) {
+    return [&o, offset, V](int done) {
+      if (o.progress) o.progress(offset + done, 2 * V);
+    };
+  };
+  top_pairs(f.EV.data(), f.OU.data(), V, HS, o.top, r.ov_top, &self, rows(0));
   r.ov_self_top1 = static_cast<float>(double(self) / V);
   std::vector<float> KE(std::size_t(HS) * V);  // EK^T (HS, V)
   for (int v = 0; v < V; v++)
     for (int j = 0; j < HS; j++) KE[std::size_t(j) * V + v] = f.EK[std::size_t(v) * HS + j];
-  top_pairs(f.EQ.data(), KE.data(), V, HS, o.top, r.qk_top, nullptr);
+  top_pairs(f.EQ.data(), KE.data(), V, HS, o.top, r.qk_top, nullptr, rows(V));
   if (Status st = ov_eigenvalues(f, V, HS, r.ov_eigenvalues, r.copying_score); !st) {
     st.error().message += " (head " + std::to_string(layer) + "." + std::to_string(head) + ")";
     return tl::unexpected(st.error());

@@ -28,6 +28,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -43,6 +44,7 @@ struct CompositionOptions {
   bool fold_ln = false;
   int baseline_samples = 64;  // 1..10000
   std::uint64_t seed = 27;
+  std::function<void(int done, int total)> progress = nullptr;  // receiver layers done, of L - 1; null: none
 };
 
 struct CompositionScores {
@@ -58,10 +60,14 @@ struct CompositionScores {
   }
 };
 
+// The multiply-adds of the three kinds' products: 3 C HS^2 per pair of heads in different layers.
+double composition_cost(const model::ModelConfig& config);
+
 // Errors: invalid_argument (baseline_samples outside 1..10000).
 Result<CompositionScores> composition_scores(const model::Parameters& params, const CompositionOptions& options);
 
-// One head's weights in TL's orientation, float32, raw or processed (fold_ln as above).
+// One head's weights in TL's orientation, float32, raw or processed (fold_ln as above). The layer and
+// head must exist (model::check_layer_head): a programmer's error otherwise.
 struct HeadWeights {
   int C = 0, HS = 0;
   std::vector<float> W_Q, W_K, W_V;  // (C, HS) each
@@ -85,6 +91,7 @@ struct TokenPair {
 struct CircuitOptions {
   int top = 10;  // token pairs listed per circuit, 1..1000
   bool fold_ln = false;
+  std::function<void(int done, int total)> progress = nullptr;  // vocabulary rows scanned (both circuits: 2 V); null: none
 };
 
 struct HeadCircuits {

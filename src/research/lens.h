@@ -25,6 +25,7 @@ namespace headlab::research {
 struct LensRequest {
   int top_k = 5;             // 0..1000 tokens listed per cell
   std::vector<int> answers;  // token ids whose rank, probability and log-probability every cell reports
+  bool incl_mid = false;     // TL's incl_mid: each block's resid_mid after its resid_pre (2L + 1 entries)
 };
 
 struct LensToken {
@@ -50,17 +51,22 @@ struct LensCell {
 };
 
 struct LensResult {
-  int entries = 0;                  // L + 1
+  int entries = 0;                  // L + 1 (2L + 1 with incl_mid)
   int T = 0;
-  std::vector<std::string> labels;  // (entries) TL's labels: "0_pre", "1_pre", ..., "final_post"
+  std::vector<std::string> labels;  // (entries) TL's labels: "0_pre", ("0_mid",) "1_pre", ..., "final_post"
   std::vector<LensCell> cells;      // (entries, T)
   const LensCell& cell(int entry, int position) const { return cells[std::size_t(entry) * T + position]; }
 };
 
+// The multiply-adds of the lens's unembeddings at T tokens, (L + 1) T C V ((2L + 1) T C V with
+// incl_mid): what a caller that bounds its work compares (the forward itself costs less).
+double logit_lens_cost(const model::ModelConfig& config, int T, bool incl_mid = false);
+
 // Runs the model once on `ids`, then reads each entry through ln_final and the unembedding
 // (the forward itself from start_layer = L: the same norm, unembedding and soft-cap code).
-// Errors: invalid_argument (top_k outside 0..1000, an answer id outside the vocabulary), the
-// forward's (empty input, an id outside the vocabulary, too_long).
+// Errors: invalid_argument (top_k outside 0..1000, an answer id outside the vocabulary,
+// incl_mid on a model without resid_mid: parallel or attention-only blocks), the forward's
+// (empty input, an id outside the vocabulary, too_long).
 Result<LensResult> logit_lens(const model::Parameters& params, std::span<const int> ids, const LensRequest& request,
                               model::Workspace& workspace);
 

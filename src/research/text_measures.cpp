@@ -3,6 +3,7 @@
 #include "research/text_measures.h"
 
 #include <charconv>
+#include <cstdio>
 
 namespace headlab::research {
 
@@ -58,8 +59,20 @@ Result<LensTextAnswer> logit_lens_text(const model::Parameters& params, const mo
   auto in = prompt_input(tok, params.config, rq.prompt);
   if (!in) return tl::unexpected(in.error());
   a.input = std::move(*in);
+  const int T = static_cast<int>(a.input.tokens.size());
+  if (rq.max_work > 0 && logit_lens_cost(params.config, T, rq.incl_mid) > rq.max_work) {
+    const int fit = static_cast<int>(rq.max_work / logit_lens_cost(params.config, 1, rq.incl_mid));
+    char cost[32], limit[32];
+    std::snprintf(cost, sizeof cost, "%.2g", logit_lens_cost(params.config, T, rq.incl_mid));
+    std::snprintf(limit, sizeof limit, "%.2g", rq.max_work);
+    return make_error(ErrorCode::too_long, "the logit lens of " + std::to_string(T) + " tokens costs " + cost +
+                                               " multiply-adds ((L + 1) T C V), over the limit of " + limit +
+                                               "; send at most " + std::to_string(fit) +
+                                               " tokens, or run `headlab lens` on your own machine");
+  }
   LensRequest lr;
   lr.top_k = rq.top_k;
+  lr.incl_mid = rq.incl_mid;
   lr.answers = a.answers;
   auto lens = logit_lens(params, a.input.ids(), lr, ws);
   if (!lens) return tl::unexpected(lens.error());
@@ -88,6 +101,39 @@ Result<AttributionTextAnswer> direct_logit_attribution_text(const model::Paramet
   if (!attr) return tl::unexpected(attr.error());
   a.attribution = std::move(*attr);
   return a;
+}
+
+Result<AttributionBatchAnswer> direct_logit_attribution_batch(const model::Parameters& params,
+                                                              const model::BpeTokenizer* tok,
+                                                              const AttributionBatchRequest& rq, model::Workspace& ws) {
+  if (rq.prompts.empty()) return make_error(ErrorCode::invalid_argument, "the batch holds no prompt");
+  AttributionBatchAnswer b;
+  for (const PromptPair& p : rq.prompts) {
+    auto where = [&](Error e) {
+      e.message = "prompt " + std::to_string(b.each.size() + 1) + (p.line > 0 ? " (line " + std::to_string(p.line) + ")" : "") +
+                  ": " + e.message;
+      return tl::unexpected(e);
+    };
+    AttributionTextRequest one;
+    one.prompt.text = p.clean;
+    one.prompt.bos = rq.bos;
+    one.prompt.input = rq.input;
+    one.answer = p.answer.empty() ? rq.answer : p.answer;
+    one.wrong = p.answer.empty() ? rq.wrong : p.wrong;
+    if (one.answer.empty())
+      return where(Error{ErrorCode::invalid_argument, "no answer: give \"answer\" in the line or one answer for all"});
+    auto a = direct_logit_attribution_text(params, tok, one, ws);
+    if (!a) return where(a.error());
+    b.each.push_back(std::move(*a));
+  }
+  const std::size_t parts = b.each.front().attribution.parts.size();
+  b.mean.assign(parts, 0.0);
+  for (const AttributionTextAnswer& a : b.each) {
+    for (std::size_t i = 0; i < parts; i++) b.mean[i] += a.attribution.parts[i].value / double(b.each.size());
+    b.mean_logit_diff += a.attribution.logit_diff / double(b.each.size());
+    b.mean_logit_diff_uncapped += a.attribution.logit_diff_uncapped / double(b.each.size());
+  }
+  return b;
 }
 
 }  // namespace headlab::research

@@ -16,6 +16,7 @@
 #include "analysis/run_text.h"
 #include "research/attribution.h"
 #include "research/lens.h"
+#include "research/prompts.h"
 #include "tokenizer/bpe_tokenizer.h"
 
 namespace headlab::research {
@@ -43,6 +44,8 @@ struct LensTextRequest {
   TextPrompt prompt;
   std::vector<std::string> answers;  // each one token (see answer_token)
   int top_k = 5;
+  bool incl_mid = false;  // each block's resid_mid too (LensRequest::incl_mid)
+  double max_work = 0;  // > 0: refuse (too_long) an input whose logit_lens_cost exceeds it, saying how many tokens fit
 };
 struct LensTextAnswer {
   analysis::RunInput input;
@@ -66,5 +69,26 @@ Result<AttributionTextAnswer> direct_logit_attribution_text(const model::Paramet
                                                             const model::BpeTokenizer* tokenizer,
                                                             const AttributionTextRequest& request,
                                                             model::Workspace& workspace);
+
+// A batch (ARENA's IOI recipe): each prompt attributed at its own last position (prompts of
+// unequal length need no padding), and the mean of each part over the prompts.
+struct AttributionBatchRequest {
+  std::vector<PromptPair> prompts;   // clean text, answer, wrong (corrupted is not read)
+  std::string answer, wrong;         // for a prompt that gives none
+  std::optional<bool> bos;
+  analysis::RunInputOptions input;
+};
+struct AttributionBatchAnswer {
+  std::vector<AttributionTextAnswer> each;  // (prompts) in the file's order
+  std::vector<double> mean;                 // (parts) each part's mean over the prompts
+  double mean_logit_diff = 0;               // the model's, averaged
+  double mean_logit_diff_uncapped = 0;      // what the means add up to
+};
+// Errors: invalid_argument naming the prompt's line (no answer, an answer of several tokens,
+// an empty text), those of direct_logit_attribution_text.
+Result<AttributionBatchAnswer> direct_logit_attribution_batch(const model::Parameters& params,
+                                                              const model::BpeTokenizer* tokenizer,
+                                                              const AttributionBatchRequest& request,
+                                                              model::Workspace& workspace);
 
 }  // namespace headlab::research

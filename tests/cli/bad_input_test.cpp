@@ -335,6 +335,17 @@ const std::vector<Row> kRows = {
     {"serve --model {F}/good --dtype fp16" + kServe, 2, "--dtype: fp16 not in {auto,f32,bf16,f16}"},
     {"serve --model {F}/good --compute fp32" + kServe, 2, "--compute: fp32 not in {f32,bf16}"},
     {"serve --model {F}/good --compute bf16" + kServe, 1, "keeps none: add --dtype bf16"},
+    // lens, attribute, compose: the research toolbox's readings of a model (cli/lens_command.cpp, ...)
+    {"lens --model {F}/dir --text hi", 1, "missing config.json"},
+    {"lens --model {F}/lying-weights --text hi", 1, "model.safetensors: header length"},
+    {"lens --model {F}/good --text hi --out {F}/dir", 1, "cannot open for writing"},
+    {"lens --model {F}/good --ids 99999999", 2, "outside the vocabulary"},
+    {"attribute --model {F}/empty-weights --text hi --answer '#1'", 1, "less than the 8-byte header length"},
+    {"attribute --model {F}/good --text hi --answer '#1' --prompts {F}/lying", 2, "leave out --text"},
+    {"attribute --model {F}/good --prompts {F}/dir --answer '#1'", 1, "directory"},
+    {"attribute --model {F}/good --prompts {F}/empty --answer '#1'", 2, "no prompt"},
+    {"compose --model {F}/empty-config", 1, "config.json: not valid JSON"},
+    {"compose --model {F}/good --ov-circuit 9.9", 2, "layer 9"},
     // export --model, --gguf (issue 14; {F}/good is attention-only, which llama.cpp cannot run)
     {"export --gguf {F}/out.gguf --model {F}/empty", 1, "not a directory"},
     {"export --gguf {F}/out.gguf --model {F}/lying-weights", 1, "model.safetensors: header length"},

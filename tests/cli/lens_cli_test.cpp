@@ -3,7 +3,9 @@
 // "headlab: error:" and exit 2 (what was typed) or 1 (the model's files), never a crash.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -52,6 +54,25 @@ TEST(AttributeCommand, TheTableListsTheHeadsAndThePartsAddUpToTheModelsDifferenc
   EXPECT_NEAR(a["sum"].get<double>(), a["logit_diff"].get<double>(), 1e-4);
 }
 
+TEST(AttributeCommand, ABatchFileIsAveragedAndABadLineIsNamed) {
+  const std::string file = std::string(HEADLAB_BINARY_DIR) + "/tmp_lens_cli_prompts.jsonl";
+  {
+    std::ofstream f(file);
+    f << R"({"clean": "the old man sat by the river. the old man sat", "answer": " by", "wrong": " the"})" << "\n"
+      << "a house by the sea\n";
+  }
+  auto r = headlab_run("attribute --model " + kTiny + " --prompts " + file + " --answer ' the'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  expect_has(r.out, "over 2 prompts");
+  expect_has(r.out, "Per prompt");
+  auto c = headlab_run("attribute --model " + kTiny + " --prompts " + file + " --answer ' the' --format csv 2>/dev/null");
+  expect_has(c.out, "prompt,label,kind,layer,head,value\n1,embed,embed,,,");
+  expect_has(c.out, "\nmean,ln_final.b,ln_final_bias,,,");
+  auto bad = headlab_run("attribute --model " + kTiny + " --prompts " + file);
+  EXPECT_EQ(bad.exit_code, 2);
+  expect_has(bad.out, "prompt 2 (line 2): no answer");
+}
+
 TEST(ComposeCommand, ThePreviousTokenHeadLeadsTheKCompositionIntoTheInductionHead) {
   auto r = headlab_run("compose --model " + kTiny + " --kind k --top 1");
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -63,10 +84,41 @@ TEST(ComposeCommand, ThePreviousTokenHeadLeadsTheKCompositionIntoTheInductionHea
   expect_has(c.out, "kind,sender_layer,sender_head,receiver_layer,receiver_head,score,baseline_mean,weights\nv,0,0,1,0,");
   expect_has(c.out, ",fold_ln\n");
   EXPECT_EQ(std::count(c.out.begin(), c.out.end(), '\n'), 1 + 16);
+  auto cp = headlab_run("compose --model " + kTiny + " --kind k --copying --top 1");
+  ASSERT_EQ(cp.exit_code, 0) << cp.out;
+  expect_has(cp.out, "Every head's OV copying score");
+  expect_has(cp.out, "    1   0.986  1.000  1.000  0.714");  // the reference's 0.986, 0.9995, 0.9998, 0.714
   auto ov = headlab_run("compose --model " + kTiny + " --kind k --ov-circuit 1.2 --top 2");
   ASSERT_EQ(ov.exit_code, 0) << ov.out;
   expect_has(ov.out, "Head 1.2's circuits");
   expect_has(ov.out, "copying score");
+}
+
+// Every family the engine runs, as a Hugging Face folder (with its tokenizer) and as GGUF files
+// (quantised too): the lens, the attribution and the composition run, and the parts add up.
+TEST(ResearchCommands, RunOnEveryFamilyFolderAndGgufFile) {
+  const std::string dir = std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/gguf/";
+  for (const char* m : {"gpt2_random", "pythia_random", "llama3_random", "mistral_random", "qwen2_random", "qwen3_random",
+                        "gemma2_random", "gemma3_random", "gpt2_random.q8_0.gguf", "llama_random.q4_k_m.gguf",
+                        "gemma2_random.q8_0.gguf", "qwen3_random.q8_0.gguf"}) {
+    SCOPED_TRACE(m);
+    const std::string model = " --model " + dir + m;
+    auto lens = headlab_run("lens" + model + " --text 'the cat sat' --top 2 --format json 2>/dev/null");
+    ASSERT_EQ(lens.exit_code, 0) << lens.out.substr(0, 500);
+    auto l = nlohmann::json::parse(lens.out);
+    EXPECT_EQ(l["values"].back().back()["kl_final"], 0.0);
+    auto attr = headlab_run("attribute" + model + " --ids '1 2 3 4 5' --answer '#6' --wrong '#7' --format json 2>/dev/null");
+    ASSERT_EQ(attr.exit_code, 0) << attr.out.substr(0, 500);
+    auto a = nlohmann::json::parse(attr.out);
+    double sum = 0;
+    for (const auto& v : a["values"]) sum += v.get<double>();
+    EXPECT_NEAR(sum, a["logit_diff_uncapped"].get<double>(), 1e-4 * (1 + std::fabs(sum)));
+    auto comp = headlab_run("compose" + model + " --kind all --ov-circuit 0.0 --top 1 --format json 2>/dev/null");
+    ASSERT_EQ(comp.exit_code, 0) << comp.out.substr(0, 500);
+    auto c = nlohmann::json::parse(comp.out);
+    EXPECT_EQ(c["what"], "composition");
+    EXPECT_LE(std::fabs(c["circuit"]["copying_score"].get<double>()), 1.0);
+  }
 }
 
 TEST(ResearchCommands, HelpTeachesByExample) {
@@ -99,6 +151,7 @@ TEST(ResearchCommands, BadInputIsAnErrorNeverACrash) {
       {"lens --model " + kTiny + " --text 'the cat' --pos 9", 2, "--pos 9 is outside the input"},
       {"lens --model " + empty + " --text hi", 1, "config.json"},
       {"attribute --model " + kTiny + " --text 'the cat'", 2, "--answer is required"},
+      {"attribute --model " + kTiny + " --prompts /nonexistent.jsonl", 1, "/nonexistent.jsonl"},
       {"attribute --model " + kTiny + " --text 'the cat' --answer ' the' --wrong ' the'", 2, "same token"},
       {"attribute --model " + kTiny + " --text 'the cat' --answer ' the' --pos 30", 2, "position 30 is outside the input"},
       {"compose --model " + kTiny + " --ov-circuit 1", 2, "--ov-circuit must name a head as LAYER.HEAD"},

@@ -7,6 +7,7 @@
 
 #include "formats/model_files.h"
 #include "research/attribution.h"
+#include "research/text_measures.h"
 #include "testing/model_fixtures.h"
 
 using namespace headlab;
@@ -112,4 +113,40 @@ TEST(DirectLogitAttribution, BadRequestsAreRefusedByName) {
   research::AttributionRequest rq;
   rq.answer = 1;
   EXPECT_FALSE(research::direct_logit_attribution(p, std::vector<int>{}, rq, ws));
+}
+
+TEST(DirectLogitAttributionBatch, EachPromptIsReadAtItsOwnLastPositionAndThePartsAreAveraged) {
+  auto p = model_load(std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny");
+  ASSERT_TRUE(p) << p.error().message;
+  auto tok = model_tokenizer_load(std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny");
+  ASSERT_TRUE(tok) << tok.error().message;
+  research::AttributionBatchRequest rq;
+  rq.prompts = {{"the old man sat by the river. the old man sat", "", " by", " the", 1},
+                {"the river", "", "#77", "", 2},  // shorter: no padding, its own last position
+                {"a house by the sea", "", "", "", 3}};
+  rq.answer = " the";  // for the line without one
+  Workspace ws;
+  auto b = research::direct_logit_attribution_batch(*p, &*tok, rq, ws);
+  ASSERT_TRUE(b) << b.error().message;
+  ASSERT_EQ(b->each.size(), 3u);
+  double mean_diff = 0;
+  for (int k = 0; k < 3; k++) {
+    research::AttributionTextRequest one;
+    one.prompt.text = rq.prompts[k].clean;
+    one.answer = rq.prompts[k].answer.empty() ? rq.answer : rq.prompts[k].answer;
+    one.wrong = rq.prompts[k].answer.empty() ? rq.wrong : rq.prompts[k].wrong;
+    auto a = research::direct_logit_attribution_text(*p, &*tok, one, ws);
+    ASSERT_TRUE(a) << a.error().message;
+    EXPECT_EQ(b->each[k].attribution.position, int(a->input.tokens.size()) - 1);
+    EXPECT_EQ(b->each[k].attribution.logit_diff, a->attribution.logit_diff);
+    mean_diff += a->attribution.logit_diff / 3;
+  }
+  EXPECT_NEAR(b->mean_logit_diff, mean_diff, 1e-5);
+  double sum = 0;
+  for (double v : b->mean) sum += v;
+  EXPECT_NEAR(sum, b->mean_logit_diff_uncapped, 1e-4);
+  rq.answer = "";
+  auto bad = research::direct_logit_attribution_batch(*p, &*tok, rq, ws);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("prompt 3 (line 3): no answer"), std::string::npos) << bad.error().message;
 }

@@ -137,8 +137,11 @@ TEST(HeadWeights, ReproduceTheForwardsQueriesValuesAndResults) {
 TEST(CompositionScores, ThePreviousTokenHeadFeedsTheInductionHeadsKeysInTheBuiltInModel) {
   auto p = model_load(std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny");
   ASSERT_TRUE(p) << p.error().message;
-  auto s = composition_scores(*p, {});
+  int last_done = -1, last_total = -1;
+  auto s = composition_scores(*p, {.progress = [&](int done, int total) { last_done = done, last_total = total; }});
   ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(last_done, 1);  // every receiver layer reported: layer 1 of 1
+  EXPECT_EQ(last_total, 1);
   const float k03_12 = s->at(CompositionKind::k, 0, 3, 1, 2);
   std::printf("headlab-tiny K-composition 0.3 -> 1.2: %.4f; Q: %.4f; V: %.4f; random baseline %.4f +- %.4f (%d samples)\n",
               k03_12, s->at(CompositionKind::q, 0, 3, 1, 2), s->at(CompositionKind::v, 0, 3, 1, 2), s->baseline_mean,
@@ -192,8 +195,11 @@ TEST(HeadCircuits, TopPairsAndTheEigenvalueSumMatchTheFullVocabularyMatrices) {
 TEST(HeadCircuits, TheBuiltInInductionHeadCopies) {
   auto p = model_load(std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny");
   ASSERT_TRUE(p) << p.error().message;
-  auto r = head_circuits(*p, 1, 2, {.top = 3});
+  int rows = 0, total = 0;
+  auto r = head_circuits(*p, 1, 2, {.top = 3, .progress = [&](int done, int all) { rows = done, total = all; }});
   ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(rows, 2 * 4096);  // both circuits' rows scanned
+  EXPECT_EQ(total, 2 * 4096);
   std::printf("headlab-tiny head 1.2: copying score %.3f, OV self-top-1 %.3f\n", r->copying_score, r->ov_self_top1);
   EXPECT_GT(r->copying_score, 0.5);
 }

@@ -6,8 +6,10 @@
 
 #include "formats/model_files.h"
 #include "model/forward.h"
+#include "model/hooks.h"
 #include "model/next_token.h"
 #include "research/lens.h"
+#include "research/text_measures.h"
 #include "testing/model_fixtures.h"
 
 using namespace headlab;
@@ -146,4 +148,63 @@ TEST(LogitLens, BadRequestsAreRefusedByName) {
   ASSERT_FALSE(r);
   r = research::logit_lens(p, std::vector<int>{1, 99}, rq, ws);
   ASSERT_FALSE(r);
+}
+
+TEST(LogitLens, AnInputOverTheWorkLimitIsRefusedWithItsCostAndHowManyTokensFit) {
+  auto p = model_load(std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny");
+  ASSERT_TRUE(p) << p.error().message;
+  research::LensTextRequest rq;
+  rq.prompt.ids = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  rq.max_work = 1e7;  // (L + 1) C V = 3 * 128 * 4096 = 1.57e6 per token: 6 fit
+  Workspace ws;
+  auto r = research::logit_lens_text(*p, nullptr, rq, ws);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::too_long);
+  EXPECT_NE(r.error().message.find("the logit lens of 10 tokens costs 1.6e+07"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("send at most 6 tokens"), std::string::npos) << r.error().message;
+  rq.prompt.ids.resize(6);
+  EXPECT_TRUE(research::logit_lens_text(*p, nullptr, rq, ws));
+}
+
+// TL's incl_mid: each block's resid_mid after its resid_pre, read through the same last step.
+TEST(LogitLens, WithMidEachBlocksResidMidFollowsItsResidPre) {
+  Parameters p = load_fixture("gpt2_tiny", "model.safetensors");
+  const std::vector<int> ids = {3, 10, 17, 24};
+  Workspace ws;
+  research::LensRequest rq;
+  rq.top_k = 1;
+  rq.answers = {5};
+  auto plain = research::logit_lens(p, ids, rq, ws);
+  rq.incl_mid = true;
+  auto mid = research::logit_lens(p, ids, rq, ws);
+  ASSERT_TRUE(plain && mid);
+  EXPECT_EQ(mid->labels, (std::vector<std::string>{"0_pre", "0_mid", "1_pre", "1_mid", "final_post"}));
+  for (int t = 0; t < 4; t++) {  // the pre entries and the final one are the plain lens's
+    EXPECT_EQ(mid->cell(0, t).entropy, plain->cell(0, t).entropy);
+    EXPECT_EQ(mid->cell(2, t).entropy, plain->cell(1, t).entropy);
+    EXPECT_EQ(mid->cell(4, t).entropy, plain->cell(2, t).entropy);
+  }
+  // 0_mid = resid_pre + attn_out of block 0: its lens by hand through the forward's last step
+  ForwardHooks hooks(p.config.n_layer);
+  hooks.want(HookPoint::resid_mid, 0);
+  std::vector<float> resid_mid;
+  hooks.at = [&](HookPoint, int, const HookView& v) {
+    resid_mid.resize(v.size());
+    v.copy_to(resid_mid.data());
+  };
+  ForwardOptions opt;
+  opt.hooks = &hooks;
+  ForwardOutput out;
+  ASSERT_TRUE(forward(p, ids, opt, out, ws));
+  opt = {};
+  opt.start_layer = p.config.n_layer;
+  opt.start_resid = resid_mid.data();
+  ASSERT_TRUE(forward(p, ids, opt, out, ws));
+  for (int t = 0; t < 4; t++)
+    EXPECT_NEAR(mid->cell(1, t).answers[0].logprob, -token_loss(out.logits.data() + std::size_t(t) * 64, 64, 5), 1e-5);
+  // a model without resid_mid says so
+  Parameters tiny_attn = load_fixture("attn_only", "model.safetensors");
+  auto refused = research::logit_lens(tiny_attn, ids, rq, ws);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("no resid_mid"), std::string::npos);
 }

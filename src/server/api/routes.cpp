@@ -221,8 +221,8 @@ std::vector<Route> make_routes(ServerContext& ctx) {
        [&ctx](const HttpRequest& r) {
          return cached_model_answer(
              ctx, r, decode_attribute_request,
-             [](ModelService* m, const research::AttributionTextRequest& q) { return handle_model_attribute(*m, q); },
-             [&ctx](const research::AttributionTextAnswer& a) { return encode_attribution(a, &ctx.model->tokenizer()); });
+             [](ModelService* m, const AttributeRequest& q) { return handle_model_attribute(*m, q); },
+             [&ctx](const AttributeAnswer& a) { return encode_attribute(a, &ctx.model->tokenizer()); });
        }},
       {"POST", "/api/model/compose",
        [&ctx](const HttpRequest& r) {

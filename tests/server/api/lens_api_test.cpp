@@ -4,6 +4,7 @@
 // requests answered with the one error envelope.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "testing/process.h"
@@ -65,6 +66,26 @@ TEST(AttributeApi, AnswersAsTheCliDoesAndThePartsAddUp) {
   EXPECT_EQ(api.body["components"][2]["label"], "L0H0");
 }
 
+TEST(AttributeApi, ABatchIsAveragedAsTheCliAveragesTheSameFile) {
+  TestServer s(temp_path("m.db"), kTiny);
+  const json prompts = {{{"text", "the old man sat by the river. the old man sat"}, {"answer", " by"}, {"wrong", " the"}},
+                        {{"text", "a house by the sea"}}};
+  auto api = s.post("/api/model/attribute", json{{"prompts", prompts}, {"answer", " the"}});
+  ASSERT_EQ(api.status, 200) << api.raw;
+  EXPECT_EQ(api.body["axes"], json({"prompt", "component"}));
+  EXPECT_EQ(api.body["values"].size(), 2u);
+  const std::string file = temp_path("prompts.jsonl");
+  {
+    std::ofstream f(file);
+    f << R"({"clean": "the old man sat by the river. the old man sat", "answer": " by", "wrong": " the"})" << "\n"
+      << "a house by the sea\n";
+  }
+  EXPECT_EQ(cli_json("attribute --prompts " + file + " --answer ' the'"), api.body);
+  expect_error(s.post("/api/model/attribute", json{{"prompts", prompts}, {"text", "x"}}), 400, "not both");
+  expect_error(s.post("/api/model/attribute", json{{"prompts", json::array()}}), 400, "'prompts'");
+  expect_error(s.post("/api/model/attribute", json{{"prompts", {{{"text", "a house"}}}}}), 400, "prompt 1: no answer");
+}
+
 TEST(ComposeApi, GetAndPostAndTheCliGiveOneAnswerAndTheSecondComesFromTheCache) {
   TestServer s(temp_path("m.db"), kTiny);
   auto post = s.post("/api/model/compose", json{{"kind", "k"}, {"threshold", 0.15}, {"circuit", "1.2"}, {"top", 3}});
@@ -81,6 +102,10 @@ TEST(ComposeApi, GetAndPostAndTheCliGiveOneAnswerAndTheSecondComesFromTheCache) 
   for (const json& e : post.body["edges"]) edge |= e["sender"] == json({0, 3}) && e["receiver"] == json({1, 2});
   EXPECT_TRUE(edge) << post.body["edges"].dump();
   EXPECT_GT(post.body["circuit"]["copying_score"].get<double>(), 0.5);
+  auto copying = s.get("/api/model/compose?kind=v&copying=true");
+  ASSERT_EQ(copying.status, 200) << copying.raw;
+  EXPECT_EQ(cli_json("compose --kind v --copying"), copying.body);
+  EXPECT_GT(copying.body["copying"][1][2].get<double>(), 0.99);  // the induction head copies
   auto again = s.client().Post("/api/model/compose", json{{"kind", "k"}, {"threshold", 0.15}, {"circuit", "1.2"}, {"top", 3}}.dump(),
                                "application/json");
   ASSERT_TRUE(again);
@@ -102,5 +127,11 @@ TEST(LensApi, BadRequestsGetTheErrorEnvelopeNamingTheProblem) {
   expect_error(s.post("/api/model/compose", json{{"circuit", "one.two"}}), 400, "'circuit'");
   expect_error(s.post("/api/model/compose", json{{"kind", "z"}}), 400, "'kind'");
   expect_error(s.get("/api/model/compose?fold_ln=yes"), 400, "fold_ln");
+  expect_error(s.get("/api/model/compose?copying=1"), 400, "copying");
   expect_error(s.get("/api/model/compose?colour=red"), 400, "colour");
+  // a body nested 30,000 deep (issue 24's crash) is refused in the envelope, and the server goes on
+  const std::string deep = "{\"text\": " + std::string(30000, '[') + std::string(30000, ']') + "}";
+  for (const char* route : {"/api/model/lens", "/api/model/attribute", "/api/model/compose"})
+    expect_error(s.post(route, deep), 400, "nested deeper");
+  EXPECT_EQ(s.get("/api/health").status, 200);
 }

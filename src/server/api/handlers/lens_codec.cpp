@@ -66,7 +66,7 @@ std::optional<std::pair<int, int>> parse_head_name(std::string_view s) {
 Result<research::LensTextRequest> decode_lens_request(std::string_view body) {
   auto j = parse_json_object(body, R"({"text": "When Mary and John went to the store, John gave a drink to", "answers": [" Mary"]})");
   if (!j) return tl::unexpected(j.error());
-  HEADLAB_TRY(only_fields(*j, {"text", "ids", "bos", "truncate", "answers", "top_k"}));
+  HEADLAB_TRY(only_fields(*j, {"text", "ids", "bos", "truncate", "answers", "top_k", "incl_mid"}));
   research::LensTextRequest r;
   HEADLAB_TRY(read_prompt(*j, r.prompt));
   if (auto it = j->find("answers"); it != j->end()) {
@@ -78,20 +78,49 @@ Result<research::LensTextRequest> decode_lens_request(std::string_view body) {
     }
   }
   HEADLAB_TRY(read_field(*j, "top_k", r.top_k, false));
+  HEADLAB_TRY(read_field(*j, "incl_mid", r.incl_mid, false));
   if (r.top_k < 0 || r.top_k > 100) return tl::unexpected(bad("Field 'top_k' must be in 0..100."));
   return r;
 }
 
-Result<research::AttributionTextRequest> decode_attribute_request(std::string_view body) {
+Result<AttributeRequest> decode_attribute_request(std::string_view body) {
   auto j = parse_json_object(body, R"({"text": "When Mary and John went to the store, John gave a drink to", "answer": " Mary", "wrong": " John"})");
   if (!j) return tl::unexpected(j.error());
-  HEADLAB_TRY(only_fields(*j, {"text", "ids", "bos", "truncate", "answer", "wrong", "position"}));
-  research::AttributionTextRequest r;
-  HEADLAB_TRY(read_prompt(*j, r.prompt));
-  HEADLAB_TRY(read_field(*j, "answer", r.answer, true));
-  HEADLAB_TRY(read_field(*j, "wrong", r.wrong, false));
-  HEADLAB_TRY(read_field(*j, "position", r.position, false));
-  if (r.position < -1) return tl::unexpected(bad("Field 'position' must be a position (0 is the first token) or -1 for the last."));
+  HEADLAB_TRY(only_fields(*j, {"text", "ids", "bos", "truncate", "answer", "wrong", "position", "prompts"}));
+  AttributeRequest r;
+  research::AttributionTextRequest& one = r.one;
+  HEADLAB_TRY(read_field(*j, "answer", one.answer, false));
+  HEADLAB_TRY(read_field(*j, "wrong", one.wrong, false));
+  if (auto it = j->find("prompts"); it != j->end()) {
+    if (j->contains("text") || j->contains("ids") || j->contains("position"))
+      return tl::unexpected(bad("Send 'prompts' or a single 'text' / 'ids', not both ('position' is each prompt's last)."));
+    if (!it->is_array() || it->empty() || it->size() > kMaxAttributePrompts)
+      return tl::unexpected(bad("Field 'prompts' must be a list of 1 to " + std::to_string(kMaxAttributePrompts) +
+                                " objects {\"text\", \"answer\", \"wrong\"}."));
+    research::AttributionBatchRequest b;
+    for (const json& p : *it) {
+      if (!p.is_object()) return tl::unexpected(bad("Each entry of 'prompts' must be an object {\"text\", \"answer\", \"wrong\"}."));
+      HEADLAB_TRY(only_fields(p, {"text", "answer", "wrong"}, " in 'prompts'"));
+      research::PromptPair pair;
+      HEADLAB_TRY(read_field(p, "text", pair.clean, true));
+      HEADLAB_TRY(read_field(p, "answer", pair.answer, false));
+      HEADLAB_TRY(read_field(p, "wrong", pair.wrong, false));
+      b.prompts.push_back(std::move(pair));
+    }
+    b.answer = one.answer;
+    b.wrong = one.wrong;
+    if (auto bos = j->find("bos"); bos != j->end()) {
+      if (!bos->is_boolean()) return tl::unexpected(bad("Field 'bos' must be true or false."));
+      b.bos = bos->get<bool>();
+    }
+    HEADLAB_TRY(read_field(*j, "truncate", one.prompt.input.truncate, false));
+    r.batch = std::move(b);
+    return r;
+  }
+  HEADLAB_TRY(read_prompt(*j, one.prompt));
+  if (one.answer.empty()) return tl::unexpected(bad("Missing field 'answer'."));
+  HEADLAB_TRY(read_field(*j, "position", one.position, false));
+  if (one.position < -1) return tl::unexpected(bad("Field 'position' must be a position (0 is the first token) or -1 for the last."));
   return r;
 }
 
@@ -114,10 +143,11 @@ Result<ComposeRequest> decode_compose_request(std::string_view body) {
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return ComposeRequest{};  // an empty POST: the defaults
   auto j = parse_json_object(body, R"({"kind": "k", "fold_ln": false, "threshold": 0.15, "circuit": "1.2", "top": 10})");
   if (!j) return tl::unexpected(j.error());
-  HEADLAB_TRY(only_fields(*j, {"kind", "fold_ln", "threshold", "circuit", "top", "baseline_samples"}));
+  HEADLAB_TRY(only_fields(*j, {"kind", "fold_ln", "threshold", "circuit", "top", "copying", "baseline_samples"}));
   ComposeRequest r;
   HEADLAB_TRY(read_field(*j, "kind", r.kind, false));
   HEADLAB_TRY(read_field(*j, "fold_ln", r.fold_ln, false));
+  HEADLAB_TRY(read_field(*j, "copying", r.copying, false));
   HEADLAB_TRY(read_field(*j, "top", r.top, false));
   HEADLAB_TRY(read_field(*j, "baseline_samples", r.baseline_samples, false));
   if (auto it = j->find("threshold"); it != j->end() && !it->is_null()) {
@@ -145,9 +175,9 @@ Result<ComposeRequest> decode_compose_query(const std::map<std::string, std::str
       return {};
     };
     if (key == "kind") r.kind = value;
-    else if (key == "fold_ln") {
-      if (value != "true" && value != "false") return tl::unexpected(bad("Parameter 'fold_ln' must be true or false."));
-      r.fold_ln = value == "true";
+    else if (key == "fold_ln" || key == "copying") {
+      if (value != "true" && value != "false") return tl::unexpected(bad("Parameter '" + key + "' must be true or false."));
+      (key == "fold_ln" ? r.fold_ln : r.copying) = value == "true";
     } else if (key == "threshold") {
       char* end = nullptr;
       const double v = std::strtod(value.c_str(), &end);
@@ -161,7 +191,7 @@ Result<ComposeRequest> decode_compose_query(const std::map<std::string, std::str
     } else if (key == "baseline_samples") {
       HEADLAB_TRY(whole(r.baseline_samples));
     } else {
-      return tl::unexpected(bad("Unknown parameter '" + key + "'; known: kind, fold_ln, threshold, circuit, top, baseline_samples."));
+      return tl::unexpected(bad("Unknown parameter '" + key + "'; known: kind, fold_ln, threshold, circuit, top, copying, baseline_samples."));
     }
   }
   HEADLAB_TRY(check_compose(r));
@@ -169,7 +199,7 @@ Result<ComposeRequest> decode_compose_query(const std::map<std::string, std::str
 }
 
 std::string encode_compose_request(const ComposeRequest& r) {
-  json j = {{"kind", r.kind}, {"fold_ln", r.fold_ln}, {"top", r.top}, {"baseline_samples", r.baseline_samples}};
+  json j = {{"kind", r.kind}, {"fold_ln", r.fold_ln}, {"top", r.top}, {"copying", r.copying}, {"baseline_samples", r.baseline_samples}};
   if (r.threshold) j["threshold"] = *r.threshold;
   if (r.circuit) j["circuit"] = std::to_string(r.circuit->first) + "." + std::to_string(r.circuit->second);
   return dump(j);
@@ -235,6 +265,52 @@ std::string encode_attribution(const research::AttributionTextAnswer& a, const m
   return dump(j);
 }
 
+namespace {
+
+json attribution_components(const research::Attribution& r) {
+  json components = json::array();
+  for (const research::AttributionPart& p : r.parts) {
+    json c = {{"label", p.label}, {"kind", std::string(research::part_kind_name(p.kind))}};
+    if (p.layer >= 0) c["layer"] = p.layer;
+    if (p.head >= 0) c["head"] = p.head;
+    components.push_back(std::move(c));
+  }
+  return components;
+}
+
+}  // namespace
+
+std::string encode_attribution_batch(const research::AttributionBatchAnswer& b, const model::BpeTokenizer* tok) {
+  json values = json::array(), prompts = json::array();
+  for (const research::AttributionTextAnswer& a : b.each) {
+    const research::Attribution& r = a.attribution;
+    json row = json::array();
+    for (const research::AttributionPart& p : r.parts) row.push_back(p.value);
+    values.push_back(std::move(row));
+    prompts.push_back({{"tokens", input_tokens(a.input)},
+                       {"answer", token(tok, r.answer)},
+                       {"wrong", r.wrong >= 0 ? token(tok, r.wrong) : json(nullptr)},
+                       {"position", r.position},
+                       {"sum", r.sum},
+                       {"logit_diff", r.logit_diff},
+                       {"logit_diff_uncapped", r.logit_diff_uncapped}});
+  }
+  json j = {{"what", "direct_logit_attribution"},
+            {"metric", "logit_diff"},
+            {"axes", {"prompt", "component"}},
+            {"components", attribution_components(b.each.front().attribution)},
+            {"values", std::move(values)},
+            {"mean", b.mean},
+            {"mean_logit_diff", b.mean_logit_diff},
+            {"mean_logit_diff_uncapped", b.mean_logit_diff_uncapped},
+            {"prompts", std::move(prompts)}};
+  return dump(j);
+}
+
+std::string encode_attribute(const AttributeAnswer& a, const model::BpeTokenizer* tok) {
+  return a.batch ? encode_attribution_batch(*a.batch, tok) : encode_attribution(*a.one, tok);
+}
+
 std::string encode_compose(const ComposeAnswer& a, const model::BpeTokenizer* tok) {
   const research::CompositionScores& s = a.scores;
   using research::CompositionKind;
@@ -291,6 +367,15 @@ std::string encode_compose(const ComposeAnswer& a, const model::BpeTokenizer* to
                                  {"score", v}});
     j["threshold"] = *a.request.threshold;
     j["edges"] = std::move(edges);
+  }
+  if (a.request.copying) {  // [layer][head]
+    json rows = json::array();
+    for (int l = 0; l < s.L; l++) {
+      json row = json::array();
+      for (int h = 0; h < s.NH; h++) row.push_back(a.copying[std::size_t(l) * s.NH + h]);
+      rows.push_back(std::move(row));
+    }
+    j["copying"] = std::move(rows);
   }
   if (a.circuits) {
     const research::HeadCircuits& c = *a.circuits;

@@ -17,7 +17,7 @@
 namespace headlab::server {
 
 Result<research::LensTextRequest> decode_lens_request(std::string_view body);
-Result<research::AttributionTextRequest> decode_attribute_request(std::string_view body);
+Result<AttributeRequest> decode_attribute_request(std::string_view body);
 Result<ComposeRequest> decode_compose_request(std::string_view body);
 Result<ComposeRequest> decode_compose_query(const std::map<std::string, std::string>& query);
 // A request as the JSON decode_compose_request reads (GET's query answered as its POST).
@@ -28,6 +28,8 @@ std::optional<std::pair<int, int>> parse_head_name(std::string_view text);
 // tokenizer: for the tokens' texts (null: texts are empty).
 std::string encode_lens(const research::LensTextAnswer& a, const model::BpeTokenizer* tokenizer);
 std::string encode_attribution(const research::AttributionTextAnswer& a, const model::BpeTokenizer* tokenizer);
+std::string encode_attribution_batch(const research::AttributionBatchAnswer& a, const model::BpeTokenizer* tokenizer);
+std::string encode_attribute(const AttributeAnswer& a, const model::BpeTokenizer* tokenizer);  // one or the batch
 std::string encode_compose(const ComposeAnswer& a, const model::BpeTokenizer* tokenizer);
 
 }  // namespace headlab::server

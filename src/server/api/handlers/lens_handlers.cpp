@@ -18,6 +18,7 @@ void server_limits(const ModelService& m, research::TextPrompt& p) {
 
 Result<research::LensTextAnswer> handle_model_lens(ModelService& m, research::LensTextRequest rq) {
   server_limits(m, rq.prompt);
+  rq.max_work = kMaxMeasureWork;
   const ModelService* svc = &m;
   return m.in_turn<research::LensTextAnswer>([svc, rq] {
     model::Workspace ws;
@@ -25,13 +26,36 @@ Result<research::LensTextAnswer> handle_model_lens(ModelService& m, research::Le
   });
 }
 
-Result<research::AttributionTextAnswer> handle_model_attribute(ModelService& m, research::AttributionTextRequest rq) {
-  server_limits(m, rq.prompt);
+Result<AttributeAnswer> handle_model_attribute(ModelService& m, AttributeRequest rq) {
+  server_limits(m, rq.one.prompt);
+  if (rq.batch) rq.batch->input = rq.one.prompt.input;  // the limits, and "truncate"
   const ModelService* svc = &m;
-  return m.in_turn<research::AttributionTextAnswer>([svc, rq] {
+  return m.in_turn<AttributeAnswer>([svc, rq]() -> Result<AttributeAnswer> {
     model::Workspace ws;
-    return research::direct_logit_attribution_text(svc->parameters(), &svc->tokenizer(), rq, ws);
+    AttributeAnswer a;
+    if (rq.batch) {
+      auto b = research::direct_logit_attribution_batch(svc->parameters(), &svc->tokenizer(), *rq.batch, ws);
+      if (!b) return tl::unexpected(b.error());
+      a.batch = std::move(*b);
+    } else {
+      auto one = research::direct_logit_attribution_text(svc->parameters(), &svc->tokenizer(), rq.one, ws);
+      if (!one) return tl::unexpected(one.error());
+      a.one = std::move(*one);
+    }
+    return a;
   });
+}
+
+Status compose_copying(const model::Parameters& params, ComposeAnswer& a) {
+  const model::ModelConfig& c = params.config;
+  a.copying.clear();
+  for (int l = 0; l < c.n_layer; l++)
+    for (int h = 0; h < c.n_head; h++) {
+      auto s = research::copying_score(params, l, h, a.request.fold_ln);
+      if (!s) return tl::unexpected(s.error());
+      a.copying.push_back(*s);
+    }
+  return {};
 }
 
 Result<ComposeAnswer> handle_model_compose(ModelService& m, const ComposeRequest& rq) {
@@ -48,6 +72,22 @@ Result<ComposeAnswer> handle_model_compose(ModelService& m, const ComposeRequest
                             "on your own machine");
     }
   }
+  if (const double cost = research::composition_cost(c); cost > kMaxMeasureWork) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.2g multiply-adds, over this server's limit of %.2g", cost, kMaxMeasureWork);
+    return make_error(ErrorCode::too_long, std::string("this model's composition scores cost ") + buf +
+                                               "; run `headlab compose --model M` on your own machine");
+  }
+  if (rq.copying) {
+    const double cost = 2.0 * c.vocab_size * c.n_embd * c.head_size() * c.n_layer * c.n_head;
+    if (cost > kMaxCircuitWork) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%.2g multiply-adds, over this server's limit of %.2g", cost, kMaxCircuitWork);
+      return make_error(ErrorCode::too_long, std::string("every head's copying score costs ") + buf +
+                                                 "; ask for one head's with 'circuit', or run `headlab compose --model M "
+                                                 "--copying` on your own machine");
+    }
+  }
   const ModelService* svc = &m;
   return m.in_turn<ComposeAnswer>([svc, rq]() -> Result<ComposeAnswer> {
     ComposeAnswer a;
@@ -61,6 +101,8 @@ Result<ComposeAnswer> handle_model_compose(ModelService& m, const ComposeRequest
       if (!cc) return tl::unexpected(cc.error());
       a.circuits = std::move(*cc);
     }
+    if (rq.copying)
+      if (Status st = compose_copying(svc->parameters(), a); !st) return tl::unexpected(st.error());
     return a;
   });
 }

@@ -18,20 +18,35 @@ namespace headlab::server {
 // The most multiply-adds a circuit request may cost (2 V^2 HS): GPT-2 small's 3.2e11 is
 // refused with its cost and the CLI named; the built-in model's 1.1e9 is not.
 inline constexpr double kMaxCircuitWork = 2e10;
+// The lens's unembeddings ((L + 1) T C V) and the composition scores (3 C HS^2 per pair of heads)
+// past this are refused with their cost: GPT-2 small's lens of 256 tokens (1.3e11) and its
+// scores (9e10) fit.
+inline constexpr double kMaxMeasureWork = 2e11;
 
 // POST /api/model/lens: {"text" | "ids", "bos", "truncate", "answers": [" Mary"], "top_k"}
 Result<research::LensTextAnswer> handle_model_lens(ModelService& model, research::LensTextRequest request);
-// POST /api/model/attribute: {"text" | "ids", "bos", "truncate", "answer", "wrong", "position"}
-Result<research::AttributionTextAnswer> handle_model_attribute(ModelService& model,
-                                                               research::AttributionTextRequest request);
+// POST /api/model/attribute: {"text" | "ids", "bos", "truncate", "answer", "wrong", "position"},
+// or a batch: {"prompts": [{"text", "answer", "wrong"}], "bos", "truncate", "answer", "wrong"}.
+inline constexpr std::size_t kMaxAttributePrompts = 64;
+struct AttributeRequest {
+  research::AttributionTextRequest one;
+  std::optional<research::AttributionBatchRequest> batch;  // set: the batch, `one` unused
+};
+struct AttributeAnswer {
+  std::optional<research::AttributionTextAnswer> one;
+  std::optional<research::AttributionBatchAnswer> batch;
+};
+Result<AttributeAnswer> handle_model_attribute(ModelService& model, AttributeRequest request);
 
-// GET /api/model/compose?kind=k&fold_ln=true&threshold=0.15&circuit=1.2&top=10, or POST the same
-// fields as JSON ({"kind", "fold_ln", "threshold", "circuit": "1.2", "top", "baseline_samples"}).
+// GET /api/model/compose?kind=k&fold_ln=true&threshold=0.15&circuit=1.2&top=10&copying=true, or POST
+// the same fields as JSON ({"kind", "fold_ln", "threshold", "circuit": "1.2", "top", "copying",
+// "baseline_samples"}).
 struct ComposeRequest {
   std::string kind = "all";                // q, k, v or all
   bool fold_ln = false;
   std::optional<double> threshold;         // list the edges scoring at least this
   std::optional<std::pair<int, int>> circuit;  // a head's OV and QK circuits too
+  bool copying = false;                    // every head's copying score too ((L, NH), 2 V C HS each)
   int top = 10;
   int baseline_samples = 64;
 };
@@ -39,7 +54,10 @@ struct ComposeAnswer {
   ComposeRequest request;
   research::CompositionScores scores;
   std::optional<research::HeadCircuits> circuits;
+  std::vector<double> copying;  // (L, NH) when asked
 };
+// Every head's copying score into a.copying (what `copying` asks). Errors: copying_score's.
+Status compose_copying(const model::Parameters& params, ComposeAnswer& a);
 // Errors: invalid_argument (a head that does not exist, top or baseline_samples out of range),
 // too_long (a circuit over kMaxCircuitWork: the message gives the cost and the CLI command).
 Result<ComposeAnswer> handle_model_compose(ModelService& model, const ComposeRequest& request);
