@@ -212,6 +212,16 @@ export const api = {
 
   /** A link, not a fetch: the browser downloads the file with the session cookie. */
   classExportHref: (code: string) => '/api/class/export?' + query({ code }),
+
+  // ---- the research toolbox (docs/research.md): patching, the logit lens, composition ----
+  patch: (req: import('./research_types').PatchRequest) =>
+    request<import('./research_types').PatchResponse>('POST', '/api/model/patch', req),
+
+  lens: (req: import('./research_types').LensRequest) =>
+    request<import('./research_types').LensResponse>('POST', '/api/model/lens', req),
+
+  compose: (req: import('./research_types').ComposeRequest) =>
+    request<import('./research_types').ComposeResponse>('POST', '/api/model/compose', req),
 };
 
 // Short polling through the browser's cache: the server says "private, no-cache", so the

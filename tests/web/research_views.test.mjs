@@ -1,0 +1,237 @@
+// The explorer's research views (issue 27): activation patching as a layer × position or
+// layer × head heatmap, the logit lens as a layer × position table of top tokens, and the
+// composition circuit over the head grid. Every number the page shows is compared with what
+// this test gets from the same API for the same request.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { api_get, api_post, eventually, open_page, repo_root, screenshot, test_model } from './harness.mjs';
+
+const axe_source = fs.readFileSync(createRequire(path.join(repo_root, 'web', 'package.json')).resolve('axe-core/axe.min.js'), 'utf8');
+async function violations() {
+  await page.evaluate(axe_source); // evaluate() runs outside the page's Content-Security-Policy
+  const result = await page.evaluate(() => globalThis.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }));
+  return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.length}×, e.g. ${v.nodes[0].target.join(' ')})`);
+}
+
+// The page's defaults: the built-in model's induction story (docs/research.md).
+const CLEAN = ' gray whale ink crown plum fog violin arch gray whale ink crown plum fog';
+const CORRUPTED = ' gray whale ink crown plum fog arch violin gray whale ink crown plum fog';
+const PATCH = { clean: CLEAN, corrupted: CORRUPTED, answer: ' viol', wrong: ' ar', what: 'resid_pre', metric: 'normalized', noising: false };
+
+let server, page, problems, close, model;
+before(async () => {
+  ({ server, page, problems, close } = await open_page({ route: '/#/explorer', model: test_model() }));
+  model = (await api_get(server, '/api/model')).body;
+  await page.getByRole('heading', { level: 1, name: 'Every head, on your text' }).waitFor();
+});
+after(() => close?.());
+
+const tab = (name) => page.getByRole('tablist', { name: 'Explorer views' }).getByRole('tab', { name, exact: true });
+const heatmap_cells = () => page.getByTestId('patch-heatmap').locator('td[data-value]');
+const flat = (x) => (Array.isArray(x) ? x.flatMap(flat) : [x]);
+
+async function patch(body) {
+  const r = await api_post(server, '/api/model/patch', body);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body;
+}
+
+test('the patching view opens on the induction story: one cell per value of the API, layer × position', async () => {
+  await tab('Patching').click();
+  assert.equal(await tab('Patching').getAttribute('aria-selected'), 'true');
+  const want = await patch(PATCH);
+  assert.deepEqual(want.axes, ['layer', 'pos']);
+  await eventually(async () => assert.equal(await heatmap_cells().count(), flat(want.values).length), 30_000);
+  const shown = await heatmap_cells().evaluateAll((tds) => tds.map((td) => Number(td.dataset.value)));
+  assert.deepEqual(shown, flat(want.values), 'cells in the API’s order, row by row');
+  // Columns: one per position, each labelled with its index; the corrupted token where it differs.
+  const heads = page.getByTestId('patch-heatmap').locator('thead th');
+  assert.equal(await heads.count(), want.positions.length + 1);
+  const differ = want.positions.filter((p) => want.tokens[p].id !== want.corrupted_tokens[p].id);
+  assert.equal(await page.getByTestId('patch-heatmap').locator('.patch-heatmap__note').count(), differ.length);
+  // The header states both runs' metrics.
+  const header = await page.getByTestId('patch-header').textContent();
+  assert.match(header, new RegExp(`clean run ${want.clean.toFixed(4)}, corrupted run ${want.corrupted.toFixed(4)}`));
+  // The legend runs from −max|v| to +max|v|.
+  const m = Math.max(...flat(want.values).map(Math.abs));
+  assert.match(await page.getByTestId('diverging-legend').textContent(), new RegExp(`−${m.toFixed(4)}.*\\+${m.toFixed(4)}`));
+  await screenshot(page, '90-research-patching');
+});
+
+test('hovering or focusing a patching cell reads out the API’s value; the sentence names the largest restoration', async () => {
+  const want = await patch(PATCH);
+  // The largest restoration, from the numbers.
+  let best = { l: 0, j: 0, v: -Infinity };
+  want.values.forEach((row, l) => row.forEach((v, j) => v > best.v && (best = { l, j, v })));
+  const pos = want.positions[best.j];
+  const cell = heatmap_cells().nth(best.l * want.positions.length + best.j);
+  await cell.hover();
+  const readout = page.getByTestId('patch-readout');
+  await eventually(async () => assert.match(await readout.textContent(), new RegExp(`layer ${want.layers[best.l]}, position ${pos} .*: ${best.v.toFixed(4)}`)));
+  // The keyboard: Tab from the hovered cell focuses the next one, and the read-out follows.
+  await page.mouse.move(0, 0);
+  await cell.focus();
+  await page.keyboard.press('Tab');
+  const next = want.values[best.l][best.j + 1];
+  await eventually(async () => assert.match(await readout.textContent(), new RegExp(`position ${want.positions[best.j + 1]} .*: ${next.toFixed(4)}`)));
+  const summary = await page.getByTestId('patch-summary').textContent();
+  assert.match(summary, new RegExp(`^The largest restoration: layer ${want.layers[best.l]}, position ${pos} \\(“${want.tokens[pos].text}”`));
+  assert.match(summary, new RegExp(`value ${best.v.toFixed(4)}, ${Math.round(100 * best.v)}% of the clean–corrupted range`));
+  if (!process.env.HEADLAB_MODEL) assert.equal(want.tokens[pos].text, ' viol', 'the built-in model: the first copy’s token after “fog”');
+});
+
+test('the patching sweep exports as SVG (one cell per value), CSV (one row per value) and PNG', async () => {
+  const want = await patch(PATCH);
+  const save = async (kind) => {
+    const [d] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: `Save the patching sweep as ${kind}` }).click()]);
+    return { name: d.suggestedFilename(), file: await d.path() };
+  };
+  const svg = await save('SVG');
+  assert.equal(svg.name, 'patch-resid_pre-normalized.svg');
+  const text = fs.readFileSync(svg.file, 'utf8');
+  const titles = [...text.matchAll(/<title>[^<]*: (-?\d+\.\d{4})<\/title>/g)].map((m) => m[1]);
+  assert.deepEqual(titles, flat(want.values).map((v) => v.toFixed(4)));
+  const csv = fs.readFileSync((await save('CSV')).file, 'utf8').trim().split('\n');
+  assert.equal(csv[0], 'layer,pos,clean_token,corrupted_token,value');
+  assert.equal(csv.length - 1, flat(want.values).length);
+  assert.equal(Number(csv[1].split(',').at(-1)), want.values[0][0]);
+  const png = await save('PNG');
+  assert.equal(fs.readFileSync(png.file).subarray(1, 4).toString(), 'PNG');
+});
+
+test('heads over all positions draw as layer × head', async () => {
+  await page.getByRole('combobox', { name: 'Patch' }).selectOption('z_all_pos');
+  await page.getByRole('button', { name: 'Run patching' }).click();
+  const want = await patch({ ...PATCH, what: 'z_all_pos' });
+  assert.deepEqual(want.axes, ['layer', 'head']);
+  await eventually(async () => assert.equal(await heatmap_cells().count(), model.config.n_layer * model.config.n_head), 30_000);
+  const shown = await heatmap_cells().evaluateAll((tds) => tds.map((td) => Number(td.dataset.value)));
+  assert.deepEqual(shown, flat(want.values));
+  const headers = await page.getByTestId('patch-heatmap').locator('tbody th').allTextContents();
+  assert.deepEqual(headers, want.layers.map((l) => `layer ${l}`));
+  await heatmap_cells().nth(model.config.n_head + 2).hover();
+  await eventually(async () => assert.match(await page.getByTestId('patch-readout').textContent(), new RegExp(`layer 1, head 2: ${want.values[1][2].toFixed(4)}`)));
+});
+
+test('noising reverses the sweep: the sentence names the largest damage, from the numbers', async () => {
+  await page.getByRole('combobox', { name: 'Patch' }).selectOption('resid_pre');
+  await page.getByRole('checkbox', { name: /^Noising/ }).check();
+  await page.getByRole('button', { name: 'Run patching' }).click();
+  const want = await patch({ ...PATCH, noising: true });
+  assert.equal(want.direction, 'noising');
+  await eventually(async () => assert.match(await page.getByTestId('patch-header').textContent(), /noising: corrupted activations into the clean run/), 30_000);
+  const shown = await heatmap_cells().evaluateAll((tds) => tds.map((td) => Number(td.dataset.value)));
+  assert.deepEqual(shown, flat(want.values));
+  let worst = { l: 0, j: 0, v: Infinity };
+  want.values.forEach((row, l) => row.forEach((v, j) => v < worst.v && (worst = { l, j, v })));
+  assert.match(
+    await page.getByTestId('patch-summary').textContent(),
+    new RegExp(`^The largest damage: layer ${want.layers[worst.l]}, position ${want.positions[worst.j]} .*value ${worst.v.toFixed(4)}, taking away ${Math.round(100 * (1 - worst.v))}%`),
+  );
+  await page.getByRole('checkbox', { name: /^Noising/ }).uncheck();
+  await page.getByRole('combobox', { name: 'Patch' }).selectOption('z_all_pos');
+});
+
+test('the API’s errors are shown in its own words: prompts of different lengths, an answer of two tokens', async () => {
+  const corrupted = page.getByRole('textbox', { name: 'Corrupted prompt' });
+  await corrupted.fill(' gray whale');
+  await page.getByRole('button', { name: 'Run patching' }).click();
+  const bad = await api_post(server, '/api/model/patch', { ...PATCH, corrupted: ' gray whale', what: 'z_all_pos' });
+  assert.equal(bad.status, 400);
+  await eventually(async () => assert.equal(await page.getByTestId('patch-error').textContent(), bad.body.error.message));
+  await corrupted.fill(CORRUPTED);
+  await page.getByRole('textbox', { name: 'Answer token' }).fill(' violin');
+  await page.getByRole('button', { name: 'Run patching' }).click();
+  const two = await api_post(server, '/api/model/patch', { ...PATCH, answer: ' violin', what: 'z_all_pos' });
+  assert.equal(two.status, 400);
+  await eventually(async () => assert.equal(await page.getByTestId('patch-error').textContent(), two.body.error.message));
+  assert.match(two.body.error.message, /2 tokens/);
+  await page.getByRole('textbox', { name: 'Answer token' }).fill(' viol');
+  await page.getByRole('button', { name: 'Run patching' }).click();
+  await eventually(async () => assert.equal(await page.getByTestId('patch-error').count(), 0));
+});
+
+test('the lens view: a layer × position table whose top tokens and probabilities are the API’s; hover gives the answer’s rank', async () => {
+  await tab('Logit lens').click();
+  const want = (await api_post(server, '/api/model/lens', { text: CLEAN, top_k: 3, answers: [' viol'] })).body;
+  const cells = page.getByTestId('lens-table').locator('tbody td');
+  await eventually(async () => assert.equal(await cells.count(), want.layers.length * want.tokens.length), 30_000);
+  const shown = await cells.evaluateAll((tds) => tds.map((td) => [Number(td.dataset.topId), Number(td.dataset.prob)]));
+  assert.deepEqual(shown, want.values.flatMap((row) => row.map((c) => [c.top[0].id, c.top[0].prob])));
+  const rows = await page.getByTestId('lens-table').locator('tbody th').allTextContents();
+  assert.deepEqual(rows, want.layers);
+  const T = want.tokens.length;
+  const L = want.layers.length - 1; // final_post at the last position
+  await cells.nth(L * T + T - 1).hover();
+  const a = want.values[L][T - 1].answers[0];
+  await eventually(async () =>
+    assert.match(await page.getByTestId('lens-readout').textContent(), new RegExp(`answer “ viol” rank ${a.rank}, p ${a.prob.toPrecision(3)}`)),
+  );
+  const [d] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Save the logit lens table as CSV' }).click()]);
+  const csv = fs.readFileSync(await d.path(), 'utf8').trim().split('\n');
+  assert.equal(csv.length - 1, want.layers.length * T);
+  await screenshot(page, '91-research-lens');
+});
+
+// Every pair above the threshold, from the API's own values.
+function pairs_above(r, threshold) {
+  const out = [];
+  r.values.forEach((a, sl) => a.forEach((b, sh) => b.forEach((c, rl) => c.forEach((s, rh) => rl > sl && s >= threshold && out.push(`${sl}.${sh}>${rl}.${rh}`)))));
+  return out.sort();
+}
+
+test('the circuit view draws exactly the pairs above the threshold, against the API’s baseline', async () => {
+  await tab('Circuit').click();
+  const plain = (await api_post(server, '/api/model/compose', { kind: 'k' })).body;
+  const edges = page.getByTestId('circuit-edge');
+  const drawn = async () => (await edges.evaluateAll((gs) => gs.map((g) => `${g.dataset.sender}>${g.dataset.receiver}`))).sort();
+  for (const factor of [2, 1.25]) {
+    await page.getByRole('combobox', { name: 'Threshold' }).selectOption(String(factor));
+    const want = pairs_above(plain, factor * plain.baseline.mean);
+    await eventually(async () => assert.deepEqual(await drawn(), want), 30_000);
+    assert.match(await page.getByTestId('circuit-baseline').textContent(), new RegExp(`Random baseline: ${plain.baseline.mean.toFixed(4)} ± ${plain.baseline.std.toFixed(4)}`));
+    assert.equal(await page.getByTestId('circuit-table').locator('tbody tr').count(), want.length);
+  }
+  await page.getByRole('combobox', { name: 'Threshold' }).selectOption('2');
+  await eventually(async () => assert.deepEqual(await drawn(), pairs_above(plain, 2 * plain.baseline.mean)));
+  assert.equal(await page.getByTestId('circuit-head').count(), model.config.n_layer * model.config.n_head);
+  if (!process.env.HEADLAB_MODEL) {
+    // The built-in model's story: the previous-token head 0.3 feeds the induction head 1.2.
+    const edge = edges.and(page.locator('[data-sender="0.3"][data-receiver="1.2"]'));
+    assert.equal(await edge.count(), 1);
+    await edge.focus();
+    const score = plain.values[0][3][1][2];
+    await eventually(async () => assert.match(await page.getByTestId('circuit-readout').textContent(), new RegExp(`0\\.3 → 1\\.2: K-composition ${score.toFixed(4)}`)));
+    assert.match(await page.getByTestId('circuit-summary').textContent(), /head 0\.3 → head 1\.2/);
+  }
+  await screenshot(page, '92-research-circuit');
+  // Q-composition: the same rule on its own scores.
+  await page.getByRole('combobox', { name: 'Composition' }).selectOption('q');
+  const q = (await api_post(server, '/api/model/compose', { kind: 'q' })).body;
+  await eventually(async () => assert.deepEqual(await drawn(), pairs_above(q, 2 * q.baseline.mean)), 30_000);
+});
+
+test('the three research views have no WCAG A/AA violations; the tabs answer the arrow keys', async () => {
+  await tab('Patching').click();
+  await page.getByRole('button', { name: 'Run patching' }).click();
+  await eventually(async () => assert.ok((await heatmap_cells().count()) > 0), 30_000);
+  assert.deepEqual(await violations(), [], 'patching');
+  await tab('Patching').focus();
+  await page.keyboard.press('ArrowRight');
+  assert.equal(await tab('Logit lens').getAttribute('aria-selected'), 'true');
+  await page.getByTestId('lens-table').waitFor();
+  assert.deepEqual(await violations(), [], 'lens');
+  await page.keyboard.press('ArrowRight');
+  assert.equal(await tab('Circuit').getAttribute('aria-selected'), 'true');
+  await page.getByTestId('circuit-table').waitFor();
+  assert.deepEqual(await violations(), [], 'circuit');
+});
+
+test('the heads view is still there, and the page logged no errors', async () => {
+  await tab('Heads').click();
+  await eventually(async () => assert.equal(await page.locator('.explorer__thumb').count(), model.config.n_layer * model.config.n_head), 30_000);
+  assert.deepEqual(problems.filter((p) => !/status of 400/.test(p)), [], 'no errors but the 400s the error test asked for');
+});
