@@ -335,6 +335,11 @@ const std::vector<Row> kRows = {
     {"serve --model {F}/good --dtype fp16" + kServe, 2, "--dtype: fp16 not in {auto,f32,bf16,f16}"},
     {"serve --model {F}/good --compute fp32" + kServe, 2, "--compute: fp32 not in {f32,bf16}"},
     {"serve --model {F}/good --compute bf16" + kServe, 1, "keeps none: add --dtype bf16"},
+    // patch: activation patching (cli/patch_command.cpp)
+    {"patch --model {F}/dir --clean a --corrupted b --answer x --wrong y", 1, "missing config.json"},
+    {"patch --model {F}/good --prompts {F}/empty", 2, "the file holds no prompt"},
+    {"patch --model {F}/good --prompts {F}/lying", 2, "pair 1 (line 1): no corrupted prompt"},
+    {"patch --model {F}/good --clean a --corrupted b --answer x --wrong y --what nope", 2, "\"nope\" is not one of resid_pre"},
     // lens, attribute, compose: the research toolbox's readings of a model (cli/lens_command.cpp, ...)
     {"lens --model {F}/dir --text hi", 1, "missing config.json"},
     {"lens --model {F}/lying-weights --text hi", 1, "model.safetensors: header length"},

@@ -15,7 +15,7 @@ using headlab::testing::headlab_run;
 
 namespace {
 
-const std::string kTiny = std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny";
+const std::string kTinyModel = std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny";
 
 std::string research_tmp(const std::string& name) {
   return std::string(HEADLAB_BINARY_DIR) + "/tmp_cache_cli_" + std::to_string(::getpid()) + "_" + name;
@@ -25,7 +25,7 @@ std::string research_tmp(const std::string& name) {
 
 TEST(CacheCommand, WritesTheAskedHooksUnderTheirNamesAndSaysWhatItWrote) {
   const std::string out = research_tmp("a.safetensors");
-  auto r = headlab_run("cache --model " + kTiny + " --text 'the cat sat' --hooks 'blocks.*.attn.hook_pattern,hook_embed' --out " +
+  auto r = headlab_run("cache --model " + kTinyModel + " --text 'the cat sat' --hooks 'blocks.*.attn.hook_pattern,hook_embed' --out " +
                        out + " --format json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
@@ -42,7 +42,7 @@ TEST(CacheCommand, WritesTheAskedHooksUnderTheirNamesAndSaysWhatItWrote) {
   EXPECT_EQ(j["tokens"][0][0], 4095);  // BOS first: GPT-2's rule
   std::remove(out.c_str());
 
-  r = headlab_run("cache --model " + kTiny + " --text 'the cat sat' --hooks 'blocks.1.*' --out " + out);
+  r = headlab_run("cache --model " + kTinyModel + " --text 'the cat sat' --hooks 'blocks.1.*' --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("blocks.1.attn.hook_z"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("MB"), std::string::npos) << r.out;
@@ -51,11 +51,11 @@ TEST(CacheCommand, WritesTheAskedHooksUnderTheirNamesAndSaysWhatItWrote) {
 
 TEST(CacheCommand, GivenIdsGetNoBosAndAPromptsFileIsPaddedToTheLongest) {
   const std::string out = research_tmp("b.safetensors"), prompts = research_tmp("prompts.txt");
-  auto r = headlab_run("cache --model " + kTiny + " --ids 1911,272,266 --hooks hook_embed --out " + out + " --format json");
+  auto r = headlab_run("cache --model " + kTinyModel + " --ids 1911,272,266 --hooks hook_embed --out " + out + " --format json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(nlohmann::json::parse(r.out)["tokens"], nlohmann::json({{1911, 272, 266}}));
   std::ofstream(prompts) << "the cat\n{\"clean\": \"the cat sat on the mat\"}\n";
-  r = headlab_run("cache --model " + kTiny + " --prompts " + prompts + " --hooks 'blocks.0.hook_resid_pre' --out " + out +
+  r = headlab_run("cache --model " + kTinyModel + " --prompts " + prompts + " --hooks 'blocks.0.hook_resid_pre' --out " + out +
                   " --format csv");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto file = headlab::model::safetensors_read(out);
@@ -71,36 +71,36 @@ TEST(CacheCommand, GivenIdsGetNoBosAndAPromptsFileIsPaddedToTheLongest) {
 
 TEST(CacheCommand, BadHooksAndTooLargeCachesAreUsageErrorsThatSayWhy) {
   const std::string out = research_tmp("c.safetensors");
-  auto r = headlab_run("cache --model " + kTiny + " --text 'the cat' --hooks blocks.0.attn.hook_patern --out " + out);
+  auto r = headlab_run("cache --model " + kTinyModel + " --text 'the cat' --hooks blocks.0.attn.hook_patern --out " + out);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("Did you mean blocks.0.attn.hook_pattern?"), std::string::npos) << r.out;
-  r = headlab_run("cache --model " + kTiny + " --text 'the cat' --hooks 'blocks.*.hook_resid_mid' --out " + out);
+  r = headlab_run("cache --model " + kTinyModel + " --text 'the cat' --hooks 'blocks.*.hook_resid_mid' --out " + out);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("attention-only"), std::string::npos) << r.out;
   std::string long_text;
   for (int i = 0; i < 30; i++) long_text += "the cat ";
-  r = headlab_run("cache --model " + kTiny + " --text '" + long_text + "' --hooks '*' --max-mb 1 --out " + out);
+  r = headlab_run("cache --model " + kTinyModel + " --text '" + long_text + "' --hooks '*' --max-mb 1 --out " + out);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("more than the budget"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--max-mb"), std::string::npos) << r.out;
-  r = headlab_run("cache --model " + kTiny + " --text '" + long_text + long_text + "' --hooks hook_embed --out " + out);
+  r = headlab_run("cache --model " + kTinyModel + " --text '" + long_text + long_text + "' --hooks hook_embed --out " + out);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("--truncate"), std::string::npos) << r.out;
-  r = headlab_run("cache --model " + kTiny + " --text 'a' --ids 1 --hooks '*' --out " + out);
+  r = headlab_run("cache --model " + kTinyModel + " --text 'a' --ids 1 --hooks '*' --out " + out);
   EXPECT_EQ(r.exit_code, 2);
-  r = headlab_run("cache --model " + kTiny + " --text 'a' --hooks '*' --out /nonexistent-dir/x.safetensors");
+  r = headlab_run("cache --model " + kTinyModel + " --text 'a' --hooks '*' --out /nonexistent-dir/x.safetensors");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("headlab: error:"), std::string::npos) << r.out;
 }
 
 TEST(InterveneCommand, PrintsTheLossChangeAndBothPredictionsWithTheApisJson) {
-  auto r = headlab_run("intervene --model " + kTiny + " --text 'the cat sat on the mat. the cat' --ablate 1.2 --format json");
+  auto r = headlab_run("intervene --model " + kTinyModel + " --text 'the cat sat on the mat. the cat' --ablate 1.2 --format json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
   const double change = j["intervened"]["loss"].get<double>() - j["baseline"]["loss"].get<double>();
   EXPECT_NEAR(j["loss_change"].get<double>(), change, 2e-5);
   EXPECT_NE(change, 0.0);
-  r = headlab_run("intervene --model " + kTiny + " --text 'the cat sat on the mat. the cat' --ablate 1.2");
+  r = headlab_run("intervene --model " + kTinyModel + " --text 'the cat sat on the mat. the cat' --ablate 1.2");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("Loss (mean next-token cross-entropy)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("intervened"), std::string::npos) << r.out;
@@ -114,12 +114,12 @@ TEST(InterveneCommand, AZeroSteeringVectorChangesNothingAndActAddChangesTheLoss)
     for (int i = 0; i < 128; i++) f << (i ? ", " : "") << "0";
     f << "]";
   }
-  auto r = headlab_run("intervene --model " + kTiny + " --text 'the cat sat on the mat' --steer 1:5:" + zero + " --format json");
+  auto r = headlab_run("intervene --model " + kTinyModel + " --text 'the cat sat on the mat' --steer 1:5:" + zero + " --format json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["loss_change"], 0.0);
   EXPECT_EQ(j["baseline"], j["intervened"]);
-  r = headlab_run("intervene --model " + kTiny + " --text 'the cat sat on the mat' --steer-prompts '1:4:the dog:the cat' --format csv");
+  r = headlab_run("intervene --model " + kTinyModel + " --text 'the cat sat on the mat' --steer-prompts '1:4:the dog:the cat' --format csv");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out.rfind("run,loss,rank,id,token,prob,logit\n", 0), 0u) << r.out;
   std::remove(zero.c_str());
@@ -134,7 +134,7 @@ TEST(InterveneCommand, BadSteeringAndHeadsAreRefusedByNameNeverACrash) {
     f << "]";
   }
   std::ofstream(short_file, std::ios::binary) << "abcd";
-  const std::string text = " --model " + kTiny + " --text 'the cat sat'";
+  const std::string text = " --model " + kTinyModel + " --text 'the cat sat'";
   const std::vector<std::string> bads = {"--steer 1:2:" + nan, "--steer 1:2:" + short_file, "--steer 1:inf:" + short_file,
                                          "--steer 9:2:" + short_file, "--steer 1:2", "--steer 1:2:/nonexistent.f32",
                                          "--steer-prompts '1:2:only one text'", "--steer-prompts 7:2:a:b", "--ablate 1",
@@ -161,7 +161,7 @@ TEST(RunCommand, SteersWithTheSameOptionsAsIntervene) {
     z << "]";
     o << "]";
   }
-  const std::string run = "run --model " + kTiny + " --text 'the cat sat on the mat' --format json --layer 1 --head 2";
+  const std::string run = "run --model " + kTinyModel + " --text 'the cat sat on the mat' --format json --layer 1 --head 2";
   auto plain = headlab_run(run);
   ASSERT_EQ(plain.exit_code, 0) << plain.out;
   auto same = headlab_run(run + " --steer 1:3:" + zero);
@@ -173,7 +173,7 @@ TEST(RunCommand, SteersWithTheSameOptionsAsIntervene) {
   EXPECT_NE(a["loss"], b["loss"]);
   EXPECT_NE(a["heads"][0]["pattern"], b["heads"][0]["pattern"]);  // layer 1's pattern reads the steered resid_pre
   // the loss of intervene's steered run is run's
-  auto iv = headlab_run("intervene --model " + kTiny + " --text 'the cat sat on the mat' --format json --steer 1:3:" + ones);
+  auto iv = headlab_run("intervene --model " + kTinyModel + " --text 'the cat sat on the mat' --format json --steer 1:3:" + ones);
   ASSERT_EQ(iv.exit_code, 0) << iv.out;
   EXPECT_EQ(nlohmann::json::parse(iv.out)["intervened"]["loss"], b["loss"]);
   auto bad = headlab_run(run + " --steer 1:3");

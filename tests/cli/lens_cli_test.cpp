@@ -18,6 +18,11 @@ namespace {
 
 const std::string kTiny = std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny";
 const std::string kRepeat = "--ids '4095 812 1999 77 3021 540 2210 1403 96 812 1999 77 3021 540 2210 1403'";
+// Standard output alone: a run slower than a second also prints its progress on stderr, which
+// headlab_run's 2>&1 would mix into the table, CSV or JSON.
+headlab::testing::CommandResult headlab_stdout(const std::string& args) {
+  return headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab " + args + " 2>/dev/null");
+}
 
 void expect_has(const std::string& text, const std::string& part) {
   EXPECT_NE(text.find(part), std::string::npos) << "missing \"" << part << "\" in:\n" << text.substr(0, 3000);
@@ -35,7 +40,7 @@ TEST(LensCommand, TheTableShowsEveryLayerAndTheAnswersRankFallingToZero) {
 }
 
 TEST(LensCommand, CsvHasOneRowPerLayerAndPosition) {
-  auto r = headlab_run("lens --model " + kTiny + " " + kRepeat + " --answer '#96' --format csv 2>/dev/null");
+  auto r = headlab_stdout("lens --model " + kTiny + " " + kRepeat + " --answer '#96' --format csv");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   expect_has(r.out, "layer,label,pos,input_token,top1_id,top1_text,top1_prob,entropy,kl_final,answer0_id");
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1 + 3 * 16);
@@ -47,7 +52,7 @@ TEST(AttributeCommand, TheTableListsTheHeadsAndThePartsAddUpToTheModelsDifferenc
   expect_has(r.out, "L1H2");
   expect_has(r.out, "1_attn_bias");
   expect_has(r.out, "sum of parts");
-  auto j = headlab_run("attribute --model " + kTiny + " " + kRepeat + " --answer '#96' --format json 2>/dev/null");
+  auto j = headlab_stdout("attribute --model " + kTiny + " " + kRepeat + " --answer '#96' --format json");
   ASSERT_EQ(j.exit_code, 0) << j.out;
   auto a = nlohmann::json::parse(j.out);
   EXPECT_EQ(a["metric"], "logit");
@@ -65,7 +70,7 @@ TEST(AttributeCommand, ABatchFileIsAveragedAndABadLineIsNamed) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   expect_has(r.out, "over 2 prompts");
   expect_has(r.out, "Per prompt");
-  auto c = headlab_run("attribute --model " + kTiny + " --prompts " + file + " --answer ' the' --format csv 2>/dev/null");
+  auto c = headlab_stdout("attribute --model " + kTiny + " --prompts " + file + " --answer ' the' --format csv");
   expect_has(c.out, "prompt,label,kind,layer,head,value\n1,embed,embed,,,");
   expect_has(c.out, "\nmean,ln_final.b,ln_final_bias,,,");
   auto bad = headlab_run("attribute --model " + kTiny + " --prompts " + file);
@@ -79,7 +84,7 @@ TEST(ComposeCommand, ThePreviousTokenHeadLeadsTheKCompositionIntoTheInductionHea
   expect_has(r.out, "raw weights");
   expect_has(r.out, "Random baseline: 0.0");
   expect_has(r.out, "0.3 -> 1.2");
-  auto c = headlab_run("compose --model " + kTiny + " --kind v --fold-ln --format csv 2>/dev/null");
+  auto c = headlab_stdout("compose --model " + kTiny + " --kind v --fold-ln --format csv");
   ASSERT_EQ(c.exit_code, 0) << c.out;
   expect_has(c.out, "kind,sender_layer,sender_head,receiver_layer,receiver_head,score,baseline_mean,weights\nv,0,0,1,0,");
   expect_has(c.out, ",fold_ln\n");
@@ -103,17 +108,17 @@ TEST(ResearchCommands, RunOnEveryFamilyFolderAndGgufFile) {
                         "gemma2_random.q8_0.gguf", "qwen3_random.q8_0.gguf"}) {
     SCOPED_TRACE(m);
     const std::string model = " --model " + dir + m;
-    auto lens = headlab_run("lens" + model + " --text 'the cat sat' --top 2 --format json 2>/dev/null");
+    auto lens = headlab_stdout("lens" + model + " --text 'the cat sat' --top 2 --format json");
     ASSERT_EQ(lens.exit_code, 0) << lens.out.substr(0, 500);
     auto l = nlohmann::json::parse(lens.out);
     EXPECT_EQ(l["values"].back().back()["kl_final"], 0.0);
-    auto attr = headlab_run("attribute" + model + " --ids '1 2 3 4 5' --answer '#6' --wrong '#7' --format json 2>/dev/null");
+    auto attr = headlab_stdout("attribute" + model + " --ids '1 2 3 4 5' --answer '#6' --wrong '#7' --format json");
     ASSERT_EQ(attr.exit_code, 0) << attr.out.substr(0, 500);
     auto a = nlohmann::json::parse(attr.out);
     double sum = 0;
     for (const auto& v : a["values"]) sum += v.get<double>();
     EXPECT_NEAR(sum, a["logit_diff_uncapped"].get<double>(), 1e-4 * (1 + std::fabs(sum)));
-    auto comp = headlab_run("compose" + model + " --kind all --ov-circuit 0.0 --top 1 --format json 2>/dev/null");
+    auto comp = headlab_stdout("compose" + model + " --kind all --ov-circuit 0.0 --top 1 --format json");
     ASSERT_EQ(comp.exit_code, 0) << comp.out.substr(0, 500);
     auto c = nlohmann::json::parse(comp.out);
     EXPECT_EQ(c["what"], "composition");

@@ -26,11 +26,17 @@ const std::string kCorrupted = "' gray whale ink crown plum fog arch violin gray
 const std::string kPair = " --clean " + kClean + " --corrupted " + kCorrupted + " --answer ' viol' --wrong ' ar'";
 
 CommandResult patch(const std::string& args) { return headlab_run("patch --model " + kModel + " " + args); }
+// Standard output alone, for the JSON and CSV a test parses: a sweep slower than a second (a
+// loaded machine) also prints its progress on stderr, which patch()'s 2>&1 would mix in.
+CommandResult patch_stdout(const std::string& args) {
+  return headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab patch --model " + kModel + " " + args +
+                                       " 2>/dev/null");
+}
 
 }  // namespace
 
 TEST(PatchCommand, JsonHasTransformerLensAxesAndTheInductionTokenRestoresTheAnswer) {
-  CommandResult r = patch(kPair + " --what resid_pre --format json");
+  CommandResult r = patch_stdout(kPair + " --what resid_pre --format json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["what"], "resid_pre");
@@ -69,7 +75,7 @@ TEST(PatchCommand, TableShowsLayersByPositionsWithBothRunsTokens) {
 }
 
 TEST(PatchCommand, CsvHasOneRowPerCellWithItsToken) {
-  CommandResult r = patch(kPair + " --what z_by_pos --layers 1 --positions 30 --metric normalized --format csv");
+  CommandResult r = patch_stdout(kPair + " --what z_by_pos --layers 1 --positions 30 --metric normalized --format csv");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out.rfind("layer,pos,head,token,value\n", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("1,30,2,\"og\","), std::string::npos) << r.out;
@@ -87,8 +93,8 @@ TEST(PatchCommand, APromptsFileIsABatchAveragedOverItsPairs) {
       << R"("corrupted": " gray whale ink crown plum fog arch violin gray whale ink crown plum fog", "answer": " viol", "wrong": " ar"})"
       << "\n";
   }
-  CommandResult two = patch("--prompts " + path + " --what z_all_pos --format json");
-  CommandResult one = patch(kPair + " --what z_all_pos --format json");
+  CommandResult two = patch_stdout("--prompts " + path + " --what z_all_pos --format json");
+  CommandResult one = patch_stdout(kPair + " --what z_all_pos --format json");
   std::filesystem::remove(path);
   ASSERT_EQ(two.exit_code, 0) << two.out;
   ASSERT_EQ(one.exit_code, 0) << one.out;
@@ -138,7 +144,7 @@ TEST(PatchCommand, IdsAndIdAnswersReproduceThePyTorchReference) {
     for (int id : a) s += (s.empty() ? "" : " ") + std::to_string(id);
     return s;
   };
-  CommandResult r = patch("--clean-ids '" + ids(prompts["clean"]) + "' --corrupted-ids '" + ids(prompts["corrupted"]) +
+  CommandResult r = patch_stdout("--clean-ids '" + ids(prompts["clean"]) + "' --corrupted-ids '" + ids(prompts["corrupted"]) +
                           "' --answer '#" + std::to_string(int(prompts["answer"])) + "' --wrong '#" +
                           std::to_string(int(prompts["wrong"])) + "' --what resid_pre --format json");
   ASSERT_EQ(r.exit_code, 0) << r.out;

@@ -44,7 +44,7 @@ void expect_envelope(const httplib::Result& r, int status, const std::string& fr
   EXPECT_NE(j["error"]["message"].get<std::string>().find(fragment), std::string::npos) << r->body;
 }
 
-json cli_json(const std::string& args) {
+json cache_cli_json(const std::string& args) {
   const auto r = headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab " + args + " 2>/dev/null");
   if (r.exit_code != 0) return json{{"exit", r.exit_code}, {"out", r.out}};
   return json::parse(r.out);
@@ -123,13 +123,13 @@ TEST(InterveneApi, SteeringGivesTheNumbersOfHeadlabIntervene) {
                     json{{"text", text}, {"steer", {{{"layer", 1}, {"coef", 3.0}, {"vector", vector}}}}, {"top_k", 5}});
   ASSERT_EQ(api.status, 200) << api.raw;
   EXPECT_NE(api.body["loss_change"], 0.0);
-  json cli = cli_json("intervene --model " + cache_model_dir() + " --text '" + text + "' --steer 1:3:" + file + " --format json");
+  json cli = cache_cli_json("intervene --model " + cache_model_dir() + " --text '" + text + "' --steer 1:3:" + file + " --format json");
   EXPECT_EQ(cli, api.body);
 
   api = s.post("/api/model/intervene", json{{"text", text},
                                             {"steer", {{{"layer", 1}, {"coef", 2.0}, {"plus", "the dog"}, {"minus", "the cat"}}}}});
   ASSERT_EQ(api.status, 200) << api.raw;
-  cli = cli_json("intervene --model " + cache_model_dir() + " --text '" + text + "' --steer-prompts '1:2:the dog:the cat' --format json");
+  cli = cache_cli_json("intervene --model " + cache_model_dir() + " --text '" + text + "' --steer-prompts '1:2:the dog:the cat' --format json");
   EXPECT_EQ(cli, api.body);
 }
 
