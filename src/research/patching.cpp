@@ -159,7 +159,7 @@ std::vector<Site> sites_of(const Part& part, const ModelConfig& c, const std::ve
 // Calls f(i, j, k, dense offset) for each element of the slice of an activation of dense shape (a, b, c).
 template <class F>
 void for_slice(std::array<int, 3> shape, Slice s, int pos, int head, F f) {
-  const auto [a, b, c] = shape;
+  const int a = shape[0], b = shape[1], c = shape[2];  // not a structured binding: clang 14 cannot capture one
   auto one = [&](int i, int j) {
     for (int k = 0; k < c; k++) f(i, j, k, (std::size_t(i) * b + j) * c + k);
   };

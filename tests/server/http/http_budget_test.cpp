@@ -136,15 +136,18 @@ TEST(HttpBudget, AClientThatNeverReadsIsCutPastItsBudgetAndAnotherClientIsServed
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_LE(s.http->unread_bytes(), std::size_t(16) << 20) << "the greedy client's unread answers stay in its budget";
-  // The oldest were cut: reading them ends early, at the end of the stream.
-  const std::size_t first = read_all(greedy.front(), std::chrono::milliseconds(1000));
-  EXPECT_LT(first, big_answer().size()) << "the longest-waiting unread answer was cut";
   // Another client is served whole meanwhile.
   int other = connect_from(port, "127.0.0.2");
   ASSERT_GE(other, 0);
   send_all(other, get_request(port, "/big", true));
   EXPECT_GT(read_all(other, std::chrono::milliseconds(5000)), big_answer().size());
   ::close(other);
+  // Answers were cut: reading them ends early, at the end of the stream. Which ones is not
+  // asserted: on loopback the kernel's buffers can take a whole 4 MB answer off the server's
+  // hands before the budget is reached (a slow, instrumented run does), and that one is whole.
+  int cut = 0;
+  for (int fd : greedy) cut += read_all(fd, std::chrono::milliseconds(1000)) < big_answer().size();
+  EXPECT_GE(cut, 1) << "some of the greedy client's unread answers were cut";
   for (int fd : greedy) ::close(fd);
   // Closed connections give their answers back.
   for (int i = 0; i < 40 && s.http->unread_bytes() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));

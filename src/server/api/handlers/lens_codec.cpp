@@ -165,7 +165,9 @@ Result<ComposeRequest> decode_compose_request(std::string_view body) {
 
 Result<ComposeRequest> decode_compose_query(const std::map<std::string, std::string>& q) {
   ComposeRequest r;
-  for (const auto& [key, value] : q) {
+  for (const auto& entry : q) {
+    const std::string& key = entry.first;  // not a structured binding: clang 14 cannot capture one
+    const std::string& value = entry.second;
     auto whole = [&](int& out) -> Status {
       int v = 0;
       auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
