@@ -71,13 +71,15 @@ install_deps() {
   if [ -d "$HEADLAB_ROOT/data/npm" ]; then npm_install "$HEADLAB_ROOT/data/npm" --omit=optional; fi  # optional: node-llama-cpp's CUDA/Vulkan/ARM builds (about 1 GB); the tests read the fixtures the x64 libllama made
 }
 
+# build_all KIND [TARGET...]: the Release build in BUILD_DIR (with the test binaries' targets
+# defined when KIND is test), all of it or only the targets named, then the web app.
 build_all() {
-  local kind="$1"
+  local kind="$1"; shift
   local tests=OFF
   [ "$kind" = test ] && tests=ON
-  say "building the C++ engine, server and CLI in ${BUILD_DIR#$HEADLAB_ROOT/}"
+  say "building the C++ engine, server and CLI in ${BUILD_DIR#$HEADLAB_ROOT/}${1:+ (targets: $*)}"
   cmake -S "$HEADLAB_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DHEADLAB_BUILD_TESTS=$tests >/dev/null
-  cmake --build "$BUILD_DIR" -j"$(nproc)"
+  cmake --build "$BUILD_DIR" -j"$(nproc)" ${1:+--target "$@"}
   say "building the web app"
   npm run build --prefix "$HEADLAB_ROOT/web" --silent
 }
