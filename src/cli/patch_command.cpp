@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/config_note.h"
 #include "cli/dtype_option.h"
+#include "cli/steer_option.h"
 #include "formats/model_files.h"
 #include "research/patch_input.h"
 #include "research/patching.h"
@@ -44,6 +45,7 @@ struct PatchOptions {
   bool noising = false;
   bool tl_loop = false;
   std::string layers, positions;
+  SteerOptions steering;  // --steer, --steer-prompts, --steer-from: every run of the sweep steered
   std::string format = "table";
   std::string out;
 };
@@ -158,6 +160,9 @@ std::string patch_table(const server::ModelPatchResult& m, const model::BpeToken
       << "), metric " << research::patch_metric_name(r.metric) << ": clean " << cell(r.clean) << ", corrupted "
       << cell(r.corrupted) << ".\n" << m.pairs << (m.pairs == 1 ? " pair, " : " pairs, ") << r.cost.forwards
       << " forwards, " << r.skipped << " of them skipped (the patched slice was the same in both runs).\n";
+  for (const auto& st : r.steering)
+    out << "Every run steered: " << st.coef << (st.rows == 1 ? " x the vector" : " x ActAdd's " + std::to_string(st.rows) + " rows")
+        << " added to blocks." << st.layer << ".hook_resid_pre from position " << st.from << ".\n";
   const bool every = !r.patch_types.empty();
   const std::size_t types = every ? r.patch_types.size() : 1;
   const std::size_t per_type = r.values.size() / types;
@@ -333,10 +338,17 @@ int run_patch(const PatchOptions& o) {
   }
   if (!in) return print_error((o.prompts.empty() ? "" : o.prompts + ": ") + in.error().message, 2);
 
-  // 3. the sweep, with progress past a second
+  // 3. steering, in every run of the sweep (ActAdd's texts tokenised as the prompts are: with
+  //    ids, no BOS unless --bos)
+  model::Workspace ws;
+  auto steering = steering_from_options(o.steering, *params, tok.get(), as_ids ? std::optional<bool>(o.bos.value_or(false)) : o.bos, ws);
+  if (!steering)
+    return print_error(steering.error().message, steering.error().code == ErrorCode::invalid_argument ? 2 : 1);
+  rq.steering = std::move(*steering);
+
+  // 4. the sweep, with progress past a second
   Progress progress(o.what);
   rq.progress = [&progress](std::size_t done, std::size_t total) { progress(done, total); };
-  model::Workspace ws;
   auto result = research::patch(*params, in->pairs, rq, ws);
   rq.progress = nullptr;
   progress.finish();
@@ -397,6 +409,9 @@ void add_patch_command(CLI::App& app, int& exit_code) {
       "      --answer '#3' --wrong '#4' --what k_all_pos     (ids as given, answers as ids: no tokenizer needed)\n\n"
       "--prompts FILE: one JSON object a line, {\"clean\": ..., \"corrupted\": ..., \"answer\": ..., \"wrong\": ...};\n"
       "pairs may differ in length (a position past a pair's end leaves its run as it was).\n"
+      "--steer, --steer-prompts and --steer-from steer every run of the sweep, the clean and corrupted\n"
+      "ones too, as `headlab intervene` does (its --help says how): which slices carry the answer\n"
+      "once the residual stream is pushed along a direction.\n"
       "A sweep longer than a second shows its progress on stderr. docs/research.md has a worked example.");
   cmd->add_option("--model", opts->model,
                   "A Hugging Face folder (GPT-2, GPT-NeoX, Llama, Mistral, Qwen 2/3, Gemma 2/3) or a .gguf file")
@@ -422,6 +437,7 @@ void add_patch_command(CLI::App& app, int& exit_code) {
                 "numbers, slower (to check them, or to time the shortcuts)");
   cmd->add_option("--layers", opts->layers, "Only these layers, like 3-5 or 0,2,4 (default: every layer)");
   cmd->add_option("--positions", opts->positions, "Only these positions, like 10-14 (default: every position; BOS is 0)");
+  add_steer_options(cmd, opts->steering);
   cmd->add_option("--format", opts->format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();

@@ -208,6 +208,24 @@ double run_metric(const ForwardOutput& out, const PatchPair& pair, PatchMetric m
 
 Status bad(std::string message) { return make_error(ErrorCode::invalid_argument, std::move(message)); }
 
+// `hooks` with the request's steerings applied first at their layers' resid_pre, so what a run
+// records or patches there is the steered stream. A run started at block s (start_layer) has
+// the steerings at layers <= s in its start_resid already: those are left out.
+ForwardHooks steered(ForwardHooks hooks, std::span<const Steering> steering, int start_layer) {
+  if (steering.empty()) return hooks;
+  auto applies = [start_layer](const Steering& s) { return start_layer == 0 || s.layer > start_layer; };
+  ForwardHooks inner = hooks;
+  for (const Steering& s : steering)
+    if (applies(s)) hooks.want(HookPoint::resid_pre, s.layer);
+  hooks.at = [inner = std::move(inner), steering, applies](HookPoint p, int layer, const HookView& v) {
+    if (p == HookPoint::resid_pre)
+      for (const Steering& s : steering)
+        if (s.layer == layer && applies(s)) steering_add(s, v);
+    if (inner.at && inner.wants(p, layer)) inner.at(p, layer, v);
+  };
+  return hooks;
+}
+
 // The checks patch_cost and patch share; fills the swept layers and positions.
 Status check_request(const ModelConfig& c, std::span<const PatchPair> pairs, const PatchRequest& rq,
                      std::vector<int>& layers, std::vector<int>& positions, int& max_T) {
@@ -234,6 +252,9 @@ Status check_request(const ModelConfig& c, std::span<const PatchPair> pairs, con
       return bad(which + " has one token: the loss is over next tokens, so it needs at least two");
     max_T = std::max(max_T, static_cast<int>(p.clean.size()));
   }
+  for (std::size_t i = 0; i < rq.steering.size(); i++)
+    if (Status s = steering_check(c, rq.steering[i]); !s)
+      return bad("steering " + std::to_string(i + 1) + ": " + s.error().message);
   for (const Part& part : parts_of(rq.what)) {
     if (model::hook_exists(c, part.point)) continue;
     std::string why = part.point == HookPoint::resid_mid
@@ -364,6 +385,8 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
       for (bool clean : {true, false}) {
         ForwardOptions o;
         metric_options(o, pair, rq.metric, sc);
+        const ForwardHooks hooks = steered(ForwardHooks(L), rq.steering, 0);
+        if (!rq.steering.empty()) o.hooks = &hooks;
         const std::vector<int>& ids = clean ? pair.clean : pair.corrupted;
         if (Status s = model::forward(params, ids, o, out, ws); !s) return tl::unexpected(s.error());
         (clean ? clean_sum : corrupted_sum) += run_metric(out, pair, rq.metric, sc) / n_pairs;
@@ -403,8 +426,9 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
         dst.resize(v.size());
         v.copy_to(dst.data());
       };
+      const ForwardHooks all = steered(std::move(hooks), rq.steering, 0);
       ForwardOptions o;
-      o.hooks = &hooks;
+      o.hooks = &all;
       metric_options(o, pair, rq.metric, sc);
       if (Status s = model::forward(params, ids, o, out, ws); !s) return s;
       metric = run_metric(out, pair, rq.metric, sc);
@@ -444,12 +468,13 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
                       [&](int i, int j, int k, std::size_t at) { v.at(i, j, k) = src[at]; });
           };
           ForwardOptions o;
-          o.hooks = &hooks;
           metric_options(o, pair, rq.metric, sc);
           if (sc.start_at_layer && site.layer > 0) {
             o.start_layer = site.layer;
             o.start_resid = base.at({HookPoint::resid_pre, site.layer}).data();
           }
+          const ForwardHooks all = steered(std::move(hooks), rq.steering, o.start_layer);
+          o.hooks = &all;
           if (Status s = model::forward(params, base_ids, o, out, ws); !s) return tl::unexpected(s.error());
           value = run_metric(out, pair, rq.metric, sc);
         } else {
@@ -467,6 +492,7 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
   PatchResult r;
   r.what = rq.what, r.metric = rq.metric, r.noising = rq.noising;
   r.layers = layers;
+  for (const Steering& st : rq.steering) r.steering.push_back({st.layer, st.from, st.rows, st.coef});
   r.cost = *cost;
   r.skipped = skipped;
   const double clean_m = clean_sum, corrupted_m = corrupted_sum;

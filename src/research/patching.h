@@ -17,7 +17,8 @@
 // run's resid_pre (model::ForwardOptions::start_layer: the blocks before cannot change); the
 // logit-difference metrics unembed only the answer's and the wrong token's columns; a slice that
 // is the same in both runs (a prefix both prompts share) leaves the base run, whose metric it
-// takes without running.
+// takes without running. Steering (PatchRequest::steering) is applied in every run, the
+// shortcuts included.
 #pragma once
 
 #include <cstddef>
@@ -30,6 +31,7 @@
 
 #include "model/forward.h"
 #include "model/parameters.h"
+#include "research/steering.h"
 #include "util/result.h"
 
 namespace headlab::research {
@@ -89,6 +91,10 @@ struct PatchRequest {
   std::vector<int> layers;     // the layers swept (sorted, unique); empty: every layer
   std::vector<int> positions;  // the positions swept (sorted, unique); empty: 0 .. longest T - 1
   PatchShortcuts shortcuts;
+  // Added to every run of the sweep, clean, corrupted and patched (research/steering.h): each at
+  // its layer's resid_pre, before the patch, so a patched slice of a steered point is the source
+  // run's steered value (TL with the steering hook added before the patching hook). Empty: none.
+  std::vector<Steering> steering;
   // Called after each patched run (or skipped one): done of total. Empty: nothing.
   std::function<void(std::size_t done, std::size_t total)> progress;
   // Asked before each patched run; false stops the sweep (unavailable): a server whose client
@@ -117,6 +123,11 @@ struct PatchResult {
   float clean = 0.0f, corrupted = 0.0f;  // the metric of the clean and corrupted runs (normalized: 1, 0)
   PatchCost cost;
   std::size_t skipped = 0;               // patched runs the skip_unchanged shortcut did not need
+  struct Steered {
+    int layer = 0, from = 0, rows = 1;
+    float coef = 1.0f;
+  };
+  std::vector<Steered> steering;  // the request's steerings, without their vectors (said in the output)
   std::size_t offset(std::initializer_list<int> index) const;  // into values, one index per axis
 };
 

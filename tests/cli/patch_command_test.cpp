@@ -168,3 +168,31 @@ TEST(PatchCommand, HelpTeachesByExample) {
   for (const char* says : {"Examples:", "--what", "denoising", "(layer, pos)", "KV heads", "normalized", "--prompts"})
     EXPECT_NE(r.out.find(says), std::string::npos) << says;
 }
+
+TEST(PatchCommand, SteeringChangesEveryRunAndTheOutputSaysSo) {
+  // ActAdd " violin" - " arch" at layer 0 pushes every run toward the clean answer
+  CommandResult plain = patch_stdout(kPair + " --what resid_pre --layers 1 --format json");
+  CommandResult steered =
+      patch_stdout(kPair + " --what resid_pre --layers 1 --format json --steer-prompts '0:4: violin: arch'");
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  ASSERT_EQ(steered.exit_code, 0) << steered.out;
+  auto a = nlohmann::json::parse(plain.out), b = nlohmann::json::parse(steered.out);
+  EXPECT_FALSE(a.contains("steer"));
+  ASSERT_EQ(b["steer"].size(), 1u);
+  EXPECT_EQ(b["steer"][0]["layer"], 0);
+  EXPECT_EQ(b["steer"][0]["coef"], 4.0);
+  EXPECT_NE(double(a["corrupted"]), double(b["corrupted"])) << "the corrupted run is steered too";
+  EXPECT_NE(a["values"], b["values"]);
+  CommandResult table = patch(kPair + " --what resid_pre --layers 1 --steer-prompts '0:4: violin: arch'");
+  ASSERT_EQ(table.exit_code, 0) << table.out;
+  EXPECT_NE(table.out.find("Every run steered: 4 x ActAdd's"), std::string::npos) << table.out;
+}
+
+TEST(PatchCommand, ABadSteeringIsAUsageErrorThatSaysWhy) {
+  CommandResult layer = patch(kPair + " --steer-prompts '7:1: a: b'");
+  EXPECT_EQ(layer.exit_code, 2) << layer.out;
+  EXPECT_NE(layer.out.find("layer"), std::string::npos) << layer.out;
+  CommandResult form = patch(kPair + " --steer 'x'");
+  EXPECT_EQ(form.exit_code, 2) << form.out;
+  EXPECT_NE(form.out.find("--steer"), std::string::npos) << form.out;
+}

@@ -70,8 +70,25 @@ double ref_metric(const ForwardOutput& out, const std::vector<int>& ids, const P
   }
 }
 
-// Values in TL's axis order over every layer and position, for one pair (raw metric).
-std::vector<double> tl_loop(const Parameters& p, const PatchPair& pair, PatchWhat w, PatchMetric m, bool noising) {
+// Adds each steering (coef x its row) at its layer's resid_pre, written here by hand: the
+// reference's steering hook, called before its patching hook as TL would with the steering
+// hook added first.
+void steer_by_hand(const std::vector<Steering>& steer, HookPoint point, int layer, const HookView& v) {
+  if (point != HookPoint::resid_pre) return;
+  const int T = v.shape[0], C = v.shape[1];
+  for (const Steering& s : steer) {
+    if (s.layer != layer) continue;
+    for (int t = s.from; t < T && (s.rows == 1 || t - s.from < s.rows); t++) {
+      const std::size_t row = s.rows == 1 ? 0 : std::size_t(t - s.from);
+      for (int i = 0; i < C; i++) v.at(t, i) += s.coef * s.vector[row * C + i];
+    }
+  }
+}
+
+// Values in TL's axis order over every layer and position, for one pair (raw metric); every
+// run steered by `steer`.
+std::vector<double> tl_loop(const Parameters& p, const PatchPair& pair, PatchWhat w, PatchMetric m, bool noising,
+                            const std::vector<Steering>& steer = {}) {
   const ModelConfig& c = p.config;
   const RefPart part = ref_part(w);
   const std::vector<int>& base = noising ? pair.clean : pair.corrupted;
@@ -83,7 +100,10 @@ std::vector<double> tl_loop(const Parameters& p, const PatchPair& pair, PatchWha
   std::map<int, HookView> shape;
   ForwardHooks rec(L);
   rec.want(part.point, HookLayer::every);
-  rec.at = [&](HookPoint, int l, const HookView& v) {
+  for (const Steering& s : steer) rec.want(HookPoint::resid_pre, s.layer);
+  rec.at = [&](HookPoint point, int l, const HookView& v) {
+    steer_by_hand(steer, point, l, v);
+    if (point != part.point) return;
     cache[l].resize(v.size());
     v.copy_to(cache[l].data());
     shape[l] = v;
@@ -97,7 +117,10 @@ std::vector<double> tl_loop(const Parameters& p, const PatchPair& pair, PatchWha
   auto run = [&](int l, auto write) {
     ForwardHooks hk(L);
     hk.want(part.point, l);
-    hk.at = [&](HookPoint, int, const HookView& v) {
+    for (const Steering& st : steer) hk.want(HookPoint::resid_pre, st.layer);
+    hk.at = [&](HookPoint point, int layer, const HookView& v) {
+      steer_by_hand(steer, point, layer, v);
+      if (point != part.point || layer != l) return;
       const HookView& s = shape[l];
       const float* src = cache[l].data();
       auto dense = [&](int i, int j, int k) { return src[(std::size_t(i) * s.shape[1] + j) * (s.rank > 2 ? s.shape[2] : 1) + k]; };
@@ -418,4 +441,92 @@ TEST(Patching, BadInputIsRefusedNamingWhatIsWrong) {
   EXPECT_FALSE(parse_patch_what("resid_post").has_value());
   EXPECT_EQ(parse_patch_what("attn_head_by_pos_every"), PatchWhat::attn_head_by_pos_every);
   EXPECT_EQ(parse_patch_metric("normalized"), PatchMetric::normalized);
+}
+
+// ---- steering in every run of a sweep ----
+
+namespace {
+
+// A steering at `layer` of a fixed pseudo-random vector; rows > 1: ActAdd-like rows from `from`.
+Steering steering_for(const Parameters& p, int layer, float coef, int from = 0, int rows = 1) {
+  const int C = p.config.n_embd;
+  Steering s{.layer = layer, .coef = coef, .from = from, .rows = rows};
+  for (int i = 0; i < rows * C; i++) s.vector.push_back(float((i * 37) % 17) / 17.0f - 0.5f);
+  return s;
+}
+
+}  // namespace
+
+TEST(PatchSteering, EverySweepEqualsTheSteeredFullRerunWithSteeringBeforeAtAndAfterThePatchedLayer) {
+  for (const char* fixture : {"gpt2_tiny", "families/llama"}) {
+    Parameters p = load_fixture(fixture, "model.safetensors");
+    ASSERT_GE(p.config.n_layer, 2) << fixture;
+    const PatchPair pair = pair_for(p, 7, 3);
+    // layer 0 at every position, layer 1 as ActAdd rows from position 2: a patched run that
+    // starts at layer 1 holds the first in its start and must add the second once
+    const std::vector<Steering> steer = {steering_for(p, 0, 1.5f), steering_for(p, 1, -2.0f, 2, 3)};
+    Workspace ws;
+    for (PatchWhat w : {PatchWhat::resid_pre, PatchWhat::attn_out, PatchWhat::z_by_pos, PatchWhat::v_all_pos}) {
+      PatchRequest rq;
+      rq.what = w;
+      rq.steering = steer;
+      auto fast = patch(p, {&pair, 1}, rq, ws);
+      ASSERT_TRUE(fast) << fast.error().message;
+      const std::vector<double> ref = tl_loop(p, pair, w, PatchMetric::logit_diff, false, steer);
+      const std::vector<double> unsteered = tl_loop(p, pair, w, PatchMetric::logit_diff, false);
+      std::string first;
+      EXPECT_LT(max_diff(fast->values, ref, first), 1e-4) << fixture << " " << patch_what_name(w) << " " << first;
+      std::string ignored;
+      EXPECT_GT(max_diff(fast->values, unsteered, ignored), 1e-3) << fixture << ": the steering changes the sweep";
+      ASSERT_EQ(fast->steering.size(), 2u);
+      EXPECT_EQ(fast->steering[1].rows, 3);
+      EXPECT_EQ(fast->steering[1].from, 2);
+    }
+  }
+}
+
+TEST(PatchSteering, TheCleanAndCorruptedMetricsAreThoseOfTheSteeredRuns) {
+  Parameters p = load_fixture("gpt2_tiny", "model.safetensors");
+  const PatchPair pair = pair_for(p, 6, 2);
+  const std::vector<Steering> steer = {steering_for(p, 1, 3.0f)};
+  PatchRequest rq;
+  rq.steering = steer;
+  Workspace ws;
+  auto r = patch(p, {&pair, 1}, rq, ws);
+  ASSERT_TRUE(r);
+  for (bool clean : {true, false}) {
+    ForwardHooks hk(p.config.n_layer);
+    hk.want(HookPoint::resid_pre, 1);
+    hk.at = [&](HookPoint point, int layer, const HookView& v) { steer_by_hand(steer, point, layer, v); };
+    ForwardOptions o;
+    o.hooks = &hk;
+    ForwardOutput out;
+    const std::vector<int>& ids = clean ? pair.clean : pair.corrupted;
+    ASSERT_TRUE(forward(p, ids, o, out, ws));
+    EXPECT_NEAR(clean ? r->clean : r->corrupted, ref_metric(out, ids, pair, PatchMetric::logit_diff), 1e-4);
+  }
+}
+
+TEST(PatchSteering, AZeroCoefficientGivesTheUnsteeredSweepAndABadVectorIsRefusedByIndex) {
+  Parameters p = load_fixture("gpt2_tiny", "model.safetensors");
+  const PatchPair pair = pair_for(p, 6, 2);
+  Workspace ws;
+  PatchRequest plain, zero;
+  zero.steering = {steering_for(p, 0, 0.0f)};
+  auto a = patch(p, {&pair, 1}, plain, ws);
+  auto b = patch(p, {&pair, 1}, zero, ws);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->values, b->values);
+
+  PatchRequest nan = zero;
+  nan.steering.push_back(steering_for(p, 1, 1.0f));
+  nan.steering[1].vector[5] = std::nanf("");
+  auto bad = patch(p, {&pair, 1}, nan, ws);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("steering 2"), std::string::npos) << bad.error().message;
+  PatchRequest far = plain;
+  far.steering = {steering_for(p, 0, 1.0f)};
+  far.steering[0].layer = p.config.n_layer;
+  EXPECT_FALSE(patch(p, {&pair, 1}, far, ws));
+  EXPECT_FALSE(patch_cost(p.config, {&pair, 1}, far));
 }

@@ -128,7 +128,7 @@ static Status read_optional_bos(const json& j, std::optional<bool>& bos) {
 }
 
 // "steer": [{"layer", "coef", "vector": [C numbers], "from"}, {"layer", "coef", "plus", "minus", "from"}]
-static Status read_steer_list(const json& j, std::vector<SteerSpec>& out) {
+Status read_steer_list(const nlohmann::json& j, std::vector<SteerSpec>& out) {
   auto it = j.find("steer");
   if (it == j.end()) return {};
   if (!it->is_array() || it->size() > 16)

@@ -4,6 +4,9 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "analysis/scanner.h"
 #include "server/api/handlers/induction_handlers.h"
@@ -16,6 +19,10 @@ Result<ModelRunRequest> decode_model_run_request(std::string_view body);
 Result<ModelInterveneRequest> decode_model_intervene_request(std::string_view body);
 // POST /api/model/cache: {"text" | "ids" | "prompts", "hooks", "bos"} (the answer is the file's bytes).
 Result<ModelCacheRequest> decode_model_cache_request(std::string_view body);
+// The optional field "steer" of an intervene or patch body: [{"layer", "coef", "vector": [C
+// numbers], "from"} or {"layer", "coef", "plus", "minus", "from"}], at most 16; checked against
+// the model later (ModelService).
+Status read_steer_list(const nlohmann::json& j, std::vector<SteerSpec>& out);
 // The body re-serialised with sorted keys: the cache key of a request.
 std::string canonical_json(std::string_view body);
 

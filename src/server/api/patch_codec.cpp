@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/api/json_fields.h"
+#include "server/api/model_codec.h"
 
 namespace headlab::server {
 namespace {
@@ -71,7 +72,7 @@ Result<ModelPatchRequest> decode_model_patch_request(std::string_view body) {
   auto j = parse_json_object(body, kExample);
   if (!j) return tl::unexpected(j.error());
   HEADLAB_TRY(only_fields(*j, {"clean", "corrupted", "clean_ids", "corrupted_ids", "answer", "wrong", "prompts", "bos",
-                               "what", "metric", "noising", "layers", "positions"}));
+                               "what", "metric", "noising", "layers", "positions", "steer"}));
   ModelPatchRequest r;
   if (j->contains("clean_ids") || j->contains("corrupted_ids")) {
     for (const char* text : {"clean", "corrupted", "prompts"})
@@ -129,6 +130,7 @@ Result<ModelPatchRequest> decode_model_patch_request(std::string_view body) {
   HEADLAB_TRY(read_field(*j, "noising", r.noising, false));
   HEADLAB_TRY(read_int_list(*j, "layers", r.layers));
   HEADLAB_TRY(read_int_list(*j, "positions", r.positions));
+  HEADLAB_TRY(read_steer_list(*j, r.steer));
   return r;
 }
 
@@ -152,6 +154,12 @@ std::string encode_model_patch(const ModelPatchResult& m) {
              {{"forwards", r.cost.forwards}, {"block_tokens", r.cost.block_tokens}, {"multiply_adds", r.cost.multiply_adds}}},
             {"skipped", r.skipped}};
   if (!r.patch_types.empty()) j["patch_types"] = r.patch_types;
+  if (!r.steering.empty()) {
+    nlohmann::ordered_json steer = nlohmann::ordered_json::array();
+    for (const auto& st : r.steering)
+      steer.push_back({{"layer", st.layer}, {"coef", shortest(st.coef)}, {"from", st.from}, {"rows", st.rows}});
+    j["steer"] = steer;  // every run of the sweep was steered so
+  }
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 

@@ -43,6 +43,9 @@ Result<ModelPatchResult> ModelService::patch(const ModelPatchRequest& req) {
   rq.noising = req.noising;
   rq.layers = req.layers;
   rq.positions = req.positions;
+  auto steering = prepare_steering(req.steer, req.bos);
+  if (!steering) return tl::unexpected(steering.error());
+  rq.steering = steering->steering;  // checked with the request; ActAdd's rows come in the turn
   auto cost = research::patch_cost(c, in->pairs, rq);
   if (!cost) return tl::unexpected(cost.error());
   if (cost->multiply_adds > options_.max_patch_multiply_adds)
@@ -60,9 +63,13 @@ Result<ModelPatchResult> ModelService::patch(const ModelPatchRequest& req) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.pool.timeout_ms);
   rq.keep_going = [deadline] { return std::chrono::steady_clock::now() < deadline; };
   // By value: a job that outlives a timed-out request must not read this frame.
-  auto result = pool_->run<research::PatchResult>([this, pairs = in->pairs, rq](model::Workspace& ws) {
-    return research::patch(params_, pairs, rq, ws);
-  });
+  auto result = pool_->run<research::PatchResult>(
+      [this, pairs = in->pairs, rq, steering = std::move(*steering)](model::Workspace& ws) mutable -> Result<research::PatchResult> {
+        auto s = resolve_steering(std::move(steering), ws);
+        if (!s) return tl::unexpected(s.error());
+        rq.steering = std::move(*s);
+        return research::patch(params_, pairs, rq, ws);
+      });
   if (!result) return tl::unexpected(result.error());
   return ModelPatchResult{std::move(*result), std::move(in->clean.front().tokens),
                           std::move(in->corrupted.front().tokens), static_cast<int>(in->pairs.size())};

@@ -123,6 +123,45 @@ Result<ModelRunResult> ModelService::run(const ModelRunRequest& req) {
   return model_run_result(std::move(input), std::move(*report), c, rq.views, req.window);
 }
 
+// Steering: a vector is checked now; ActAdd's texts are tokenised now (BOS by the request's
+// rule) and their forwards run in the turn (resolve_steering), before the runs they steer.
+Result<ModelService::PreparedSteering> ModelService::prepare_steering(const std::vector<SteerSpec>& specs,
+                                                                      std::optional<bool> bos) const {
+  const model::ModelConfig& c = params_.config;
+  PreparedSteering out;
+  for (std::size_t i = 0; i < specs.size(); i++) {
+    const SteerSpec& sp = specs[i];
+    const std::string where = "Steering " + std::to_string(i) + ": ";
+    research::Steering st{.layer = sp.layer, .coef = sp.coef, .from = sp.from, .vector = sp.vector};
+    std::pair<std::vector<int>, std::vector<int>> texts;
+    if (sp.vector.empty()) {
+      for (auto [text, ids] : {std::pair{&sp.plus, &texts.first}, std::pair{&sp.minus, &texts.second}}) {
+        bool cut = false;
+        auto t = tokenize(*text, bos, /*truncate=*/false, cut);
+        if (!t) return make_error(t.error().code, where + t.error().message);
+        for (const auto& tok : *t) ids->push_back(tok.id);
+      }
+      st.vector.assign(std::size_t(c.n_embd), 0.0f);  // checked as a vector; the rows come in the turn
+    }
+    if (auto s = research::steering_check(c, st); !s) return make_error(s.error().code, where + s.error().message);
+    out.steering.push_back(std::move(st));
+    out.actadd.push_back(std::move(texts));
+  }
+  return out;
+}
+
+Result<std::vector<research::Steering>> ModelService::resolve_steering(PreparedSteering p, model::Workspace& ws) const {
+  for (std::size_t i = 0; i < p.steering.size(); i++) {
+    if (p.actadd[i].first.empty()) continue;
+    auto s = research::steering_from_prompts(params_, p.actadd[i].first, p.actadd[i].second, p.steering[i].layer,
+                                             p.steering[i].coef, ws);
+    if (!s) return tl::unexpected(s.error());
+    s->from = p.steering[i].from;
+    p.steering[i] = std::move(*s);
+  }
+  return std::move(p.steering);
+}
+
 Result<ModelInterveneResult> ModelService::intervene(const ModelInterveneRequest& req) {
   const model::ModelConfig& c = params_.config;
   if (req.top_k < 0 || req.top_k > 50)
@@ -147,28 +186,8 @@ Result<ModelInterveneResult> ModelService::intervene(const ModelInterveneRequest
     if (auto s = model::check_layer_head(c, r.layer, r.head); !s) return tl::unexpected(s.error());
     iv.replace.push_back({r.layer, r.head, model::PatternReplacementKind::uniform, {}});
   }
-  // Steering: a vector is checked now; ActAdd's texts are tokenised now (BOS by the request's
-  // rule) and their forwards run in the turn, before the two runs.
-  std::vector<research::Steering> steering;
-  std::vector<std::pair<std::vector<int>, std::vector<int>>> actadd;  // (plus, minus) per steering; empty: a vector
-  for (std::size_t i = 0; i < req.steer.size(); i++) {
-    const SteerSpec& sp = req.steer[i];
-    const std::string where = "Steering " + std::to_string(i) + ": ";
-    research::Steering st{.layer = sp.layer, .coef = sp.coef, .from = sp.from, .vector = sp.vector};
-    std::pair<std::vector<int>, std::vector<int>> texts;
-    if (sp.vector.empty()) {
-      for (auto [text, ids] : {std::pair{&sp.plus, &texts.first}, std::pair{&sp.minus, &texts.second}}) {
-        bool cut = false;
-        auto t = tokenize(*text, req.bos, /*truncate=*/false, cut);
-        if (!t) return make_error(t.error().code, where + t.error().message);
-        for (const auto& tok : *t) ids->push_back(tok.id);
-      }
-      st.vector.assign(std::size_t(c.n_embd), 0.0f);  // checked as a vector; the rows come in the turn
-    }
-    if (auto s = research::steering_check(c, st); !s) return make_error(s.error().code, where + s.error().message);
-    steering.push_back(std::move(st));
-    actadd.push_back(std::move(texts));
-  }
+  auto steering = prepare_steering(req.steer, req.bos);
+  if (!steering) return tl::unexpected(steering.error());
   std::vector<int> ids;
   for (const auto& t : *tokens) ids.push_back(t.id);
   research::InterveneRequest rq;
@@ -176,16 +195,10 @@ Result<ModelInterveneResult> ModelService::intervene(const ModelInterveneRequest
   rq.top_k = req.top_k;
   // By value, as in run: a job that outlives a timed-out request must not read this frame.
   auto report = pool_->run<research::InterveneReport>(
-      [this, ids, rq, steering, actadd](model::Workspace& ws) mutable -> Result<research::InterveneReport> {
-        for (std::size_t i = 0; i < steering.size(); i++) {
-          if (actadd[i].first.empty()) continue;
-          auto s = research::steering_from_prompts(params_, actadd[i].first, actadd[i].second, steering[i].layer,
-                                                   steering[i].coef, ws);
-          if (!s) return tl::unexpected(s.error());
-          s->from = steering[i].from;
-          steering[i] = std::move(*s);
-        }
-        rq.steering = std::move(steering);
+      [this, ids, rq, steering = std::move(*steering)](model::Workspace& ws) mutable -> Result<research::InterveneReport> {
+        auto s = resolve_steering(std::move(steering), ws);
+        if (!s) return tl::unexpected(s.error());
+        rq.steering = std::move(*s);
         return research::intervene_run(params_, &*tokenizer_, ids, rq, ws);
       });
   if (!report) return tl::unexpected(report.error());

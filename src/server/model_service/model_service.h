@@ -15,6 +15,7 @@
 #include "model/parameters.h"
 #include "server/model_service/inference_pool.h"
 #include "server/model_service/model_types.h"
+#include "research/steering.h"
 #include "server/model_service/patch_types.h"
 #include "util/result.h"
 
@@ -70,6 +71,15 @@ class ModelService {
   ModelService() = default;
   Result<std::vector<model::Token>> tokenize(const std::string& text, std::optional<bool> bos, bool truncate,
                                              bool& truncated) const;
+  // A request's steerings (SteerSpec): vectors checked, ActAdd's texts tokenised (BOS by `bos`),
+  // outside the pool; resolve_steering runs ActAdd's two forwards in the turn. Errors name the
+  // steering by its index ("Steering 1: …").
+  struct PreparedSteering {
+    std::vector<research::Steering> steering;
+    std::vector<std::pair<std::vector<int>, std::vector<int>>> actadd;  // (plus, minus) per steering; empty: a vector
+  };
+  Result<PreparedSteering> prepare_steering(const std::vector<SteerSpec>& specs, std::optional<bool> bos) const;
+  Result<std::vector<research::Steering>> resolve_steering(PreparedSteering prepared, model::Workspace& ws) const;
 
   ModelServiceOptions options_;
   ModelInfo info_;

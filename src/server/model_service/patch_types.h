@@ -7,6 +7,7 @@
 
 #include "research/patching.h"
 #include "research/prompts.h"
+#include "server/model_service/model_types.h"
 #include "tokenizer/bpe_tokenizer.h"
 
 namespace headlab::server {
@@ -23,6 +24,7 @@ struct ModelPatchRequest {
   bool noising = false;
   std::vector<int> layers;     // empty: every layer
   std::vector<int> positions;  // empty: every position
+  std::vector<SteerSpec> steer;  // added in every run of the sweep, as in intervene
 };
 
 struct ModelPatchResult {

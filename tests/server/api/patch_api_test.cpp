@@ -131,3 +131,24 @@ TEST(PatchApi, ABodyNestedTwoHundredThousandDeepIsRefusedAndTheServerGoesOn) {
   EXPECT_EQ(r.status, 400) << r.raw.substr(0, 300);
   EXPECT_EQ(s.post("/api/model/patch", pair_body({{"what", "z_all_pos"}})).status, 200);
 }
+
+TEST(PatchApi, SteeringIsTheCliSteeringAndABadOneIsRefusedByIndex) {
+  TestServer s(temp_path("p.db"), kModel);
+  auto api = s.post("/api/model/patch",
+                    pair_body({{"layers", {1}}, {"steer", {{{"layer", 0}, {"coef", 4}, {"plus", " violin"}, {"minus", " arch"}}}}}));
+  ASSERT_EQ(api.status, 200) << api.raw.substr(0, 400);
+  auto cli = headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab patch --model " + kModel +
+                                           " --clean '" + kClean + "' --corrupted '" + kCorrupted +
+                                           "' --answer ' viol' --wrong ' ar' --layers 1 --steer-prompts '0:4: violin: arch' "
+                                           "--format json 2>/dev/null");
+  ASSERT_EQ(cli.exit_code, 0) << cli.out;
+  EXPECT_EQ(json::parse(cli.out), api.body);
+  EXPECT_GE(int(api.body["steer"][0]["rows"]), 1) << "ActAdd: a row per position of the shorter text";
+
+  auto bad = s.post("/api/model/patch",
+                    pair_body({{"steer", {{{"layer", 0}, {"coef", 1}, {"vector", {1, 2, 3}}}}}}));
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.raw.find("Steering 0"), std::string::npos) << bad.raw.substr(0, 400);
+  auto unknown = s.post("/api/model/patch", pair_body({{"steer", {{{"layer", 0}, {"coef", 1}, {"vectr", {1}}}}}}));
+  EXPECT_EQ(unknown.status, 400) << unknown.raw.substr(0, 400);
+}
