@@ -24,16 +24,21 @@ json pair_body(json extra = json::object()) {
   return b;
 }
 
+// `headlab patch` on the same pair with `args`, its standard output alone (a sweep slower than
+// a second also prints progress on stderr).
+headlab::testing::CommandResult cli_patch(const std::string& args) {
+  return headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab patch --model " + kModel +
+                                       " --clean '" + kClean + "' --corrupted '" + kCorrupted +
+                                       "' --answer ' viol' --wrong ' ar' " + args + " --format json 2>/dev/null");
+}
+
 }  // namespace
 
 TEST(PatchApi, AnswersWhatTheCliPrints) {
   TestServer s(temp_path("p.db"), kModel);
   auto api = s.post("/api/model/patch", pair_body({{"what", "v_by_pos"}, {"layers", {1}}, {"metric", "normalized"}}));
   ASSERT_EQ(api.status, 200) << api.raw.substr(0, 400);
-  auto cli = headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab patch --model " + kModel +
-                                           " --clean '" + kClean + "' --corrupted '" + kCorrupted +
-                                           "' --answer ' viol' --wrong ' ar' --what v_by_pos --layers 1 "
-                                           "--metric normalized --format json");
+  auto cli = cli_patch("--what v_by_pos --layers 1 --metric normalized");
   ASSERT_EQ(cli.exit_code, 0) << cli.out;
   EXPECT_EQ(json::parse(cli.out), api.body);
   EXPECT_EQ(api.body["axes"], (json{"layer", "pos", "head"}));
@@ -137,10 +142,7 @@ TEST(PatchApi, SteeringIsTheCliSteeringAndABadOneIsRefusedByIndex) {
   auto api = s.post("/api/model/patch",
                     pair_body({{"layers", {1}}, {"steer", {{{"layer", 0}, {"coef", 4}, {"plus", " violin"}, {"minus", " arch"}}}}}));
   ASSERT_EQ(api.status, 200) << api.raw.substr(0, 400);
-  auto cli = headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab patch --model " + kModel +
-                                           " --clean '" + kClean + "' --corrupted '" + kCorrupted +
-                                           "' --answer ' viol' --wrong ' ar' --layers 1 --steer-prompts '0:4: violin: arch' "
-                                           "--format json 2>/dev/null");
+  auto cli = cli_patch("--layers 1 --steer-prompts '0:4: violin: arch'");
   ASSERT_EQ(cli.exit_code, 0) << cli.out;
   EXPECT_EQ(json::parse(cli.out), api.body);
   EXPECT_GE(int(api.body["steer"][0]["rows"]), 1) << "ActAdd: a row per position of the shorter text";
