@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """A random-weight folder of Llama-3.2-1B's shape for the load benchmark (issue 25: "load in
-seconds"), written with numpy alone (no PyTorch): config.json with the real model's keys (16
+seconds"), or of Llama-3.1-8B's (--shape 8b: 32 layers, C 4,096, 32 query heads and 8 KV heads of
+128, MLP 14,336, V 128,256, untied; 8.03 B weights, 16.1 GB in BF16) for the by-hand check that a
+Q4_K_M file of it runs within 6.5 GB; written with numpy alone (no PyTorch): config.json with the real model's keys (16
 layers, C 2,048, 32 query heads and 8 KV heads of 64, MLP 8,192, V 128,256, tied, rope_theta
 5e5 with llama3 scaling 32 / 1 / 4 / 8,192), model.safetensors in BF16 (1.24 B weights,
 2.47 GB; N(0, 0.02) matrices, norms 1) and a made-up byte-level tokenizer of 128,256 pieces
 (only its size matters: `headlab run --text` and `headlab serve` need one).
 
-  /usr/bin/python3 bench/llama_1b_model.py /work/tmp-models/llama-1b [--seed 32]
+  /usr/bin/python3 bench/llama_1b_model.py /work/tmp-models/llama-1b [--seed 32] [--shape 1b|8b]
 
 The same shapes and config keys as `tools/reference/make_family_fixtures.py --llama-3.2-1b`
 (which needs PyTorch and writes no tokenizer); the weights differ (another generator).
@@ -21,7 +23,14 @@ import struct
 import numpy as np
 
 L, C, NH, NKV, HS, F, V = 16, 2048, 32, 8, 64, 8192, 128256
+TIED, ROPE_FACTOR, NAME = True, 32.0, "Llama-3.2-1B"
 BOS, EOS = 128000, 128001
+
+
+def use_8b():
+    """Llama-3.1-8B's config: wider, deeper, an untied lm_head, rope scaling factor 8."""
+    global L, C, HS, F, TIED, ROPE_FACTOR, NAME
+    L, C, HS, F, TIED, ROPE_FACTOR, NAME = 32, 4096, 128, 14336, False, 8.0, "Llama-3.1-8B"
 
 
 def shapes():
@@ -34,6 +43,8 @@ def shapes():
                   h + "mlp.gate_proj.weight": (F, C), h + "mlp.up_proj.weight": (F, C),
                   h + "mlp.down_proj.weight": (C, F)})
     s["model.norm.weight"] = (C,)
+    if not TIED:
+        s["lm_head.weight"] = (V, C)
     return s
 
 
@@ -41,11 +52,11 @@ def config_json():
     return {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": C,
             "num_attention_heads": NH, "num_key_value_heads": NKV, "num_hidden_layers": L,
             "intermediate_size": F, "vocab_size": V, "max_position_embeddings": 131072, "rms_norm_eps": 1e-5,
-            "rope_theta": 500000.0, "hidden_act": "silu", "tie_word_embeddings": True, "bos_token_id": BOS,
+            "rope_theta": 500000.0, "hidden_act": "silu", "tie_word_embeddings": TIED, "bos_token_id": BOS,
             "eos_token_id": EOS, "torch_dtype": "bfloat16", "use_cache": True, "initializer_range": 0.02,
             "attention_dropout": 0.0, "attention_bias": False, "mlp_bias": False, "pretraining_tp": 1,
             "head_dim": HS,
-            "rope_scaling": {"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0,
+            "rope_scaling": {"rope_type": "llama3", "factor": ROPE_FACTOR, "low_freq_factor": 1.0,
                              "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}}
 
 
@@ -119,13 +130,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dir")
     ap.add_argument("--seed", type=int, default=32)
+    ap.add_argument("--shape", choices=["1b", "8b"], default="1b", help="Llama-3.2-1B's (default) or Llama-3.1-8B's")
     a = ap.parse_args()
+    if a.shape == "8b":
+        use_8b()
     os.makedirs(a.dir, exist_ok=True)
     with open(os.path.join(a.dir, "config.json"), "w") as f:
         json.dump(config_json(), f, indent=2)
     write_tokenizer(a.dir)
     n = write_weights(os.path.join(a.dir, "model.safetensors"), a.seed)
-    print(f"wrote a random Llama-3.2-1B-shaped model ({n} weights, BF16) to {a.dir}")
+    print(f"wrote a random {NAME}-shaped model ({n} weights, BF16) to {a.dir}")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -170,7 +171,15 @@ std::string memory_types_text(const model::CheckpointDescription& d) {
     bool used = false;
     for (int i = 0; i < model::kNumParameterTensors; i++)
       used = used || (model::parameters_is_matrix(i) && sizes[std::size_t(i)] > 0 && d.memory_types[std::size_t(i)] == t);
-    if (used) kinds += (kinds.empty() ? "" : " and ") + std::string(model::weight_type_name(t));
+    if (used && !d.quantized) kinds += (kinds.empty() ? "" : " and ") + std::string(model::weight_type_name(t));
+  }
+  if (d.quantized) {  // each matrix tensor's own type, as the loader keeps it (blocks or float)
+    std::set<std::string> types;
+    for (const auto& t : d.tensors)
+      for (int i = 0; i < model::kNumParameterTensors; i++)
+        if (model::parameters_is_matrix(i) && model::parameters_name(i) == t.target) types.insert(t.memory);
+    for (const std::string& t : types) kinds += (kinds.empty() ? "" : ", ") + t;
+    kinds += ", quantized ones in the file's blocks";
   }
   return kinds;
 }
@@ -224,7 +233,10 @@ ordered_json info_json(const std::string& dir, const model::CheckpointDescriptio
   j["memory"] = {{"dtype", dtype},
                  {"matrices", memory_types_text(d)},
                  {"bytes", d.memory_bytes},
-                 {"rounds", d.rounds}};
+                 {"rounds", d.rounds},
+                 {"activations", d.quantized ? "float32: a product widens 32 rows of blocks at a time to float32 and "
+                                               "multiplies float32 inputs (llama.cpp rounds the inputs to 8 bits instead)"
+                                             : "float32"}};
   j["tensors"] = tensors;
   j["tokenizer"] = tokenizer_info(dir);
   return j;
@@ -267,10 +279,11 @@ void print_text(const ordered_json& j) {
               w["files"].dump().c_str(), w["loaded"].dump().c_str(), bytes_text(w["bytes"].get<std::uint64_t>()).c_str(),
               dtypes.c_str());
   const auto& mem = j["memory"];
-  std::printf("in memory:   about %s: the matrices as %s (packed once), norms, biases and positions as f32 "
-              "(--dtype %s%s); float32 arithmetic\n",
+  std::printf("in memory:   about %s: the matrices as %s (each kept once), norms, biases and positions as f32 "
+              "(--dtype %s%s); activations %s\n",
               bytes_text(mem["bytes"].get<std::uint64_t>()).c_str(), mem["matrices"].get<std::string>().c_str(),
-              mem["dtype"].get<std::string>().c_str(), mem["rounds"].get<bool>() ? ", which rounds them" : "");
+              mem["dtype"].get<std::string>().c_str(), mem["rounds"].get<bool>() ? ", which rounds them" : "",
+              mem["activations"].get<std::string>().c_str());
   for (const auto& t : j["tensors"]) {
     std::string shape = "(";
     for (std::size_t i = 0; i < t["shape"].size(); i++) shape += (i ? ", " : "") + t["shape"][i].dump();

@@ -56,6 +56,7 @@ struct CheckpointDescription {
   MatrixTypes memory_types{};          // the type each matrix is kept in under the dtype asked for
   std::uint64_t memory_bytes = 0;      // checkpoint_memory_bytes of those
   bool rounds = false;                 // that dtype rounds some matrix of the files
+  bool quantized = false;              // some matrix is kept in a GGUF file's quantized blocks
   std::vector<ConfigKeyUse> keys;      // every key of config.json (config_key_uses), or of a GGUF file's metadata
   std::vector<std::string> files;      // the weight files read
   std::vector<TensorMapping> tensors;  // every tensor of those files, in their order

@@ -67,6 +67,9 @@ Result<Parameters> model_load_cached(const std::string& path, const LoadOptions&
   auto description = model_describe(path, options.dtype);
   if (!description) return tl::unexpected(description.error());
   if (description->memory_bytes < options.cache_min_bytes) return model_load_files(path, options);
+  // quantized blocks are kept as the file has them: a load copies them without repacking, as
+  // fast as a cache would map them, so none is written (a cache would cost their disk again)
+  if (description->quantized) return model_load_files(path, options);
   auto sources = model_weight_sources(path);
   if (!sources) return tl::unexpected(sources.error());
   auto fingerprint = weights_fingerprint(*sources);  // before the weights are read: a file changed

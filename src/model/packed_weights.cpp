@@ -39,8 +39,55 @@ std::size_t packed_bytes(WeightType type, int rows, int cols) {
          std::size_t(weight_type_size(type));
 }
 
+std::size_t packed_matrix_bytes(const PackedMatrix& m) {
+  if (!m.quantized()) return packed_bytes(m.type, m.rows, m.cols);
+  std::size_t bytes = 0;
+  for (const RowBand& b : m.bands) bytes += std::size_t(b.rows) * quant_row_bytes(b.type, m.cols);
+  return bytes;
+}
+
+bool packed_set_bands(PackedMatrix& m, std::span<const RowBand> bands) {
+  if (bands.empty() || bands.size() > std::size_t(kMaxBands)) return false;
+  int rows = 0;
+  for (const RowBand& b : bands) {
+    if (!weight_type_quantized(b.type) || b.rows <= 0 || m.cols % quant_block_elements(b.type) != 0) return false;
+    rows += b.rows;
+  }
+  if (rows != m.rows) return false;
+  m.type = bands[0].type;
+  m.bands = {};
+  std::copy(bands.begin(), bands.end(), m.bands.begin());
+  return true;
+}
+
+const unsigned char* packed_quant_row(const PackedMatrix& m, int r, WeightType& type) {
+  HEADLAB_CHECK(m.quantized() && r >= 0 && r < m.rows);
+  std::size_t offset = 0;
+  for (const RowBand& b : m.bands) {
+    const std::size_t row_bytes = quant_row_bytes(b.type, m.cols);
+    if (r < b.rows) {
+      type = b.type;
+      return m.data + offset + std::size_t(r) * row_bytes;
+    }
+    r -= b.rows;
+    offset += std::size_t(b.rows) * row_bytes;
+  }
+  HEADLAB_CHECK(false);
+  return nullptr;
+}
+
+void packed_write_blocks(PackedMatrix& m, int row0, int n, const unsigned char* blocks) {
+  HEADLAB_CHECK(m.quantized() && row0 >= 0 && n >= 0 && row0 + n <= m.rows);
+  if (n == 0) return;
+  WeightType first, last;
+  unsigned char* at = const_cast<unsigned char*>(packed_quant_row(m, row0, first));
+  packed_quant_row(m, row0 + n - 1, last);
+  HEADLAB_CHECK(first == last);
+  std::memcpy(at, blocks, std::size_t(n) * quant_row_bytes(first, m.cols));
+}
+
 std::int64_t packed_write_rows(PackedMatrix& m, int row0, int n, const float* src) {
-  HEADLAB_CHECK(row0 >= 0 && n >= 0 && row0 + n <= m.rows);
+  HEADLAB_CHECK(row0 >= 0 && n >= 0 && row0 + n <= m.rows && !m.quantized());
   if (n == 0) return -1;
   const int C = m.cols;
   std::atomic<std::int64_t> first_bad{-1};
@@ -71,6 +118,7 @@ std::int64_t packed_write_rows(PackedMatrix& m, int row0, int n, const float* sr
             }
             break;
           }
+          default: break;  // quantized: refused above
         }
       }
     }
@@ -87,6 +135,14 @@ void packed_read_rows(const PackedMatrix& m, int row0, int n, float* out) {
   HEADLAB_CHECK(row0 >= 0 && n >= 0 && row0 + n <= m.rows);
   if (n == 0) return;
   const int C = m.cols;
+  if (m.quantized()) {
+    for (int r = row0; r < row0 + n; r++) {
+      WeightType t;
+      const unsigned char* blocks = packed_quant_row(m, r, t);
+      quant_dequantize(t, blocks, C, out + std::size_t(r - row0) * C);
+    }
+    return;
+  }
   over_panels(row0, n, C, [&](int p0, int p1) {
     for (int p = p0; p < p1; p++) {
       const int r0 = std::max(row0, p * kPanel), r1 = std::min(row0 + n, (p + 1) * kPanel);
@@ -110,6 +166,7 @@ void packed_read_rows(const PackedMatrix& m, int row0, int n, float* out) {
             for (int k = 0; k < C; k++) o[k] = weight_from_f16(s[packed_element(m.type, k, j)]);
             break;
           }
+          default: break;  // quantized: read above
         }
       }
     }
@@ -128,7 +185,22 @@ OwnedPackedMatrix packed_matrix_from_rows(WeightType type, const float* weight, 
   return o;
 }
 
+OwnedPackedMatrix packed_matrix_from_blocks(std::span<const RowBand> bands, int cols, const unsigned char* blocks) {
+  OwnedPackedMatrix o;
+  o.m.cols = cols;
+  for (const RowBand& b : bands) o.m.rows += b.rows;
+  HEADLAB_CHECK(packed_set_bands(o.m, bands));
+  const std::size_t bytes = packed_matrix_bytes(o.m);
+  void* data = std::aligned_alloc(64, std::max<std::size_t>((bytes + 63) / 64 * 64, 64));
+  if (!data) throw std::bad_alloc();
+  o.bytes = std::unique_ptr<unsigned char, void (*)(void*)>(static_cast<unsigned char*>(data), std::free);
+  o.m.data = o.bytes.get();
+  std::memcpy(o.m.data, blocks, bytes);
+  return o;
+}
+
 void packed_clear_padding(PackedMatrix& m) {
+  if (m.quantized()) return;  // rows of whole blocks: no padding
   // the padding columns of the last panel (rows past m.rows), and for bf16 with an odd C the
   // k = C half of each last pair (a dot product multiplies it by a zero input)
   const int size = weight_type_size(m.type), kn = packed_k_count(m.type, m.cols);

@@ -17,17 +17,26 @@
 // their k and k + 1 in one 32-bit lane: a 16-bit left shift of each lane widens column j's
 // even k to float32 and masking the low half its odd k (no shuffle), and the same lane is what
 // AVX512_BF16's dot product (vdpbf16ps) multiplies by a pair of bfloat16 inputs. The byte
-// offset of an even k is k * 32 * 2 in both layouts (packed_row_offset). Why panels: with few
+// offset of an even k is k * 32 * 2 in both layouts (packed_row_offset).
+//   quantized (ggml's blocks, quant_blocks.h; a GGUF under --dtype auto): not in panels but row
+//             after row as the file has them, each row C / block_elements blocks, in up to three
+//             bands of rows of one type each (c_attn's q, k and v are three tensors of the file,
+//             which may differ: llama.cpp's Q4_K_M keeps v of some layers in Q6_K). A product
+//             widens 32 rows at a time into a float32 panel and runs the f32 kernel on it.
+// Why panels: with few
 // input rows a product reads far more weights than inputs; sgemm would copy every weight into
 // its own panel layout on every call (30% of a 64-token GPT-2-small forward); packed once, each
 // panel streams from memory under the FMAs.
 #pragma once
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
+#include "model/quant_blocks.h"
 #include "model/weight_type.h"
 
 namespace headlab::model {
@@ -37,21 +46,42 @@ inline constexpr int kPanel = 32;  // output columns per panel
 // The k a panel holds: C, or C rounded up to even for bf16 (its k go in pairs).
 inline int packed_k_count(WeightType type, int cols) { return type == WeightType::bf16 ? (cols + 1) / 2 * 2 : cols; }
 
+// Rows of a quantized matrix in one block type (see the layout above).
+struct RowBand {
+  WeightType type = WeightType::f32;
+  int rows = 0;
+};
+inline constexpr int kMaxBands = 3;
+
 // One matrix (rows, cols) = (OC, C) in panels. Does not own its bytes (PackedWeights does).
 struct PackedMatrix {
-  WeightType type = WeightType::f32;
+  WeightType type = WeightType::f32;  // a quantized matrix: its first band's type
   int rows = 0, cols = 0;       // OC, C
   unsigned char* data = nullptr;  // packed_bytes(type, rows, cols), 64-byte aligned
   // --compute bf16 (bf16 matrices only): the products round their inputs to bfloat16 too, and
   // run as AVX512_BF16 dot products where the CPU has them (ops/matmul_packed.h)
   bool bf16_inputs = false;
+  // quantized only: the bands of rows, in order (rows = 0 past the last); set by packed_set_bands
+  std::array<RowBand, kMaxBands> bands{};
 
+  bool quantized() const { return weight_type_quantized(type); }
   int panels() const { return (rows + kPanel - 1) / kPanel; }
   std::size_t panel_bytes() const { return std::size_t(packed_k_count(type, cols)) * kPanel * weight_type_size(type); }
   const unsigned char* panel(int p) const { return data + std::size_t(p) * panel_bytes(); }
 };
 
-std::size_t packed_bytes(WeightType type, int rows, int cols);  // ceil(rows/32) * 32 * k_count * size
+std::size_t packed_bytes(WeightType type, int rows, int cols);  // ceil(rows/32) * 32 * k_count * size (float types)
+// The bytes m's data takes: packed_bytes for the float types, the bands' rows for quantized.
+std::size_t packed_matrix_bytes(const PackedMatrix& m);
+
+// Makes m (rows and cols set) a quantized matrix of these bands (their rows add up to m.rows;
+// cols a multiple of each type's block). false, m unchanged, when they do not fit.
+bool packed_set_bands(PackedMatrix& m, std::span<const RowBand> bands);
+// Row r of a quantized matrix: its blocks and their type.
+const unsigned char* packed_quant_row(const PackedMatrix& m, int r, WeightType& type);
+// Copies rows [row0, row0 + n) of a quantized matrix from `blocks` (n rows of the band's type,
+// as a GGUF file stores them); the rows must lie in one band.
+void packed_write_blocks(PackedMatrix& m, int row0, int n, const unsigned char* blocks);
 // Where W[32p + j][k] sits among a panel's elements (of weight_type_size bytes each).
 inline std::size_t packed_element(WeightType type, int k, int j) {
   if (type != WeightType::bf16) return std::size_t(k) * kPanel + std::size_t(j);
@@ -59,7 +89,7 @@ inline std::size_t packed_element(WeightType type, int k, int j) {
 }
 
 // Writes rows [row0, row0 + n) of m from src (n, cols) float32, rounding to m.type (nearest,
-// ties to even). Returns the flat index into src of the first value the type cannot hold
+// ties to even); m not quantized (its blocks are written by packed_write_blocks). Returns the flat index into src of the first value the type cannot hold
 // (|x| > 65504 for f16 turns infinite), or -1 when all fit. Split over the thread pool.
 std::int64_t packed_write_rows(PackedMatrix& m, int row0, int n, const float* src);
 // Reads rows [row0, row0 + n) of m into out (n, cols), widened to float32 (exactly).
@@ -74,6 +104,8 @@ struct OwnedPackedMatrix {
   std::unique_ptr<unsigned char, void (*)(void*)> bytes{nullptr, nullptr};
 };
 OwnedPackedMatrix packed_matrix_from_rows(WeightType type, const float* weight, int rows, int cols);
+// A quantized matrix of these bands from `blocks` (every row, row after row). Throws std::bad_alloc.
+OwnedPackedMatrix packed_matrix_from_blocks(std::span<const RowBand> bands, int cols, const unsigned char* blocks);
 
 // The model's matrices. One allocation holds them all, 64-byte aligned.
 struct PackedWeights {

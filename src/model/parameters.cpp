@@ -179,7 +179,7 @@ namespace {
 // start aligned to 64 bytes), in the order a packed-weights cache stores them. Returns the
 // block's size.
 std::size_t packed_layout(Parameters& p, const ModelConfig& config, const MatrixTypes& types,
-                          std::vector<std::pair<PackedMatrix*, std::size_t>>& at) {
+                          std::vector<std::pair<PackedMatrix*, std::size_t>>& at, const MatrixBands* bands = nullptr) {
   HEADLAB_CHECK(config_validate(config).has_value());
   p.config = config;
   p.memory.assign(vector_count(config), 0.0f);
@@ -199,8 +199,10 @@ std::size_t packed_layout(Parameters& p, const ModelConfig& config, const Matrix
       PackedMatrix& m = packed_matrix(*w, i, l);
       m.type = types[std::size_t(i)];
       m.rows = rows, m.cols = cols;
+      if (const std::vector<RowBand>* b = bands ? bands->find(i, l) : nullptr)
+        HEADLAB_CHECK(packed_set_bands(m, *b));
       at.push_back({&m, total});
-      total += (packed_bytes(m.type, rows, cols) + 63) / 64 * 64;
+      total += (packed_matrix_bytes(m) + 63) / 64 * 64;
     }
   }
   w->bytes = total;
@@ -210,10 +212,30 @@ std::size_t packed_layout(Parameters& p, const ModelConfig& config, const Matrix
 
 }  // namespace
 
-Parameters parameters_allocate_packed(const ModelConfig& config, const MatrixTypes& types) {
+const std::vector<RowBand>* MatrixBands::find(int index, int layer) const {
+  const auto& of = bands[std::size_t(index)];
+  if (layer < 0 || std::size_t(layer) >= of.size() || of[std::size_t(layer)].empty()) return nullptr;
+  return &of[std::size_t(layer)];
+}
+
+bool MatrixBands::empty() const {
+  for (const auto& of : bands)
+    for (const auto& b : of)
+      if (!b.empty()) return false;
+  return true;
+}
+
+std::uint64_t parameters_packed_bytes(const ModelConfig& config, const MatrixTypes& types, const MatrixBands* bands) {
   Parameters p;
   std::vector<std::pair<PackedMatrix*, std::size_t>> at;
-  const std::size_t total = packed_layout(p, config, types, at);
+  const std::size_t block = packed_layout(p, config, types, at, bands);
+  return std::uint64_t(block) + std::uint64_t(p.memory.size()) * sizeof(float);
+}
+
+Parameters parameters_allocate_packed(const ModelConfig& config, const MatrixTypes& types, const MatrixBands* bands) {
+  Parameters p;
+  std::vector<std::pair<PackedMatrix*, std::size_t>> at;
+  const std::size_t total = packed_layout(p, config, types, at, bands);
   void* bytes = total ? std::aligned_alloc(64, total) : nullptr;
   if (total && !bytes) throw std::bad_alloc();
   p.packed->memory = std::shared_ptr<unsigned char>(static_cast<unsigned char*>(bytes), std::free);
@@ -297,6 +319,20 @@ std::int64_t parameters_write(Parameters& p, int i, std::size_t offset, const fl
     if (bad < 0 && b >= 0) bad = b;
   });
   return bad;
+}
+
+void parameters_write_blocks(Parameters& p, int index, int layer, int row0, int n, const unsigned char* blocks) {
+  HEADLAB_CHECK(p.packed && parameters_is_matrix(index) && layer >= 0 && layer < matrix_layers(p.config, index));
+  packed_write_blocks(packed_matrix(*p.packed, index, layer), row0, n, blocks);
+}
+
+bool parameters_quantized(const Parameters& p) {
+  if (!p.packed) return false;
+  for (int i = 0; i < kNumParameterTensors; i++)
+    if (parameters_is_matrix(i))
+      for (int l = 0; l < matrix_layers(p.config, i); l++)
+        if (packed_matrix(*p.packed, i, l).quantized()) return true;
+  return false;
 }
 
 void parameters_read(const Parameters& p, int i, std::size_t offset, std::size_t count, float* out) {

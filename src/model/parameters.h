@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "model/packed_weights.h"
 #include "model/weight_type.h"
 
 namespace headlab::model {
@@ -99,8 +100,6 @@ inline float* ParameterTensors::*parameters_unembedding_tensor(const ModelConfig
   return c.tied ? &ParameterTensors::wte : &ParameterTensors::lm_head;
 }
 
-struct PackedWeights;  // model/packed_weights.h
-
 // Owns the weights. Move-only: ParameterTensors points into `memory`.
 struct Parameters {
   ModelConfig config;
@@ -149,9 +148,22 @@ struct LoadOptions {
 // Zero weights of the config's shape (LayerNorm weights zero too), every tensor float32 rows.
 // The config must be valid (config_validate), or this is a programmer error.
 Parameters parameters_allocate(const ModelConfig& config);
-// Zero weights with the matrices packed in `types` (throws std::bad_alloc when the machine
-// cannot hold them: the loaders turn that into a message saying how much is needed).
-Parameters parameters_allocate_packed(const ModelConfig& config, const MatrixTypes& types);
+// Quantized matrices (a GGUF file's blocks, kept by --dtype auto): bands[index][layer] are the
+// bands of rows of that matrix (packed_weights.h); an empty or missing entry keeps the matrix in
+// `types`' float type.
+struct MatrixBands {
+  std::array<std::vector<std::vector<RowBand>>, kNumParameterTensors> bands;
+  const std::vector<RowBand>* find(int index, int layer) const;  // null: not quantized
+  bool empty() const;  // no matrix quantized
+};
+
+// Zero weights with the matrices packed in `types` (or quantized as `bands` say; their blocks
+// are not cleared: the loader writes every row). Throws std::bad_alloc when the machine cannot
+// hold them (the loaders turn that into a message saying how much is needed).
+Parameters parameters_allocate_packed(const ModelConfig& config, const MatrixTypes& types,
+                                      const MatrixBands* bands = nullptr);
+// The bytes of the weights so kept: the vectors and each matrix (parameters_bytes of the result).
+std::uint64_t parameters_packed_bytes(const ModelConfig& config, const MatrixTypes& types, const MatrixBands* bands);
 
 // A packed-weights cache (formats/weights_cache.h) stores what a loaded model is made of: the
 // vectors (parameters_vector_count floats, ParameterTensors order without the matrices) and the
@@ -165,9 +177,15 @@ Parameters parameters_from_packed_block(const ModelConfig& config, const MatrixT
                                         std::shared_ptr<unsigned char> block, const float* vectors);
 
 // Writes `count` values into tensor `index` from flat offset `offset` of its (out, in)
-// row-major layout, wherever it is kept (rounded to a packed matrix's type). Returns the
+// row-major layout, wherever it is kept (rounded to a packed matrix's type; not a quantized
+// matrix, whose blocks parameters_write_blocks copies). Returns the
 // position in `values` of the first value that type cannot hold (f16 beyond ±65504), or -1.
 std::int64_t parameters_write(Parameters& p, int index, std::size_t offset, const float* values, std::size_t count);
+// Copies rows [row0, row0 + n) of layer `layer`'s slice of quantized matrix `index` from
+// `blocks` (as the GGUF file stores them; the rows lie in one band).
+void parameters_write_blocks(Parameters& p, int index, int layer, int row0, int n, const unsigned char* blocks);
+// Whether some matrix of p is kept in quantized blocks.
+bool parameters_quantized(const Parameters& p);
 // Reads `count` values of tensor `index` from flat offset `offset`, as float32 (exactly).
 void parameters_read(const Parameters& p, int index, std::size_t offset, std::size_t count, float* out);
 // Rows [row0, row0 + n) of layer `layer`'s slice of a matrix (parameters_matrix_shape; wte

@@ -11,11 +11,23 @@ std::string_view weight_type_name(WeightType t) {
     case WeightType::f32: return "f32";
     case WeightType::bf16: return "bf16";
     case WeightType::f16: return "f16";
+    case WeightType::q4_0: return "Q4_0";
+    case WeightType::q4_1: return "Q4_1";
+    case WeightType::q5_0: return "Q5_0";
+    case WeightType::q5_1: return "Q5_1";
+    case WeightType::q8_0: return "Q8_0";
+    case WeightType::q2_k: return "Q2_K";
+    case WeightType::q3_k: return "Q3_K";
+    case WeightType::q4_k: return "Q4_K";
+    case WeightType::q5_k: return "Q5_K";
+    case WeightType::q6_k: return "Q6_K";
   }
   return "?";
 }
 
-int weight_type_size(WeightType t) { return t == WeightType::f32 ? 4 : 2; }
+int weight_type_size(WeightType t) {
+  return t == WeightType::f32 ? 4 : t == WeightType::bf16 || t == WeightType::f16 ? 2 : 0;
+}
 
 Result<DtypeChoice> dtype_choice_parse(std::string_view text) {
   if (text == "auto") return DtypeChoice::keep;
@@ -65,6 +77,7 @@ bool weight_type_rounds(WeightType t, Dtype file_type) {
     case WeightType::f32: return file_type == Dtype::F64;
     case WeightType::bf16: return file_type != Dtype::BF16;
     case WeightType::f16: return file_type != Dtype::F16;
+    default: return false;  // a block type is only ever the file's own
   }
   return true;
 }

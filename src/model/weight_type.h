@@ -27,13 +27,16 @@ std::string_view dtype_name(Dtype dtype);
 int dtype_size(Dtype dtype);  // bytes per element
 
 
-enum class WeightType : std::uint8_t { f32, bf16, f16 };
+// f32, bf16, f16: one value per weight, in panels (packed_weights.h). The others are ggml's
+// quantized blocks (quant_blocks.h), kept as a GGUF file holds them, row after row: only a GGUF
+// loaded with --dtype auto has them.
+enum class WeightType : std::uint8_t { f32, bf16, f16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k, q4_k, q5_k, q6_k };
 
-std::string_view weight_type_name(WeightType t);  // "f32", "bf16", "f16"
-int weight_type_size(WeightType t);               // bytes per weight: 4, 2, 2
+std::string_view weight_type_name(WeightType t);  // "f32", "bf16", "f16", "Q4_K", ...
+int weight_type_size(WeightType t);               // bytes per weight: 4, 2, 2 (0 for the block types)
 
-// --dtype: `auto` keeps each matrix in its file's type (F32, BF16, F16; any other type — F64,
-// GGUF's quantized blocks — becomes f32); `f32` widens every matrix (exactly); `bf16` and `f16`
+// --dtype: `auto` keeps each matrix in its file's type (F32, BF16, F16, and GGUF's quantized
+// blocks; F64 becomes f32); `f32` widens every matrix (exactly); `bf16` and `f16`
 // round every matrix to that type (to nearest, ties to even). Norms, biases and positions stay
 // float32 whatever the choice: they are a small part of a model.
 enum class DtypeChoice { keep, f32, bf16, f16 };

@@ -25,7 +25,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Every family fixture (HF folders), and GGUF files of quantized types (kept as f32).
+// Every family fixture (HF folders), and GGUF files of quantized types (widened to f32 by
+// --dtype f32: --dtype auto keeps their blocks and writes no cache).
 const char* kFamilies[] = {"families/pythia", "families/llama",          "families/mistral", "families/qwen2",
                            "families/llama3", "families/mistral_window", "families/qwen3",   "families/gemma2",
                            "families/gemma3"};
@@ -80,7 +81,7 @@ TEST(WeightsCache, AMappedLoadGivesBitIdenticalLogitsToALoadFromTheFilesOnEveryF
   std::vector<std::pair<std::string, DtypeChoice>> models;
   for (const char* f : kFamilies) models.push_back({copy_fixture(fixture_dir(f), fs::path(f).filename().string()), DtypeChoice::keep});
   for (const char* f : kGgufFiles)
-    models.push_back({copy_fixture(std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/gguf/" + f, f), DtypeChoice::keep});
+    models.push_back({copy_fixture(std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/gguf/" + f, f), DtypeChoice::f32});
   // a BF16 matrix kept as bf16, and an F32 file rounded to bf16 and to f16 by --dtype
   models.push_back({copy_fixture(fixture_dir("families/llama"), "llama_dtype"), DtypeChoice::bf16});
   models.push_back({copy_fixture(fixture_dir("families/qwen2"), "qwen2_dtype"), DtypeChoice::f16});
@@ -250,18 +251,29 @@ TEST(WeightsCache, ATruncatedModelFileIsAClearErrorWithOrWithoutACache) {
 TEST(WeightsCache, ATruncatedGgufFileIsAClearErrorWithOrWithoutACache) {
   const std::string file = copy_fixture(std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/gguf/qwen3_random.q8_0.gguf",
                                         "qwen3_truncated.gguf");
-  ASSERT_TRUE(model_load(file, cached()));
+  ASSERT_TRUE(model_load(file, cached(DtypeChoice::f32)));  // widened: a cache is written
   const auto size = fs::file_size(file);
   for (std::uintmax_t keep : {size - 1, size / 2, std::uintmax_t(100)}) {
     SCOPED_TRACE(keep);
     fs::resize_file(file, keep);
     for (bool cache : {true, false}) {
-      auto p = model_load(file, cache ? cached() : LoadOptions{});
+      auto p = model_load(file, cache ? cached(DtypeChoice::f32) : LoadOptions{});
       ASSERT_FALSE(p);
       EXPECT_EQ(p.error().code, ErrorCode::corrupt);
       EXPECT_NE(p.error().message.find(file), std::string::npos) << p.error().message;
     }
   }
+}
+
+TEST(WeightsCache, AQuantizedGgufKeptAsItsBlocksWritesNoCache) {
+  // the blocks are copied as the file has them, as fast as a cache would map them
+  const std::string file = copy_fixture(std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/gguf/llama_random.q4_k_m.gguf",
+                                        "llama_blocks.gguf");
+  auto p = model_load(file, cached());
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_TRUE(parameters_quantized(*p));
+  EXPECT_TRUE(p->notes.empty()) << notes_text(*p);
+  EXPECT_FALSE(fs::exists(weights_cache_path(file, DtypeChoice::keep)));
 }
 
 TEST(WeightsCache, SmallModelsAndTrainingLoadsWriteNoCache) {

@@ -483,6 +483,53 @@ MatrixTypes memory_types(const File& f, const std::vector<Slot>& slots, DtypeCho
   return types;
 }
 
+// The slot's matrix, layer and first row (a slot fills whole rows of one layer's matrix).
+struct SlotPlace {
+  int index, layer, row0;
+};
+SlotPlace slot_place(const ModelConfig& c, const Slot& s) {
+  const int index = parameters_index(s.tensor);
+  const auto [rows, cols] = parameters_matrix_shape(c, index);
+  const std::int64_t per_layer = std::int64_t(rows) * cols;
+  return {index, int(s.offset / per_layer), int(s.offset % per_layer / cols)};
+}
+
+// --dtype auto keeps a matrix's quantized blocks when every tensor that fills it (q, k and v;
+// gate and up) is of a block type; the bands are those tensors' rows in order. A matrix filled
+// from a float tensor and a quantized one is widened to f32 whole (memory_types).
+MatrixBands quantized_bands(const File& f, const ModelConfig& c, const std::vector<Slot>& slots, DtypeChoice dtype,
+                            bool rows) {
+  MatrixBands bands;
+  if (rows || dtype != DtypeChoice::keep) return bands;
+  std::map<std::pair<int, int>, std::vector<std::pair<int, RowBand>>> parts;  // (index, layer) -> (row0, band)
+  std::set<std::pair<int, int>> mixed;
+  for (const Slot& s : slots) {
+    const int index = parameters_index(s.tensor);
+    if (!parameters_is_matrix(index)) continue;
+    const TensorInfo& t = *f.find_tensor(s.name);
+    const SlotPlace at = slot_place(c, s);
+    const WeightType type = weight_type_of(t.type).value_or(WeightType::f32);
+    if (!weight_type_quantized(type)) {
+      mixed.insert({index, at.layer});
+      continue;
+    }
+    parts[{index, at.layer}].push_back({at.row0, RowBand{type, int(t.rows())}});
+  }
+  for (auto& [key, list] : parts) {
+    if (mixed.count(key)) continue;
+    std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<RowBand> merged;
+    for (const auto& [row0, band] : list) {
+      if (!merged.empty() && merged.back().type == band.type) merged.back().rows += band.rows;
+      else merged.push_back(band);
+    }
+    auto& of = bands.bands[std::size_t(key.first)];
+    if (of.size() <= std::size_t(key.second)) of.resize(std::size_t(key.second) + 1);
+    of[std::size_t(key.second)] = std::move(merged);
+  }
+  return bands;
+}
+
 // Keeping a tensor narrower than its values rounds it (--dtype bf16 / f16).
 bool types_round(const File& f, const std::vector<Slot>& slots, const MatrixTypes& types) {
   bool rounds = false;
@@ -504,12 +551,13 @@ Result<Parameters> parameters_from_file(const File& f, const LoadOptions& option
     return make_error(ErrorCode::invalid_argument, "float32 rows (for training) cannot hold --dtype " +
                                                        std::string(dtype_choice_name(options.dtype)));
   const MatrixTypes types = options.rows ? matrix_types_all(WeightType::f32) : memory_types(f, slots, options.dtype);
+  const MatrixBands bands = quantized_bands(f, c, slots, options.dtype, options.rows);
   Parameters p;
   try {
-    p = options.rows ? parameters_allocate(c) : parameters_allocate_packed(c, types);
+    p = options.rows ? parameters_allocate(c) : parameters_allocate_packed(c, types, &bands);
   } catch (const std::bad_alloc&) {
     return make_error(ErrorCode::unsupported, f.path + ": the model needs about " +
-                                                  std::to_string(checkpoint_memory_bytes(c, types) / (1 << 20)) + " MiB (" +
+                                                  std::to_string(parameters_packed_bytes(c, types, &bands) / (1 << 20)) + " MiB (" +
                                                   std::to_string(parameters_count(c)) + " weights" +
                                                   checkpoint_types_text(c, types) + "), more than this machine can allocate");
   }
@@ -520,6 +568,29 @@ Result<Parameters> parameters_from_file(const File& f, const LoadOptions& option
     const TensorInfo& t = *f.find_tensor(s.name);
     const int index = parameters_index(s.tensor);
     const std::int64_t n = t.elements(), cols = t.cols();
+    if (parameters_is_matrix(index) && bands.find(index, slot_place(c, s).layer)) {
+      // kept as the file's blocks: copied row by row (re-paired for llama's q and k)
+      const SlotPlace at = slot_place(c, s);
+      const WeightType type = *weight_type_of(t.type);
+      const std::int64_t row_bytes = std::int64_t(quant_row_bytes(type, int(cols))), rows = t.rows();
+      const unsigned char* data = f.tensor_data(t);
+      if (const std::int64_t b = quant_first_nonfinite_block(type, data, rows * row_bytes / quant_block_bytes(type)); b >= 0)
+        return make_error(ErrorCode::corrupt, f.path + ": tensor \"" + s.name + "\" holds a non-finite scale in block " +
+                                                  std::to_string(b) + " (flat index " + std::to_string(b * quant_block_elements(type)) + ")");
+      if (s.layout == Layout::rope_pairs) {
+        const std::int64_t HS = c.head_size();
+        for (std::int64_t h = 0; h < s.heads; h++)
+          for (std::int64_t i = 0; i < HS / 2; i++)
+            for (std::int64_t j = 0; j < 2; j++) {
+              const std::int64_t pair = h * HS + 2 * i + j, half = h * HS + j * (HS / 2) + i;  // as rope_rows
+              parameters_write_blocks(p, index, at.layer, at.row0 + int(half), 1, data + pair * row_bytes);
+            }
+      } else {
+        parameters_write_blocks(p, index, at.layer, at.row0, int(rows), data);
+      }
+      release_pages(f, t);
+      continue;
+    }
     const bool whole = s.layout == Layout::rope_pairs;  // reorders rows across the tensor
     const std::int64_t part = whole ? n : std::max<std::int64_t>(1, kChunkFloats / std::max<std::int64_t>(1, cols)) * cols;
     const std::uint64_t row_bytes = t.rows() > 0 ? t.bytes / std::uint64_t(t.rows()) : 0;
@@ -643,7 +714,9 @@ Result<CheckpointDescription> describe_file(const std::string& path, DtypeChoice
   CheckpointDescription d;
   d.config = c;
   d.memory_types = memory_types(f, slots, dtype);
-  d.memory_bytes = checkpoint_memory_bytes(c, d.memory_types);
+  const MatrixBands bands = quantized_bands(f, c, slots, dtype, /*rows=*/false);
+  d.memory_bytes = parameters_packed_bytes(c, d.memory_types, &bands);
+  d.quantized = !bands.empty();
   d.rounds = types_round(f, slots, d.memory_types);
   d.files.push_back(path);
   const std::string arch = architecture_of(c);
@@ -666,7 +739,12 @@ Result<CheckpointDescription> describe_file(const std::string& path, DtypeChoice
     const Slot& s = *it->second;
     tensor_mapping_place(m, c, parameters_index(s.tensor), s.offset, d.memory_types);
     const bool quantized = t.type != TensorType::f32 && t.type != TensorType::f16 && t.type != TensorType::bf16;
-    m.how = quantized ? "dequantized from " + m.file_type : std::string("copied");
+    const bool kept = parameters_is_matrix(parameters_index(s.tensor)) && bands.find(parameters_index(s.tensor), slot_place(c, s).layer);
+    if (kept) m.memory = m.file_type;
+    m.how = kept        ? "kept as the file's " + m.file_type + " blocks (a product widens 32 rows at a time to float32)"
+            : quantized ? "dequantized to float32 from " + m.file_type +
+                              (dtype == DtypeChoice::keep ? " (the matrix also takes a float tensor)" : "")
+                        : std::string("copied");
     if (s.layout == Layout::rope_pairs) m.how += ", rows re-paired (llama.cpp permuted them for its rotary pairs)";
     if (s.shift != 0.0f) m.how += ", the file's 1 + w taken back to w";
     d.tensors.push_back(std::move(m));

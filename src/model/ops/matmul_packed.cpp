@@ -520,6 +520,49 @@ void run(PackedKernel kernel, const Job& j, int p0, int p1) {
   run_portable<T>(j, p0, p1);
 }
 
+// A quantized matrix (packed_weights.h): each panel's 32 rows, the k asked for only, widened
+// into a float32 panel of this thread's (exactly: quant_blocks.h), then the f32 kernel on it.
+// The widening is once per panel and product, shared by all N rows.
+void run_quantized(PackedKernel kernel, const Job& j, int p0, int p1) {
+  const PackedMatrix& w = *j.w;
+  struct Scratch {
+    float* panel = nullptr;
+    std::size_t floats = 0;
+    std::vector<float> row;
+    ~Scratch() { std::free(panel); }
+  };
+  thread_local Scratch s;
+  const std::size_t need = std::size_t(std::max(1, j.K)) * kPanel;
+  if (s.floats < need) {
+    std::free(s.panel);
+    s.panel = static_cast<float*>(std::aligned_alloc(64, (need * sizeof(float) + 63) / 64 * 64));
+    HEADLAB_CHECK(s.panel != nullptr);
+    s.floats = need;
+  }
+  for (int p = p0; p < p1; p++) {
+    const int n0 = p * kPanel, nn = std::min(kPanel, w.rows - n0);
+    for (int r = 0; r < kPanel; r++) {
+      if (r >= nn) {  // the columns past the last row: zeros, never stored
+        for (int k = 0; k < j.K; k++) s.panel[std::size_t(k) * kPanel + r] = 0.0f;
+        continue;
+      }
+      WeightType t;
+      const unsigned char* blocks = packed_quant_row(w, n0 + r, t);
+      const int be = quant_block_elements(t);
+      const int kb0 = j.k0 / be * be, kb1 = std::min(w.cols, (j.k0 + j.K + be - 1) / be * be);
+      if (kb1 <= kb0) continue;
+      s.row.resize(std::size_t(kb1 - kb0));
+      quant_dequantize(t, blocks + std::size_t(kb0 / be) * std::size_t(quant_block_bytes(t)), kb1 - kb0, s.row.data());
+      const float* from = s.row.data() + (j.k0 - kb0);
+      for (int k = 0; k < j.K; k++) s.panel[std::size_t(k) * kPanel + r] = from[k];
+    }
+    PackedMatrix panel;
+    panel.type = WeightType::f32, panel.rows = nn, panel.cols = j.K, panel.data = reinterpret_cast<unsigned char*>(s.panel);
+    const Job one{j.out + n0, j.ldo, j.inp, j.ldx, &panel, 0, j.K, j.bias ? j.bias + n0 : nullptr, j.N};
+    run<WeightType::f32>(kernel, one, 0, 1);
+  }
+}
+
 constexpr PackedKernel kAllKernels[] = {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512,
                                         PackedKernel::avx512bf16};
 
@@ -582,7 +625,8 @@ std::string matmul_packed_kernels_description() {
                      : k == PackedKernel::avx2     ? "AVX2, FMA, F16C"
                                                    : "plain loops";
   std::string line = "packed-weight kernels " + std::string(matmul_packed_kernel_name(k)) + " (" + what +
-                     "; f32, bf16 and f16 weights, float32 arithmetic; " +
+                     "; f32, bf16 and f16 weights, and GGUF's quantized blocks widened 32 rows at a time; float32 "
+                     "activations and arithmetic; " +
                      (k == PackedKernel::avx512bf16 ? "bf16 dot products under --compute bf16; "
                                                     : "--compute bf16 rounds the inputs, no faster; ");
   if (kernels_asked()) return line + "HEADLAB_KERNELS set by the user)";
@@ -601,6 +645,15 @@ void matmul_forward_packed_with(PackedKernel kernel, float* out, int ldo, const 
   auto split = [&](int part, int& p0, int& p1) {
     p0 = int(std::int64_t(n_panels) * part / parts), p1 = int(std::int64_t(n_panels) * (part + 1) / parts);
   };
+  if (w.quantized()) {
+    const Job job{out, ldo, inp, ldx, &w, k0, K, bias, N};
+    thread_pool_run(parts, [&](int part) {
+      int p0, p1;
+      split(part, p0, p1);
+      if (p0 < p1) run_quantized(kernel, job, p0, p1);
+    });
+    return;
+  }
   if (w.type == WeightType::bf16 && w.bf16_inputs && K > 0) {
     thread_local std::vector<float> rounded;  // the inputs rounded, or their pairs (as uint32)
 #if HEADLAB_PACKED_X86
@@ -640,6 +693,7 @@ void matmul_forward_packed_with(PackedKernel kernel, float* out, int ldo, const 
       case WeightType::f32: run<WeightType::f32>(kernel, job, p0, p1); break;
       case WeightType::bf16: run<WeightType::bf16>(kernel, job, p0, p1); break;
       case WeightType::f16: run<WeightType::f16>(kernel, job, p0, p1); break;
+      default: break;  // quantized: above
     }
   });
 }

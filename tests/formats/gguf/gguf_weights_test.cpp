@@ -1,9 +1,10 @@
 // Tests of how a GGUF file's tensors become the weights (formats/gguf/gguf_architecture.h with
-// LoadOptions): F16 and BF16 matrices stay 16-bit, quantized ones become f32 exactly, --dtype
-// chooses, and the mapped file's pages do not stay resident beside the weights.
+// LoadOptions): F16 and BF16 matrices stay 16-bit, quantized ones keep their blocks (or become
+// f32 exactly), --dtype chooses, and the mapped file's pages do not stay resident beside the weights.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <unistd.h>
 
@@ -65,12 +66,18 @@ TEST(GgufWeights, F16AndBf16FilesKeepTheirMatrices16BitAndWidenExactly) {
   }
 }
 
-TEST(GgufWeights, AQuantizedFileBecomesF32ExactlyAndBf16RoundsItSayingSo) {
+TEST(GgufWeights, AQuantizedFileKeepsItsBlocksUnderAutoAndBecomesF32ExactlyOrBf16RoundedWhenAsked) {
   const std::string q8 = gguf_fixture("gpt2_random.q8_0.gguf");
-  auto exact = model_load(q8);
+  auto kept = model_load(q8);
+  ASSERT_TRUE(kept) << kept.error().message;
+  EXPECT_EQ(qkvw_type(*kept), WeightType::q8_0);
+  EXPECT_TRUE(parameters_quantized(*kept));
+  EXPECT_FALSE(kept->rounded);
+  auto exact = model_load(q8, {.dtype = DtypeChoice::f32});
   ASSERT_TRUE(exact) << exact.error().message;
   EXPECT_EQ(qkvw_type(*exact), WeightType::f32);
   EXPECT_FALSE(exact->rounded);
+  EXPECT_EQ(parameters_to_rows(*kept), parameters_to_rows(*exact));
   auto half = model_load(q8, {.dtype = DtypeChoice::bf16});
   ASSERT_TRUE(half) << half.error().message;
   EXPECT_EQ(qkvw_type(*half), WeightType::bf16);
@@ -79,4 +86,27 @@ TEST(GgufWeights, AQuantizedFileBecomesF32ExactlyAndBf16RoundsItSayingSo) {
   ASSERT_TRUE(rows) << rows.error().message;
   EXPECT_EQ(rows->packed, nullptr);
   EXPECT_EQ(rows->memory, parameters_to_rows(*exact));
+}
+
+TEST(GgufWeights, KeptBlocksGiveTheLogitsOfTheirF32WideningBitForBitInAFractionOfTheMemory) {
+  // llama.cpp's Q4_K_M leaves Q4_K, Q6_K, Q5_0 and Q8_0 tensors (c_attn's v of some layers in
+  // another type than q and k: a matrix of bands); Q6_K; and Q8_0 beside an F16 matrix
+  for (const char* name : {"llama_random.q4_k_m.gguf", "llama_random.q6_k.gguf", "gpt2_random.q8_0.gguf",
+                           "qwen3_random.q8_0.gguf", "gemma3_random.q8_0.gguf"}) {
+    auto kept = model_load(gguf_fixture(name));
+    ASSERT_TRUE(kept) << name << ": " << kept.error().message;
+    auto wide = model_load(gguf_fixture(name), {.dtype = DtypeChoice::f32});
+    ASSERT_TRUE(wide) << name << ": " << wide.error().message;
+    EXPECT_TRUE(parameters_quantized(*kept)) << name;
+    EXPECT_FALSE(parameters_quantized(*wide)) << name;
+    EXPECT_EQ(parameters_to_rows(*kept), parameters_to_rows(*wide)) << name;
+    EXPECT_EQ(logits_of(*kept), logits_of(*wide)) << name;
+    auto described = model_describe(gguf_fixture(name));
+    ASSERT_TRUE(described) << described.error().message;
+    EXPECT_TRUE(described->quantized);
+    EXPECT_EQ(described->memory_bytes, parameters_bytes(*kept)) << name;
+    std::printf("%s: %.2f MB kept as blocks, %.2f MB widened to f32\n", name, parameters_bytes(*kept) / 1e6,
+                parameters_bytes(*wide) / 1e6);
+    EXPECT_LT(parameters_bytes(*kept), parameters_bytes(*wide) * 6 / 10) << name;
+  }
 }

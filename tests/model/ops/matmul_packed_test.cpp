@@ -10,6 +10,7 @@
 
 #include "model/ops/matmul.h"
 #include "model/packed_weights.h"
+#include "model/quant_blocks.h"
 #include "testing/gradcheck.h"
 
 using namespace headlab::model;
@@ -234,4 +235,113 @@ TEST(PackedWeights, F16ReportsTheFirstValueItCannotHold) {
   EXPECT_EQ(packed_write_rows(h.m, 0, 2, w.data()), 3);  // 70000 turns infinite; 65504 is the largest half
   OwnedPackedMatrix b = packed_matrix_from_rows(WeightType::bf16, std::vector<float>(6, 0.0f).data(), 2, 3);
   EXPECT_EQ(packed_write_rows(b.m, 0, 2, w.data()), -1);  // bfloat16 has float32's range
+}
+
+namespace {
+
+// Random blocks of a quantized type: random quants and sub-block scales, the half scales (d, and
+// m or dmin) set to small finite values so every weight is finite and of a usual size.
+std::vector<unsigned char> random_blocks(WeightType t, int rows, int cols, unsigned seed) {
+  std::vector<unsigned char> b(std::size_t(rows) * quant_row_bytes(t, cols));
+  unsigned x = seed * 2654435761u + 1;
+  for (unsigned char& c : b) c = static_cast<unsigned char>((x = x * 1664525u + 1013904223u) >> 24);
+  int at[2] = {0, -1};
+  switch (t) {
+    case WeightType::q4_1: case WeightType::q5_1: case WeightType::q4_k: case WeightType::q5_k: at[1] = 2; break;
+    case WeightType::q2_k: at[0] = 80, at[1] = 82; break;
+    case WeightType::q3_k: at[0] = 108; break;
+    case WeightType::q6_k: at[0] = 208; break;
+    default: break;
+  }
+  const std::size_t bytes = std::size_t(quant_block_bytes(t));
+  for (std::size_t k = 0; k < b.size() / bytes; k++)
+    for (int a : at)
+      if (a >= 0) {
+        const float v = (1.0f + float(k % 7)) * (t == WeightType::q6_k || t == WeightType::q3_k ? 1e-3f : 1e-2f);
+        const std::uint16_t h = f32_to_f16(a == at[1] ? v / 2 : v);
+        b[k * bytes + std::size_t(a)] = h & 0xff;
+        b[k * bytes + std::size_t(a) + 1] = h >> 8;
+      }
+  return b;
+}
+
+const WeightType kBlockTypes[] = {WeightType::q4_0, WeightType::q4_1, WeightType::q5_0, WeightType::q5_1, WeightType::q8_0,
+                                  WeightType::q2_k, WeightType::q3_k, WeightType::q4_k, WeightType::q5_k, WeightType::q6_k};
+
+}  // namespace
+
+TEST(MatmulForwardPackedQuantized, EveryKernelInEveryBlockTypeIsTheF32KernelOnTheDequantizedWeightsBitForBit) {
+  // dequantize-then-multiply, two ways: the f32 panels of the widened weights through the same
+  // kernel (the same sums in the same order: equal bit for bit), and plain loops (close)
+  for (PackedKernel kernel : kKernels) {
+    if (!matmul_packed_kernel_supported(kernel)) continue;
+    for (WeightType t : kBlockTypes)
+      for (int N : {1, 9, 65, 130})
+        for (int OC : {1, 33, 70}) {
+          const int C = quant_block_elements(t) == 32 ? 96 : 512;
+          const std::vector<unsigned char> blocks = random_blocks(t, OC, C, unsigned(N * 131 + OC));
+          const RowBand band{t, OC};
+          OwnedPackedMatrix q = packed_matrix_from_blocks({&band, 1}, C, blocks.data());
+          std::vector<float> w(std::size_t(OC) * C);
+          quant_dequantize(t, blocks.data(), std::int64_t(w.size()), w.data());
+          OwnedPackedMatrix f = packed_matrix_from_rows(WeightType::f32, w.data(), OC, C);
+          auto x = random_vector(N * C, 4), b = random_vector(OC, 5);
+          std::vector<float> got(std::size_t(N) * OC), want(got.size()), plain(got.size());
+          matmul_forward_packed_with(kernel, got.data(), OC, x.data(), C, q.m, 0, C, b.data(), N);
+          matmul_forward_packed_with(kernel, want.data(), OC, x.data(), C, f.m, 0, C, b.data(), N);
+          matmul_forward_naive(plain.data(), x.data(), w.data(), b.data(), N, C, OC);
+          ASSERT_EQ(got, want) << matmul_packed_kernel_name(kernel) << " " << weight_type_name(t) << " N=" << N << " OC=" << OC;
+          float m = 0.0f, scale = 0.0f;
+          for (std::size_t i = 0; i < plain.size(); i++)
+            m = std::max(m, std::fabs(got[i] - plain[i])), scale = std::max(scale, std::fabs(plain[i]));
+          ASSERT_LE(m, 1e-5f * std::max(1.0f, scale)) << matmul_packed_kernel_name(kernel) << " " << weight_type_name(t);
+        }
+  }
+}
+
+TEST(MatmulForwardPackedQuantized, BandsOfDifferentTypesAndAPartOfKNotOnABlockBoundaryMatchTheWidenedWeights) {
+  // c_attn as llama.cpp's Q4_K_M may leave it: q and k Q4_K, v Q6_K; and head 1's share of a
+  // W_O whose blocks (256) are wider than a head (64 columns from k0 = 64)
+  const int C = 512;
+  const RowBand bands[] = {{WeightType::q4_k, 40}, {WeightType::q6_k, 30}, {WeightType::q8_0, 3}};
+  const int OC = 73;
+  std::vector<unsigned char> blocks;
+  for (const RowBand& b : bands) {
+    auto part = random_blocks(b.type, b.rows, C, unsigned(b.rows));
+    blocks.insert(blocks.end(), part.begin(), part.end());
+  }
+  OwnedPackedMatrix q = packed_matrix_from_blocks(bands, C, blocks.data());
+  EXPECT_EQ(packed_matrix_bytes(q.m), blocks.size());
+  std::vector<float> w(std::size_t(OC) * C);
+  packed_read_rows(q.m, 0, OC, w.data());
+  std::vector<float> one(C);
+  WeightType t;
+  quant_dequantize(WeightType::q6_k, packed_quant_row(q.m, 45, t), C, one.data());
+  EXPECT_EQ(t, WeightType::q6_k);
+  EXPECT_TRUE(std::equal(one.begin(), one.end(), w.begin() + 45 * C)) << "row 45 is row 5 of the Q6_K band";
+  OwnedPackedMatrix f = packed_matrix_from_rows(WeightType::f32, w.data(), OC, C);
+  for (PackedKernel kernel : kKernels) {
+    if (!matmul_packed_kernel_supported(kernel)) continue;
+    for (int N : {1, 7, 100}) {
+      auto x = random_vector(N * C, 6);
+      for (auto [k0, K] : {std::pair{0, C}, {64, 64}, {250, 12}, {500, 12}}) {
+        std::vector<float> got(std::size_t(N) * OC), want(got.size());
+        matmul_forward_packed_with(kernel, got.data(), OC, x.data(), C, q.m, k0, K, nullptr, N);
+        matmul_forward_packed_with(kernel, want.data(), OC, x.data(), C, f.m, k0, K, nullptr, N);
+        ASSERT_EQ(got, want) << matmul_packed_kernel_name(kernel) << " N=" << N << " k0=" << k0 << " K=" << K;
+      }
+    }
+  }
+}
+
+TEST(MatmulForwardPackedQuantized, QuantizedBlocksAreTheirFilesSizeNotFloat32s) {
+  const RowBand band{WeightType::q4_k, 64};
+  PackedMatrix m;
+  m.rows = 64, m.cols = 4096;
+  ASSERT_TRUE(packed_set_bands(m, {&band, 1}));
+  EXPECT_EQ(packed_matrix_bytes(m), std::size_t(64) * 16 * 144);  // 4.5 bits a weight
+  EXPECT_LT(packed_matrix_bytes(m) * 7, packed_bytes(WeightType::f32, 64, 4096));
+  PackedMatrix odd;
+  odd.rows = 64, odd.cols = 100;  // not a whole number of blocks
+  EXPECT_FALSE(packed_set_bands(odd, {&band, 1}));
 }

@@ -1,0 +1,34 @@
+// model/quant_blocks.h — ggml's quantized block types (llama.cpp's GGUF files), kept in memory as
+// the file has them. Each block holds 32 or 256 weights of one row:
+//   Q8_0            x = d * q                      q int8
+//   Q4_0, Q5_0      x = d * (q - 8), d * (q - 16)  q 4 or 5 bits
+//   Q4_1, Q5_1      x = d * q + m
+//   Q2_K .. Q5_K    256 weights in 16 or 8 sub-blocks, each with its own scale (and minimum)
+//                   quantized against the block's d (and dmin):  x = d*sc*q - dmin*mn
+//   Q3_K, Q6_K      x = d * sc * q, q signed (3 or 6 bits), sc a signed 6- or 8-bit scale
+// d, dmin and m are IEEE halves. A row of C weights is C / block_elements blocks, one after another.
+//
+//   std::vector<float> w(cols);
+//   quant_dequantize(WeightType::q4_k, row_blocks, cols, w.data());  // one row, widened to float32
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "model/weight_type.h"
+
+namespace headlab::model {
+
+bool weight_type_quantized(WeightType t);        // one of ggml's block types (not f32, bf16, f16)
+int quant_block_elements(WeightType t);          // weights per block: 32 or 256 (1 for the float types)
+int quant_block_bytes(WeightType t);             // bytes per block
+std::size_t quant_row_bytes(WeightType t, int cols);  // cols must be a multiple of the block's weights
+
+// Writes n floats to out from the blocks at `blocks` (n / quant_block_elements(t) of them); n a
+// multiple of the block's weights. Exact: each weight is the float32 the formula above gives.
+void quant_dequantize(WeightType t, const unsigned char* blocks, std::int64_t n, float* out);
+
+// The first of n_blocks blocks whose half scales are not finite (so neither are its weights), or -1.
+std::int64_t quant_first_nonfinite_block(WeightType t, const unsigned char* blocks, std::int64_t n_blocks);
+
+}  // namespace headlab::model
