@@ -3,7 +3,9 @@
 // matmul_forward (sgemm on float32 rows, as the trainer runs them) and through the packed
 // matrices (matmul_forward_packed) in f32, bf16 and f16, and the bf16 matrices once more with
 // their inputs rounded to bfloat16 (--compute bf16: path=bf16-inputs, AVX512_BF16 dot products
-// under the avx512bf16 kernel), all taking turns on the same inputs.
+// under the avx512bf16 kernel), and as GGUF's Q8_0 and Q4_K blocks (random quants and scales;
+// Q4_K only where every C is a multiple of its 256-weight blocks: --shape gpt2), all taking turns
+// on the same inputs.
 // Random weights, so nothing finds them in cache. The figures behind the packed path's
 // choices (ops/matmul_packed.h).
 //
@@ -28,6 +30,7 @@
 #include "model/ops/matmul.h"
 #include "model/ops/matmul_packed.h"
 #include "model/packed_weights.h"
+#include "model/quant_blocks.h"
 #include "model/thread_pool.h"
 
 using namespace headlab::model;
@@ -56,6 +59,19 @@ int main(int argc, char** argv) {
     int C, OC;
     std::vector<float> w, b;
     OwnedPackedMatrix packed[3];
+    OwnedPackedMatrix blocks[2];  // Q8_0, Q4_K (rows = 0 when C is not whole blocks)
+  };
+  // random blocks: random bytes, the half scales (d at the start of both types, Q4_K's dmin
+  // after it) set to 0.01 so every weight is finite and small
+  auto random_blocks = [](WeightType t, int rows, int C, std::mt19937& g) {
+    std::vector<unsigned char> b(std::size_t(rows) * quant_row_bytes(t, C));
+    for (unsigned char& c : b) c = static_cast<unsigned char>(g());
+    const std::uint16_t h = f32_to_f16(0.01f);
+    for (std::size_t k = 0; k < b.size(); k += std::size_t(quant_block_bytes(t))) {
+      b[k] = h & 0xff, b[k + 1] = h >> 8;
+      if (t == WeightType::q4_k) b[k + 2] = h & 0xff, b[k + 3] = h >> 8;
+    }
+    return b;
   };
   const WeightType types[3] = {WeightType::f32, WeightType::bf16, WeightType::f16};
   std::vector<Layer> layers;
@@ -66,6 +82,12 @@ int main(int argc, char** argv) {
     for (float& x : l.w) x = u(rng);
     for (float& x : l.b) x = u(rng);
     for (int t = 0; t < 3; t++) l.packed[t] = packed_matrix_from_rows(types[t], l.w.data(), OC, C);
+    for (int q = 0; q < 2; q++) {
+      const WeightType t = q == 0 ? WeightType::q8_0 : WeightType::q4_k;
+      if (C % quant_block_elements(t) != 0) continue;
+      const RowBand band{t, OC};
+      l.blocks[q] = packed_matrix_from_blocks({&band, 1}, C, random_blocks(t, OC, C, rng).data());
+    }
     layers.push_back(std::move(l));
   };
   int C = 768, V = 50257, widest = 4 * 768;
@@ -96,15 +118,19 @@ int main(int argc, char** argv) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
   };
   auto bias_of = [](const Layer& l) { return l.b.empty() ? nullptr : l.b.data(); };
-  constexpr int kPaths = 5;
-  std::vector<double> t[kPaths], cpu[kPaths];  // sgemm, f32, bf16, f16, bf16 with bf16 inputs
-  double diff[kPaths] = {0, 0, 0, 0, 0};
+  constexpr int kPaths = 7;
+  std::vector<double> t[kPaths], cpu[kPaths];  // sgemm, f32, bf16, f16, bf16 with bf16 inputs, Q8_0, Q4_K
+  double diff[kPaths] = {0, 0, 0, 0, 0, 0, 0};
+  bool have[kPaths] = {true, true, true, true, true, true, true};
+  for (const Layer& l : layers) have[5] = have[5] && l.blocks[0].m.rows > 0, have[6] = have[6] && l.blocks[1].m.rows > 0;
   for (int r = 0; r <= repeats; r++) {  // round 0 warms up
     for (int path = 0; path < kPaths; path++) {
+      if (!have[path]) continue;
       auto a = now();
       const double c0 = cpu_now();
       for (const Layer& l : layers) {
         if (path == 0) matmul_forward(y0.data(), x.data(), l.w.data(), bias_of(l), rows, l.C, l.OC);
+        else if (path >= 5) matmul_forward_packed_with(kernel, y.data(), l.OC, x.data(), l.C, l.blocks[path - 5].m, 0, l.C, bias_of(l), rows);
         else {
           PackedMatrix m = l.packed[path == 4 ? 1 : path - 1].m;  // a view; path 4 marks its inputs
           m.bf16_inputs = path == 4;
@@ -112,16 +138,17 @@ int main(int argc, char** argv) {
         }
       }
       auto b = now();
-      if (r == 0 && path > 0)  // the unembedding's outputs, against sgemm's
+      if (r == 0 && path > 0 && path < 5)  // the unembedding's outputs, against sgemm's (blocks: other weights)
         for (std::size_t i = 0; i < std::size_t(rows) * V; i++) diff[path] = std::max(diff[path], double(std::abs(y0[i] - y[i])));
       if (r > 0) t[path].push_back(ms(a, b)), cpu[path].push_back(cpu_now() - c0);
     }
   }
-  const char* names[kPaths] = {"sgemm", "f32", "bf16", "f16", "bf16-inputs"};
+  const char* names[kPaths] = {"sgemm", "f32", "bf16", "f16", "bf16-inputs", "q8_0", "q4_k"};
   for (auto& v : t) std::sort(v.begin(), v.end());
   for (auto& v : cpu) std::sort(v.begin(), v.end());
   const double s = t[0][t[0].size() / 2];
   for (int path = 0; path < kPaths; path++) {
+    if (!have[path]) continue;
     const double m = t[path][t[path].size() / 2];
     const double peak = path == 4 && kernel == PackedKernel::avx512bf16 ? peak_bf16 : peak_f32;
     std::printf("rows=%d shape=%s path=%s ms=%.1f min_ms=%.1f cpu_ms=%.1f gflops=%.0f of_peak=%.2f ratio_to_sgemm=%.2f "

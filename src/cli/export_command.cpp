@@ -27,6 +27,7 @@ int run_export(const ExportOptions& o) {
   if (!params) return print_error(params.error().message);
   auto tables = model::gguf::tokenizer_tables_load(o.model);
   if (!tables) return print_error(tables.error().message);
+  for (const std::string& note : tables->notes) std::cerr << "note: " << note << "\n";
   const auto type = o.dtype == "f16" ? model::gguf::TensorType::f16
                     : o.dtype == "bf16" ? model::gguf::TensorType::bf16 : model::gguf::TensorType::f32;
   const std::string name = std::filesystem::path(o.model).filename().string();

@@ -7,6 +7,10 @@
 //                                              number: 7 Q8_0, 15 Q4_K_M, 18 Q6_K, ...; 0 F32
 //                                              dequantizes a quantized file with llama.cpp's
 //                                              own dequantizers)
+//   llama_logits tokenize MODEL.gguf < TEXTS     the vocabulary alone (vocab_only); for each line
+//                                              of stdin (a text's UTF-8 bytes in hex), the ids
+//                                              llama.cpp's tokenizer gives it, without BOS/EOS,
+//                                              special tokens matched: one line of ids each
 // Built by tools/reference/make_llama_fixtures.py, which says where the headers come from;
 // llama_peer.h (beside it) sets llama.cpp up as the peer.
 #include <stdio.h>
@@ -60,13 +64,53 @@ static int run_quantize(const char* in, const char* out, int ftype, int pure) {
   return 0;
 }
 
+// One text per line of stdin, already unescaped by the caller (a line holds no newline: the
+// caller writes each text as a JSON string and passes its bytes hex-encoded).
+static int run_tokenize(const char* path) {
+  struct llama_model_params mp = llama_model_default_params();
+  mp.vocab_only = true;
+  struct llama_model* model = llama_model_load_from_file(path, mp);
+  if (!model) {
+    fprintf(stderr, "llama_logits: cannot load the vocabulary of %s\n", path);
+    return 1;
+  }
+  const struct llama_vocab* vocab = llama_model_get_vocab(model);
+  char line[1 << 16];
+  while (fgets(line, sizeof line, stdin)) {
+    // hex bytes of the text, then a newline
+    size_t n = strcspn(line, "\r\n"), len = n / 2;
+    char* text = malloc(len + 1);
+    for (size_t i = 0; i < len; i++) {
+      unsigned v = 0;
+      sscanf(line + 2 * i, "%2x", &v);
+      text[i] = (char)v;
+    }
+    text[len] = 0;
+    int cap = (int)len + 16;
+    llama_token* ids = malloc(sizeof(llama_token) * (size_t)cap);
+    int got = llama_tokenize(vocab, text, (int)len, ids, cap, /*add_special=*/0, /*parse_special=*/1);
+    if (got < 0) {
+      fprintf(stderr, "llama_logits: llama_tokenize failed (%d)\n", got);
+      return 1;
+    }
+    for (int i = 0; i < got; i++) printf(i ? " %d" : "%d", ids[i]);
+    printf("\n");
+    free(ids);
+    free(text);
+  }
+  llama_model_free(model);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   llama_peer_init();  // LLAMA_BACKEND_DIR: the folder of libggml-cpu-*.so
   if (argc >= 4 && strcmp(argv[1], "logits") == 0) return run_logits(argv[2], argc - 3, argv + 3);
+  if (argc == 3 && strcmp(argv[1], "tokenize") == 0) return run_tokenize(argv[2]);
   if ((argc == 5 || argc == 6) && strcmp(argv[1], "quantize") == 0)
     return run_quantize(argv[2], argv[3], atoi(argv[4]), argc == 6 && strcmp(argv[5], "pure") == 0);
   fprintf(stderr,
           "usage: llama_logits logits MODEL.gguf ID...\n"
-          "       llama_logits quantize IN.gguf OUT.gguf FTYPE [pure]\n");
+          "       llama_logits quantize IN.gguf OUT.gguf FTYPE [pure]\n"
+          "       llama_logits tokenize MODEL.gguf < HEX_TEXT_LINES\n");
   return 2;
 }

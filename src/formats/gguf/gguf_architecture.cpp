@@ -847,6 +847,14 @@ Value scalar_value(const MetadataValue& m) {
 
 }  // namespace
 
+std::vector<float> NamedTensor::values() const {
+  std::int64_t n = 1;
+  for (std::int64_t d : ne) n *= d;
+  std::vector<float> v(static_cast<std::size_t>(n));
+  fill(v.data());
+  return v;
+}
+
 Result<std::vector<NamedTensor>> tensors_for_file(const Parameters& params) {
   const ModelConfig& c = params.config;
   if (Status s = architecture_exists(c); !s) return tl::unexpected(s.error());
@@ -854,17 +862,24 @@ Result<std::vector<NamedTensor>> tensors_for_file(const Parameters& params) {
   for (const Slot& s : slots_for(c)) {
     std::int64_t n = 1;
     for (std::int64_t d : s.ne) n *= d;
-    // read through the one accessor: a loaded model keeps its matrices packed (parameters.h)
-    std::vector<float> src(static_cast<std::size_t>(n));
-    parameters_read(params, parameters_index(s.tensor), std::size_t(s.offset), std::size_t(n), src.data());
-    NamedTensor t{s.name, s.ne, src};
-    if (s.layout == Layout::rope_pairs) rope_rows(t.values.data(), src.data(), s.heads, c.head_size(), s.ne.size() == 2 ? s.ne[0] : 1, false);
-    if (s.shift != 0.0f)
-      for (float& x : t.values) x += s.shift;
-    out.push_back(std::move(t));
+    out.push_back({s.name, s.ne, [&params, s, n, HS = c.head_size()](float* values) {
+                     // read through the one accessor: a loaded model keeps its matrices packed (parameters.h)
+                     const int index = parameters_index(s.tensor);
+                     if (s.layout != Layout::rope_pairs) {
+                       parameters_read(params, index, std::size_t(s.offset), std::size_t(n), values);
+                     } else {
+                       std::vector<float> src(static_cast<std::size_t>(n));
+                       parameters_read(params, index, std::size_t(s.offset), std::size_t(n), src.data());
+                       rope_rows(values, src.data(), s.heads, HS, s.ne.size() == 2 ? s.ne[0] : 1, false);
+                     }
+                     if (s.shift != 0.0f)
+                       for (std::int64_t i = 0; i < n; i++) values[i] += s.shift;
+                   }});
   }
   std::vector<float> freqs = rope_freqs_of(c);
-  if (!freqs.empty()) out.push_back({"rope_freqs.weight", {std::int64_t(freqs.size())}, std::move(freqs)});
+  if (!freqs.empty())
+    out.push_back({"rope_freqs.weight", {std::int64_t(freqs.size())},
+                   [freqs](float* values) { std::copy(freqs.begin(), freqs.end(), values); }});
   return out;
 }
 

@@ -25,6 +25,7 @@
 //   Result<Parameters> p = gguf::parameters_load(path);   // F16/BF16 kept, quantized types as f32
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -66,7 +67,10 @@ Result<CheckpointDescription> describe_file(const std::string& path, DtypeChoice
 struct NamedTensor {
   std::string name;
   std::vector<std::int64_t> ne;  // ne[0] fastest
-  std::vector<float> values;
+  // Writes its (product of ne) values, read from the model when called: a writer holds one
+  // tensor's floats at a time, never the whole model widened (an 8 B model is 32 GB in float32).
+  std::function<void(float*)> fill;
+  std::vector<float> values() const;  // fill into a vector of its own
 };
 // The tensors of `params` as gguf::file_write takes them (and rope_freqs.weight for a rope
 // scaled per frequency).

@@ -31,12 +31,15 @@ Status export_model(const std::string& path, const Parameters& params, const Tok
   for (int id = int(tables.tokens.size()); id < c.vocab_size; id++) {
     tables.tokens.push_back("<|headlab_pad_" + std::to_string(id) + "|>");
     tables.types.push_back(5);  // unused
+    if (tables.model == "llama") tables.scores.push_back(-1e9f);
   }
-  for (Metadata& t : tokenizer_metadata(tables, c.bos_token_id, c.eos_token_id)) m.push_back(std::move(t));
+  // llama.cpp puts BOS first when add_bos_token says so: the family's rule, as headlab's runs
+  for (Metadata& t : tokenizer_metadata(tables, c.bos_token_id, c.eos_token_id, c.default_prepend_bos()))
+    m.push_back(std::move(t));
 
   std::vector<WriteTensor> out;
   for (const NamedTensor& t : *tensors)
-    out.push_back({t.name, t.ne, t.ne.size() == 1 ? TensorType::f32 : dtype, t.values.data()});
+    out.push_back({t.name, t.ne, t.ne.size() == 1 ? TensorType::f32 : dtype, nullptr, t.fill});
   return file_write(path, m, out);
 }
 

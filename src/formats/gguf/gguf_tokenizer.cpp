@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <unordered_map>
 
@@ -232,6 +233,77 @@ namespace {
 // vocab.json, merges.txt: a 256k-token vocabulary is about 10 MB
 Result<std::string> read_text(const std::filesystem::path& p) { return file_read(p.string(), std::uint64_t(256) << 20); }
 
+constexpr float kNoMerge = -1e9f;  // the score of a token no merge makes (a byte, a character)
+
+// SentencePiece scores from BPE merges: a token's score is minus the rank of the first merge
+// that makes it, so merges_from_scores (the reader) and llama.cpp's tokenizer (which merges the
+// pair whose token scores highest) take them in the tokenizer.json's order.
+std::vector<float> scores_from_merges(const std::unordered_map<std::string, int>& vocab,
+                                      const std::vector<std::pair<std::string, std::string>>& merges) {
+  std::vector<float> scores(vocab.size(), kNoMerge);
+  for (std::size_t r = merges.size(); r-- > 0;) {
+    auto it = vocab.find(merges[r].first + merges[r].second);
+    if (it != vocab.end() && std::size_t(it->second) < scores.size()) scores[std::size_t(it->second)] = -float(r);
+  }
+  return scores;
+}
+
+// Which GGUF tokenizer a tokenizer.json is (TokenizerTables' kinds), into t.model, t.pre and
+// t.add_space_prefix; unsupported, naming what differs, when it is none of them.
+Status gguf_kind(const nlohmann::json& j, const TokenizerJson& tj, TokenizerTables& t, const std::string& what) {
+  const nlohmann::json& norm = j.contains("normalizer") ? j["normalizer"] : nlohmann::json();
+  const nlohmann::json& pre = j.contains("pre_tokenizer") ? j["pre_tokenizer"] : nlohmann::json();
+  auto type_is = [](const nlohmann::json& x, const char* type) { return x.is_object() && x.value("type", "") == type; };
+  auto byte_level_is = [&](const nlohmann::json& x, bool use_regex) {
+    return type_is(x, "ByteLevel") && !x.value("add_prefix_space", false) && x.value("use_regex", true) == use_regex;
+  };
+  auto split_then_bytes_is = [&](const char* pattern) {
+    if (!type_is(pre, "Sequence") || !pre.contains("pretokenizers") || pre["pretokenizers"].size() != 2) return false;
+    const nlohmann::json& a = pre["pretokenizers"][0];
+    return type_is(a, "Split") && a.contains("pattern") && a["pattern"].is_object() && a["pattern"].value("Regex", "") == pattern &&
+           a.value("behavior", "") == "Isolated" && !a.value("invert", false) && byte_level_is(pre["pretokenizers"][1], false);
+  };
+  auto replace_space_is = [&](const nlohmann::json& x) {
+    return type_is(x, "Replace") && x.contains("pattern") && x["pattern"].is_object() && x["pattern"].value("String", "") == " " &&
+           x.value("content", "") == "\xe2\x96\x81";
+  };
+  auto unsupported = [&](const std::string& why) {
+    return make_error(ErrorCode::unsupported, what + ": " + why + ", so no GGUF tokenizer llama.cpp reads says the same (headlab " +
+                                                  "writes gpt-2, llama-bpe and qwen2 byte-level BPE, and SentencePiece BPE with byte fallback)");
+  };
+  if (tj.bpe.byte_level && !tj.bpe.byte_fallback) {
+    t.model = "gpt2";
+    if (norm.is_null() && byte_level_is(pre, true) && !tj.bpe.ignore_merges) t.pre = "gpt-2";
+    else if (norm.is_null() && split_then_bytes_is(kLlama3Pattern) && tj.bpe.ignore_merges) t.pre = "llama-bpe";
+    else if (type_is(norm, "NFC") && split_then_bytes_is(kQwen2Pattern) && !tj.bpe.ignore_merges) {
+      t.pre = "qwen2";
+      t.notes.push_back("llama.cpp's qwen2 tokenizer skips the NFC normalization Qwen's tokenizer.json asks for: on text "
+                        "not in NFC (\"e\" + a combining accent) its ids differ from headlab's and Hugging Face's");
+    }
+    else
+      return unsupported("its normalizer (" + norm.dump().substr(0, 80) + "), pre-tokenizer (" + pre.dump().substr(0, 160) +
+                         ") and ignore_merges (" + (tj.bpe.ignore_merges ? "true" : "false") + ") are not GPT-2's, Llama 3's or Qwen 2's");
+    return {};
+  }
+  if (tj.bpe.byte_fallback && !tj.bpe.byte_level) {
+    t.model = "llama";
+    if (tj.bpe.ignore_merges) return unsupported("its SentencePiece model ignores merges");
+    const bool prepend_then_replace = type_is(norm, "Sequence") && norm.contains("normalizers") && norm["normalizers"].size() == 2 &&
+                                      type_is(norm["normalizers"][0], "Prepend") &&
+                                      norm["normalizers"][0].value("prepend", "") == "\xe2\x96\x81" &&
+                                      replace_space_is(norm["normalizers"][1]);
+    if (prepend_then_replace) t.add_space_prefix = true;
+    else if (replace_space_is(norm)) t.add_space_prefix = false;
+    else return unsupported("its normalizer (" + norm.dump().substr(0, 120) + ") is not SentencePiece's \"▁\" for spaces");
+    // after the normalizer no space is left: a split at spaces changes nothing (Gemma 3's)
+    const bool split_at_spaces = type_is(pre, "Split") && pre.contains("pattern") && pre["pattern"].is_object() &&
+                                 pre["pattern"].value("String", "") == " " && !pre.value("invert", false);
+    if (!pre.is_null() && !split_at_spaces) return unsupported("its pre-tokenizer (" + pre.dump().substr(0, 120) + ") splits the text");
+    return {};
+  }
+  return unsupported(tj.bpe.byte_level ? "its BPE is byte-level and falls back to bytes" : "its BPE is neither byte-level nor falls back to bytes");
+}
+
 }  // namespace
 
 Result<TokenizerTables> tokenizer_tables_load(const std::string& dir) {
@@ -241,6 +313,7 @@ Result<TokenizerTables> tokenizer_tables_load(const std::string& dir) {
   std::unordered_map<std::string, int> vocab;
   TokenizerTables t;
   std::vector<std::pair<std::string, int>> specials;
+  std::map<int, bool> added;  // tokenizer.json's added tokens: special or not
   std::string what;
   if (fs::exists(d / "vocab.json", ec) && fs::exists(d / "merges.txt", ec)) {
     what = (d / "vocab.json").string();
@@ -267,17 +340,30 @@ Result<TokenizerTables> tokenizer_tables_load(const std::string& dir) {
     what = (d / "tokenizer.json").string();
     auto text = read_text(d / "tokenizer.json");
     if (!text) return tl::unexpected(text.error());
-    auto j = tokenizer_json_read(*text, what);
+    auto j = tokenizer_json_read(*text, what);  // every part checked and read, or refused by name
     if (!j) return tl::unexpected(j.error());
-    if (!j->bpe.byte_level || j->bpe.byte_fallback || j->normalizer)
-      return make_error(ErrorCode::unsupported, what + ": only a byte-level BPE tokenizer (GPT-2's) is written to GGUF");
+    if (Status k = gguf_kind(nlohmann::json::parse(*text), *j, t, what); !k) return tl::unexpected(k.error());
     vocab = std::move(j->vocab);
-    for (auto& [a, b] : j->merges) t.merges.push_back(a + " " + b);
-    for (const AddedToken& a : j->added_tokens) specials.emplace_back(a.content, a.id);
+    if (t.model == "gpt2")
+      for (auto& [a, b] : j->merges) t.merges.push_back(a + " " + b);
+    else
+      t.scores = scores_from_merges(vocab, j->merges);
+    for (const AddedToken& a : j->added_tokens) {
+      if (a.lstrip || a.rstrip || a.single_word)
+        return make_error(ErrorCode::unsupported, what + ": added token \"" + a.content +
+                                                      "\" strips spaces or matches single words, which GGUF cannot say");
+      specials.emplace_back(a.content, a.id);
+      added[a.id] = a.special;
+    }
+    if (j->bpe.unk_token) {
+      auto u = vocab.find(*j->bpe.unk_token);
+      if (u != vocab.end()) t.unk_id = u->second;
+    }
   } else {
     return make_error(ErrorCode::not_found, dir + ": no tokenizer (needs vocab.json + merges.txt, or tokenizer.json)");
   }
   for (auto& [s, id] : specials) vocab[s] = id;
+  if (t.model == "llama" && !t.scores.empty()) t.scores.resize(vocab.size(), kNoMerge);
   t.tokens.assign(vocab.size(), std::string());
   for (auto& [s, id] : vocab) {
     if (id < 0 || std::size_t(id) >= vocab.size() || !t.tokens[std::size_t(id)].empty())
@@ -286,22 +372,40 @@ Result<TokenizerTables> tokenizer_tables_load(const std::string& dir) {
     t.tokens[std::size_t(id)] = s;
   }
   t.types.assign(t.tokens.size(), 1);
-  for (std::size_t i = 0; i < t.tokens.size(); i++)
-    if (t.tokens[i] == kEndOfText) t.types[i] = 3;
-  for (auto& [s, id] : specials) t.types[std::size_t(id)] = 3;
+  if (added.empty())  // vocab.json + merges.txt: GPT-2's end of text is its one special token
+    for (std::size_t i = 0; i < t.tokens.size(); i++)
+      if (t.tokens[i] == kEndOfText) t.types[i] = 3;
+  if (t.model == "llama") {
+    t.scores.resize(t.tokens.size(), kNoMerge);
+    for (std::size_t i = 0; i < t.tokens.size(); i++)
+      if (t.tokens[i].size() == 6 && t.tokens[i].rfind("<0x", 0) == 0 && t.tokens[i].back() == '>') t.types[i] = 6;  // byte
+    if (t.unk_id >= 0) t.types[std::size_t(t.unk_id)] = 2;
+  }
+  for (auto& [id, special] : added) t.types[std::size_t(id)] = special ? 3 : 4;
+  // llama.cpp makes a few tokens special by their spelling alone (its end-of-generation list);
+  // where such a token is an ordinary one here, llama.cpp matches it whole in the text
+  for (const char* eog : {"</s>", "<|endoftext|>", "<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|eom_id|>"}) {
+    auto it = vocab.find(eog);
+    if (it != vocab.end() && t.types[std::size_t(it->second)] == 1)
+      t.notes.push_back(std::string("llama.cpp treats \"") + eog + "\" (id " + std::to_string(it->second) +
+                        ") as a special token by its spelling, so it matches it whole where this tokenizer splits it");
+  }
   return t;
 }
 
-std::vector<Metadata> tokenizer_metadata(const TokenizerTables& t, int bos_id, int eos_id) {
+std::vector<Metadata> tokenizer_metadata(const TokenizerTables& t, int bos_id, int eos_id, bool add_bos) {
   std::vector<Metadata> m;
-  m.emplace_back("tokenizer.ggml.model", meta_string("gpt2"));
-  m.emplace_back("tokenizer.ggml.pre", meta_string("gpt-2"));
+  m.emplace_back("tokenizer.ggml.model", meta_string(t.model));
+  if (t.model == "gpt2") m.emplace_back("tokenizer.ggml.pre", meta_string(t.pre));
   m.emplace_back("tokenizer.ggml.tokens", meta_strings(t.tokens));
+  if (t.model == "llama") m.emplace_back("tokenizer.ggml.scores", meta_f32s(t.scores));
   m.emplace_back("tokenizer.ggml.token_type", meta_i32s(t.types));
-  m.emplace_back("tokenizer.ggml.merges", meta_strings(t.merges));
+  if (t.model == "gpt2") m.emplace_back("tokenizer.ggml.merges", meta_strings(t.merges));
   m.emplace_back("tokenizer.ggml.bos_token_id", meta_u32(std::uint32_t(bos_id)));
   m.emplace_back("tokenizer.ggml.eos_token_id", meta_u32(std::uint32_t(eos_id)));
-  m.emplace_back("tokenizer.ggml.add_bos_token", meta_bool(false));
+  if (t.model == "llama" && t.unk_id >= 0) m.emplace_back("tokenizer.ggml.unknown_token_id", meta_u32(std::uint32_t(t.unk_id)));
+  m.emplace_back("tokenizer.ggml.add_bos_token", meta_bool(add_bos));
+  if (t.model == "llama") m.emplace_back("tokenizer.ggml.add_space_prefix", meta_bool(t.add_space_prefix));
   return m;
 }
 

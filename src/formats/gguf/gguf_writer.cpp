@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
 
 #include "formats/gguf/gguf_file.h"
 #include "formats/safetensors.h"  // f32_to_f16, f32_to_bf16
@@ -120,6 +121,7 @@ Status file_write(const std::string& path, const std::vector<Metadata>& metadata
   bool ok = std::fwrite(head.data(), 1, head.size(), out.get()) == head.size();
   std::uint64_t written = 0;
   std::vector<std::uint16_t> half;
+  std::vector<float> filled;
   for (std::size_t i = 0; i < tensors.size() && ok; i++) {
     const WriteTensor& t = tensors[i];
     const std::string pad(std::size_t(offsets[i] - written), '\0');
@@ -127,12 +129,22 @@ Status file_write(const std::string& path, const std::vector<Metadata>& metadata
     written = offsets[i];
     std::uint64_t n = 1;
     for (std::int64_t d : t.ne) n *= std::uint64_t(d);
+    const float* values = t.values;
+    if (!values) {
+      try {
+        filled.assign(std::size_t(n), 0.0f);
+      } catch (const std::bad_alloc&) {
+        return make_error(ErrorCode::unsupported, path + ": not enough memory to write tensor \"" + t.name + "\"");
+      }
+      if (t.fill) t.fill(filled.data());
+      values = filled.data();
+    }
     if (t.type == TensorType::f32) {
-      ok = ok && std::fwrite(t.values, 4, std::size_t(n), out.get()) == n;
+      ok = ok && std::fwrite(values, 4, std::size_t(n), out.get()) == n;
       written += 4 * n;
     } else {
       half.resize(std::size_t(n));
-      for (std::uint64_t j = 0; j < n; j++) half[j] = t.type == TensorType::f16 ? f32_to_f16(t.values[j]) : f32_to_bf16(t.values[j]);
+      for (std::uint64_t j = 0; j < n; j++) half[j] = t.type == TensorType::f16 ? f32_to_f16(values[j]) : f32_to_bf16(values[j]);
       ok = ok && std::fwrite(half.data(), 2, std::size_t(n), out.get()) == n;
       written += 2 * n;
     }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,8 @@ struct WriteTensor {
   std::vector<std::int64_t> ne;  // ne[0] fastest
   TensorType type = TensorType::f32;  // F32, F16 or BF16 (round to nearest even)
   const float* values = nullptr;      // (product of ne)
+  // or, when values is null: writes them into a buffer the writer holds while it writes this one
+  std::function<void(float*)> fill;
 };
 
 // Errors: invalid_argument (a type other than F32/F16/BF16, an empty name), io_error.

