@@ -83,7 +83,14 @@ void packed_write_blocks(PackedMatrix& m, int row0, int n, const unsigned char* 
   unsigned char* at = const_cast<unsigned char*>(packed_quant_row(m, row0, first));
   packed_quant_row(m, row0 + n - 1, last);
   HEADLAB_CHECK(first == last);
-  std::memcpy(at, blocks, std::size_t(n) * quant_row_bytes(first, m.cols));
+  // a big copy in parts over the pool: its page faults (the file's pages read in, the weights'
+  // first touched) are most of a load's time, and they go no faster than one core takes them
+  const std::size_t bytes = std::size_t(n) * quant_row_bytes(first, m.cols);
+  const int parts = bytes < (std::size_t(16) << 20) ? 1 : thread_pool_size();
+  thread_pool_run(parts, [&](int part) {
+    const std::size_t a = bytes * std::size_t(part) / std::size_t(parts), b = bytes * std::size_t(part + 1) / std::size_t(parts);
+    std::memcpy(at + a, blocks + a, b - a);
+  });
 }
 
 std::int64_t packed_write_rows(PackedMatrix& m, int row0, int n, const float* src) {

@@ -574,9 +574,6 @@ Result<Parameters> parameters_from_file(const File& f, const LoadOptions& option
       const WeightType type = *weight_type_of(t.type);
       const std::int64_t row_bytes = std::int64_t(quant_row_bytes(type, int(cols))), rows = t.rows();
       const unsigned char* data = f.tensor_data(t);
-      if (const std::int64_t b = quant_first_nonfinite_block(type, data, rows * row_bytes / quant_block_bytes(type)); b >= 0)
-        return make_error(ErrorCode::corrupt, f.path + ": tensor \"" + s.name + "\" holds a non-finite scale in block " +
-                                                  std::to_string(b) + " (flat index " + std::to_string(b * quant_block_elements(type)) + ")");
       if (s.layout == Layout::rope_pairs) {
         const std::int64_t HS = c.head_size();
         for (std::int64_t h = 0; h < s.heads; h++)
@@ -588,6 +585,10 @@ Result<Parameters> parameters_from_file(const File& f, const LoadOptions& option
       } else {
         parameters_write_blocks(p, index, at.layer, at.row0, int(rows), data);
       }
+      // checked once copied: the file's pages are in by now (the copy took their faults on every core)
+      if (const std::int64_t b = quant_first_nonfinite_block(type, data, rows * row_bytes / quant_block_bytes(type)); b >= 0)
+        return make_error(ErrorCode::corrupt, f.path + ": tensor \"" + s.name + "\" holds a non-finite scale in block " +
+                                                  std::to_string(b) + " (flat index " + std::to_string(b * quant_block_elements(type)) + ")");
       release_pages(f, t);
       continue;
     }
