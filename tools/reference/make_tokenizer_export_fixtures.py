@@ -6,10 +6,13 @@ Qwen 3, Llama 2, Gemma 3; GPT-2's from tests/fixtures/gguf/gpt2_random).
 For each tokenizer: a tiny Llama folder (tests/fixtures/gguf/llama3_random's config and weights,
 its vocabulary grown to the tokenizer's with random rows, numpy only) holding the tokenizer's
 files; `headlab export --gguf` of it; then llama.cpp (tools/reference/llama_logits.c `tokenize`,
-the npm package's libllama, vocab_only) tokenizes each text of TEXTS with special tokens matched
-and no BOS/EOS. Writes tests/fixtures/gguf/exported_tokenizers.json:
-  {"texts": [...], "tokenizers": {"llama3": {"gguf_model": "gpt2", "gguf_pre": "llama-bpe",
+the npm package's libllama, vocab_only) tokenizes each text with special tokens matched and no
+BOS/EOS: for the four real tokenizers the texts of tests/fixtures/tokenizers/<name>.json (whose
+ids are Hugging Face's own, @huggingface/tokenizers), for GPT-2's small fixture TEXTS. Writes
+tests/fixtures/gguf/exported_tokenizers.json:
+  {"tokenizers": {"llama3": {"gguf_model": "gpt2", "gguf_pre": "llama-bpe", "texts": [...],
    "ids": [[...] per text]}, ...}}
+and prints where llama.cpp's ids differ from Hugging Face's.
 tests/formats/gguf/gguf_tokenizer_export_test.cpp checks headlab's ids against these.
 
   /usr/bin/python3 tools/reference/make_tokenizer_export_fixtures.py [--build build]
@@ -135,20 +138,26 @@ def main():
         if not os.access(p, os.X_OK):
             sys.exit(f"make_tokenizer_export_fixtures.py: {p} is missing (see --help)")
     env = dict(os.environ, LLAMA_BACKEND_DIR=LIBS)
-    out = {"texts": TEXTS, "tokenizers": {}}
+    out = {"tokenizers": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for name, (src, bos, eos) in TOKENIZERS.items():
             folder, gguf = os.path.join(tmp, name), os.path.join(tmp, name + ".gguf")
             make_folder(folder, src, bos, eos)
             subprocess.run([headlab, "export", "--gguf", gguf, "--model", folder], check=True, stdout=subprocess.DEVNULL)
-            lines = "".join(t.encode().hex() + "\n" for t in TEXTS)
+            hf = os.path.join(ROOT, "tests", "fixtures", "tokenizers", name + ".json")
+            cases = json.load(open(hf))["cases"] if name != "gpt2" else [{"text": t} for t in TEXTS]
+            texts = [c["text"] for c in cases]
+            lines = "".join(t.encode().hex() + "\n" for t in texts)
             r = subprocess.run([tool, "tokenize", gguf], input=lines, capture_output=True, text=True, env=env, check=True)
             ids = [[int(x) for x in line.split()] for line in r.stdout.splitlines()]
-            assert len(ids) == len(TEXTS), r.stderr
+            assert len(ids) == len(texts), r.stderr
             out["tokenizers"][name] = {"gguf_model": gguf_string(gguf, "tokenizer.ggml.model"),
-                                       "gguf_pre": gguf_string(gguf, "tokenizer.ggml.pre"), "ids": ids}
+                                       "gguf_pre": gguf_string(gguf, "tokenizer.ggml.pre"), "texts": texts, "ids": ids}
+            for i, c in enumerate(cases):
+                if "ids" in c and c["ids"] != ids[i]:
+                    print(f"  {name}: llama.cpp differs from Hugging Face on text {i}: {c['text']!r}")
             print(f"{name}: {out['tokenizers'][name]['gguf_model']} {out['tokenizers'][name]['gguf_pre']}, "
-                  f"{sum(map(len, ids))} ids over {len(TEXTS)} texts")
+                  f"{sum(map(len, ids))} ids over {len(texts)} texts")
     path = os.path.join(ROOT, "tests", "fixtures", "gguf", "exported_tokenizers.json")
     with open(path, "w") as f:
         json.dump(out, f, ensure_ascii=False, indent=1)

