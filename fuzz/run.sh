@@ -28,7 +28,7 @@ for fuzzer in "$build"/fuzzers/*; do
   dirs=("$corpus")
   [ -d "$root/fuzz/corpus/$name" ] && dirs+=("$root/fuzz/corpus/$name")
   echo "fuzz: $name for ${seconds}s"
-  if "$fuzzer" -seed="${HEADLAB_FUZZ_SEED:-1}" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+  if "$fuzzer" -seed="${HEADLAB_FUZZ_SEED:-1}" -max_total_time="$seconds" -max_len=65536 -timeout=30 -rss_limit_mb=2048 \
        -artifact_prefix="$build/crashes/$name-" -print_final_stats=1 "${dirs[@]}" \
        >"$build/$name.log" 2>&1; then
     passed=$((passed + 1))
