@@ -11,6 +11,7 @@
 #   bench_torch_setup "$BUILD/bench/headlab_engine_bench"  # sets TORCH=yes|no, prints the kernels
 #   P=$(bench_torch "$ROOT/bench/torch_engine_bench.py" --model M --tokens 64)
 #   ms=$(bench_field "$P" median_ms); best=$(bench_min "$best" "$ms")
+#   bench_llama_peer "$BUILD"                            # llama.cpp's peer programs, in BUILD/bench
 
 # bench_field LINE KEY: the value of KEY=... in LINE ("" when absent).
 bench_field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
@@ -69,3 +70,27 @@ bench_torch() {
 }
 
 bench_load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+# bench_llama_peer BUILD: compiles bench/llama_bench.c and tools/reference/llama_logits.c (its
+# quantize) into BUILD/bench against the headers of node-llama-cpp's git bundle, the release the
+# npm package's libllama (LLAMA_LIBS) was built from; only when a source is newer than them.
+bench_llama_peer() {
+  _root=$(cd "$(dirname "$0")/.." && pwd)
+  _npm=$_root/data/npm/node_modules
+  _libs=$_npm/@node-llama-cpp/linux-x64/bins/linux-x64
+  _stale=no
+  for _src in bench/llama_bench.c bench/bench_clock.h tools/reference/llama_peer.h tools/reference/llama_logits.c; do
+    [ -x "$1/bench/llama_bench" ] && [ -x "$1/bench/llama_logits" ] && [ ! "$_root/$_src" -nt "$1/bench/llama_bench" ] || _stale=yes
+  done
+  [ $_stale = yes ] || return 0
+  echo "compiling llama_bench and llama_logits against node-llama-cpp's headers" >&2
+  _tmp=$(mktemp -d)
+  git -c advice.detachedHead=false clone -q "$_npm/node-llama-cpp/llama/gitRelease.bundle" "$_tmp/llama.cpp"
+  mkdir -p "$1/bench"
+  for _prog in bench/llama_bench.c tools/reference/llama_logits.c; do
+    gcc -O2 -Wall -o "$1/bench/$(basename "$_prog" .c)" "$_root/$_prog" -I"$_root/bench" -I"$_root/tools/reference" \
+      -I"$_tmp/llama.cpp/include" -I"$_tmp/llama.cpp/ggml/include" -L"$_libs" -l:libllama.v0.4.0.so \
+      -l:libggml.v0.4.0.so -l:libggml-base.so -Wl,-rpath,"$_libs"
+  done
+  rm -rf "$_tmp"
+}

@@ -40,6 +40,12 @@ int main(int argc, char** argv) {
   int rows = 64, repeats = 9, n_layers = -1;  // -1: the shape's own
   std::string shape = "gpt2";
   PackedKernel kernel = matmul_packed_kernel();
+  // --peak: only the machine's measured peaks (bench/run_class_bench.sh's FLOP bound)
+  if (argc == 2 && std::strcmp(argv[1], "--peak") == 0) {
+    for (const headlab::bench::CpuPeak& p : headlab::bench::cpu_peaks())
+      std::printf("peak=%s gflops=%.0f threads=%d\n", p.name, p.gflops, thread_pool_size());
+    return 0;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--rows") == 0) rows = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--repeats") == 0) repeats = std::atoi(argv[i + 1]);
@@ -52,7 +58,8 @@ int main(int argc, char** argv) {
   }
   if (rows < 1 || repeats < 1 || (shape != "gpt2" && shape != "qwen") || !matmul_packed_kernel_supported(kernel)) {
     std::fprintf(stderr, "usage: headlab_matmul_bench --rows N [--repeats R] [--shape gpt2|qwen] [--layers L] "
-                         "[--kernel avx512bf16|avx512|avx2|portable]   (N, R >= 1; a kernel this CPU runs)\n");
+                         "[--kernel avx512bf16|avx512|avx2|portable]   (N, R >= 1; a kernel this CPU runs)\n"
+                         "       headlab_matmul_bench --peak   (only the machine's measured peaks)\n");
     return 2;
   }
   struct Layer {
@@ -61,16 +68,16 @@ int main(int argc, char** argv) {
     OwnedPackedMatrix packed[3];
     OwnedPackedMatrix blocks[2];  // Q8_0, Q4_K (rows = 0 when C is not whole blocks)
   };
-  // random blocks: random bytes, the half scales (d at the start of both types, Q4_K's dmin
-  // after it) set to 0.01 so every weight is finite and small
+  // random blocks: random bytes, the half scales (quant_scale_offsets: d, and dmin or m) set
+  // to 0.01 so every weight is finite and small
   auto random_blocks = [](WeightType t, int rows, int C, std::mt19937& g) {
     std::vector<unsigned char> b(std::size_t(rows) * quant_row_bytes(t, C));
     for (unsigned char& c : b) c = static_cast<unsigned char>(g());
     const std::uint16_t h = f32_to_f16(0.01f);
-    for (std::size_t k = 0; k < b.size(); k += std::size_t(quant_block_bytes(t))) {
-      b[k] = h & 0xff, b[k + 1] = h >> 8;
-      if (t == WeightType::q4_k) b[k + 2] = h & 0xff, b[k + 3] = h >> 8;
-    }
+    const QuantScaleOffsets o = quant_scale_offsets(t);
+    for (std::size_t k = 0; k < b.size(); k += std::size_t(quant_block_bytes(t)))
+      for (int a : {o.d, o.min})
+        if (a >= 0) b[k + std::size_t(a)] = h & 0xff, b[k + std::size_t(a) + 1] = h >> 8;
     return b;
   };
   const WeightType types[3] = {WeightType::f32, WeightType::bf16, WeightType::f16};

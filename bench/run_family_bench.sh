@@ -89,26 +89,7 @@ if [ "$USE_LLAMA" = yes ] && [ ! -f "$LLAMA_LIBS/libllama.v0.4.0.so" ]; then
   echo "note: llama.cpp's library is not in data/npm (npm ci --prefix data/npm): llama.cpp is left out"
   USE_LLAMA=no
 fi
-# Compiles bench/llama_bench.c and tools/reference/llama_logits.c (its quantize) against the
-# headers of node-llama-cpp's git bundle, the release the npm package's libllama was built from.
-if [ "$USE_LLAMA" = yes ]; then
-  stale=no
-  for src in bench/llama_bench.c bench/bench_clock.h tools/reference/llama_peer.h tools/reference/llama_logits.c; do
-    [ -x "$LLAMA_BENCH" ] && [ -x "$LLAMA_TOOL" ] && [ ! "$ROOT/$src" -nt "$LLAMA_BENCH" ] || stale=yes
-  done
-  if [ $stale = yes ]; then
-    say "compiling llama_bench and llama_logits against node-llama-cpp's headers"
-    src=$(mktemp -d)
-    git -c advice.detachedHead=false clone -q "$NPM/node-llama-cpp/llama/gitRelease.bundle" "$src/llama.cpp"
-    mkdir -p "$BUILD/bench"
-    for prog in bench/llama_bench.c tools/reference/llama_logits.c; do
-      gcc -O2 -Wall -o "$BUILD/bench/$(basename "$prog" .c)" "$ROOT/$prog" -I"$ROOT/bench" -I"$ROOT/tools/reference" \
-        -I"$src/llama.cpp/include" -I"$src/llama.cpp/ggml/include" -L"$LLAMA_LIBS" -l:libllama.v0.4.0.so \
-        -l:libggml.v0.4.0.so -l:libggml-base.so -Wl,-rpath,"$LLAMA_LIBS"
-    done
-    rm -rf "$src"
-  fi
-fi
+[ "$USE_LLAMA" = yes ] && bench_llama_peer "$BUILD"
 
 # ---- the model files ------------------------------------------------------------------------
 # make FILE COMMAND...: runs the command (which writes FILE.part) unless FILE exists, then renames

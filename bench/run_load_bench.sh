@@ -9,6 +9,10 @@
 #              (posix_fadvise DONTNEED: a cold read without root's drop_caches)
 #   serve      `headlab serve` from start to GET /api/model answering, and to its first
 #              all-heads POST /api/model/run of "hello there" (warm cache)
+# and beside them the peer, llama.cpp (the npm package's libllama, bench/llama_bench.c, 2
+# threads) loading the same weights as a BF16 GGUF (`headlab export --gguf`, made once as
+# MODEL_DIR/bench-bf16.gguf) and decoding one token, warm and cold, with headlab's own run of
+# that GGUF: the issue's target is headlab's warm load <= 2 x llama.cpp's.
 #
 #   bench/run_load_bench.sh MODEL_DIR [BUILD] [REPEATS]
 #
@@ -44,6 +48,7 @@ report() {
                  name, s[int((NR + 1) / 2)], s[1], kb / 1024, kb * 1024 / w, NR }'
 }
 
+. "$ROOT/bench/bench_lib.sh"
 echo "uptime: $(uptime)"
 cat "$MODEL"/*.safetensors >/dev/null  # the files in the page cache for 'files' and 'build'
 rm -f "$CACHE"
@@ -55,6 +60,7 @@ report build "$(one_run)"
 runs=""; for _ in $(seq "$REPEATS"); do runs="$runs
 $(one_run)"; done
 report warm "$runs"
+headlab_warm=$(printf '%s\n' "$runs" | grep -v '^$' | sort -n | awk '{ s[NR] = $1 } END { print s[int((NR + 1) / 2)] }')
 runs=""; for _ in $(seq "$REPEATS"); do evict "$CACHE" "$MODEL"/*; runs="$runs
 $(one_run)"; done
 report cold "$runs"
@@ -77,4 +83,35 @@ for _ in $(seq "$REPEATS"); do
   wait "$pid" 2>/dev/null || true
   echo "serve  ready $(echo "$ready - $start" | bc) s  first run answered $(echo "$answered - $start" | bc) s  peak RSS $((kb / 1024)) MB"
 done
+
+# ---- the peer: llama.cpp loading the same weights as GGUF --------------------------------------
+LLAMA_LIBS=$ROOT/data/npm/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64
+if [ -f "$LLAMA_LIBS/libllama.v0.4.0.so" ]; then
+  export LLAMA_BACKEND_DIR="$LLAMA_LIBS"
+  bench_llama_peer "$BUILD"
+  GGUF=$MODEL/bench-bf16.gguf
+  [ -f "$GGUF" ] || { "$BIN" export --gguf "$GGUF.part" --model "$MODEL" --dtype bf16 >/dev/null && mv "$GGUF.part" "$GGUF"; }
+  # llama_run: "seconds peak_kb" of llama.cpp loading the file and decoding one token
+  llama_run() {
+    /usr/bin/time -f "%e %M" -o /tmp/headlab-load-bench.time "$BUILD/bench/llama_bench" --model "$GGUF" --tokens 1 --repeats 1 \
+      >/dev/null 2>/tmp/headlab-load-bench.err || { cat /tmp/headlab-load-bench.err >&2; exit 1; }
+    cat /tmp/headlab-load-bench.time
+  }
+  cat "$GGUF" >/dev/null
+  runs=""; for _ in $(seq "$REPEATS"); do runs="$runs
+$(llama_run)"; done
+  report llama-warm "$runs"
+  llama_warm=$(printf '%s\n' "$runs" | grep -v '^$' | sort -n | awk '{ s[NR] = $1 } END { print s[int((NR + 1) / 2)] }')
+  runs=""; for _ in $(seq "$REPEATS"); do evict "$GGUF"; runs="$runs
+$(llama_run)"; done
+  report llama-cold "$runs"
+  cat "$GGUF" >/dev/null
+  runs=""; for _ in $(seq "$REPEATS"); do runs="$runs
+$(/usr/bin/time -f "%e %M" -o /tmp/headlab-load-bench.time "$BIN" run --model "$GGUF" --text hi >/dev/null 2>/tmp/headlab-load-bench.err &&
+  cat /tmp/headlab-load-bench.time)"; done
+  report gguf "$runs"
+  echo "ratio  headlab warm (its cache) / llama.cpp warm (BF16 GGUF): $(echo "scale=2; $headlab_warm / $llama_warm" | bc)  (target <= 2)"
+else
+  echo "note: llama.cpp's library is not in data/npm (npm ci --prefix data/npm): its load is not measured"
+fi
 echo "uptime: $(uptime)"

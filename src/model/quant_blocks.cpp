@@ -245,17 +245,21 @@ void quant_dequantize(WeightType t, const unsigned char* blocks, std::int64_t n,
   for (std::int64_t i = 0; i < n / per; i++) one(blocks + i * bytes, out + i * per);
 }
 
-std::int64_t quant_first_nonfinite_block(WeightType t, const unsigned char* blocks, std::int64_t n_blocks) {
-  // where each type keeps its half scales (d, and dmin or m): every weight is a finite scale
-  // times a small integer, so the block is finite exactly when they are
-  int at[2] = {0, -1};
+QuantScaleOffsets quant_scale_offsets(WeightType t) {
   switch (t) {
-    case WeightType::q4_1: case WeightType::q5_1: case WeightType::q4_k: case WeightType::q5_k: at[1] = 2; break;
-    case WeightType::q2_k: at[0] = 80, at[1] = 82; break;
-    case WeightType::q3_k: at[0] = 108; break;
-    case WeightType::q6_k: at[0] = 208; break;
-    default: break;
+    case WeightType::q4_0: case WeightType::q5_0: case WeightType::q8_0: return {0, -1};
+    case WeightType::q4_1: case WeightType::q5_1: case WeightType::q4_k: case WeightType::q5_k: return {0, 2};
+    case WeightType::q2_k: return {80, 82};
+    case WeightType::q3_k: return {108, -1};
+    case WeightType::q6_k: return {208, -1};
+    case WeightType::f32: case WeightType::bf16: case WeightType::f16: return {-1, -1};
   }
+  return {-1, -1};
+}
+
+std::int64_t quant_first_nonfinite_block(WeightType t, const unsigned char* blocks, std::int64_t n_blocks) {
+  const QuantScaleOffsets o = quant_scale_offsets(t);
+  const int at[2] = {o.d, o.min};
   const std::int64_t bytes = quant_block_bytes(t);
   for (std::int64_t b = 0; b < n_blocks; b++)
     for (int a : at)

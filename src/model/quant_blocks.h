@@ -28,6 +28,14 @@ std::size_t quant_row_bytes(WeightType t, int cols);  // cols must be a multiple
 // multiple of the block's weights. Exact: each weight is the float32 the formula above gives.
 void quant_dequantize(WeightType t, const unsigned char* blocks, std::int64_t n, float* out);
 
+// Where a block keeps its half scales: the byte offsets of d and of dmin or m (-1 when the type
+// has no second one); {-1, -1} for the float types. Every weight of a block is a half scale
+// times a small integer, so the block is finite exactly when these are.
+struct QuantScaleOffsets {
+  int d = -1, min = -1;
+};
+QuantScaleOffsets quant_scale_offsets(WeightType t);
+
 // The first of n_blocks blocks whose half scales are not finite (so neither are its weights), or -1.
 std::int64_t quant_first_nonfinite_block(WeightType t, const unsigned char* blocks, std::int64_t n_blocks);
 

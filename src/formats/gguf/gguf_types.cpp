@@ -1,6 +1,10 @@
 // formats/gguf/gguf_types.cpp — names and block sizes of GGUF's types (ggml-common.h's
-// block_* structs: a half scale d, maybe a half minimum m, then the packed quants).
+// block_* structs: a half scale d, maybe a half minimum m, then the packed quants; their
+// layouts live in model/quant_blocks).
 #include "formats/gguf/gguf_types.h"
+
+#include "formats/gguf/gguf_dequantize.h"  // weight_type_of
+#include "model/quant_blocks.h"
 
 namespace headlab::model::gguf {
 
@@ -69,33 +73,15 @@ std::string tensor_type_name(std::uint32_t id) {
   return "type " + std::to_string(id) + " (unknown)";
 }
 
+// The block layouts are the engine's (model/quant_blocks.cpp keeps them, and reads them).
 int block_elements(TensorType type) {
-  switch (type) {
-    case TensorType::f32: case TensorType::f16: case TensorType::bf16: return 1;
-    case TensorType::q4_0: case TensorType::q4_1: case TensorType::q5_0: case TensorType::q5_1:
-    case TensorType::q8_0: return 32;
-    case TensorType::q2_k: case TensorType::q3_k: case TensorType::q4_k: case TensorType::q5_k:
-    case TensorType::q6_k: return 256;
-  }
-  return 1;
+  const auto t = weight_type_of(type);
+  return t ? quant_block_elements(*t) : 1;
 }
 
 int block_bytes(TensorType type) {
-  switch (type) {
-    case TensorType::f32: return 4;
-    case TensorType::f16: case TensorType::bf16: return 2;
-    case TensorType::q4_0: return 2 + 16;           // d, 32 nibbles
-    case TensorType::q4_1: return 2 + 2 + 16;       // d, m, 32 nibbles
-    case TensorType::q5_0: return 2 + 4 + 16;       // d, 32 high bits, 32 nibbles
-    case TensorType::q5_1: return 2 + 2 + 4 + 16;   // d, m, high bits, nibbles
-    case TensorType::q8_0: return 2 + 32;           // d, 32 int8
-    case TensorType::q2_k: return 16 + 64 + 2 + 2;  // 16 scale/min nibbles, 256 2-bit quants, d, dmin
-    case TensorType::q3_k: return 32 + 64 + 12 + 2; // high bits, low 2 bits, 16 6-bit scales, d
-    case TensorType::q4_k: return 2 + 2 + 12 + 128; // d, dmin, 8 6-bit scales and mins, nibbles
-    case TensorType::q5_k: return 2 + 2 + 12 + 32 + 128;  // + high bits
-    case TensorType::q6_k: return 128 + 64 + 16 + 2;      // low nibbles, high 2 bits, int8 scales, d
-  }
-  return 0;
+  const auto t = weight_type_of(type);
+  return t ? quant_block_bytes(*t) : 0;
 }
 
 }  // namespace headlab::model::gguf

@@ -245,14 +245,8 @@ std::vector<unsigned char> random_blocks(WeightType t, int rows, int cols, unsig
   std::vector<unsigned char> b(std::size_t(rows) * quant_row_bytes(t, cols));
   unsigned x = seed * 2654435761u + 1;
   for (unsigned char& c : b) c = static_cast<unsigned char>((x = x * 1664525u + 1013904223u) >> 24);
-  int at[2] = {0, -1};
-  switch (t) {
-    case WeightType::q4_1: case WeightType::q5_1: case WeightType::q4_k: case WeightType::q5_k: at[1] = 2; break;
-    case WeightType::q2_k: at[0] = 80, at[1] = 82; break;
-    case WeightType::q3_k: at[0] = 108; break;
-    case WeightType::q6_k: at[0] = 208; break;
-    default: break;
-  }
+  const QuantScaleOffsets o = quant_scale_offsets(t);
+  const int at[2] = {o.d, o.min};
   const std::size_t bytes = std::size_t(quant_block_bytes(t));
   for (std::size_t k = 0; k < b.size() / bytes; k++)
     for (int a : at)

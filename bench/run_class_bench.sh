@@ -1,0 +1,59 @@
+#!/bin/sh
+# bench/run_class_bench.sh — issue 25's class benchmark: `headlab serve` with a model a class
+# cares about, and a class of CLIENTS learners clicking at the same moment (bench/class_bench.py):
+# a burst of distinct ~32-token texts, then a burst of the lesson's default text, each request
+# asking for every head of one layer. Prints p50/p99, the 503s, the requests per second, and
+# the FLOP bound (the products the burst needs over the machine's measured peak,
+# `headlab_matmul_bench --peak`). Targets: no 503 in either burst; throughput >= 0.7 of the
+# FLOP bound; with --compute bf16 on this CPU p99 <= 10 s distinct, <= 1 s shared.
+#
+#   bench/run_class_bench.sh MODEL [BUILD] [CLIENTS]
+#
+# BUILD has the headlab binary (default build/); the peak comes from build-bench/ (made when
+# missing, benchmarks on). HEADLAB_SERVE_ARGS adds options to every serve (e.g. "--dtype bf16").
+# MODEL: a folder or a .gguf (e.g. bench/llama_1b_model.py's Llama-3.2-1B shape, BF16).
+# Runs twice: the server's default arithmetic, then `--compute bf16` where the CPU has
+# AVX512_BF16. Each run without retries (what a class meets) and with them (as the page does).
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+MODEL=${1:?usage: bench/run_class_bench.sh MODEL [BUILD] [CLIENTS]}
+BUILD=${2:-$ROOT/build}
+CLIENTS=${3:-40}
+BENCH_BUILD=${HEADLAB_BENCH_BUILD:-$ROOT/build-bench}
+BIN=$BUILD/headlab
+PORT=${HEADLAB_BENCH_PORT:-18766}
+. "$ROOT/bench/bench_lib.sh"
+[ -x "$BIN" ] || { echo "no $BIN: build the headlab target first" >&2; exit 1; }
+bench_build "$BENCH_BUILD" headlab_matmul_bench
+PEAKS=$("$BENCH_BUILD/bench/headlab_matmul_bench" --peak)
+PEAK=$(echo "$PEAKS" | sed -n 's/^peak=f32[^ ]* gflops=\([0-9]*\).*/\1/p' | sort -n | tail -1)
+PEAK_BF16=$(echo "$PEAKS" | sed -n 's/^peak=bf16[^ ]* gflops=\([0-9]*\).*/\1/p')
+echo "uptime: $(uptime)"
+echo "peak: f32 ${PEAK} GFLOPS, bf16 ${PEAK_BF16:-none} GFLOPS (headlab_matmul_bench --peak)"
+
+# one_server ARITHMETIC PEAK SERVE_ARGS...: starts serve, runs both bursts without and with
+# retries, stops it
+one_server() {
+  name=$1; peak=$2; shift 2
+  rm -f /tmp/headlab-class-bench.db*
+  "$BIN" serve --model "$MODEL" --port "$PORT" --db /tmp/headlab-class-bench.db "$@" >/tmp/headlab-class-bench.serve 2>&1 &
+  pid=$!
+  until curl -sf -o /dev/null "http://127.0.0.1:$PORT/api/model"; do
+    kill -0 "$pid" 2>/dev/null || { cat /tmp/headlab-class-bench.serve >&2; exit 1; }
+    sleep 0.1
+  done
+  echo "== $name ($*): $(grep -m1 -i 'compute\|arithmetic' /tmp/headlab-class-bench.serve || true)"
+  /usr/bin/python3 "$ROOT/bench/class_bench.py" --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --peak-gflops "$peak"
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  # a fresh server, so the retried bursts meet an empty answer cache too
+  "$BIN" serve --model "$MODEL" --port "$PORT" --db /tmp/headlab-class-bench.db "$@" >/tmp/headlab-class-bench.serve 2>&1 &
+  pid=$!
+  until curl -sf -o /dev/null "http://127.0.0.1:$PORT/api/model"; do sleep 0.1; done
+  /usr/bin/python3 "$ROOT/bench/class_bench.py" --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --peak-gflops "$peak" --retry
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+}
+# shellcheck disable=SC2086  # HEADLAB_SERVE_ARGS is a list of options
+one_server default "$PEAK" ${HEADLAB_SERVE_ARGS:-}
+# shellcheck disable=SC2086
+if [ -n "${PEAK_BF16:-}" ]; then one_server bf16 "$PEAK_BF16" --compute bf16 ${HEADLAB_SERVE_ARGS:-}; fi
+echo "uptime: $(uptime)"
