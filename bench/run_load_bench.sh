@@ -94,13 +94,15 @@ if [ -f "$LLAMA_LIBS/libllama.v0.4.0.so" ]; then
   # llama_run: "seconds peak_kb" of llama.cpp loading the file and decoding one token
   llama_run() {
     /usr/bin/time -f "%e %M" -o /tmp/headlab-load-bench.time "$BUILD/bench/llama_bench" --model "$GGUF" --tokens 1 --repeats 1 \
-      >/dev/null 2>/tmp/headlab-load-bench.err || { cat /tmp/headlab-load-bench.err >&2; exit 1; }
+      >>/tmp/headlab-load-bench.llama 2>/tmp/headlab-load-bench.err || { cat /tmp/headlab-load-bench.err >&2; exit 1; }
     cat /tmp/headlab-load-bench.time
   }
   cat "$GGUF" >/dev/null
+  rm -f /tmp/headlab-load-bench.llama
   runs=""; for _ in $(seq "$REPEATS"); do runs="$runs
 $(llama_run)"; done
   report llama-warm "$runs"
+  echo "       (llama.cpp's own load_ms of those runs, the file mapped: $(sed -n 's/.*load_ms=\([0-9]*\).*/\1/p' /tmp/headlab-load-bench.llama | tr '\n' ' '))"
   llama_warm=$(printf '%s\n' "$runs" | grep -v '^$' | sort -n | awk '{ s[NR] = $1 } END { print s[int((NR + 1) / 2)] }')
   runs=""; for _ in $(seq "$REPEATS"); do evict "$GGUF"; runs="$runs
 $(llama_run)"; done
