@@ -73,10 +73,15 @@ Status check_request(const ModelConfig& c, std::span<const PatchPair> pairs, con
       if (rq.receivers[j].layer == r.layer && rq.receivers[j].head == r.head && rq.receivers[j].input == r.input)
         return bad("receiver " + path_receiver_name(r) + " is given twice");
   }
-  senders = rq.senders;
-  for (const HeadIndex& s : senders)
-    if (Status st = model::check_layer_head(c, s.layer, s.head); !st)
-      return bad("sender " + std::to_string(s.layer) + "." + std::to_string(s.head) + ": " + st.error().message);
+  senders.clear();
+  for (const HeadIndex& s : rq.senders) {
+    const std::string name = std::to_string(s.layer) + "." + (s.head < 0 ? std::string("*") : std::to_string(s.head));
+    if (Status st = model::check_layer_head(c, s.layer, s.head, /*every_head_ok=*/true); !st)
+      return bad("sender " + name + ": " + st.error().message);
+    if (s.head >= 0) senders.push_back(s);
+    else
+      for (int h = 0; h < c.n_head; h++) senders.push_back({s.layer, h});
+  }
   if (senders.empty())
     for (int l = 0; l < c.n_layer; l++)
       for (int h = 0; h < c.n_head; h++) senders.push_back({l, h});
@@ -137,7 +142,7 @@ Result<std::vector<PathReceiver>> parse_path_receivers(std::string_view text) {
   return out;
 }
 
-Result<std::vector<HeadIndex>> parse_path_senders(std::string_view text, int n_head) {
+Result<std::vector<HeadIndex>> parse_path_senders(std::string_view text) {
   std::vector<HeadIndex> out;
   if (text == "all" || text == "*") return out;
   for (std::string_view part : split_commas(text)) {
@@ -145,7 +150,7 @@ Result<std::vector<HeadIndex>> parse_path_senders(std::string_view text, int n_h
     HeadIndex h;
     bool ok = dot != std::string_view::npos && whole(part.substr(0, dot), h.layer);
     if (ok && part.substr(dot + 1) == "*") {
-      for (int i = 0; i < n_head; i++) out.push_back({h.layer, i});
+      out.push_back({h.layer, -1});
       continue;
     }
     if (!ok || !whole(part.substr(dot + 1), h.head))

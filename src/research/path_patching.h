@@ -51,8 +51,8 @@ struct PathReceiver {
 std::string path_receiver_name(const PathReceiver& r);  // "1.2:k"
 // "final" -> empty (the final residual stream); "1.2:q,1.3:k,2.0:v" -> receivers. Errors name the bad part.
 Result<std::vector<PathReceiver>> parse_path_receivers(std::string_view text);
-// "all" -> empty (every head); "0.1,0.3" -> heads; "1.*" -> every head of layer 1. n_head for the '*'.
-Result<std::vector<HeadIndex>> parse_path_senders(std::string_view text, int n_head);
+// "all" -> empty (every head); "0.1,0.3" -> heads; "1.*" -> {1, -1}: every head of layer 1.
+Result<std::vector<HeadIndex>> parse_path_senders(std::string_view text);
 
 struct PathShortcuts {
   bool start_at_layer = true;       // run 2 at the sender's layer, run 3 at the first receiver's
@@ -61,7 +61,7 @@ struct PathShortcuts {
 };
 
 struct PathPatchRequest {
-  std::vector<HeadIndex> senders;       // each its own cell; empty: every head of every layer
+  std::vector<HeadIndex> senders;       // each its own cell (head -1: the layer's every head); empty: every head
   std::vector<PathReceiver> receivers;  // empty: the final residual stream (the logits)
   PatchMetric metric = PatchMetric::logit_diff;
   bool noising = true;  // ARENA's: orig = clean, new = corrupted (the metric drops); false: the reverse

@@ -144,7 +144,7 @@ TEST(PathPatching, NamedSendersGiveTheirCellsOfTheFullGridAndNaNElsewhere) {
   headlab::model::Workspace ws;
   PathPatchRequest rq;
   auto all = path_patch(f->params, {&f->pair, 1}, rq, ws);
-  rq.senders = *parse_path_senders("1.2,0.1", f->params.config.n_head);
+  rq.senders = *parse_path_senders("1.2,0.1");
   auto some = path_patch(f->params, {&f->pair, 1}, rq, ws);
   ASSERT_TRUE(all && some);
   ASSERT_EQ(some->layers, (std::vector<int>{0, 1}));
@@ -154,7 +154,7 @@ TEST(PathPatching, NamedSendersGiveTheirCellsOfTheFullGridAndNaNElsewhere) {
       if ((l == 0 && h == 1) || (l == 1 && h == 2)) EXPECT_FLOAT_EQ(v, all->values[all->offset(l, h)]);
       else EXPECT_TRUE(std::isnan(v)) << l << "." << h;
     }
-  rq.senders = *parse_path_senders("1.*", 4);
+  rq.senders = *parse_path_senders("1.*");
   auto layer = path_patch(f->params, {&f->pair, 1}, rq, ws);
   ASSERT_TRUE(layer);
   EXPECT_EQ(layer->layers, std::vector<int>{1});
@@ -165,7 +165,7 @@ TEST(PathPatching, BadSendersAndReceiversAreRefusedByName) {
   auto f = fixture("llama");
   if (!f) GTEST_SKIP();
   auto message = [&](const char* senders, const char* receivers) {
-    auto s = parse_path_senders(senders, 4);
+    auto s = parse_path_senders(senders);
     if (!s) return s.error().message;
     auto r = parse_path_receivers(receivers);
     if (!r) return r.error().message;
