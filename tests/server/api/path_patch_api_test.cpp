@@ -12,14 +12,14 @@ using headlab::testing::TestServer;
 using headlab::testing::temp_path;
 using nlohmann::json;
 
-namespace {
+namespace {  // names of their own: the unity build puts patch_api_test.cpp's beside these
 
-const std::string kModel = std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny";
-const std::string kClean = " gray whale ink crown plum fog violin arch gray whale ink crown plum fog";
-const std::string kCorrupted = " gray whale ink crown plum fog arch violin gray whale ink crown plum fog";
+const std::string kPathModel = std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny";
+const std::string kPathClean = " gray whale ink crown plum fog violin arch gray whale ink crown plum fog";
+const std::string kPathCorrupted = " gray whale ink crown plum fog arch violin gray whale ink crown plum fog";
 
-json pair_body(json extra = json::object()) {
-  json b = {{"clean", kClean}, {"corrupted", kCorrupted}, {"answer", " viol"}, {"wrong", " ar"}};
+json path_pair_body(json extra = json::object()) {
+  json b = {{"clean", kPathClean}, {"corrupted", kPathCorrupted}, {"answer", " viol"}, {"wrong", " ar"}};
   b.update(extra);
   return b;
 }
@@ -27,11 +27,11 @@ json pair_body(json extra = json::object()) {
 }  // namespace
 
 TEST(PathPatchApi, AnswersWhatTheCliPrints) {
-  TestServer s(temp_path("p.db"), kModel);
-  auto api = s.post("/api/model/path-patch", pair_body({{"receivers", {"1.2:k", "1.2:v"}}, {"metric", "normalized"}}));
+  TestServer s(temp_path("p.db"), kPathModel);
+  auto api = s.post("/api/model/path-patch", path_pair_body({{"receivers", {"1.2:k", "1.2:v"}}, {"metric", "normalized"}}));
   ASSERT_EQ(api.status, 200) << api.raw.substr(0, 400);
-  auto cli = headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab patch --path --model " + kModel +
-                                           " --clean '" + kClean + "' --corrupted '" + kCorrupted +
+  auto cli = headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab patch --path --model " + kPathModel +
+                                           " --clean '" + kPathClean + "' --corrupted '" + kPathCorrupted +
                                            "' --answer ' viol' --wrong ' ar' --receivers 1.2:k,1.2:v --metric normalized"
                                            " --format json 2>/dev/null");
   ASSERT_EQ(cli.exit_code, 0) << cli.out;
@@ -41,33 +41,33 @@ TEST(PathPatchApi, AnswersWhatTheCliPrints) {
   EXPECT_EQ(api.body["layers"], (json{0, 1}));
   for (const json& v : api.body["values"][1]) EXPECT_EQ(v, 1.0) << "layer 1 reaches no layer-1 receiver";
   EXPECT_EQ(api.body["skipped"], 4);
-  auto final_grid = s.post("/api/model/path-patch", pair_body({{"senders", "1.*"}}));
+  auto final_grid = s.post("/api/model/path-patch", path_pair_body({{"senders", "1.*"}}));
   ASSERT_EQ(final_grid.status, 200) << final_grid.raw.substr(0, 400);
   EXPECT_EQ(final_grid.body["receivers"], "final");
   EXPECT_EQ(final_grid.body["senders"], (json{"1.0", "1.1", "1.2", "1.3"}));
 }
 
 TEST(PathPatchApi, PastTheWorkLimitIsRefusedWithItsCostAndHowToNarrowIt) {
-  TestServer s(temp_path("p.db"), kModel, 8, [](headlab::server::ServerOptions& o) { o.max_patch_multiply_adds = 1e6; });
-  auto big = s.post("/api/model/path-patch", pair_body());
+  TestServer s(temp_path("p.db"), kPathModel, 8, [](headlab::server::ServerOptions& o) { o.max_patch_multiply_adds = 1e6; });
+  auto big = s.post("/api/model/path-patch", path_pair_body());
   EXPECT_EQ(big.status, 413) << big.raw;
   EXPECT_NE(big.raw.find("multiply-adds"), std::string::npos) << big.raw;
   EXPECT_NE(big.raw.find("fewer senders"), std::string::npos) << big.raw;
 }
 
 TEST(PathPatchApi, BadBodiesAreRefusedNamingTheField) {
-  TestServer s(temp_path("p.db"), kModel);
+  TestServer s(temp_path("p.db"), kPathModel);
   struct Case {
     json body;
     std::string says;
   };
   const Case cases[] = {
-      {pair_body({{"receivers", "1.2"}}), "Field 'receivers'"},
-      {pair_body({{"receivers", {1, 2}}}), "Field 'receivers' must be a string or a list of strings"},
-      {pair_body({{"senders", "all heads"}}), "Field 'senders'"},
-      {pair_body({{"senders", "0.9"}}), "sender 0.9"},
-      {pair_body({{"what", "z_all_pos"}}), "what"},
-      {pair_body({{"metric", "accuracy"}}), "metric"},
+      {path_pair_body({{"receivers", "1.2"}}), "Field 'receivers'"},
+      {path_pair_body({{"receivers", {1, 2}}}), "Field 'receivers' must be a string or a list of strings"},
+      {path_pair_body({{"senders", "all heads"}}), "Field 'senders'"},
+      {path_pair_body({{"senders", "0.9"}}), "sender 0.9"},
+      {path_pair_body({{"what", "z_all_pos"}}), "what"},
+      {path_pair_body({{"metric", "accuracy"}}), "metric"},
   };
   for (const Case& c : cases) {
     auto r = s.post("/api/model/path-patch", c.body);
