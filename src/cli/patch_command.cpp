@@ -518,7 +518,8 @@ void add_patch_command(CLI::App& app, int& exit_code) {
       "runs the reverse (the corrupted run, the sender from the clean run). --metric as above.\n"
       "  headlab patch --path --model models/headlab-tiny --clean-ids \"4095 2680 3755 2099 0 3657 2151 2680 3755 2099 0 3657\"\n"
       "      --corrupted-ids \"4095 2680 3755 2099 0 3657 2507 2680 3755 2099 0 3657\" --answer '#2151' --wrong '#2507'\n"
-      "  headlab patch --path --receivers 1.0:k,1.1:k,1.2:k,1.3:k --senders 0.* --model models/headlab-tiny ...\n"
+      "  headlab patch --path --receivers 1.0:k,1.1:k,1.2:k,1.3:k --senders 0.* --metric logprob --model models/headlab-tiny\n"
+      "      ... (the same pair: which layer-0 heads act through the induction heads' keys)\n"
       "  headlab patch --path --model models/gpt2 --prompts ioi.jsonl --receivers 9.9:q,9.6:q,10.0:q --metric normalized");
   cmd->add_option("--model", opts->model,
                   "A Hugging Face folder (GPT-2, GPT-NeoX, Llama, Mistral, Qwen 2/3, Gemma 2/3) or a .gguf file")
