@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -23,6 +24,8 @@
 #include "research/patch_input.h"
 #include "research/patching.h"
 #include "research/prompts.h"
+#include "server/api/handlers/path_patch_codec.h"
+#include "research/path_patching.h"
 #include "server/api/patch_codec.h"
 #include "util/file.h"
 
@@ -40,9 +43,12 @@ struct PatchOptions {
   std::string clean_ids, corrupted_ids;
   std::string prompts;
   std::optional<bool> bos;
-  std::string what = "resid_pre";
+  std::string what;  // empty: resid_pre
   std::string metric = "logit_diff";
   bool noising = false;
+  bool denoising = false;
+  bool path = false;  // path patching (research/path_patching.h) instead of activation patching
+  std::string senders = "all", receivers = "final";
   bool tl_loop = false;
   std::string layers, positions;
   SteerOptions steering;  // --steer, --steer-prompts, --steer-from: every run of the sweep steered
@@ -104,6 +110,7 @@ std::string position_label(const server::ModelPatchResult& m, const model::BpeTo
 }
 
 std::string cell(float v) {
+  if (std::isnan(v)) return "-";  // path patching: a head that was not a sender
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", v);
   return buf;
@@ -263,6 +270,65 @@ class Progress {
   bool shown_ = false;
 };
 
+// The output to --out or stdout.
+int emit(const PatchOptions& o, const std::string& text);
+
+// Path patching's table: what ran, then the (layer, head) grid, "-" where a head was not a sender.
+std::string path_table(const server::ModelPathPatchResult& m) {
+  const research::PathPatchResult& r = m.result;
+  std::ostringstream out;
+  std::string into = "the final residual stream (the logits, through the MLPs only)";
+  if (!r.receivers.empty()) {
+    into.clear();
+    for (const auto& x : r.receivers) into += (into.empty() ? "" : ", ") + research::path_receiver_name(x);
+    into = "the inputs of " + into;
+  }
+  out << "Path patching each sender head into " << into << ".\n"
+      << (r.noising ? "Noising (ARENA's): the clean run with the sender's output from the corrupted run"
+                    : "Denoising: the corrupted run with the sender's output from the clean run")
+      << " and every other head frozen to that run's own" << (r.receivers.empty() ? "" : "; then only the receivers' inputs put into it")
+      << ".\nMetric " << research::patch_metric_name(r.metric) << ": clean " << cell(r.clean) << ", corrupted "
+      << cell(r.corrupted) << ". " << m.pairs << (m.pairs == 1 ? " pair, " : " pairs, ") << r.cost.forwards
+      << " forwards, " << r.skipped << " sender runs skipped (no path to a receiver, or the same output in both runs).\n\n";
+  std::vector<std::string> heads = {"head"}, rows;
+  for (int h = 0; h < r.heads; h++) heads.push_back(std::to_string(h));
+  for (int l : r.layers) rows.push_back("layer " + std::to_string(l));
+  grid(out, {heads}, rows, r.heads, [&](int i, int j) { return r.values[r.offset(i, j)]; });
+  return out.str();
+}
+
+// CSV: layer,head,value for every sender run.
+std::string path_csv(const server::ModelPathPatchResult& m) {
+  const research::PathPatchResult& r = m.result;
+  std::ostringstream out;
+  out << "layer,head,value\n";
+  for (std::size_t li = 0; li < r.layers.size(); li++)
+    for (int h = 0; h < r.heads; h++) {
+      const float v = r.values[r.offset(static_cast<int>(li), h)];
+      if (std::isnan(v)) continue;
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.9g", v);
+      out << r.layers[li] << ',' << h << ',' << buf << '\n';
+    }
+  return out.str();
+}
+
+int run_path_patch(const PatchOptions& o, const model::Parameters& params, research::PatchInput& in,
+                   research::PathPatchRequest rq) {
+  model::Workspace ws;
+  Progress progress("paths");
+  rq.progress = [&progress](std::size_t done, std::size_t total) { progress(done, total); };
+  auto result = research::path_patch(params, in.pairs, rq, ws);
+  rq.progress = nullptr;
+  progress.finish();
+  if (!result) return print_error(result.error().message, result.error().code == ErrorCode::invalid_argument ? 2 : 1);
+  server::ModelPathPatchResult m{std::move(*result), in.clean.front().tokens, in.corrupted.front().tokens,
+                                 static_cast<int>(in.pairs.size()), rq.senders.empty()};
+  return emit(o, o.format == "json" ? server::encode_model_path_patch(m) + "\n"
+                 : o.format == "csv" ? path_csv(m)
+                                     : path_table(m));
+}
+
 int run_patch(const PatchOptions& o) {
   // 1. what the user typed, before the model is loaded
   const bool as_ids = !o.clean_ids.empty() || !o.corrupted_ids.empty();
@@ -278,7 +344,27 @@ int run_patch(const PatchOptions& o) {
     return print_error("--prompts FILE carries each pair's corrupted prompt, answer and wrong token: leave out "
                        "--corrupted, --answer and --wrong",
                        2);
-  auto what = research::parse_patch_what(o.what);
+  if (o.noising && o.denoising) return print_error("give --noising or --denoising, not both", 2);
+  research::PathPatchRequest path_rq;
+  if (o.path) {
+    if (!o.what.empty() || !o.layers.empty() || !o.positions.empty() || !o.steering.steer.empty() ||
+        !o.steering.steer_prompts.empty())
+      return print_error("--path sweeps sender heads (--senders) into receivers (--receivers); --what, --layers, "
+                         "--positions and --steer are activation patching's: leave them out",
+                         2);
+    auto senders = research::parse_path_senders(o.senders);
+    if (!senders) return print_error("--senders: " + senders.error().message, 2);
+    auto receivers = research::parse_path_receivers(o.receivers);
+    if (!receivers) return print_error("--receivers: " + receivers.error().message, 2);
+    path_rq.senders = std::move(*senders);
+    path_rq.receivers = std::move(*receivers);
+    path_rq.noising = !o.denoising;  // ARENA's direction unless --denoising
+    if (o.tl_loop) path_rq.shortcuts = {false, false, false};
+  } else if (o.senders != "all" || o.receivers != "final") {
+    return print_error("--senders and --receivers are path patching's: add --path", 2);
+  }
+  const std::string what_name = o.what.empty() ? "resid_pre" : o.what;
+  auto what = research::parse_patch_what(what_name);
   if (!what) return print_error("--what: \"" + o.what + "\" is not one of " + research::patch_what_list(), 2);
   auto metric = research::parse_patch_metric(o.metric);
   if (!metric) return print_error("--metric: \"" + o.metric + "\" is not one of logit_diff, normalized, loss, logprob", 2);
@@ -286,6 +372,7 @@ int run_patch(const PatchOptions& o) {
   rq.what = *what;
   rq.metric = *metric;
   rq.noising = o.noising;
+  path_rq.metric = *metric;
   if (o.tl_loop) rq.shortcuts = {false, false, false};
   if (!o.layers.empty()) {
     auto l = parse_index_list(o.layers, "--layers");
@@ -338,6 +425,8 @@ int run_patch(const PatchOptions& o) {
   }
   if (!in) return print_error((o.prompts.empty() ? "" : o.prompts + ": ") + in.error().message, 2);
 
+  if (o.path) return run_path_patch(o, *params, *in, std::move(path_rq));
+
   // 3. steering, in every run of the sweep (ActAdd's texts tokenised as the prompts are: with
   //    ids, no BOS unless --bos)
   model::Workspace ws;
@@ -347,7 +436,7 @@ int run_patch(const PatchOptions& o) {
   rq.steering = std::move(*steering);
 
   // 4. the sweep, with progress past a second
-  Progress progress(o.what);
+  Progress progress(what_name);
   rq.progress = [&progress](std::size_t done, std::size_t total) { progress(done, total); };
   auto result = research::patch(*params, in->pairs, rq, ws);
   rq.progress = nullptr;
@@ -359,6 +448,10 @@ int run_patch(const PatchOptions& o) {
   std::string text = o.format == "json" ? server::encode_model_patch(m) + "\n"
                      : o.format == "csv" ? patch_csv(m, tok.get())
                                          : patch_table(m, tok.get(), params->config);
+  return emit(o, text);
+}
+
+int emit(const PatchOptions& o, const std::string& text) {
   if (!o.out.empty()) {
     std::ofstream f(o.out, std::ios::binary);
     if (!f) return print_error(o.out + ": cannot open for writing");
@@ -412,7 +505,22 @@ void add_patch_command(CLI::App& app, int& exit_code) {
       "--steer, --steer-prompts and --steer-from steer every run of the sweep, the clean and corrupted\n"
       "ones too, as `headlab intervene` does (its --help says how): which slices carry the answer\n"
       "once the residual stream is pushed along a direction.\n"
-      "A sweep longer than a second shows its progress on stderr. docs/research.md has a worked example.");
+      "A sweep longer than a second shows its progress on stderr. docs/research.md has a worked example.\n\n"
+      "Path patching (--path; Wang et al. 2022's IOI paper, appendix B, as ARENA's IOI chapter): how much\n"
+      "of one head's effect goes by one path. For each sender head, the clean run with that head's\n"
+      "output (hook_z) taken from the corrupted run and every other head's output frozen to the clean\n"
+      "run's (the MLPs recomputed): with --receivers final (the default) its logits are read, so only\n"
+      "the sender's direct path to the logits, through the MLPs, counts; with receiver heads' inputs\n"
+      "(--receivers 1.2:k,1.3:q: LAYER.HEAD:q, :k or :v; k and v name KV heads) those inputs are kept\n"
+      "and put into a fresh clean run, whose logits are read: the sender -> receiver path alone.\n"
+      "The answer is a (layer, head) grid over the senders (--senders all, or 0.3,1.*), \"-\" where a\n"
+      "head was not asked for. The metric drops from the clean value where a path matters; --denoising\n"
+      "runs the reverse (the corrupted run, the sender from the clean run). --metric as above.\n"
+      "  headlab patch --path --model models/headlab-tiny --clean-ids \"4095 2680 3755 2099 0 3657 2151 2680 3755 2099 0 3657\"\n"
+      "      --corrupted-ids \"4095 2680 3755 2099 0 3657 2507 2680 3755 2099 0 3657\" --answer '#2151' --wrong '#2507'\n"
+      "  headlab patch --path --receivers 1.0:k,1.1:k,1.2:k,1.3:k --senders 0.* --metric logprob --model models/headlab-tiny\n"
+      "      ... (the same pair: which layer-0 heads act through the induction heads' keys)\n"
+      "  headlab patch --path --model models/gpt2 --prompts ioi.jsonl --receivers 9.9:q,9.6:q,10.0:q --metric normalized");
   cmd->add_option("--model", opts->model,
                   "A Hugging Face folder (GPT-2, GPT-NeoX, Llama, Mistral, Qwen 2/3, Gemma 2/3) or a .gguf file")
       ->required();
@@ -429,9 +537,16 @@ void add_patch_command(CLI::App& app, int& exit_code) {
   cmd->add_flag_function(
       "--bos,!--no-bos", [opts](std::int64_t n) { opts->bos = n > 0; },
       "--bos puts the model's BOS token first, --no-bos leaves it out; neither: the family's default");
-  cmd->add_option("--what", opts->what, "What to patch (see above)")->capture_default_str();
+  cmd->add_option("--what", opts->what, "What to patch (see above; default resid_pre)");
   cmd->add_option("--metric", opts->metric, "logit_diff, normalized, loss or logprob")->capture_default_str();
-  cmd->add_flag("--noising", opts->noising, "Patch corrupted activations into the clean run (default: denoising)");
+  cmd->add_flag("--noising", opts->noising,
+                "Patch corrupted activations into the clean run (the default with --path; without it, denoising is)");
+  cmd->add_flag("--denoising", opts->denoising,
+                "Patch clean activations into the corrupted run (the default without --path)");
+  cmd->add_flag("--path", opts->path, "Path patching: each sender head into --receivers, every other head frozen (see above)");
+  cmd->add_option("--senders", opts->senders, "--path: the sender heads, like 0.3,1.* (default: all)");
+  cmd->add_option("--receivers", opts->receivers,
+                  "--path: final (the logits, the default) or receiver heads' inputs, like 1.2:k,1.3:q (k, v: KV heads)");
   cmd->add_flag("--tl-loop", opts->tl_loop,
                 "Run TransformerLens's loop (a full forward per index, every logit) instead of the shortcuts: the same "
                 "numbers, slower (to check them, or to time the shortcuts)");

@@ -229,29 +229,7 @@ ForwardHooks steered(ForwardHooks hooks, std::span<const Steering> steering, int
 // The checks patch_cost and patch share; fills the swept layers and positions.
 Status check_request(const ModelConfig& c, std::span<const PatchPair> pairs, const PatchRequest& rq,
                      std::vector<int>& layers, std::vector<int>& positions, int& max_T) {
-  if (pairs.empty()) return bad("activation patching needs at least one prompt pair (clean and corrupted)");
-  max_T = 0;
-  for (std::size_t i = 0; i < pairs.size(); i++) {
-    const PatchPair& p = pairs[i];
-    const std::string which = pairs.size() == 1 ? std::string("the prompt pair") : "pair " + std::to_string(i + 1);
-    if (p.clean.empty() || p.corrupted.empty()) return bad(which + " has an empty prompt");
-    if (p.clean.size() != p.corrupted.size())
-      return bad(which + ": the clean prompt is " + std::to_string(p.clean.size()) + " tokens and the corrupted one " +
-                 std::to_string(p.corrupted.size()) +
-                 "; activation patching puts each position of one run into the same position of the other, so "
-                 "both must have the same number of tokens (change a word for one of the same token count)");
-    auto token_ok = [&](int id) { return id >= 0 && id < c.vocab_size; };
-    const bool needs_answer = rq.metric != PatchMetric::loss, needs_wrong = reads_columns(rq.metric);
-    if (needs_answer && !token_ok(p.answer))
-      return bad(which + ": the " + std::string(patch_metric_name(rq.metric)) + " metric needs an answer token" +
-                 (p.answer < 0 ? std::string() : " inside the vocabulary [0, " + std::to_string(c.vocab_size) + ")"));
-    if (needs_wrong && !token_ok(p.wrong))
-      return bad(which + ": the " + std::string(patch_metric_name(rq.metric)) + " metric needs a wrong token" +
-                 (p.wrong < 0 ? std::string() : " inside the vocabulary [0, " + std::to_string(c.vocab_size) + ")"));
-    if (rq.metric == PatchMetric::loss && p.clean.size() < 2)
-      return bad(which + " has one token: the loss is over next tokens, so it needs at least two");
-    max_T = std::max(max_T, static_cast<int>(p.clean.size()));
-  }
+  if (Status s = patch_check_pairs(c, pairs, rq.metric, max_T); !s) return s;
   for (std::size_t i = 0; i < rq.steering.size(); i++)
     if (Status s = steering_check(c, rq.steering[i]); !s)
       return bad("steering " + std::to_string(i + 1) + ": " + s.error().message);
@@ -306,6 +284,41 @@ double block_multiply_adds(const ModelConfig& c) {
 using Captures = std::map<std::pair<HookPoint, int>, std::vector<float>>;
 
 }  // namespace
+
+Status patch_check_pairs(const ModelConfig& c, std::span<const PatchPair> pairs, PatchMetric metric, int& max_T) {
+  if (pairs.empty()) return bad("activation patching needs at least one prompt pair (clean and corrupted)");
+  max_T = 0;
+  for (std::size_t i = 0; i < pairs.size(); i++) {
+    const PatchPair& p = pairs[i];
+    const std::string which = pairs.size() == 1 ? std::string("the prompt pair") : "pair " + std::to_string(i + 1);
+    if (p.clean.empty() || p.corrupted.empty()) return bad(which + " has an empty prompt");
+    if (p.clean.size() != p.corrupted.size())
+      return bad(which + ": the clean prompt is " + std::to_string(p.clean.size()) + " tokens and the corrupted one " +
+                 std::to_string(p.corrupted.size()) +
+                 "; activation patching puts each position of one run into the same position of the other, so "
+                 "both must have the same number of tokens (change a word for one of the same token count)");
+    auto token_ok = [&](int id) { return id >= 0 && id < c.vocab_size; };
+    const bool needs_answer = metric != PatchMetric::loss, needs_wrong = reads_columns(metric);
+    if (needs_answer && !token_ok(p.answer))
+      return bad(which + ": the " + std::string(patch_metric_name(metric)) + " metric needs an answer token" +
+                 (p.answer < 0 ? std::string() : " inside the vocabulary [0, " + std::to_string(c.vocab_size) + ")"));
+    if (needs_wrong && !token_ok(p.wrong))
+      return bad(which + ": the " + std::string(patch_metric_name(metric)) + " metric needs a wrong token" +
+                 (p.wrong < 0 ? std::string() : " inside the vocabulary [0, " + std::to_string(c.vocab_size) + ")"));
+    if (metric == PatchMetric::loss && p.clean.size() < 2)
+      return bad(which + " has one token: the loss is over next tokens, so it needs at least two");
+    max_T = std::max(max_T, static_cast<int>(p.clean.size()));
+  }
+  return {};
+}
+
+void patch_metric_options(ForwardOptions& o, const PatchPair& pair, PatchMetric m, bool columns_only) {
+  metric_options(o, pair, m, PatchShortcuts{true, columns_only, true});
+}
+
+double patch_run_metric(const ForwardOutput& out, const PatchPair& pair, PatchMetric m, bool columns_only) {
+  return run_metric(out, pair, m, PatchShortcuts{true, columns_only, true});
+}
 
 std::string_view patch_what_name(PatchWhat w) {
   for (const WhatName& n : kWhatNames)

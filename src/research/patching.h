@@ -145,4 +145,16 @@ Result<PatchCost> patch_cost(const model::ModelConfig& config, std::span<const P
 Result<PatchResult> patch(const model::Parameters& params, std::span<const PatchPair> pairs,
                           const PatchRequest& request, model::Workspace& workspace);
 
+// ---- the steps the sweeps share (research/path_patching.cpp runs them too) ----
+
+// The pairs' checks: at least one; each pair's prompts non-empty and of one length; the
+// metric's tokens inside the vocabulary; loss on two tokens at least. max_T: the longest.
+Status patch_check_pairs(const model::ModelConfig& config, std::span<const PatchPair> pairs, PatchMetric metric,
+                         int& max_T);
+// The forward's options for what the metric reads (two logit columns when columns_only and
+// the metric is a logit difference; the loss without logits), and the metric of one run
+// (normalized: its logit difference, normalised once the sweep is done).
+void patch_metric_options(model::ForwardOptions& options, const PatchPair& pair, PatchMetric metric, bool columns_only);
+double patch_run_metric(const model::ForwardOutput& out, const PatchPair& pair, PatchMetric metric, bool columns_only);
+
 }  // namespace headlab::research

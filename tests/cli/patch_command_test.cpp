@@ -196,3 +196,89 @@ TEST(PatchCommand, ABadSteeringIsAUsageErrorThatSaysWhy) {
   EXPECT_EQ(form.exit_code, 2) << form.out;
   EXPECT_NE(form.out.find("--steer"), std::string::npos) << form.out;
 }
+
+// ---- path patching: headlab patch --path ----
+
+namespace {
+
+// The built-in model's fixture pair (tests/fixtures/research/headlab_tiny) as --clean-ids ... options.
+std::string fixture_pair_options(nlohmann::json& expected) {
+  const std::string dir = std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/research/headlab_tiny";
+  std::ifstream pf(dir + "/prompts.json"), ef(dir + "/expected.json");
+  if (!pf || !ef) return "";
+  const auto prompts = nlohmann::json::parse(pf);
+  expected = nlohmann::json::parse(ef);
+  auto ids = [](const nlohmann::json& a) {
+    std::string s;
+    for (int id : a) s += (s.empty() ? "" : " ") + std::to_string(id);
+    return s;
+  };
+  return "--clean-ids '" + ids(prompts["clean"]) + "' --corrupted-ids '" + ids(prompts["corrupted"]) + "' --answer '#" +
+         std::to_string(int(prompts["answer"])) + "' --wrong '#" + std::to_string(int(prompts["wrong"])) + "'";
+}
+
+}  // namespace
+
+TEST(PatchCommand, PathPatchingIntoTheLogitsAndIntoTheInductionHeadsKeysIsThePyTorchReference) {
+  nlohmann::json expected;
+  const std::string pair = fixture_pair_options(expected);
+  if (pair.empty()) GTEST_SKIP() << "no headlab_tiny fixture";
+  const auto& want = expected["path_patch"];
+  std::string receivers;
+  for (const auto& r : want["receivers"]) receivers += (receivers.empty() ? "" : ",") + r.get<std::string>();
+  for (const std::string grid : {"final", "heads"}) {
+    CommandResult r =
+        patch_stdout(pair + " --path --format json" + (grid == "final" ? std::string() : " --receivers " + receivers));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["kind"], "path_patch");
+    EXPECT_EQ(j["direction"], "noising");
+    EXPECT_EQ(j["axes"], (nlohmann::json{"layer", "head"}));
+    EXPECT_EQ(j["senders"], "all");
+    ASSERT_EQ(j["values"].size(), want[grid].size());
+    for (std::size_t l = 0; l < want[grid].size(); l++)
+      for (std::size_t h = 0; h < want[grid][l].size(); h++)
+        EXPECT_NEAR(double(j["values"][l][h]), double(want[grid][l][h]), 3e-5 * std::max(1.0, std::fabs(double(want[grid][l][h]))))
+            << grid << " sender " << l << "." << h;
+  }
+}
+
+TEST(PatchCommand, PathTableNamesTheReceiversAndOnlyTheLayersOfTheSendersAsked) {
+  CommandResult r = patch(kPair + " --path --senders 1.* --metric normalized");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* says : {"Path patching each sender head into the final residual stream", "Noising (ARENA's)",
+                           "Metric normalized: clean 1.000, corrupted 0.000", "layer 1"})
+    EXPECT_NE(r.out.find(says), std::string::npos) << says << "\n" << r.out;
+  EXPECT_EQ(r.out.find("layer 0"), std::string::npos) << r.out;
+  CommandResult into = patch(kPair + " --path --senders 0.3 --receivers 1.2:k,1.2:q --denoising");
+  ASSERT_EQ(into.exit_code, 0) << into.out;
+  EXPECT_NE(into.out.find("the inputs of 1.2:k, 1.2:q"), std::string::npos) << into.out;
+  EXPECT_NE(into.out.find("Denoising"), std::string::npos) << into.out;
+  EXPECT_NE(into.out.find("      -"), std::string::npos) << "heads 0.0-0.2 were not asked for\n" << into.out;
+  CommandResult csv = patch_stdout(kPair + " --path --senders 0.3,1.2 --format csv");
+  ASSERT_EQ(csv.exit_code, 0);
+  EXPECT_EQ(csv.out.rfind("layer,head,value\n0,3,", 0), 0u) << csv.out;
+  EXPECT_NE(csv.out.find("\n1,2,"), std::string::npos) << csv.out;
+}
+
+TEST(PatchCommand, BadPathPatchingInputIsAUsageErrorThatSaysWhy) {
+  struct Case {
+    std::string args, says;
+  };
+  const Case cases[] = {
+      {kPair + " --path --what z_all_pos", "activation patching's: leave them out"},
+      {kPair + " --receivers 1.2:k", "path patching's: add --path"},
+      {kPair + " --path --receivers 1.9:k", "head 9 does not exist"},
+      {kPair + " --path --receivers 1.2", "LAYER.HEAD:q"},
+      {kPair + " --path --senders 3.1", "sender 3.1: layer 3 does not exist"},
+      {kPair + " --path --noising --denoising", "not both"},
+  };
+  for (const Case& c : cases) {
+    CommandResult r = patch(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << "\n" << r.out;
+  }
+  CommandResult help = headlab_run("patch --help");
+  for (const char* says : {"--path", "--receivers", "ARENA", "appendix B", "frozen"})
+    EXPECT_NE(help.out.find(says), std::string::npos) << says;
+}

@@ -4,7 +4,7 @@ models (GPT-2 tiny; Llama with GQA; Gemma 2 with sandwich norms, soft-caps and a
 Pythia with the parallel residual and a partial rotary; the built-in headlab-tiny) a clean and a
 corrupted prompt (prompts.json), every hook of the clean run under its TransformerLens name
 (cache.safetensors, float32, batch axis first) and what the published definitions give on them
-(expected.json): activation patching, the logit lens, direct logit attribution, composition and
+(expected.json): activation patching, path patching, the logit lens, direct logit attribution, composition and
 copying scores. research_reference.py computes them in float64; tests/fixtures/research/README.md
 gives the files' schema.
 
@@ -34,6 +34,9 @@ CORRUPTED_POSITIONS = (1, 4, 6)   # where a random model's corrupted prompt diff
 INDUCTION_COPY = 6          # headlab_tiny: BOS, 6 random tokens, then the first 5 again (T = 12)
 SEED = 20261205
 TOL = 1e-9                  # the identities, in float64
+# path patching's receiver heads (layer, head, input); k and v name KV heads
+PATH_RECEIVERS = {"*": [(1, 0, "q"), (1, 1, "k"), (1, 1, "v")],
+                  "headlab_tiny": [(1, h, "k") for h in range(4)]}   # the induction heads' keys
 
 
 def parse_args(argv=None):
@@ -130,6 +133,20 @@ def check_logits(name, m, rr, torch):
     return None
 
 
+def noising_z_last(m, p, corrupted_cache, rr, metric):
+    """Activation patching (noising) of each last-layer head's z: with nothing after it but the
+    unembedding, the same as path patching it into the final residual stream."""
+    name = f"blocks.{m.L - 1}.attn.hook_z"
+    out = []
+    for h in range(m.NH):
+        def f(x, h=h):
+            x[:, h] = corrupted_cache[name][:, h]
+            return x
+        logits, _ = rr.run_with_hooks(m, p["clean"], {name: f})
+        out.append(metric(logits))
+    return out
+
+
 def check_patching(m, prompts, clean_cache, corrupted_cache, rr, metric, clean_metric, corrupted_metric):
     """Sanity: overwriting a layer's whole resid_pre by the clean one gives the clean metric (every
     layer; the rest of the run depends on nothing else), the reverse gives the corrupted metric,
@@ -178,6 +195,17 @@ def build(name, rr, torch):
             assert abs(patch["resid_pre"][0][pos] - corrupted_metric) < TOL, "equal positions change nothing"
     noising = rr.patch_sweep(m, p["clean"], corrupted_cache, "resid_pre", metric)
 
+    # path patching, ARENA's direction (orig = clean, new = corrupted): into the logits, and into
+    # the receivers' inputs (PATH_RECEIVERS); a sender at the receivers' layer has no path to them
+    receivers = PATH_RECEIVERS[name] if name in PATH_RECEIVERS else PATH_RECEIVERS["*"]
+    path_final = rr.path_patch(m, p["clean"], p["corrupted"], metric)
+    path_heads = rr.path_patch(m, p["clean"], p["corrupted"], metric, receivers)
+    last = max(l for (l, _, _) in receivers)
+    for l in range(last, m.L):
+        assert all(abs(v - clean_metric) < TOL for v in path_heads[l]), "no path from a receiver's layer on"
+    if not m.mlp:  # attention-only, the other heads frozen: the last layer's senders act only directly
+        assert all(abs(a - b) < TOL for a, b in zip(path_final[-1], noising_z_last(m, p, corrupted_cache, rr, metric)))
+
     lens = rr.logit_lens(m, clean_cache, answer)
     close(lens["logits"][-1], clean_logits, TOL, "the lens's last layer = the model's logits")
     assert max(abs(v) for v in lens["kl_to_final"][-1]) < TOL
@@ -212,6 +240,8 @@ def build(name, rr, torch):
         "logit_diff": {"clean": r9(clean_metric), "corrupted": r9(corrupted_metric)},
         "patch": {k: r9(v) for k, v in patch.items()},
         "noising_resid_pre": r9(noising),
+        "path_patch": {"final": r9(path_final), "heads": r9(path_heads),
+                       "receivers": [f"{l}.{h}:{x}" for (l, h, x) in receivers]},
         "lens": {"top5": lens["top5"], "top5_logit": r9(lens["top5_logit"]),
                  "logprob_answer": r9(lens["logprob_answer"]), "rank_answer": lens["rank_answer"],
                  "rank_answer_ties": lens["rank_answer_ties"], "entropy": r9(lens["entropy"]),

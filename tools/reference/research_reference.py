@@ -12,6 +12,9 @@ each from its published definition:
              scale frozen from the run: the parts add up to the logit difference less b_U's
   compose    TL's all_composition_scores (Elhage et al. 2021): |W_A W_B|_F / (|W_A|_F |W_B|_F)
   copying    Elhage et al. 2021: sum(lambda) / sum(|lambda|) over the eigenvalues of W_E W_V W_O W_U
+  path_patch Wang et al. 2022 (IOI) appendix B, ARENA's IOI chapter: each sender head's z from the
+             new run, every other head's frozen to the orig run; the logits, or receiver heads'
+             q/k/v put into a free orig run
 
 Everything is float64 from the weights as stored. The activations follow headlab's hook table
 (src/model/hooks.h): hook_normalized is the norm's output (after weight and bias), the scores
@@ -413,6 +416,53 @@ def patch_sweep(m, target_ids, source_cache, what, metric):
             return s
         return [[[one(at(l, "z"), set_pos_head(p, h)) for h in range(m.NH)] for p in range(T)] for l in range(m.L)]
     raise ValueError(f"patch_sweep: no sweep {what!r}")
+
+
+# ---- path patching (Wang et al. 2022, appendix B; ARENA's IOI chapter) ----------------------------
+
+def path_patch(m, orig_ids, new_ids, metric, receivers=()):
+    """Path patching, from the definition, with full runs only: for every sender head (l, h) of the
+    model, [l][h] = metric of
+      run 2: orig_ids with hook_z[:, h] at layer l from new_ids' run and every other head's hook_z
+             (every layer) frozen to orig_ids' run; the MLPs and norms recomputed
+      receivers empty (the final residual stream): run 2's logits
+      receivers [(layer, head, "q"|"k"|"v")]: run 3, orig_ids with only those heads' inputs
+             (attn.hook_q/k/v[:, head], k and v over the KV heads) set to run 2's, the rest free
+    ARENA's orig = clean, new = corrupted (noising) is the caller's choice of ids."""
+    _, orig_cache = run_with_hooks(m, orig_ids)
+    _, new_cache = run_with_hooks(m, new_ids)
+    z = [f"blocks.{l}.attn.hook_z" for l in range(m.L)]
+    inputs = [f"blocks.{l}.attn.hook_{x}" for (l, _, x) in receivers]
+
+    def freeze(sl, sh):
+        def at(l):
+            def f(x):
+                x[...] = orig_cache[z[l]]
+                if l == sl:
+                    x[:, sh] = new_cache[z[l]][:, sh]
+                return x
+            return f
+        return {z[l]: at(l) for l in range(m.L)}
+
+    out = []
+    for sl in range(m.L):
+        row = []
+        for sh in range(m.NH):
+            logits, cache2 = run_with_hooks(m, orig_ids, freeze(sl, sh))
+            if receivers:
+                put = {}
+                for name in set(inputs):
+                    heads = [h for (l, h, x), n in zip(receivers, inputs) if n == name]
+
+                    def f(x, name=name, heads=heads):
+                        for h in heads:
+                            x[:, h] = cache2[name][:, h]
+                        return x
+                    put[name] = f
+                logits, _ = run_with_hooks(m, orig_ids, put)
+            row.append(metric(logits))
+        out.append(row)
+    return out
 
 
 # ---- logit lens --------------------------------------------------------------------------------

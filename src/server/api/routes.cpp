@@ -12,6 +12,7 @@
 #include "server/api/handlers/course_handlers.h"
 #include "server/api/handlers/induction_handlers.h"
 #include "server/api/handlers/lens_codec.h"
+#include "server/api/handlers/path_patch_codec.h"
 #include "server/api/handlers/lesson_handlers.h"
 #include "server/api/handlers/positions_codec.h"
 #include "server/api/handlers/positions_handlers.h"
@@ -183,6 +184,14 @@ std::vector<Route> make_routes(ServerContext& ctx) {
       {"POST", "/api/model/patch",
        [&ctx](const HttpRequest& r) {
          return cached_model_answer(ctx, r, decode_model_patch_request, &ModelService::patch, encode_model_patch);
+       }},
+      // path patching: a sender head's effect by one path, into the logits or receiver heads
+      {"POST", "/api/model/path-patch",
+       [&ctx](const HttpRequest& r) {
+         return cached_model_answer(
+             ctx, r, decode_model_path_patch_request,
+             [](ModelService* m, const ModelPathPatchRequest& q) { return handle_model_path_patch(*m, q); },
+             encode_model_path_patch);
        }},
       {"POST", "/api/model/intervene",
        [&ctx](const HttpRequest& r) {

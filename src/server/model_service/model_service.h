@@ -37,6 +37,8 @@ class ModelService {
   static Result<std::unique_ptr<ModelService>> load(const ModelServiceOptions& options);
 
   const ModelInfo& info() const { return info_; }
+  // The limits it was started with (POST /api/model/path-patch checks max_patch_multiply_adds).
+  const ModelServiceOptions& options() const { return options_; }
   // Read-only views for computations outside the pool (the word-order lesson's).
   const model::Parameters& parameters() const { return params_; }
   const model::BpeTokenizer& tokenizer() const { return *tokenizer_; }

@@ -1,0 +1,77 @@
+// Tests for POST /api/model/path-patch (server/api/handlers/path_patch_handlers, path_patch_codec):
+// the CLI's answer number for number, the work limit's 413 with the cost and how to narrow, and
+// bad bodies as the one error envelope naming the field.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "testing/process.h"
+#include "testing/test_server.h"
+
+using headlab::testing::TestServer;
+using headlab::testing::temp_path;
+using nlohmann::json;
+
+namespace {  // names of their own: the unity build puts patch_api_test.cpp's beside these
+
+const std::string kPathModel = std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny";
+const std::string kPathClean = " gray whale ink crown plum fog violin arch gray whale ink crown plum fog";
+const std::string kPathCorrupted = " gray whale ink crown plum fog arch violin gray whale ink crown plum fog";
+
+json path_pair_body(json extra = json::object()) {
+  json b = {{"clean", kPathClean}, {"corrupted", kPathCorrupted}, {"answer", " viol"}, {"wrong", " ar"}};
+  b.update(extra);
+  return b;
+}
+
+}  // namespace
+
+TEST(PathPatchApi, AnswersWhatTheCliPrints) {
+  TestServer s(temp_path("p.db"), kPathModel);
+  auto api = s.post("/api/model/path-patch", path_pair_body({{"receivers", {"1.2:k", "1.2:v"}}, {"metric", "normalized"}}));
+  ASSERT_EQ(api.status, 200) << api.raw.substr(0, 400);
+  auto cli = headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab patch --path --model " + kPathModel +
+                                           " --clean '" + kPathClean + "' --corrupted '" + kPathCorrupted +
+                                           "' --answer ' viol' --wrong ' ar' --receivers 1.2:k,1.2:v --metric normalized"
+                                           " --format json 2>/dev/null");
+  ASSERT_EQ(cli.exit_code, 0) << cli.out;
+  EXPECT_EQ(json::parse(cli.out), api.body);
+  EXPECT_EQ(api.body["receivers"], (json{"1.2:k", "1.2:v"}));
+  EXPECT_EQ(api.body["clean"], 1.0);
+  EXPECT_EQ(api.body["layers"], (json{0, 1}));
+  for (const json& v : api.body["values"][1]) EXPECT_EQ(v, 1.0) << "layer 1 reaches no layer-1 receiver";
+  EXPECT_EQ(api.body["skipped"], 4);
+  auto final_grid = s.post("/api/model/path-patch", path_pair_body({{"senders", "1.*"}}));
+  ASSERT_EQ(final_grid.status, 200) << final_grid.raw.substr(0, 400);
+  EXPECT_EQ(final_grid.body["receivers"], "final");
+  EXPECT_EQ(final_grid.body["senders"], (json{"1.0", "1.1", "1.2", "1.3"}));
+}
+
+TEST(PathPatchApi, PastTheWorkLimitIsRefusedWithItsCostAndHowToNarrowIt) {
+  TestServer s(temp_path("p.db"), kPathModel, 8, [](headlab::server::ServerOptions& o) { o.max_patch_multiply_adds = 1e6; });
+  auto big = s.post("/api/model/path-patch", path_pair_body());
+  EXPECT_EQ(big.status, 413) << big.raw;
+  EXPECT_NE(big.raw.find("multiply-adds"), std::string::npos) << big.raw;
+  EXPECT_NE(big.raw.find("fewer senders"), std::string::npos) << big.raw;
+}
+
+TEST(PathPatchApi, BadBodiesAreRefusedNamingTheField) {
+  TestServer s(temp_path("p.db"), kPathModel);
+  struct Case {
+    json body;
+    std::string says;
+  };
+  const Case cases[] = {
+      {path_pair_body({{"receivers", "1.2"}}), "Field 'receivers'"},
+      {path_pair_body({{"receivers", {1, 2}}}), "Field 'receivers' must be a string or a list of strings"},
+      {path_pair_body({{"senders", "all heads"}}), "Field 'senders'"},
+      {path_pair_body({{"senders", "0.9"}}), "sender 0.9"},
+      {path_pair_body({{"what", "z_all_pos"}}), "what"},
+      {path_pair_body({{"metric", "accuracy"}}), "metric"},
+  };
+  for (const Case& c : cases) {
+    auto r = s.post("/api/model/path-patch", c.body);
+    EXPECT_EQ(r.status, 400) << c.body.dump() << "\n" << r.raw;
+    EXPECT_NE(r.raw.find(c.says), std::string::npos) << c.body.dump() << "\n" << r.raw;
+  }
+}
