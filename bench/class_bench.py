@@ -6,7 +6,8 @@
                        [--peak-gflops G] [--retry]
 
 Two bursts, each of --clients requests released together (a barrier, one thread each):
-  distinct   every client its own text of about --tokens tokens (so no answer is cached)
+  distinct   every client its own text of --tokens words (so no answer is cached; the server's
+             --max-tokens with "truncate": true makes each exactly as many tokens as it allows)
   shared     every client the lesson's default text (one forward, the rest from the cache)
 Each request is POST /api/model/run asking for every head of one layer (the pattern view).
 Prints per burst: p50 / p99 / max latency, the count of 200s and 503s (and other codes),
@@ -110,7 +111,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", required=True, help="the running server, e.g. http://127.0.0.1:18766")
     ap.add_argument("--clients", type=int, default=40)
-    ap.add_argument("--tokens", type=int, default=32, help="words in each distinct text (about as many tokens)")
+    ap.add_argument("--tokens", type=int, default=32, help="words in each distinct text (sent with truncate: the server's --max-tokens sets the tokens)")
     ap.add_argument("--layer", type=int, default=0, help="the layer whose heads every request asks for")
     ap.add_argument("--peak-gflops", type=float, default=0.0, help="the machine's peak (headlab_matmul_bench --peak)")
     ap.add_argument("--retry", action="store_true", help="retry a 503 after its Retry-After, as the page does")
@@ -143,6 +144,8 @@ def main():
             flops = sum(forward_flops(info, r[2]) for r in ok)
             bound = flops / (a.peak_gflops * 1e9)
             line += f"  FLOP bound {bound:.2f} s ({flops / 1e9:.0f} GFLOP at {a.peak_gflops:.0f} GFLOPS)  throughput/bound {bound / wall:.2f} (target >= 0.7)"
+        if ok:
+            line += f"  tokens {min(r[2] for r in ok)}-{max(r[2] for r in ok)}"
         print(line, flush=True)
 
 

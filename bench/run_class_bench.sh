@@ -14,12 +14,15 @@
 # MODEL: a folder or a .gguf (e.g. bench/llama_1b_model.py's Llama-3.2-1B shape, BF16).
 # Runs twice: the server's default arithmetic, then `--compute bf16` where the CPU has
 # AVX512_BF16. Each run without retries (what a class meets) and with them (as the page does).
+# Every text is exactly TOKENS tokens (default 32): the server runs with --max-tokens TOKENS and
+# the requests send twice as many words with "truncate": true.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 MODEL=${1:?usage: bench/run_class_bench.sh MODEL [BUILD] [CLIENTS]}
 BUILD=${2:-$ROOT/build}
 CLIENTS=${3:-40}
 BENCH_BUILD=${HEADLAB_BENCH_BUILD:-$ROOT/build-bench}
+TOKENS=${TOKENS:-32}
 BIN=$BUILD/headlab
 PORT=${HEADLAB_BENCH_PORT:-18766}
 . "$ROOT/bench/bench_lib.sh"
@@ -36,20 +39,20 @@ echo "peak: f32 ${PEAK} GFLOPS, bf16 ${PEAK_BF16:-none} GFLOPS (headlab_matmul_b
 one_server() {
   name=$1; peak=$2; shift 2
   rm -f /tmp/headlab-class-bench.db*
-  "$BIN" serve --model "$MODEL" --port "$PORT" --db /tmp/headlab-class-bench.db "$@" >/tmp/headlab-class-bench.serve 2>&1 &
+  "$BIN" serve --model "$MODEL" --port "$PORT" --db /tmp/headlab-class-bench.db --max-tokens "$TOKENS" "$@" >/tmp/headlab-class-bench.serve 2>&1 &
   pid=$!
   until curl -sf -o /dev/null "http://127.0.0.1:$PORT/api/model"; do
     kill -0 "$pid" 2>/dev/null || { cat /tmp/headlab-class-bench.serve >&2; exit 1; }
     sleep 0.1
   done
   echo "== $name ($*): $(grep -m1 -i 'compute\|arithmetic' /tmp/headlab-class-bench.serve || true)"
-  /usr/bin/python3 "$ROOT/bench/class_bench.py" --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --peak-gflops "$peak"
+  /usr/bin/python3 "$ROOT/bench/class_bench.py" --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --tokens $((TOKENS * 2)) --peak-gflops "$peak"
   kill "$pid"; wait "$pid" 2>/dev/null || true
   # a fresh server, so the retried bursts meet an empty answer cache too
-  "$BIN" serve --model "$MODEL" --port "$PORT" --db /tmp/headlab-class-bench.db "$@" >/tmp/headlab-class-bench.serve 2>&1 &
+  "$BIN" serve --model "$MODEL" --port "$PORT" --db /tmp/headlab-class-bench.db --max-tokens "$TOKENS" "$@" >/tmp/headlab-class-bench.serve 2>&1 &
   pid=$!
   until curl -sf -o /dev/null "http://127.0.0.1:$PORT/api/model"; do sleep 0.1; done
-  /usr/bin/python3 "$ROOT/bench/class_bench.py" --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --peak-gflops "$peak" --retry
+  /usr/bin/python3 "$ROOT/bench/class_bench.py" --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --tokens $((TOKENS * 2)) --peak-gflops "$peak" --retry
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 # shellcheck disable=SC2086  # HEADLAB_SERVE_ARGS is a list of options
