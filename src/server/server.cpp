@@ -308,5 +308,17 @@ const std::string& Server::model_error() const { return impl_->context.model_err
 std::vector<std::string> Server::model_notes() const {
   return impl_->model ? impl_->model->parameters().notes : std::vector<std::string>();
 }
+std::vector<std::string> Server::store_notes() const {
+  if (!impl_->classes) return {};
+  const NicknameRekey& r = impl_->classes->nickname_rekey();
+  if (r.rekeyed == 0 && r.bans == 0) return {};
+  std::string note = std::to_string(r.rekeyed) + " nickname(s) and " + std::to_string(r.bans) +
+                     " ban(s) stored before nicknames were NFKC-normalised were re-keyed";
+  if (r.marked > 0)
+    note += "; " + std::to_string(r.marked) +
+            " had a name already taken in their class: both learners kept everything, the later one's name is "
+            "marked so no one new can take it";
+  return {note + "."};
+}
 
 }  // namespace headlab::server
