@@ -123,6 +123,7 @@ int run_serve(const ServeOptions& o) {
     std::printf("headlab: no model loaded: %s The model pages will say so; pass --model DIR to load one.\n",
                 (*srv)->model_error().c_str());
   for (const std::string& note : (*srv)->model_notes()) std::printf("headlab: note: %s\n", note.c_str());
+  for (const std::string& note : (*srv)->store_notes()) std::printf("headlab: note: %s\n", note.c_str());
   if (!(*srv)->web_app_found())
     std::printf("headlab: warning: no web app at %s (run `npm ci --prefix web && npm run build --prefix web`, "
                 "or pass --web DIR); the JSON API works without it\n",

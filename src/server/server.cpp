@@ -152,10 +152,11 @@ std::vector<Route> guarded_routes(Server::Impl& m) {
   return routes;
 }
 
-// On PostgreSQL (several servers on one database) the class limits — class creations,
-// logins, joins — and feedback count in the database, so they hold across the servers. The
-// progress-write limit stays per process (thousands a minute: a round trip each would double
-// the writes). When the database cannot be reached each server counts alone.
+// On PostgreSQL (several servers on one database) every limit on a client counts in the
+// database, so it holds across the servers: class creations, logins, joins and feedback (a
+// row per event), the progress writes per address and per learner (thousands a minute: a
+// counter per minute, one upsert each) and the login's growing wait per (class, address).
+// When the database cannot be reached each server counts alone.
 void share_limits_across_servers(Server::Impl& m) {
   if (!m.store) return;
   auto target = db::parse_target(m.store->path());
@@ -176,6 +177,28 @@ void share_limits_across_servers(Server::Impl& m) {
   m.join_by_address->share("class-join-address", shared);
   m.class_context.join_by_class_and_address->share("class-join-pair", shared);
   m.feedback_limiter->share("feedback", shared);
+  auto counted = [store](const std::string& key, int max_events, RateLimiter::Clock::duration window)
+      -> std::optional<RateLimiter::SharedVerdict> {
+    auto v = store->count(key, max_events, std::chrono::duration_cast<std::chrono::milliseconds>(window).count());
+    if (!v) return std::nullopt;
+    return RateLimiter::SharedVerdict{v->allowed, static_cast<int>((v->retry_after_ms + 999) / 1000)};
+  };
+  if (m.progress_limiter) m.progress_limiter->share("progress-write", counted);
+  if (m.learner_limiter) m.learner_limiter->share("learner-write", counted);
+  LoginBackoff::Shared waits;
+  waits.begin = [store](const std::string& key, const std::function<int(LoginBackoff::State&, std::int64_t)>& step)
+      -> std::optional<int> {
+    auto wait = store->update("login-wait " + key, [&step](RateStore::KeyState& k, std::int64_t now_ms) {
+      LoginBackoff::State s{k.failures, k.last_at, k.until_at};
+      const int w = step(s, now_ms);
+      k = {s.failures, s.last_ms, s.until_ms};
+      return w;
+    });
+    if (!wait) return std::nullopt;
+    return *wait;
+  };
+  waits.succeeded = [store](const std::string& key) { return store->forget("login-wait " + key).has_value(); };
+  m.class_context.login_backoff->share(std::move(waits));
 }
 
 }  // namespace
@@ -284,6 +307,18 @@ std::string Server::model_name() const { return impl_->model ? impl_->model->inf
 const std::string& Server::model_error() const { return impl_->context.model_error; }
 std::vector<std::string> Server::model_notes() const {
   return impl_->model ? impl_->model->parameters().notes : std::vector<std::string>();
+}
+std::vector<std::string> Server::store_notes() const {
+  if (!impl_->classes) return {};
+  const NicknameRekey& r = impl_->classes->nickname_rekey();
+  if (r.rekeyed == 0 && r.bans == 0) return {};
+  std::string note = std::to_string(r.rekeyed) + " nickname(s) and " + std::to_string(r.bans) +
+                     " ban(s) stored before nicknames were NFKC-normalised were re-keyed";
+  if (r.marked > 0)
+    note += "; " + std::to_string(r.marked) +
+            " had a name already taken in their class: both learners kept everything, the later one's name is "
+            "marked so no one new can take it";
+  return {note + "."};
 }
 
 }  // namespace headlab::server

@@ -102,6 +102,7 @@ class Server {
   std::string model_name() const;          // empty when no model is loaded
   const std::string& model_error() const;  // why, when a model was asked for and failed
   std::vector<std::string> model_notes() const;  // the loader's notes (its weights cache), or none
+  std::vector<std::string> store_notes() const;  // what opening the stores changed (nickname keys), or none
 
   struct Impl;  // server.cpp: the stores, the model service and the HTTP layer
 

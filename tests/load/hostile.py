@@ -3,7 +3,8 @@
 loopback, each bounded in time and asserting one figure. Standard library only.
 
 Usage: hostile.py TEST PORT [PID]   (PID: the server's, for its memory)
-Tests: assets, slowloris, class, header-flood, ranges, greedy, unread, check-flood, loop-flood. Prints "hostile: NAME: figures" and
+Tests: assets, slowloris, class, header-flood, ranges, greedy, unread, check-flood, loop-flood,
+login-lockout, join-flood, hostile-text (this one also reads HEADLAB_BIN and HEADLAB_DB). Prints "hostile: NAME: figures" and
 exits 1 when the figure misses its bound. (SIGTERM with tricklers: see run.sh, which starts a
 server of its own for it and uses `trickle`.)
 """
@@ -356,9 +357,9 @@ def post_json(conn, path, body):
     return r.status, data
 
 
-def health_p99_while(port, seconds, source="127.0.0.2", paths=("/api/health",), per_path=None):
-    """GETs of `paths` in turn from another address for `seconds`: (latencies in ms, failures).
-    per_path, when given, collects each path's latencies under its name."""
+def health_p99_while(port, seconds, source="127.0.0.2", paths=("/api/health",), per_path=None, stop=None):
+    """GETs of `paths` in turn from another address for `seconds` (or until `stop` is set):
+    (latencies in ms, failures). per_path, when given, collects each path's latencies under its name."""
     class Source(http.client.HTTPConnection):
         def connect(self):
             self.sock = connect(port, source)
@@ -366,7 +367,7 @@ def health_p99_while(port, seconds, source="127.0.0.2", paths=("/api/health",), 
     conn = Source(HOST, port, timeout=10)
     end = time.monotonic() + seconds
     i = 0
-    while time.monotonic() < end:
+    while time.monotonic() < end and not (stop and stop.is_set()):
         path, headers = paths[i % len(paths)] if isinstance(paths[i % len(paths)], tuple) else (paths[i % len(paths)], {})
         i += 1
         start = time.monotonic()
@@ -559,6 +560,228 @@ def loop_flood(port, _pid, seconds=10):
     return failures == 0 and held
 
 
+class From(http.client.HTTPConnection):
+    """A connection from a loopback address of its own (127.0.0.0/8 is all this machine's)."""
+    def __init__(self, port, source, timeout=30):
+        super().__init__(HOST, port, timeout=timeout)
+        self.source = source
+
+    def connect(self):
+        self.sock = connect(self.port, self.source)
+
+
+def make_class(port, source, name):
+    """A class made from `source`: (code, secret), or None."""
+    conn = From(port, source)
+    st, data = post_json(conn, "/api/classes", {"name": name})
+    conn.close()
+    if st != 201:
+        print(f"hostile: creating the class '{name}' answered {st}: {data[:200]}")
+        return None
+    made = json.loads(data)
+    return made["class"]["code"], made["secret"]
+
+
+def watched(port, paths):
+    """Watches `paths` from another address until the returned stop() is called; stop() gives
+    (requests, failures, every route's p99 within its bound, a summary)."""
+    per_path, out, done = {}, {}, threading.Event()
+
+    def watch():
+        out["lat"], out["failures"] = health_p99_while(port, 120, paths=paths, per_path=per_path, stop=done)
+    t = threading.Thread(target=watch)
+    t.start()
+
+    def stop():
+        done.set()
+        t.join()
+        held, summary = routes_held(per_path)
+        return len(out.get("lat", [])), out.get("failures", 1), held, summary
+    return stop
+
+
+def login_lockout(port, _pid, addresses=4, tries=7):
+    """Wrong logins against one class from `addresses` addresses (each `tries` in a row, all at
+    once) while its teacher logs in from an address of their own: the teacher gets in (200),
+    each attacking address is made to wait after its 5 free failures (429), and the class's
+    routes stay within their bounds."""
+    paths = class_routes(port)
+    made = make_class(port, "127.0.0.6", "locked")
+    if paths is None or made is None:
+        return False
+    code, secret = made
+    stop_watch = watched(port, paths)
+    statuses = [dict() for _ in range(addresses)]
+
+    def attacker(k):
+        conn = From(port, f"127.0.4.{k + 1}")
+        for _ in range(tries):
+            try:
+                st, _ = post_json(conn, "/api/class/login", {"code": code, "secret": "WRONG-WRONG-WRONG-WRONG"})
+            except (OSError, http.client.HTTPException):
+                st = 0
+                conn.close()
+                conn = From(port, f"127.0.4.{k + 1}")
+            statuses[k][st] = statuses[k].get(st, 0) + 1
+        conn.close()
+    threads = [threading.Thread(target=attacker, args=(k,)) for k in range(addresses)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)  # the attack under way: every address has wrong logins queued
+    teacher = From(port, "127.0.0.7")
+    start = time.monotonic()
+    teacher_status, _ = post_json(teacher, "/api/class/login", {"code": code, "secret": secret})
+    teacher_ms = (time.monotonic() - start) * 1000
+    teacher.close()
+    for t in threads:
+        t.join()
+    requests, failures, held, summary = stop_watch()
+    wrong = sum(s.get(401, 0) for s in statuses)
+    waited = sum(s.get(429, 0) for s in statuses)
+    backoff_held = all(s.get(401, 0) <= 5 and s.get(429, 0) >= tries - 5 for s in statuses)
+    print(f"hostile: login lockout: {addresses} addresses x {tries} wrong logins: {wrong} checked (401), {waited} "
+          f"made to wait (429), others {[{k: v for k, v in s.items() if k not in (401, 429)} for s in statuses]}; "
+          f"the teacher from a fresh address: HTTP {teacher_status} in {teacher_ms:.0f} ms; meanwhile {requests} "
+          f"requests, {failures} failed, p99 per route: {summary}")
+    return teacher_status == 200 and backoff_held and held and failures == 0
+
+
+def join_flood(port, _pid, learners=20, cap_s=10):
+    """One address posts junk joins to a class as fast as it can, and once it has been refused
+    (429: its 60 a minute of the class's 90 spent) `learners` real learners join, each from an
+    address of their own, while it goes on: every real learner gets in (200), the junk address
+    got at most 60 in, and the class's routes stay within their bounds."""
+    paths = class_routes(port)
+    made = make_class(port, "127.0.0.8", "crowded")
+    if paths is None or made is None:
+        return False
+    code, _ = made
+    stop_watch = watched(port, paths)
+    junk, spent, stop_junk = {}, threading.Event(), threading.Event()
+
+    def flood():
+        conn = From(port, "127.0.0.9")
+        n = 0
+        end = time.monotonic() + cap_s
+        while not stop_junk.is_set() and time.monotonic() < end:
+            n += 1
+            try:
+                st, _ = post_json(conn, "/api/class/join", {"code": code, "learner": f"junk-learner-{n:06d}",
+                                                            "nickname": f"junk{n}"})
+            except (OSError, http.client.HTTPException):
+                st = 0
+                conn.close()
+                conn = From(port, "127.0.0.9")
+            junk[st] = junk.get(st, 0) + 1
+            if st == 429:
+                spent.set()
+        spent.set()
+        conn.close()
+    flooder = threading.Thread(target=flood)
+    flooder.start()
+    spent.wait()
+    real, real_ms = {}, []
+    for i in range(learners):
+        conn = From(port, f"127.0.5.{i + 1}")
+        start = time.monotonic()
+        try:
+            st, _ = post_json(conn, "/api/class/join", {"code": code, "learner": f"real-learner-{i:04d}",
+                                                        "nickname": f"Learner {i}"})
+        except (OSError, http.client.HTTPException):
+            st = 0
+        real_ms.append((time.monotonic() - start) * 1000)
+        conn.close()
+        real[st] = real.get(st, 0) + 1
+    time.sleep(0.5)  # the junk goes on a little after them
+    stop_junk.set()
+    flooder.join()
+    requests, failures, held, summary = stop_watch()
+    print(f"hostile: join flood: junk joins from one address got {dict(sorted(junk.items()))} (bound: 60 let in); "
+          f"then {learners} real learners from their own addresses got {dict(sorted(real.items()))}, p99 {p99(real_ms):.0f} ms; "
+          f"meanwhile {requests} requests, {failures} failed, p99 per route: {summary}")
+    return real.get(200, 0) == learners and junk.get(200, 0) <= 60 and junk.get(429, 0) > 0 and held and failures == 0
+
+
+# Characters a terminal or a spreadsheet would act on: C0 (but tab and newline) and C1 controls,
+# DEL, and the bidirectional controls.
+CONTROLS = set(range(0x00, 0x20)) - {0x09, 0x0A, 0x0D} | set(range(0x7F, 0xA0)) | \
+    {0x061C, 0x200E, 0x200F} | set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A))
+
+
+def formula_risk(cell):
+    """A cell a spreadsheet could run (as server/api/class_codec.cpp's csv_formula_risk)."""
+    starts = lambda t: t.lstrip(" \t\r\n")[:1] in ("=", "+", "-", "@")
+    return starts(cell) or any(cell[i] in ";,\t\r\n" and starts(cell[i + 1:]) for i in range(len(cell)))
+
+
+def hostile_text(port, _pid):
+    """A learner's hostile text (HEADLAB_BIN, HEADLAB_DB: the server's binary and SQLite file):
+    nicknames with a C1 control, bidi marks, a zero-width space or a Cyrillic letter among Latin
+    ones are refused (400); nicknames that are spreadsheet formulas join; a `choice` not among the
+    challenge's choices (a C1 control, a formula, a bidi mark after a real choice) is refused
+    (400). Then `headlab class show` (text and CSV) holds no control character and every
+    formula-like cell is neutralised (a leading ')."""
+    import csv
+    import io
+    import os
+    import subprocess
+    binary, db = os.environ.get("HEADLAB_BIN"), os.environ.get("HEADLAB_DB")
+    made = make_class(port, "127.0.0.10", "hostile text")
+    if not binary or not db or made is None:
+        print("hostile: hostile-text needs HEADLAB_BIN and HEADLAB_DB and a class")
+        return False
+    code, _ = made
+    conn = From(port, "127.0.0.11")
+    problems = []
+    refused_names = {"C1 control": "Ada\u009b31m", "right-to-left override": "\u202eadA", "zero-width space": "Ad\u200ba",
+                     "Cyrillic A": "\u0410da"}
+    for i, (what, name) in enumerate(refused_names.items()):
+        st, data = post_json(conn, "/api/class/join", {"code": code, "learner": f"odd-learner-{i:04d}", "nickname": name})
+        if st != 400:
+            problems.append(f"nickname with a {what}: HTTP {st} (expected 400)")
+    formulas = ["=cmd|' /C calc'!A0", "x;=cmd|' /C calc'!A0", "@SUM(1+1)", "+1-1"]
+    for i, name in enumerate(formulas):
+        st, data = post_json(conn, "/api/class/join", {"code": code, "learner": f"formula-learner-{i:04d}", "nickname": name})
+        if st != 200:
+            problems.append(f"nickname {name!r}: HTTP {st} {data[:120]!r} (expected 200)")
+    check = lambda i, choice: post_json(conn, "/api/lessons/trained-heads/check",
+                                        {"learner": f"formula-learner-{i:04d}", "challenge": "pattern-quiz",
+                                         "answer": {"choice": choice}})
+    for i, choice in enumerate(["\u009b31mred", "=HYPERLINK(\"http://example.com\")", "diagonal\u202e"]):
+        st, data = check(i, choice)
+        if st != 400:
+            problems.append(f"choice {choice!r}: HTTP {st} (expected 400)")
+    for i in range(len(formulas)):  # a wrong answer each, for the teacher's "common wrong answers"
+        st, data = check(i, "uniform")
+        if st != 200:
+            problems.append(f"choice 'uniform': HTTP {st} {data[:120]!r}")
+    conn.close()
+    outputs = {}
+    for fmt in ("text", "csv"):
+        r = subprocess.run([binary, "class", "show", code, "--format", fmt, "--db", db], capture_output=True, timeout=30)
+        if r.returncode != 0:
+            problems.append(f"class show --format {fmt}: exit {r.returncode}: {r.stderr[:200]!r}")
+        out = r.stdout.decode("utf-8", "replace")
+        outputs[fmt] = out
+        bad = sorted({f"U+{ord(c):04X}" for c in out if ord(c) in CONTROLS})
+        if bad:
+            problems.append(f"class show --format {fmt} holds {', '.join(bad)}")
+        for refused in ("HYPERLINK", "31mred"):
+            if refused in out:
+                problems.append(f"class show --format {fmt} shows the refused choice {refused}")
+    cells = [c for row in csv.reader(io.StringIO(outputs["csv"])) for c in row]
+    live = [c for c in cells if formula_risk(c) and not c.startswith("'")]
+    if live:
+        problems.append(f"CSV cells a spreadsheet would run: {live[:5]}")
+    missing = [n for n in formulas if "'" + n not in cells]
+    if missing:
+        problems.append(f"formula nicknames not found neutralised in the CSV: {missing}")
+    print(f"hostile: hostile text: {len(refused_names)} nicknames and 3 choices refused, {len(formulas)} formula "
+          f"nicknames joined; class show (text, {len(outputs['text'])} chars) and CSV ({len(cells)} cells): "
+          + ("no control character, every formula neutralised" if not problems else "; ".join(problems)))
+    return not problems
+
+
 def term_load(port, _pid):
     """For run.sh's SIGTERM rounds: progress writes, lesson checks, model requests and class
     creations (the Argon2 lane) from 24 connections until killed."""
@@ -590,7 +813,8 @@ def term_load(port, _pid):
 
 
 TESTS = {"assets": assets, "slowloris": slowloris, "class": class_of_keepalive, "header-flood": header_flood, "ranges": ranges,
-         "greedy": greedy, "unread": unread, "check-flood": check_flood, "loop-flood": loop_flood}
+         "greedy": greedy, "unread": unread, "check-flood": check_flood, "loop-flood": loop_flood,
+         "login-lockout": login_lockout, "join-flood": join_flood, "hostile-text": hostile_text}
 
 if __name__ == "__main__":
     name, port = sys.argv[1], int(sys.argv[2])

@@ -4,8 +4,9 @@
 # standard library), each bounded in time and asserting one figure: a class of 1,000
 # keep-alive connections beside 200 active learners, slowloris, header floods, many-range
 # requests, the model endpoints, a greedy client on the model queue, SIGTERM with tricklers;
-# then the budget attacks (unread answers, model work on every model route, a check flood)
-# and SIGTERM rounds under load. All on 127.0.0.1; about 3 minutes in all.
+# then the budget attacks (unread answers, model work on every model route, a check flood),
+# the lockout and injection attacks (wrong logins, junk joins, hostile text) and SIGTERM
+# rounds under load. All on 127.0.0.1; about 3 minutes in all.
 # Usage: tests/load/run.sh [BUILD_DIR] [SECONDS] [CONNECTIONS]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -128,6 +129,14 @@ if curl -sf "http://127.0.0.1:$sport/api/model" >/dev/null 2>&1; then
 else
   echo "load test: no built-in model; the budget attacks were not run"
 fi
+# The lockout and injection attacks (issue 24): wrong logins from many addresses while the
+# teacher logs in, junk joins from one address while a class joins, a learner's hostile text
+# read back through `headlab class show` (text and CSV) on the server's own file.
+for attack in login-lockout join-flood hostile-text; do
+  if HEADLAB_BIN="$build/headlab" HEADLAB_DB="$tmp/budgets.db" $hostile "$attack" "$sport" "$spid"; then
+    passed=$((passed + 1)); else failures=$((failures + 1)); echo "load test: $attack FAILED"; fi
+  kill -0 $spid 2>/dev/null || { echo "load test: the server died under $attack"; exit 1; }
+done
 kill -TERM $spid; wait $spid || true; pid2=""
 
 # SIGTERM under load of every kind (progress writes, lesson checks, model requests, class

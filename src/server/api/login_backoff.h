@@ -8,11 +8,16 @@
 //   if (right) backoff.succeeded(key);
 //
 // Every try is counted as a failure when it begins (so parallel tries cannot slip through
-// before the first answer) and forgiven when it succeeds. Thread-safe; bounded memory.
+// before the first answer) and forgiven when it succeeds. Thread-safe; bounded memory. Several
+// servers on one PostgreSQL database share the keys' state through share() (server.cpp puts
+// it in the database's rate_waits, store/rate_store.h): two servers wait as one.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -26,6 +31,11 @@ class LoginBackoff {
     Clock::duration max_wait = std::chrono::minutes(15);
     Clock::duration forget_after = std::chrono::hours(1);
   };
+  // A key's state, times in ms on one clock (this process's steady clock, or the wall clock
+  // when shared).
+  struct State {
+    std::int64_t failures = 0, last_ms = 0, until_ms = 0;
+  };
   LoginBackoff() : LoginBackoff(Policy{}) {}
   explicit LoginBackoff(Policy policy) : policy_(policy) {}
 
@@ -35,14 +45,27 @@ class LoginBackoff {
   // The try was right: the key's failures are forgiven.
   void succeeded(const std::string& key);
 
- private:
-  struct Entry {
-    int failures = 0;
-    Clock::time_point last{}, until{};
+  // The one rule begin() applies to a key's state at now_ms: the wait in whole seconds, or 0
+  // (and the try counted).
+  static int step(const Policy& policy, State& state, std::int64_t now_ms);
+
+  // Keys kept elsewhere (the database several servers share): `begin` applies `step` to the
+  // key's stored state (with the store's own clock) and answers what it returned, `succeeded`
+  // forgets the key; either answers nothing (false) when the store cannot, and this process's
+  // own state decides then.
+  struct Shared {
+    std::function<std::optional<int>(const std::string& key,
+                                     const std::function<int(State&, std::int64_t now_ms)>& step)>
+        begin;
+    std::function<bool(const std::string& key)> succeeded;
   };
+  void share(Shared shared);
+
+ private:
   Policy policy_;
-  std::unordered_map<std::string, Entry> entries_;
+  std::unordered_map<std::string, State> entries_;
   std::mutex mutex_;
+  Shared shared_;
 };
 
 }  // namespace headlab::server

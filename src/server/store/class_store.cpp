@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "server/store/database.h"
+#include "server/store/nickname_rekey.h"
 #include "server/store/schema.h"
 #include "util/untrusted_text.h"
 
@@ -54,12 +55,6 @@ std::string trim(const std::string& s) {
   if (a == std::string::npos) return "";
   auto b = s.find_last_not_of(" \t\r\n");
   return s.substr(a, b - a + 1);
-}
-
-std::string ascii_lower(std::string s) {
-  for (char& c : s)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return s;
 }
 
 bool has_control_characters(const std::string& s) {
@@ -161,8 +156,13 @@ Result<std::unique_ptr<ClassStore>> ClassStore::open(const std::string& target, 
     if (e.code == ErrorCode::io_error) e.message += " Is it a headlab database? Choose another with --db PATH.";
     return tl::unexpected(e);
   }
+  // Keys stored before nicknames were NFKC case-folded, made current (nickname_rekey.h).
+  auto rekeyed = rekey_nicknames(**db);
+  if (!rekeyed) return tl::unexpected(rekeyed.error());
   if (auto s = (*db)->cap_size(options.max_bytes); !s) return tl::unexpected(s.error());
-  return std::unique_ptr<ClassStore>(new ClassStore(std::move(*db), target, std::move(options)));
+  std::unique_ptr<ClassStore> store(new ClassStore(std::move(*db), target, std::move(options)));
+  store->rekeyed_ = *rekeyed;
+  return store;
 }
 
 Result<NewClass> ClassStore::create_class(const std::string& raw_name, const std::string& passphrase) {
@@ -329,10 +329,12 @@ Status ClassStore::leave(const std::string& learner) {
 
 Status ClassStore::remove_member(const std::string& code, const std::string& nickname) {
   Status s = db_->transaction(db::Access::write, [&](db::Session& tx) -> Status {
-    // ascii_lower: the key of a nickname stored before keys were NFKC case-folded
+    // The key itself first, then its marked forms (nickname_rekey.h), oldest member first.
+    const std::string key = nickname_key(nickname);
     auto rows = tx.query(
-        "SELECT learner, nickname, nickname_key FROM class_members WHERE class_code = $1 AND nickname_key IN ($2, $3)",
-        {code, nickname_key(nickname), ascii_lower(trim(nickname))});
+        "SELECT learner, nickname, nickname_key FROM class_members WHERE class_code = $1 AND "
+        "(nickname_key = $2 OR substr(nickname_key, 1, length($3)) = $3) ORDER BY nickname_key = $2 DESC, joined_at",
+        {code, key, key + kMarkedKey});
     if (!rows) return tl::unexpected(rows.error());
     if (rows->empty())
       return make_error(ErrorCode::not_found, "Nobody in this class is called '" + nickname.substr(0, 32) + "'.");

@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "server/store/nickname_rekey.h"
 #include "util/result.h"
 
 namespace headlab::server {
@@ -116,6 +117,10 @@ class ClassStore {
   ~ClassStore();
   ClassStore(const ClassStore&) = delete;
   ClassStore& operator=(const ClassStore&) = delete;
+
+  // What open() did to nickname keys stored before NFKC (nickname_rekey.h): all zero for a
+  // current database.
+  const NicknameRekey& nickname_rekey() const { return rekeyed_; }
 
   // A new class with a fresh join code. An empty passphrase: a secret is generated and
   // returned once. Errors: invalid_argument (name empty or over 80 characters, passphrase
@@ -203,6 +208,7 @@ class ClassStore {
   std::unique_ptr<db::Database> db_;
   std::string path_;
   ClassStoreOptions options_;
+  NicknameRekey rekeyed_;
 };
 
 // "2026-12-01T22:41:07.120Z" for milliseconds since 1970.

@@ -27,6 +27,10 @@ struct DatabaseOptions {
   bool secure_delete = false;     // SQLite: deleted rows' bytes are overwritten with zeros
                                   // (PRAGMA secure_delete, on every connection); PostgreSQL:
                                   // not used (a committed DELETE makes rows unreadable)
+  bool relaxed_commit = false;    // PostgreSQL: a commit does not wait for its WAL to reach the
+                                  // disk (synchronous_commit = off on every connection): for
+                                  // rows a crash may lose harmlessly (rate counters); SQLite:
+                                  // not used
 };
 
 // Not thread-safe: Database lends a connection to one caller at a time.

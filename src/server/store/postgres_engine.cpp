@@ -178,7 +178,7 @@ class PostgresConnection final : public Connection {
 
 }  // namespace
 
-Result<std::unique_ptr<Connection>> postgres_connect(const std::string& url, const DatabaseOptions&) {
+Result<std::unique_ptr<Connection>> postgres_connect(const std::string& url, const DatabaseOptions& options) {
   auto place = place_of(url);
   if (!place) return tl::unexpected(place.error());
   // Our defaults first: the URL's own connect_timeout or application_name win (expand_dbname).
@@ -193,6 +193,16 @@ Result<std::unique_ptr<Connection>> postgres_connect(const std::string& url, con
   }
   // CREATE TABLE IF NOT EXISTS and friends send NOTICEs; libpq would print them on stderr.
   PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  if (options.relaxed_commit) {
+    PGresult* r = PQexec(conn, "SET synchronous_commit = off");
+    const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    if (!ok) {
+      Error e = connect_error(*place, PQerrorMessage(conn));
+      PQfinish(conn);
+      return tl::unexpected(e);
+    }
+  }
   return std::unique_ptr<Connection>(std::make_unique<PostgresConnection>(conn, std::move(*place)));
 }
 

@@ -115,6 +115,19 @@ const std::vector<Migration>& headlab_migrations() {
        "CREATE TABLE IF NOT EXISTS guesses ("
        "  learner TEXT NOT NULL, lesson TEXT NOT NULL, challenge TEXT NOT NULL, evidence TEXT NOT NULL,"
        "  guessed_at TEXT NOT NULL, PRIMARY KEY (learner, lesson, challenge, evidence));"},
+      {9, "shared write counters and login waits",
+       // Limits several servers share that are too hot for a row per event (rate_store.h):
+       // progress writes per address and per learner, a counter per key and fixed window; and
+       // the growing wait after wrong logins per (class, address), one row per key. The same
+       // text for both engines.
+       "CREATE TABLE IF NOT EXISTS rate_counts ("
+       "  key TEXT NOT NULL, window_start BIGINT NOT NULL, count BIGINT NOT NULL, PRIMARY KEY (key, window_start));"
+       "CREATE TABLE IF NOT EXISTS rate_waits ("
+       "  key TEXT PRIMARY KEY, failures BIGINT NOT NULL, last_at BIGINT NOT NULL, until_at BIGINT NOT NULL);",
+       "CREATE TABLE IF NOT EXISTS rate_counts ("
+       "  key TEXT NOT NULL, window_start BIGINT NOT NULL, count BIGINT NOT NULL, PRIMARY KEY (key, window_start));"
+       "CREATE TABLE IF NOT EXISTS rate_waits ("
+       "  key TEXT PRIMARY KEY, failures BIGINT NOT NULL, last_at BIGINT NOT NULL, until_at BIGINT NOT NULL);"},
   };
   return list;
 }

@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -536,4 +538,51 @@ TEST_P(ClassApiOn, TwoServersOnPostgreSqlShareOneAddresssLimits) {
   }
   EXPECT_EQ(accepted, 5) << "5 in all from one address, not 5 per server";
   EXPECT_EQ(limited, 3);
+}
+
+namespace {
+// The write counters count in fixed minutes (rate_store.h): a test that must stay in one waits
+// out the last seconds of the current one.
+void stay_in_one_minute() {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count() % 60'000;
+  if (ms > 55'000) std::this_thread::sleep_for(std::chrono::milliseconds(60'000 - ms + 50));
+}
+}  // namespace
+
+// Issue 24: the progress-write limit per address, the write limit per learner and the login's
+// growing wait per (class, address) were still per process on PostgreSQL (two servers let
+// twice through). They count in the database now: two servers give what one gives.
+TEST_P(ClassApiOn, TwoServersOnPostgreSqlShareTheWriteLimitsAndTheLoginWait) {
+  StoreDatabase fresh(GetParam());
+  HEADLAB_REQUIRE_DATABASE(fresh);
+  if (GetParam() != headlab::server::db::Engine::postgresql) GTEST_SKIP() << "one SQLite server counts alone";
+  auto limits = [](headlab::server::ServerOptions& o) {
+    o.progress_writes_per_minute = 10;
+    o.learner_writes_per_minute = 4;
+  };
+  TestServer a(fresh.target(), "", 8, limits), b(fresh.target(), "", 8, limits);
+  auto count = [&](int tries, const std::function<json(int)>& body, const std::string& path, int ok_status) {
+    std::pair<int, int> passed_limited{0, 0};
+    for (int i = 0; i < tries; ++i) {
+      auto r = (i % 2 ? b : a).post(path, body(i));
+      if (r.status == ok_status) ++passed_limited.first;
+      else if (r.status == 429) ++passed_limited.second;
+      else ADD_FAILURE() << path << ": " << r.status << " " << r.raw;
+    }
+    return passed_limited;
+  };
+  stay_in_one_minute();
+  // One learner: 4 a minute in all.
+  auto one_learner = count(6, [](int) { return progress_check("learner-0001"); }, "/api/progress/check", 200);
+  EXPECT_EQ(one_learner, std::make_pair(4, 2)) << "4 from one learner in all, not 4 per server";
+  // One address, learners of its own: 10 a minute in all (the 6 above counted too).
+  auto one_address = count(6, [](int i) { return progress_check("learner-01" + std::to_string(10 + i)); },
+                           "/api/progress/check", 200);
+  EXPECT_EQ(one_address, std::make_pair(4, 2)) << "10 from one address in all, not 10 per server";
+
+  // Wrong logins from one address: 5 free in all, then the wait, whichever server is asked.
+  Teacher t = create_class(a, "Period 3");
+  auto wrong = count(8, [&](int) { return json{{"code", t.code}, {"secret", "not-it"}}; }, "/api/class/login", 401);
+  EXPECT_EQ(wrong, std::make_pair(5, 3)) << "5 free failures in all, not 5 per server";
 }

@@ -422,6 +422,60 @@ TEST_P(ClassStoreOn, KeepsClassesAcrossReopening) {
   EXPECT_EQ((*s)->members(code)->size(), 1u);
 }
 
+// Issue 24: keys stored before nicknames were NFKC case-folded (the ASCII lower case of the
+// text) let a new join take a member's name ("Ａｄａ" kept "ａｄａ"; "Ada" then joined). Opening the
+// store recomputes them; two that now collide both stay, the later one's key marked, and
+// neither name can be joined again.
+TEST_P(ClassStoreOn, OpeningRekeysNicknamesStoredBeforeNfkcKeepingBothOfAClash) {
+  StoreDatabase fresh(GetParam());
+  HEADLAB_REQUIRE_DATABASE(fresh);
+  const std::string path = fresh.target();
+  ClassStoreOptions o;
+  o.fast_hash_for_tests = true;
+  std::string code;
+  {
+    auto s = ClassStore::open(path, o);
+    ASSERT_TRUE(s) << s.error().message;
+    code = (*s)->create_class("Period 3", "")->info.code;
+    ASSERT_TRUE((*s)->join(code, "learner-0001", "Ada"));
+    ASSERT_TRUE((*s)->join(code, "learner-0002", "Ada2"));
+    ASSERT_TRUE((*s)->join(code, "learner-0003", "Grace"));
+    ASSERT_TRUE((*s)->record_attempt("learner-0002", "causal-mask", "pattern-quiz", false, "x"));
+    ASSERT_TRUE((*s)->remove_member(code, "Grace"));
+  }
+  {  // as the old code stored them: learner-0001 joined first as "ａｄａ" (fullwidth, kept as
+     // typed, keyed by its ASCII lower case), learner-0002 later as "Ada"; a ban keyed so too
+    auto db = db::Database::open(path);
+    ASSERT_TRUE(db);
+    const std::string wide = "\xEF\xBD\x81\xEF\xBD\x84\xEF\xBD\x81";  // ａｄａ
+    ASSERT_TRUE((*db)->exec("UPDATE class_members SET nickname = $1, nickname_key = $1 WHERE learner = 'learner-0001'",
+                            {wide}));
+    ASSERT_TRUE((*db)->exec("UPDATE class_members SET nickname = 'Ada', nickname_key = 'ada' WHERE learner = 'learner-0002'"));
+    ASSERT_TRUE((*db)->exec("UPDATE class_bans SET nickname = 'GRACE', nickname_key = 'GRACE'"));
+  }
+  auto s = ClassStore::open(path, o);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ((*s)->nickname_rekey().rekeyed, 2);
+  EXPECT_EQ((*s)->nickname_rekey().marked, 1);
+  EXPECT_EQ((*s)->nickname_rekey().bans, 1);
+  EXPECT_EQ(one_text(path, "SELECT nickname_key FROM class_members WHERE learner = 'learner-0001'"), "ada");
+  EXPECT_EQ(one_text(path, "SELECT nickname_key FROM class_members WHERE learner = 'learner-0002'"), "ada\x1f" "1");
+  auto members = (*s)->members(code);
+  ASSERT_TRUE(members);
+  EXPECT_EQ(members->size(), 2u) << "no member lost";
+  EXPECT_EQ(count_rows(path, "class_attempts"), 1) << "the later one keeps its attempts";
+  EXPECT_EQ((*s)->join(code, "learner-0009", "ADA").error().code, ErrorCode::invalid_argument) << "the name stays taken";
+  EXPECT_EQ((*s)->join(code, "learner-0009", "grace").error().code, ErrorCode::forbidden) << "the ban holds by its new key";
+  // A removal by the name takes the first, then the marked one.
+  ASSERT_TRUE((*s)->remove_member(code, "Ada"));
+  ASSERT_TRUE((*s)->remove_member(code, "Ada"));
+  EXPECT_EQ((*s)->members(code)->size(), 0u);
+  // Opening again finds nothing to do.
+  auto again = ClassStore::open(path, o);
+  ASSERT_TRUE(again);
+  EXPECT_EQ((*again)->nickname_rekey().rekeyed + (*again)->nickname_rekey().bans, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(BothEngines, ClassStoreOn, ::testing::Values(db::Engine::sqlite, db::Engine::postgresql),
                          engine_label);
 

@@ -7,7 +7,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "server/store/database.h"
 #include "server/store/migrations.h"
@@ -16,6 +18,7 @@
 #include "server/store/target.h"
 #include "server/store/feedback_store.h"
 #include "server/store/progress_store.h"
+#include "server/store/rate_store.h"
 #include "server/store/sqlite_db.h"
 #include "server/store/store_testing.h"
 #include "testing/process.h"
@@ -230,3 +233,50 @@ TEST(PostgresEngine, ADroppedConnectionReconnectsAndTheWriteGoesThrough) {
   ASSERT_TRUE(note) << note.error().message;
   EXPECT_EQ((*feedback)->list()->size(), 2u) << "the note was saved once";
 }
+
+// The rate limits several servers share (rate_store.h), on both engines: two RateStores on one
+// database stand for two servers.
+class RateStoreOn : public ::testing::TestWithParam<db::Engine> {};
+
+TEST_P(RateStoreOn, TwoStoresOnOneDatabaseCountOneMinuteOfWritesTogether) {
+  StoreDatabase fresh(GetParam());
+  HEADLAB_REQUIRE_DATABASE(fresh);
+  auto a = RateStore::open(fresh.target());
+  auto b = RateStore::open(fresh.target());
+  ASSERT_TRUE(a && b);
+  const std::int64_t minute = 60'000;
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch()).count() % minute;
+  if (now > 58'000) std::this_thread::sleep_for(std::chrono::milliseconds(minute - now + 50));  // one window
+  int allowed = 0;
+  for (int i = 0; i < 7; ++i) {
+    auto v = (i % 2 ? **b : **a).count("progress-write 192.0.2.7", 5, minute);
+    ASSERT_TRUE(v) << v.error().message;
+    allowed += v->allowed;
+    if (!v->allowed) EXPECT_GT(v->retry_after_ms, 0);
+  }
+  EXPECT_EQ(allowed, 5) << "5 in all, not 5 per store";
+  auto other = (*a)->count("progress-write 192.0.2.8", 5, minute);
+  EXPECT_TRUE(other && other->allowed) << "another key counts on its own";
+}
+
+TEST_P(RateStoreOn, AKeysStateIsKeptForTheNextStepAndForgotten) {
+  StoreDatabase fresh(GetParam());
+  HEADLAB_REQUIRE_DATABASE(fresh);
+  auto a = RateStore::open(fresh.target());
+  auto b = RateStore::open(fresh.target());
+  ASSERT_TRUE(a && b);
+  auto bump = [](RateStore::KeyState& s, std::int64_t now) {
+    s.last_at = now;
+    return static_cast<int>(++s.failures);
+  };
+  EXPECT_EQ(*(*a)->update("login-wait K7QPM3 192.0.2.7", bump), 1);
+  EXPECT_EQ(*(*b)->update("login-wait K7QPM3 192.0.2.7", bump), 2) << "the other store sees the first's step";
+  ASSERT_TRUE((*b)->forget("login-wait K7QPM3 192.0.2.7"));
+  EXPECT_EQ(*(*a)->update("login-wait K7QPM3 192.0.2.7", bump), 1) << "forgotten: from the start again";
+}
+
+INSTANTIATE_TEST_SUITE_P(BothEngines, RateStoreOn, ::testing::Values(db::Engine::sqlite, db::Engine::postgresql),
+                         [](const ::testing::TestParamInfo<db::Engine>& info) {
+                           return std::string(info.param == db::Engine::sqlite ? "SQLite" : "PostgreSQL");
+                         });
