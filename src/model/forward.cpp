@@ -644,6 +644,24 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
 
 }  // namespace
 
+std::size_t forward_bytes(const ModelConfig& c, int T, const ForwardOptions& options) {
+  const std::size_t Tz = std::size_t(std::max(T, 0)), L = std::size_t(c.n_layer), NH = std::size_t(c.n_head);
+  const std::size_t C = std::size_t(c.n_embd), D = std::size_t(c.q_width()), packed = ActivationRecord::packed_size(T);
+  const RecordRequest& rq = options.record;
+  std::size_t floats = 0;
+  if (rq.pattern) floats += L * NH * packed;
+  if (rq.scores) floats += L * NH * packed;
+  if (rq.qkv) floats += L * 3 * Tz * D;
+  if (rq.z) floats += L * Tz * D;
+  if (rq.head_out) floats += L * NH * Tz * C;
+  if (rq.residual) floats += (L + 1) * Tz * C;
+  if (options.logits || options.loss)
+    floats += Tz * (options.logit_tokens.empty() ? std::size_t(c.vocab_size) : options.logit_tokens.size());
+  // the workspace's rows: x, ln, qkv, heads, z, proj (and proj2), the MLP's fc and its activation
+  floats += Tz * (4 * C + std::size_t(c.qkv_width()) + 4 * D + std::size_t(c.fc_width() + c.mlp_width()));
+  return floats * sizeof(float);
+}
+
 Status forward(const Parameters& params, std::span<const int> ids, const ForwardOptions& options,
                ForwardOutput& out, Workspace& ws) {
   ForwardOutput* outs[1] = {&out};

@@ -169,6 +169,10 @@ struct Workspace {
 Status forward(const Parameters& params, std::span<const int> ids, const ForwardOptions& options,
                ForwardOutput& out, Workspace& workspace);
 
+// The bytes a forward of T tokens needs beyond the weights: its output (the record asked for
+// and the logits) and the workspace's activations. What a queue of waiting runs is bounded by.
+std::size_t forward_bytes(const ModelConfig& config, int T, const ForwardOptions& options);
+
 // Runs several sequences as the rows of one forward: every row-wise step (the norms, the
 // products through the weights, the MLP, the residual adds, the unembedding) runs once over
 // all sum(T_s) rows, so each matrix is read once for the batch, while the positions (wpe,
