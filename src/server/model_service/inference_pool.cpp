@@ -195,10 +195,13 @@ std::vector<std::shared_ptr<InferencePool::Job>> InferencePool::fill_batch(const
   if (!first->part || !batchable(first->part->options)) return batch;
   long long rows = static_cast<long long>(first->part->ids.size());
   std::size_t bytes = first->bytes;
+  long long max_rows = options_.max_batch_tokens;
+  if (options_.batch_target_ms > 0 && seconds_per_row_ > 0)
+    max_rows = std::min(max_rows, static_cast<long long>(options_.batch_target_ms / 1000.0 / seconds_per_row_));
   for (const std::shared_ptr<Job>& j : take_order()) {
     if (!j->part || !same_batch(j->part->options, first->part->options)) continue;
     const long long r = static_cast<long long>(j->part->ids.size());
-    if (rows + r > options_.max_batch_tokens || bytes + j->bytes > options_.max_batch_bytes) continue;
+    if (rows + r > max_rows || bytes + j->bytes > options_.max_batch_bytes) continue;
     rows += r;
     bytes += j->bytes;
     remove_waiting(j);
@@ -220,6 +223,20 @@ void InferencePool::run_batch(std::vector<std::shared_ptr<Job>>& batch) {
     return;
   }
   const model::ForwardOptions& options = batch[0]->part->options;
+  // the seconds per token of this batch, for the size of the next (fill_batch)
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t rows = 0;
+  for (const auto& j : batch) rows += j->part->ids.size();
+  struct Measure {
+    InferencePool& pool;
+    std::chrono::steady_clock::time_point start;
+    std::size_t rows;
+    ~Measure() {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / double(rows);
+      std::lock_guard<std::mutex> lock(pool.mutex_);
+      pool.seconds_per_row_ = pool.seconds_per_row_ > 0 ? 0.5 * pool.seconds_per_row_ + 0.5 * s : s;
+    }
+  } measure{*this, start, std::max<std::size_t>(rows, 1)};
   if (batch.size() == 1) {
     model::ForwardOutput out;
     Status s = model::forward(*params_, batch[0]->part->ids, options, out, workspace_);

@@ -47,6 +47,10 @@ struct InferencePoolOptions {
   // One batched forward: at most this many rows (tokens of all its sequences) and bytes.
   int max_batch_tokens = 4096;
   std::size_t max_batch_bytes = std::size_t(1) << 30;
+  // A batch is cut to the tokens the last forwards ran in this time (their seconds per
+  // token, measured): a batch of forty long texts would otherwise finish past the deadline
+  // of all forty at once, where smaller batches answer most of them in time. 0: no cut.
+  int batch_target_ms = 3000;
 };
 
 // Where a request is (place()): waiting with `ahead` jobs to be taken before it, running, or
@@ -155,6 +159,7 @@ class InferencePool {
   std::size_t queued_bytes_ = 0;   // their bytes
   std::multiset<std::string> running_;  // request ids of the running batch
   Counts counts_;
+  double seconds_per_row_ = 0;  // of the forwards run so far (a moving average); 0: none yet
   bool stopping_ = false;
   model::Workspace workspace_;
   std::thread worker_;
