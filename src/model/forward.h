@@ -173,11 +173,12 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
 // and the logits) and the workspace's activations. What a queue of waiting runs is bounded by.
 std::size_t forward_bytes(const ModelConfig& config, int T, const ForwardOptions& options);
 
-// Runs several sequences as the rows of one forward: every row-wise step (the norms, the
-// products through the weights, the MLP, the residual adds, the unembedding) runs once over
-// all sum(T_s) rows, so each matrix is read once for the batch, while the positions (wpe,
-// rotary) start at 0 in each sequence and the attention is each sequence's own (its causal
-// mask over its own T). outs[s] is what forward(params, sequences[s], options, ...) gives:
+// Runs several sequences as the rows of one forward: every row-wise step of the blocks (the
+// norms, the products through the weights, the MLP, the residual adds) runs once over all
+// sum(T_s) rows, so each block's matrices are read once for the batch, while the positions
+// (wpe, rotary) start at 0 in each sequence and the attention is each sequence's own (its
+// causal mask over its own T); the unembedding writes each sequence's (T, V) logits straight
+// into its own output (one (R, V) block copied again cost more than it saved). outs[s] is what forward(params, sequences[s], options, ...) gives:
 // its logits, loss and record (the same numbers to float rounding; the kernels this CPU runs
 // give them bit for bit, tests/model/forward_batch_test.cpp).
 //   std::vector<std::span<const int>> seqs = {a, b, c};
