@@ -81,9 +81,7 @@ NextTokenOutcome next_token_outcome(std::span<const float> logits, std::span<con
   return o;
 }
 
-Result<RunReport> run_model(const model::Parameters& params, const model::BpeTokenizer* tokenizer,
-                            std::span<const int> ids, const RunRequest& rq, model::Workspace& ws) {
-  const model::ModelConfig& c = params.config;
+Result<model::ForwardOptions> run_forward_options(const model::ModelConfig& c, const RunRequest& rq) {
   for (const HeadRef& h : rq.heads)
     if (Status s = model::check_layer_head(c, h.layer, h.head); !s) return tl::unexpected(s.error());
   if (rq.top_k < 0 || rq.top_k > 1000)
@@ -94,9 +92,12 @@ Result<RunReport> run_model(const model::Parameters& params, const model::BpeTok
   opt.record.scores = per_head && rq.views.scores;
   opt.record.qkv = per_head && rq.views.value_weighted;
   opt.hooks = rq.hooks;
-  model::ForwardOutput out;
-  if (Status s = model::forward(params, ids, opt, out, ws); !s) return tl::unexpected(s.error());
+  return opt;
+}
 
+RunReport run_report(const model::Parameters& params, const model::BpeTokenizer* tokenizer, std::span<const int> ids,
+                     const RunRequest& rq, model::ForwardOutput&& out) {
+  const model::ModelConfig& c = params.config;
   RunReport r;
   r.T = out.T;
   r.V = out.V;
@@ -117,6 +118,15 @@ Result<RunReport> run_model(const model::Parameters& params, const model::BpeTok
   r.outcome = next_token_outcome(out.logits, ids, out.V, rq.top_k, tokenizer, rq.top_next_from);
   if (rq.logits) r.logits = std::move(out.logits);
   return r;
+}
+
+Result<RunReport> run_model(const model::Parameters& params, const model::BpeTokenizer* tokenizer,
+                            std::span<const int> ids, const RunRequest& rq, model::Workspace& ws) {
+  auto opt = run_forward_options(params.config, rq);
+  if (!opt) return tl::unexpected(opt.error());
+  model::ForwardOutput out;
+  if (Status s = model::forward(params, ids, *opt, out, ws); !s) return tl::unexpected(s.error());
+  return run_report(params, tokenizer, ids, rq, std::move(out));
 }
 
 }  // namespace headlab::analysis

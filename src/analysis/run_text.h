@@ -118,5 +118,11 @@ struct RunReport {
 // that does not exist, top_k outside 0..1000), the forward's.
 Result<RunReport> run_model(const model::Parameters& params, const model::BpeTokenizer* tokenizer,
                             std::span<const int> ids, const RunRequest& request, model::Workspace& workspace);
+// run_model in its two halves, for a caller that runs the forward elsewhere (the server's
+// pool, in a batch with other requests): the checks and the forward's options, then the
+// report from the forward's output (which it consumes).
+Result<model::ForwardOptions> run_forward_options(const model::ModelConfig& config, const RunRequest& request);
+RunReport run_report(const model::Parameters& params, const model::BpeTokenizer* tokenizer, std::span<const int> ids,
+                     const RunRequest& request, model::ForwardOutput&& out);
 
 }  // namespace headlab::analysis

@@ -154,26 +154,42 @@ LayerRope rope_of_layer(const ModelConfig& c, int layer) {
   return r;
 }
 
-Status forward(const Parameters& params, std::span<const int> ids, const ForwardOptions& options,
-               ForwardOutput& out, Workspace& ws) {
+namespace {
+
+// The forward over one or more sequences stacked as rows: `outs[s]` receives sequence s's
+// logits, loss and record. With several, the caller (forward_batch) has refused interventions,
+// hooks and start_layer, so the code under `one` may read the only sequence as all R rows.
+Status forward_rows(const Parameters& params, std::span<const std::span<const int>> seqs, const ForwardOptions& options,
+                    ForwardOutput* const* outs, Workspace& ws) {
   const ModelConfig& c = params.config;
   const ParameterTensors& w = params.t;
-  const int T = static_cast<int>(std::min<std::size_t>(ids.size(), std::size_t(std::numeric_limits<int>::max())));
   const int C = c.n_embd, NH = c.n_head, HS = c.head_size(), L = c.n_layer, V = c.vocab_size;
   const int NKV = c.kv_heads(), D = c.q_width(), QKV = c.qkv_width(), F = c.mlp_width(), FC = c.fc_width();
+  const int S = static_cast<int>(seqs.size());
+  const bool one = S == 1;
 
   // 0. validate the input: user text reaches here
-  if (ids.empty()) return make_error(ErrorCode::invalid_argument, "the input has no tokens");
-  if (ids.size() > std::size_t(c.n_ctx))
-    return make_error(ErrorCode::too_long, "the input has " + std::to_string(ids.size()) +
-                                               " tokens but the model reads at most n_ctx = " + std::to_string(c.n_ctx) +
-                                               "; shorten it or truncate to the last " + std::to_string(c.n_ctx) +
-                                               " tokens");
-  for (std::size_t i = 0; i < ids.size(); i++)
-    if (ids[i] < 0 || ids[i] >= V)
-      return make_error(ErrorCode::invalid_argument, "token " + std::to_string(i) + " has id " + std::to_string(ids[i]) +
-                                                         ", outside the vocabulary [0, " + std::to_string(V) + ")");
-  if (Status s = validate_interventions(options.interventions, c, T); !s) return s;
+  std::vector<int> Ts(S), off(S + 1, 0);  // each sequence's length and first row
+  for (int s = 0; s < S; s++) {
+    std::span<const int> ids = seqs[std::size_t(s)];
+    const std::string who = one ? std::string("the input") : "sequence " + std::to_string(s);
+    if (ids.empty()) return make_error(ErrorCode::invalid_argument, who + " has no tokens");
+    if (ids.size() > std::size_t(c.n_ctx))
+      return make_error(ErrorCode::too_long, who + " has " + std::to_string(ids.size()) +
+                                                 " tokens but the model reads at most n_ctx = " + std::to_string(c.n_ctx) +
+                                                 "; shorten it or truncate to the last " + std::to_string(c.n_ctx) +
+                                                 " tokens");
+    for (std::size_t i = 0; i < ids.size(); i++)
+      if (ids[i] < 0 || ids[i] >= V)
+        return make_error(ErrorCode::invalid_argument, (one ? std::string() : who + ": ") + "token " + std::to_string(i) +
+                                                           " has id " + std::to_string(ids[i]) +
+                                                           ", outside the vocabulary [0, " + std::to_string(V) + ")");
+    Ts[std::size_t(s)] = static_cast<int>(ids.size());
+    off[std::size_t(s) + 1] = off[std::size_t(s)] + Ts[std::size_t(s)];
+  }
+  const int R = off[std::size_t(S)];  // rows: every sequence's tokens, one after another
+  const int Tmax = *std::max_element(Ts.begin(), Ts.end());
+  if (Status s = validate_interventions(options.interventions, c, R); !s) return s;
   const int L0 = options.start_layer;
   if (L0 < 0 || L0 > L)
     return make_error(ErrorCode::invalid_argument, "start_layer " + std::to_string(L0) + " is outside 0.." + std::to_string(L));
@@ -185,74 +201,84 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
                                                          std::to_string(V) + ")");
   if (options.loss && !options.logit_tokens.empty())
     return make_error(ErrorCode::invalid_argument, "the loss needs every logit: logit_tokens must be empty");
-  // The hooks: `hook(p, l, view)` calls the caller's function where it asked.
+  // The hooks (one sequence only): `hook(p, l, view)` calls the caller's function where it asked.
   const ForwardHooks* H = options.hooks && options.hooks->at && options.hooks->any() ? options.hooks : nullptr;
   auto wants = [&](HookPoint p, int l) { return H && H->wants(p, l); };
   auto hook = [&](HookPoint p, int l, const HookView& v) {
     if (wants(p, l)) H->at(p, l, v);
   };
-  std::vector<float> hook_scale(H ? std::size_t(T) : 0);  // a norm's scale, (T)
+  std::vector<float> hook_scale(H ? std::size_t(R) : 0);  // a norm's scale, (T)
   auto hook_norm_scale = [&](HookPoint p, int l, const float* in) {
     if (!wants(p, l)) return;
-    norm_scale(hook_scale.data(), in, T, C, c.layer_norm_eps, c.norm == ModelConfig::Norm::rmsnorm);
-    hook(p, l, view2(hook_scale.data(), T, 1, 1, false));
+    norm_scale(hook_scale.data(), in, R, C, c.layer_norm_eps, c.norm == ModelConfig::Norm::rmsnorm);
+    hook(p, l, view2(hook_scale.data(), R, 1, 1, false));
   };
 
-  // Buffers, grown to the largest T seen and kept.
-  const std::size_t TC = std::size_t(T) * C;
+  // Buffers, grown to the largest R seen and kept.
+  const std::size_t RC = std::size_t(R) * C;
   const bool any_replace = !options.interventions.replace.empty();
-  const std::size_t Tz = std::size_t(T);
+  const std::size_t Rz = std::size_t(R);
   // k and v are copied out per query head when heads share them or HS != C/NH
   const bool expand = NKV != NH;
-  const std::size_t need = TC * 2 + Tz * QKV + (expand ? Tz * 3 * D : 0) + Tz * D + (c.parallel_residual ? TC : 0) +
-                           (c.mlp ? Tz * (FC + F) : 0) +
-                           std::size_t(attention_causal_scratch_size(T)) +
-                           (any_replace ? std::size_t(NH) * T * T : 0) + TC;  // + residual x
+  const std::size_t need = RC * 2 + Rz * QKV + (expand ? Rz * 3 * D : 0) + Rz * D + (c.parallel_residual ? RC : 0) +
+                           (c.mlp ? Rz * (FC + F) : 0) +
+                           std::size_t(attention_causal_scratch_size(Tmax)) +
+                           (any_replace ? std::size_t(NH) * R * R : 0) + RC;  // + residual x
   if (ws.buffer.size() < need) ws.buffer.resize(need);
-  float* x = ws.buffer.data();  // (T, C) the residual stream
+  float* x = ws.buffer.data();  // (R, C) the residual stream
   Buffers b{};
-  float* p = x + TC;
-  b.ln = p, p += TC;
-  b.qkv = p, p += Tz * QKV;
+  float* p = x + RC;
+  b.ln = p, p += RC;
+  b.qkv = p, p += Rz * QKV;
   b.heads = b.qkv;
-  if (expand) b.heads = p, p += Tz * 3 * D;
-  b.z = p, p += Tz * D;
-  b.proj = p, p += TC;
-  if (c.parallel_residual) b.proj2 = p, p += TC;
-  if (c.mlp) b.fc = p, p += Tz * FC, b.fc_gelu = p, p += Tz * F;
-  b.scratch = p, p += attention_causal_scratch_size(T);
-  if (any_replace) b.replaced = p, p += std::size_t(NH) * T * T;
+  if (expand) b.heads = p, p += Rz * 3 * D;
+  b.z = p, p += Rz * D;
+  b.proj = p, p += RC;
+  if (c.parallel_residual) b.proj2 = p, p += RC;
+  if (c.mlp) b.fc = p, p += Rz * FC, b.fc_gelu = p, p += Rz * F;
+  b.scratch = p, p += attention_causal_scratch_size(Tmax);
+  if (any_replace) b.replaced = p, p += std::size_t(NH) * R * R;
 
+  // Each sequence's record, (L, NH, T*(T+1)/2) etc. for its own T.
   const RecordRequest& rq = options.record;
-  ActivationRecord& rec = out.record;
-  rec.L = L, rec.NH = NH, rec.T = T, rec.C = C;
-  const std::size_t packed = ActivationRecord::packed_size(T);
   auto size_or_clear = [](std::vector<float>& v, bool want, std::size_t n) {
     if (want) v.resize(n);
     else v.clear();
   };
-  size_or_clear(rec.pattern, rq.pattern, std::size_t(L) * NH * packed);
-  size_or_clear(rec.scores, rq.scores, std::size_t(L) * NH * packed);
-  rec.HS = HS, rec.NKV = NKV;
-  rec.window.resize(L);
-  for (int l = 0; l < L; l++) rec.window[l] = c.window_of(l);
-  size_or_clear(rec.qkv, rq.qkv, std::size_t(L) * 3 * Tz * D);
-  size_or_clear(rec.z, rq.z, std::size_t(L) * Tz * D);
-  size_or_clear(rec.head_out, rq.head_out, std::size_t(L) * NH * TC);
-  size_or_clear(rec.residual, rq.residual, std::size_t(L + 1) * TC);
+  for (int s = 0; s < S; s++) {
+    ActivationRecord& rec = outs[s]->record;
+    const int T = Ts[std::size_t(s)];
+    const std::size_t Tz = std::size_t(T), TC = Tz * C, packed = ActivationRecord::packed_size(T);
+    rec.L = L, rec.NH = NH, rec.T = T, rec.C = C;
+    size_or_clear(rec.pattern, rq.pattern, std::size_t(L) * NH * packed);
+    size_or_clear(rec.scores, rq.scores, std::size_t(L) * NH * packed);
+    rec.HS = HS, rec.NKV = NKV;
+    rec.window.resize(L);
+    for (int l = 0; l < L; l++) rec.window[l] = c.window_of(l);
+    size_or_clear(rec.qkv, rq.qkv, std::size_t(L) * 3 * Tz * D);
+    size_or_clear(rec.z, rq.z, std::size_t(L) * Tz * D);
+    size_or_clear(rec.head_out, rq.head_out, std::size_t(L) * NH * TC);
+    size_or_clear(rec.residual, rq.residual, std::size_t(L + 1) * TC);
+  }
+  // Copies `per_row` floats of each of sequence s's rows of `from` (rows of R) to `to` + at.
+  auto copy_rows = [&](const float* from, std::size_t per_row, int s, std::vector<float>& to, std::size_t at) {
+    const float* first = from + std::size_t(off[std::size_t(s)]) * per_row;
+    std::copy(first, first + std::size_t(Ts[std::size_t(s)]) * per_row, to.begin() + at);
+  };
 
   std::vector<const float*> replace_ptrs(NH, nullptr);
   std::vector<float> hook_packed, hook_full, hook_result;  // the hooks' views of scores, pattern, result
   std::vector<std::vector<unsigned char>> block_masks;
   std::vector<const unsigned char*> block_ptrs(NH, nullptr);
 
-  // The linear layers: over the packed matrices of a loaded model, in their own precision
-  // (model/ops/matmul_packed.h), else over float32 rows through sgemm (the trainer's models).
+  // The linear layers, over all R rows at once (each matrix read once for the batch): over
+  // the packed matrices of a loaded model, in their own precision (model/ops/matmul_packed.h),
+  // else over float32 rows through sgemm (the trainer's models).
   const PackedWeights* pk = params.packed.get();
   auto linear = [&](float* o, const float* in, const float* weight, const PackedMatrix* packed_weight,
                     const float* bias, int in_dim, int out_dim) {
-    if (pk) matmul_forward_packed(o, in, *packed_weight, bias, T);
-    else matmul_forward(o, in, weight, bias, T, in_dim, out_dim);
+    if (pk) matmul_forward_packed(o, in, *packed_weight, bias, R);
+    else matmul_forward(o, in, weight, bias, R, in_dim, out_dim);
   };
   auto layer_of = [&](std::vector<PackedMatrix> PackedWeights::*m, int l) -> const PackedMatrix* {
     return pk ? &(pk->*m)[std::size_t(l)] : nullptr;
@@ -263,45 +289,55 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
   // The block's norm: LayerNorm (weight and bias) or RMSNorm (weight only).
   const bool rms = c.norm == ModelConfig::Norm::rmsnorm;
   auto norm = [&](float* o, const float* in, const float* weight, const float* bias) {
-    if (rms) rmsnorm_forward(o, in, weight, T, C, c.layer_norm_eps, c.norm_plus_one);
-    else layernorm_forward(o, nullptr, nullptr, in, weight, bias, T, C, c.layer_norm_eps);
+    if (rms) rmsnorm_forward(o, in, weight, R, C, c.layer_norm_eps, c.norm_plus_one);
+    else layernorm_forward(o, nullptr, nullptr, in, weight, bias, R, C, c.layer_norm_eps);
   };
   auto bias_or_null = [](const float* base, bool has, std::size_t offset) { return has ? base + offset : nullptr; };
   const bool has_norm_bias = !rms;
 
-  // 0. x = wte[ids] + wpe[0..T)   (rotary and no positions: x = wte[ids])
-  //    (or, from start_layer, x = that block's resid_pre)
+  // 0. x = wte[ids] + wpe[0..T)   (rotary and no positions: x = wte[ids]); the positions
+  //    start again at 0 with each sequence (or, from start_layer, x = that block's resid_pre)
+  auto embed_rows = [&](int s) {  // x[rows of s] = wte[ids of s]
+    std::span<const int> ids = seqs[std::size_t(s)];
+    float* xs = x + std::size_t(off[std::size_t(s)]) * C;
+    for (int t = 0; t < Ts[std::size_t(s)]; t++) {
+      if (pk) packed_read_rows(pk->wte, ids[t], 1, xs + std::size_t(t) * C);
+      else std::copy(w.wte + std::size_t(ids[t]) * C, w.wte + std::size_t(ids[t] + 1) * C, xs + std::size_t(t) * C);
+    }
+  };
   if (L0 > 0) {
-    std::copy(options.start_resid, options.start_resid + TC, x);
+    std::copy(options.start_resid, options.start_resid + RC, x);
   } else if (wants(HookPoint::embed, -1) || wants(HookPoint::pos_embed, -1)) {
     // step by step, so that hook_embed sees wte[ids] (times sqrt(C) for Gemma) and hook_pos_embed wpe
-    for (int t = 0; t < T; t++) {
-      if (pk) packed_read_rows(pk->wte, ids[t], 1, x + std::size_t(t) * C);
-      else std::copy(w.wte + std::size_t(ids[t]) * C, w.wte + std::size_t(ids[t] + 1) * C, x + std::size_t(t) * C);
-    }
+    embed_rows(0);
     if (c.embed_scale) {
-      const float s = static_cast<float>(std::sqrt(double(C)));
-      for (std::size_t i = 0; i < TC; i++) x[i] *= s;
+      const float sc = static_cast<float>(std::sqrt(double(C)));
+      for (std::size_t i = 0; i < RC; i++) x[i] *= sc;
     }
-    hook(HookPoint::embed, -1, view2(x, T, C, C, true));
+    hook(HookPoint::embed, -1, view2(x, R, C, C, true));
     if (c.positions == ModelConfig::Positions::learned) {
-      std::copy(w.wpe, w.wpe + TC, b.proj);
-      hook(HookPoint::pos_embed, -1, view2(b.proj, T, C, C, true));
-      residual_forward(x, x, b.proj, static_cast<int>(TC));
+      std::copy(w.wpe, w.wpe + RC, b.proj);
+      hook(HookPoint::pos_embed, -1, view2(b.proj, R, C, C, true));
+      residual_forward(x, x, b.proj, static_cast<int>(RC));
     }
-  } else if (pk) {
-    for (int t = 0; t < T; t++) packed_read_rows(pk->wte, ids[t], 1, x + std::size_t(t) * C);
-    if (c.positions == ModelConfig::Positions::learned) residual_forward(x, x, w.wpe, static_cast<int>(TC));
-  } else if (c.positions == ModelConfig::Positions::learned) {
-    embedding_forward(x, ids.data(), w.wte, w.wpe, 1, T, C);
   } else {
-    for (int t = 0; t < T; t++)
-      std::copy(w.wte + std::size_t(ids[t]) * C, w.wte + std::size_t(ids[t] + 1) * C, x + std::size_t(t) * C);
+    for (int s = 0; s < S; s++) {
+      float* xs = x + std::size_t(off[std::size_t(s)]) * C;
+      const int T = Ts[std::size_t(s)];
+      if (pk) {
+        embed_rows(s);
+        if (c.positions == ModelConfig::Positions::learned) residual_forward(xs, xs, w.wpe, T * C);
+      } else if (c.positions == ModelConfig::Positions::learned) {
+        embedding_forward(xs, seqs[std::size_t(s)].data(), w.wte, w.wpe, 1, T, C);
+      } else {
+        embed_rows(s);
+      }
+    }
   }
   // 0b. Gemma: x = x * sqrt(C), the factor rounded to float32 first as Gemma's code does
   if (c.embed_scale && L0 == 0 && !wants(HookPoint::embed, -1) && !wants(HookPoint::pos_embed, -1)) {
-    const float s = static_cast<float>(std::sqrt(double(C)));
-    for (std::size_t i = 0; i < TC; i++) x[i] *= s;
+    const float sc = static_cast<float>(std::sqrt(double(C)));
+    for (std::size_t i = 0; i < RC; i++) x[i] *= sc;
   }
   // The rotary frequencies: the global layers' and Gemma 3's local ones (rope_of_layer).
   const int rd = c.rotary_size();
@@ -314,39 +350,44 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
   }
 
   for (int l = L0; l < L; l++) {
-    hook(HookPoint::resid_pre, l, view2(x, T, C, C, true));
-    if (rq.residual) std::copy(x, x + TC, rec.residual.begin() + l * TC);
+    hook(HookPoint::resid_pre, l, view2(x, R, C, C, true));
+    if (rq.residual)
+      for (int s = 0; s < S; s++) copy_rows(x, C, s, outs[s]->record.residual, std::size_t(l) * Ts[std::size_t(s)] * C);
 
-    // 1. qkv = ln_1(x) @ c_attn^T + b                                 (T, QKV)
+    // 1. qkv = ln_1(x) @ c_attn^T + b                                 (R, QKV)
     hook_norm_scale(HookPoint::ln1_scale, l, x);
     norm(b.ln, x, w.ln1w + l * C, bias_or_null(w.ln1b, has_norm_bias, std::size_t(l) * C));
-    hook(HookPoint::ln1_normalized, l, view2(b.ln, T, C, C, true));
+    hook(HookPoint::ln1_normalized, l, view2(b.ln, R, C, C, true));
     linear(b.qkv, b.ln, rows_at(w.qkvw, std::size_t(l) * QKV * C), layer_of(&PackedWeights::qkvw, l),
            bias_or_null(w.qkvb, c.qkv_bias, std::size_t(l) * QKV), C, QKV);
     // 1a. q/k norm (Qwen 3, Gemma 3): RMSNorm over each head of q and of k     (HS) per head
     if (c.qk_norm) {
-      for (int t = 0; t < T; t++) {
+      for (int t = 0; t < R; t++) {
         float* row = b.qkv + std::size_t(t) * QKV;
         rmsnorm_forward(row, row, w.qnormw + std::size_t(l) * HS, NH, HS, c.layer_norm_eps, c.norm_plus_one);
         rmsnorm_forward(row + D, row + D, w.knormw + std::size_t(l) * HS, NKV, HS, c.layer_norm_eps, c.norm_plus_one);
       }
     }
-    hook(HookPoint::q, l, view3(b.qkv, T, NH, HS, QKV, HS, true));
-    hook(HookPoint::k, l, view3(b.qkv + D, T, NKV, HS, QKV, HS, true));
-    hook(HookPoint::v, l, view3(b.qkv + D + std::size_t(NKV) * HS, T, NKV, HS, QKV, HS, true));
-    // 1b. rotary: q's NH heads and k's NKV heads turn by their position (Gemma 3's local
-    //     layers with their own base and no scaling)
+    hook(HookPoint::q, l, view3(b.qkv, R, NH, HS, QKV, HS, true));
+    hook(HookPoint::k, l, view3(b.qkv + D, R, NKV, HS, QKV, HS, true));
+    hook(HookPoint::v, l, view3(b.qkv + D + std::size_t(NKV) * HS, R, NKV, HS, QKV, HS, true));
+    // 1b. rotary: q's NH heads and k's NKV heads turn by their position in their own
+    //     sequence (Gemma 3's local layers with their own base and no scaling)
     if (c.positions == ModelConfig::Positions::rotary) {
       const LayerRope& r = rope_is_local(c, l) ? rope_local : rope_global;
-      rope_forward_frequencies(b.qkv, T, NH, HS, QKV, rd, c.rotary_interleaved, r.inv_freq.data(), r.scale);
-      rope_forward_frequencies(b.qkv + D, T, NKV, HS, QKV, rd, c.rotary_interleaved, r.inv_freq.data(), r.scale);
-      hook(HookPoint::rot_q, l, view3(b.qkv, T, NH, HS, QKV, HS, true));
-      hook(HookPoint::rot_k, l, view3(b.qkv + D, T, NKV, HS, QKV, HS, true));
+      for (int s = 0; s < S; s++) {
+        float* qs = b.qkv + std::size_t(off[std::size_t(s)]) * QKV;
+        const int T = Ts[std::size_t(s)];
+        rope_forward_frequencies(qs, T, NH, HS, QKV, rd, c.rotary_interleaved, r.inv_freq.data(), r.scale);
+        rope_forward_frequencies(qs + D, T, NKV, HS, QKV, rd, c.rotary_interleaved, r.inv_freq.data(), r.scale);
+      }
+      hook(HookPoint::rot_q, l, view3(b.qkv, R, NH, HS, QKV, HS, true));
+      hook(HookPoint::rot_k, l, view3(b.qkv + D, R, NKV, HS, QKV, HS, true));
     }
-    // 1c. GQA/MQA: query head h reads KV head h / (NH / NKV); give it its own copy  (T, 3D)
+    // 1c. GQA/MQA: query head h reads KV head h / (NH / NKV); give it its own copy  (R, 3D)
     if (expand) {
       const int group = NH / NKV;
-      for (int t = 0; t < T; t++) {
+      for (int t = 0; t < R; t++) {
         const float* src = b.qkv + std::size_t(t) * QKV;
         float* dst = b.heads + std::size_t(t) * 3 * D;
         std::copy(src, src + D, dst);
@@ -358,9 +399,14 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
         }
       }
     }
-    if (rq.qkv) std::copy(b.heads, b.heads + Tz * 3 * D, rec.qkv.begin() + l * 3 * Tz * D);
+    if (rq.qkv)
+      for (int s = 0; s < S; s++)
+        copy_rows(b.heads, std::size_t(3) * D, s, outs[s]->record.qkv, std::size_t(l) * 3 * Ts[std::size_t(s)] * D);
 
-    // 2. z = attention(qkv), with this layer's interventions
+    // 2. z = attention(qkv), per sequence (its own causal mask over its own T), with this
+    //    layer's interventions (one sequence only)
+    const int T = R;  // below, until the per-sequence attention: interventions and hooks see one sequence
+    const std::size_t packed = ActivationRecord::packed_size(T);
     AttentionHeadHooks hooks;
     bool layer_replaces = false, layer_blocks = false;
     std::fill(replace_ptrs.begin(), replace_ptrs.end(), nullptr);
@@ -396,15 +442,24 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
       hook_packed.resize(2 * std::size_t(NH) * packed);
       hook_full.resize(std::size_t(NH) * T * T);
     }
-    float* scores_packed = rq.scores ? rec.scores.data() + std::size_t(l) * NH * packed
-                                     : (hook_scores ? hook_packed.data() : nullptr);
-    float* pattern_packed = rq.pattern ? rec.pattern.data() + std::size_t(l) * NH * packed
-                                       : (hook_pattern ? hook_packed.data() + std::size_t(NH) * packed : nullptr);
-    hooks.pattern_out = pattern_packed;
-    hooks.scores_out = scores_packed;
     hooks.window = c.window_of(l);      // sliding layers: keys further back than the window are masked
     hooks.softcap = c.attn_softcap;     // Gemma 2: scores = cap * tanh(scores / cap)
-    attention_forward_causal(b.z, b.heads, T, D, NH, c.attention_scale(l), hooks, b.scratch);
+    float* scores_packed = nullptr;
+    float* pattern_packed = nullptr;
+    for (int s = 0; s < S; s++) {
+      ActivationRecord& rec = outs[s]->record;
+      const int Ts_ = Ts[std::size_t(s)];
+      const std::size_t packed_s = ActivationRecord::packed_size(Ts_);
+      scores_packed = rq.scores ? rec.scores.data() + std::size_t(l) * NH * packed_s
+                                : (hook_scores ? hook_packed.data() : nullptr);
+      pattern_packed = rq.pattern ? rec.pattern.data() + std::size_t(l) * NH * packed_s
+                                  : (hook_pattern ? hook_packed.data() + std::size_t(NH) * packed : nullptr);
+      hooks.pattern_out = pattern_packed;
+      hooks.scores_out = scores_packed;
+      attention_forward_causal(b.z + std::size_t(off[std::size_t(s)]) * D,
+                               b.heads + std::size_t(off[std::size_t(s)]) * 3 * D, Ts_, D, NH, c.attention_scale(l),
+                               hooks, b.scratch);
+    }
     if (hook_scores) {  // after the scale, the soft-cap and the mask: -inf where masked, as TransformerLens
       const int window = c.window_of(l);
       for (int h = 0; h < NH; h++)
@@ -450,27 +505,35 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
       }
       for (int t = 0; t < T; t++) std::copy(fill.begin(), fill.end(), zh + std::size_t(t) * D);
     }
-    hook(HookPoint::z, l, view3(b.z, T, NH, HS, D, HS, true));
-    if (rq.z) std::copy(b.z, b.z + Tz * D, rec.z.begin() + l * Tz * D);
+    hook(HookPoint::z, l, view3(b.z, R, NH, HS, D, HS, true));
+    if (rq.z)
+      for (int s = 0; s < S; s++) copy_rows(b.z, D, s, outs[s]->record.z, std::size_t(l) * Ts[std::size_t(s)] * D);
     const float* wo = rows_at(w.attprojw, std::size_t(l) * C * D);  // (C, D): head h reads columns h*HS..
-    // each head's output z_h (T, HS) @ W_O[:, h*HS..]^T, (NH, T, C): for the record and hook_result
-    auto head_outputs = [&](float* dst) {
+    // each head's output z_h (T, HS) @ W_O[:, h*HS..]^T for sequence s's rows, (NH, T, C): for
+    // the record and hook_result
+    auto head_outputs = [&](float* dst, int s) {
+      const int Tn = Ts[std::size_t(s)];
+      const std::size_t TnC = std::size_t(Tn) * C;
+      const float* zs = b.z + std::size_t(off[std::size_t(s)]) * D;
       if (pk) {  // head h's columns of each panel
         for (int h = 0; h < NH; h++)
-          matmul_forward_packed_part(dst + std::size_t(h) * TC, b.z + h * HS, D, pk->attprojw[std::size_t(l)], h * HS,
-                                     HS, T);
+          matmul_forward_packed_part(dst + std::size_t(h) * TnC, zs + h * HS, D, pk->attprojw[std::size_t(l)], h * HS, HS,
+                                     Tn);
       } else {
         thread_pool_run(NH, [&](int h) {
-          blas_sgemm(false, true, T, C, HS, 1.0f, b.z + h * HS, D, wo + h * HS, D, 0.0f, dst + std::size_t(h) * TC, C);
+          blas_sgemm(false, true, Tn, C, HS, 1.0f, zs + h * HS, D, wo + h * HS, D, 0.0f, dst + std::size_t(h) * TnC, C);
         });
       }
     };
-    if (rq.head_out) head_outputs(rec.head_out.data() + std::size_t(l) * NH * TC);
+    if (rq.head_out)
+      for (int s = 0; s < S; s++)
+        head_outputs(outs[s]->record.head_out.data() + std::size_t(l) * NH * Ts[std::size_t(s)] * C, s);
     if (wants(HookPoint::result, l)) {
-      float* result = rq.head_out ? rec.head_out.data() + std::size_t(l) * NH * TC : nullptr;
+      const std::size_t TC = std::size_t(T) * C;
+      float* result = rq.head_out ? outs[0]->record.head_out.data() + std::size_t(l) * NH * TC : nullptr;
       if (!result) {
         hook_result.resize(std::size_t(NH) * TC);
-        head_outputs(result = hook_result.data());
+        head_outputs(result = hook_result.data(), 0);
       }
       hook(HookPoint::result, l, view3(result, T, NH, C, C, TC, false));  // (T, NH, C) over (NH, T, C)
     }
@@ -482,12 +545,12 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
     if (c.sandwich_norm) {
       hook_norm_scale(HookPoint::ln1_post_scale, l, b.proj);
       norm(b.proj, b.proj, w.postattnw + std::size_t(l) * C, nullptr);
-      hook(HookPoint::ln1_post_normalized, l, view2(b.proj, T, C, C, true));
+      hook(HookPoint::ln1_post_normalized, l, view2(b.proj, R, C, C, true));
     }
-    hook(HookPoint::attn_out, l, view2(b.proj, T, C, C, true));
+    hook(HookPoint::attn_out, l, view2(b.proj, R, C, C, true));
     if (!c.parallel_residual) {
-      residual_forward(x, x, b.proj, static_cast<int>(TC));
-      if (c.mlp) hook(HookPoint::resid_mid, l, view2(x, T, C, C, true));
+      residual_forward(x, x, b.proj, static_cast<int>(RC));
+      if (c.mlp) hook(HookPoint::resid_mid, l, view2(x, R, C, C, true));
     }
 
     // 4. mlp = c_proj(act(c_fc(ln_2(x))));  x = x + mlp, or x = x + attn + mlp when parallel
@@ -496,19 +559,19 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
       float* mlp_out = c.parallel_residual ? b.proj2 : b.proj;
       hook_norm_scale(HookPoint::ln2_scale, l, x);
       norm(b.ln, x, w.ln2w + l * C, bias_or_null(w.ln2b, has_norm_bias, std::size_t(l) * C));
-      hook(HookPoint::ln2_normalized, l, view2(b.ln, T, C, C, true));
+      hook(HookPoint::ln2_normalized, l, view2(b.ln, R, C, C, true));
       linear(b.fc, b.ln, rows_at(w.fcw, std::size_t(l) * FC * C), layer_of(&PackedWeights::fcw, l),
              bias_or_null(w.fcb, c.mlp_bias, std::size_t(l) * FC), C, FC);
       // gated: each row holds [gate; up]; TransformerLens's hook_pre is the gate, hook_pre_linear the up
-      hook(HookPoint::mlp_pre, l, view2(b.fc, T, F, FC, true));
-      if (c.gated()) hook(HookPoint::mlp_pre_linear, l, view2(b.fc + F, T, F, FC, true));
+      hook(HookPoint::mlp_pre, l, view2(b.fc, R, F, FC, true));
+      if (c.gated()) hook(HookPoint::mlp_pre_linear, l, view2(b.fc + F, R, F, FC, true));
       switch (c.mlp_kind) {
-        case ModelConfig::Mlp::gelu_tanh: gelu_forward(b.fc_gelu, b.fc, static_cast<int>(Tz * F)); break;
-        case ModelConfig::Mlp::gelu_erf: gelu_erf_forward(b.fc_gelu, b.fc, static_cast<int>(Tz * F)); break;
-        case ModelConfig::Mlp::swiglu: swiglu_forward(b.fc_gelu, b.fc, T, F); break;
-        case ModelConfig::Mlp::geglu: geglu_forward(b.fc_gelu, b.fc, T, F); break;
+        case ModelConfig::Mlp::gelu_tanh: gelu_forward(b.fc_gelu, b.fc, static_cast<int>(Rz * F)); break;
+        case ModelConfig::Mlp::gelu_erf: gelu_erf_forward(b.fc_gelu, b.fc, static_cast<int>(Rz * F)); break;
+        case ModelConfig::Mlp::swiglu: swiglu_forward(b.fc_gelu, b.fc, R, F); break;
+        case ModelConfig::Mlp::geglu: geglu_forward(b.fc_gelu, b.fc, R, F); break;
       }
-      hook(HookPoint::mlp_post, l, view2(b.fc_gelu, T, F, F, true));
+      hook(HookPoint::mlp_post, l, view2(b.fc_gelu, R, F, F, true));
       linear(mlp_out, b.fc_gelu, rows_at(w.fcprojw, std::size_t(l) * C * F), layer_of(&PackedWeights::fcprojw, l),
              bias_or_null(w.fcprojb, c.mlp_bias, std::size_t(l) * C),
              F, C);
@@ -516,55 +579,123 @@ Status forward(const Parameters& params, std::span<const int> ids, const Forward
       if (c.sandwich_norm) {
         hook_norm_scale(HookPoint::ln2_post_scale, l, mlp_out);
         norm(mlp_out, mlp_out, w.postmlpw + std::size_t(l) * C, nullptr);
-        hook(HookPoint::ln2_post_normalized, l, view2(mlp_out, T, C, C, true));
+        hook(HookPoint::ln2_post_normalized, l, view2(mlp_out, R, C, C, true));
       }
-      hook(HookPoint::mlp_out, l, view2(mlp_out, T, C, C, true));
-      residual_forward(x, x, mlp_out, static_cast<int>(TC));
+      hook(HookPoint::mlp_out, l, view2(mlp_out, R, C, C, true));
+      residual_forward(x, x, mlp_out, static_cast<int>(RC));
     }
-    if (c.parallel_residual) residual_forward(x, x, b.proj, static_cast<int>(TC));
-    hook(HookPoint::resid_post, l, view2(x, T, C, C, true));
+    if (c.parallel_residual) residual_forward(x, x, b.proj, static_cast<int>(RC));
+    hook(HookPoint::resid_post, l, view2(x, R, C, C, true));
   }
-  if (rq.residual) std::copy(x, x + TC, rec.residual.begin() + std::size_t(L) * TC);
+  if (rq.residual)
+    for (int s = 0; s < S; s++) copy_rows(x, C, s, outs[s]->record.residual, std::size_t(L) * Ts[std::size_t(s)] * C);
 
-  // 5. logits = ln_f(x) @ unembedding^T
-  out.T = T;
-  out.V = V;
-  out.loss = std::numeric_limits<float>::quiet_NaN();
+  // 5. logits = ln_f(x) @ unembedding^T, over all rows at once, then each sequence's own
+  for (int s = 0; s < S; s++) {
+    outs[s]->T = Ts[std::size_t(s)];
+    outs[s]->V = V;
+    outs[s]->loss = std::numeric_limits<float>::quiet_NaN();
+  }
   if (!options.logits && !options.loss) {
-    out.logits.clear();
+    for (int s = 0; s < S; s++) outs[s]->logits.clear();
     return {};
   }
   hook_norm_scale(HookPoint::ln_final_scale, -1, x);
   norm(b.ln, x, w.lnfw, bias_or_null(w.lnfb, has_norm_bias, 0));
-  hook(HookPoint::ln_final_normalized, -1, view2(b.ln, T, C, C, true));
+  hook(HookPoint::ln_final_normalized, -1, view2(b.ln, R, C, C, true));
+  // 5b. Gemma 2: logits = cap * tanh(logits / cap)
+  auto softcap = [&](std::vector<float>& logits) {
+    if (c.final_softcap <= 0.0f) return;
+    const float cap = c.final_softcap, inv = 1.0f / c.final_softcap;
+    for (float& v : logits) v = cap * std::tanh(v * inv);
+  };
   if (!options.logit_tokens.empty()) {
-    // only the asked columns: logits[t, j] = ln_f(x)_t . unembedding[token j]        (T, n)
+    // only the asked columns: logits[t, j] = ln_f(x)_t . unembedding[token j]   (R, n), then
+    // each sequence's rows (one sequence: straight into its logits)
     const int n = static_cast<int>(options.logit_tokens.size());
-    out.logits.assign(std::size_t(T) * n, 0.0f);
+    std::vector<float> all_logits;
+    std::vector<float>& logits = one ? outs[0]->logits : all_logits;
+    logits.assign(std::size_t(R) * n, 0.0f);
     std::vector<float> row(C);
     for (int j = 0; j < n; j++) {
       parameters_read_rows(params, parameters_unembedding_tensor(c), 0, options.logit_tokens[std::size_t(j)], 1, row.data());
-      for (int t = 0; t < T; t++) {
+      for (int t = 0; t < R; t++) {
         const float* in = b.ln + std::size_t(t) * C;
         float sum = 0.0f;
         for (int i = 0; i < C; i++) sum += in[i] * row[std::size_t(i)];
-        out.logits[std::size_t(t) * n + j] = sum;
+        logits[std::size_t(t) * n + j] = sum;
       }
     }
+    softcap(logits);
+    if (!one)
+      for (int s = 0; s < S; s++) {
+        const float* first = all_logits.data() + std::size_t(off[std::size_t(s)]) * n;
+        outs[s]->logits.assign(first, first + std::size_t(Ts[std::size_t(s)]) * n);
+      }
   } else {
-    out.logits.resize(std::size_t(T) * V);
-    linear(out.logits.data(), b.ln, parameters_unembedding(w, c), pk ? &pk->unembedding(c.tied) : nullptr, nullptr, C,
-           V);
+    // Each sequence's (T, V) straight into its own logits: one (R, V) block would be written
+    // and copied once more (257 MB for forty 32-token texts of GPT-2, slower than the weights'
+    // reads it saves).
+    for (int s = 0; s < S; s++) {
+      std::vector<float>& logits = outs[s]->logits;
+      const int T = Ts[std::size_t(s)];
+      const float* in = b.ln + std::size_t(off[std::size_t(s)]) * C;
+      logits.resize(std::size_t(T) * V);
+      if (pk) matmul_forward_packed(logits.data(), in, pk->unembedding(c.tied), nullptr, T);
+      else matmul_forward(logits.data(), in, parameters_unembedding(w, c), nullptr, T, C, V);
+      softcap(logits);
+    }
   }
-  // 5b. Gemma 2: logits = cap * tanh(logits / cap)
-  if (c.final_softcap > 0.0f) {
-    const float cap = c.final_softcap, inv = 1.0f / c.final_softcap;
-    for (float& v : out.logits) v = cap * std::tanh(v * inv);
+  for (int s = 0; s < S; s++) {
+    ForwardOutput& out = *outs[s];
+    if (options.loss && out.T >= 2) out.loss = static_cast<float>(mean_next_token_loss(out.logits, seqs[std::size_t(s)], V));
+    if (!options.logits) out.logits.clear();
   }
-  if (options.loss && T >= 2)
-    out.loss = static_cast<float>(mean_next_token_loss(out.logits, ids, V));
-  if (!options.logits) out.logits.clear();
   return {};
+}
+
+}  // namespace
+
+std::size_t forward_bytes(const ModelConfig& c, int T, const ForwardOptions& options) {
+  const std::size_t Tz = std::size_t(std::max(T, 0)), L = std::size_t(c.n_layer), NH = std::size_t(c.n_head);
+  const std::size_t C = std::size_t(c.n_embd), D = std::size_t(c.q_width()), packed = ActivationRecord::packed_size(T);
+  const RecordRequest& rq = options.record;
+  std::size_t floats = 0;
+  if (rq.pattern) floats += L * NH * packed;
+  if (rq.scores) floats += L * NH * packed;
+  if (rq.qkv) floats += L * 3 * Tz * D;
+  if (rq.z) floats += L * Tz * D;
+  if (rq.head_out) floats += L * NH * Tz * C;
+  if (rq.residual) floats += (L + 1) * Tz * C;
+  if (options.logits || options.loss)
+    floats += Tz * (options.logit_tokens.empty() ? std::size_t(c.vocab_size) : options.logit_tokens.size());
+  // the workspace's rows: x, ln, qkv, heads, z, proj (and proj2), the MLP's fc and its activation
+  floats += Tz * (4 * C + std::size_t(c.qkv_width()) + 4 * D + std::size_t(c.fc_width() + c.mlp_width()));
+  return floats * sizeof(float);
+}
+
+Status forward(const Parameters& params, std::span<const int> ids, const ForwardOptions& options,
+               ForwardOutput& out, Workspace& ws) {
+  ForwardOutput* outs[1] = {&out};
+  return forward_rows(params, std::span<const std::span<const int>>(&ids, 1), options, outs, ws);
+}
+
+Status forward_batch(const Parameters& params, std::span<const std::span<const int>> sequences,
+                     const ForwardOptions& options, std::vector<ForwardOutput>& outs, Workspace& ws) {
+  if (sequences.empty()) return make_error(ErrorCode::invalid_argument, "the batch has no sequences");
+  if (sequences.size() > 1) {
+    auto refused = [](const std::string& what) {
+      return make_error(ErrorCode::invalid_argument,
+                        what + " cannot run in a batch of several sequences; run each sequence with forward()");
+    };
+    if (!options.interventions.empty()) return refused("interventions");
+    if (options.hooks && options.hooks->at && options.hooks->any()) return refused("hooks");
+    if (options.start_layer != 0) return refused("start_layer");
+  }
+  outs.resize(sequences.size());
+  std::vector<ForwardOutput*> ptrs(outs.size());
+  for (std::size_t i = 0; i < outs.size(); i++) ptrs[i] = &outs[i];
+  return forward_rows(params, sequences, options, ptrs.data(), ws);
 }
 
 }  // namespace headlab::model

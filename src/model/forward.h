@@ -169,4 +169,25 @@ struct Workspace {
 Status forward(const Parameters& params, std::span<const int> ids, const ForwardOptions& options,
                ForwardOutput& out, Workspace& workspace);
 
+// The bytes a forward of T tokens needs beyond the weights: its output (the record asked for
+// and the logits) and the workspace's activations. What a queue of waiting runs is bounded by.
+std::size_t forward_bytes(const ModelConfig& config, int T, const ForwardOptions& options);
+
+// Runs several sequences as the rows of one forward: every row-wise step of the blocks (the
+// norms, the products through the weights, the MLP, the residual adds) runs once over all
+// sum(T_s) rows, so each block's matrices are read once for the batch, while the positions
+// (wpe, rotary) start at 0 in each sequence and the attention is each sequence's own (its
+// causal mask over its own T); the unembedding writes each sequence's (T, V) logits straight
+// into its own output (one (R, V) block copied again cost more than it saved). outs[s] is what forward(params, sequences[s], options, ...) gives:
+// its logits, loss and record (the same numbers to float rounding; the kernels this CPU runs
+// give them bit for bit, tests/model/forward_batch_test.cpp).
+//   std::vector<std::span<const int>> seqs = {a, b, c};
+//   std::vector<ForwardOutput> outs;
+//   Status s = forward_batch(params, seqs, opt, outs, ws);   // outs.size() == 3
+// Errors: forward's, naming the sequence ("sequence 2 has no tokens"); invalid_argument for an
+// empty batch, and, with several sequences, for interventions, hooks or start_layer (run such
+// a sequence alone with forward()). The workspace grows to the batch's rows.
+Status forward_batch(const Parameters& params, std::span<const std::span<const int>> sequences,
+                     const ForwardOptions& options, std::vector<ForwardOutput>& outs, Workspace& workspace);
+
 }  // namespace headlab::model

@@ -231,6 +231,35 @@ test('the address keeps the text, the opened head and the held row, and a copied
   await other.close();
 });
 
+test('while its run waits behind other learners the explorer says how many are ahead, and stops saying it once answered', async () => {
+  let release;
+  const held = new Promise((r) => (release = r));
+  const is_run = (url) => url.pathname === '/api/model/run' && url.searchParams.has('request_id');
+  const is_queue = (url) => url.pathname === '/api/model/queue';
+  const asked = [];
+  await page.route(is_run, async (route) => {
+    asked.push(new URL(route.request().url()).searchParams.get('request_id'));
+    await held;
+    await route.continue();
+  });
+  await page.route(is_queue, (route) => {
+    const id = new URL(route.request().url()).searchParams.get('request_id');
+    assert.ok(asked.includes(id), 'the page asks for the place of the run it sent');
+    return route.fulfill({ json: { state: 'waiting', ahead: 3, waiting: 12 } });
+  });
+  await page.getByRole('textbox', { name: 'Text' }).fill('a class of forty clicks at once');
+  await page.getByRole('button', { name: 'Run', exact: true }).click();
+  const waiting = page.getByTestId('explorer-waiting');
+  await eventually(async () => assert.match(await waiting.textContent(), /3 ahead of you/));
+  release();
+  await eventually(async () => assert.equal(await waiting.count(), 0));
+  await page.unroute(is_run);
+  await page.unroute(is_queue);
+  await page.getByRole('textbox', { name: 'Text' }).fill(TEXT);
+  await page.getByRole('button', { name: 'Run', exact: true }).click();
+  await eventually(async () => assert.equal(await page.getByRole('button', { name: 'Run', exact: true }).isDisabled(), false));
+});
+
 test('the page logged no errors', () => {
   assert.deepEqual(problems, []);
 });

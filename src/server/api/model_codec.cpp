@@ -2,6 +2,8 @@
 // wire (patterns are drawn, not summed), token texts with invalid UTF-8 replaced.
 #include "server/api/model_codec.h"
 
+#include <algorithm>
+
 #include "server/api/json_fields.h"
 #include "server/model_service/model_views.h"
 #include "util/json_depth.h"
@@ -349,6 +351,22 @@ std::string encode_model_info(const ModelInfo& i) {
                {"bos_token", {{"id", i.bos_id}, {"text", i.bos_text}}},
                {"max_tokens", i.max_tokens},
                {"has_training_log", i.has_training_log}});
+}
+
+std::string encode_queue_place(const QueuePlace& p) {
+  const char* state = p.state == QueuePlace::State::waiting   ? "waiting"
+                      : p.state == QueuePlace::State::running ? "running"
+                                                              : "unknown";
+  return dump({{"state", state}, {"ahead", p.ahead}, {"waiting", p.waiting}});
+}
+
+Status check_request_id(const std::string& id) {
+  const bool ok = !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char ch) {
+    return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '-' || ch == '_';
+  });
+  if (ok) return {};
+  return make_error(ErrorCode::invalid_argument,
+                    "Parameter 'request_id' must be 1 to 64 letters, digits, '-' or '_' (the page makes one per run).");
 }
 
 std::string encode_model_run(const ModelRunResult& r) {

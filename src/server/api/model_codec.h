@@ -10,6 +10,7 @@
 
 #include "analysis/scanner.h"
 #include "server/api/handlers/induction_handlers.h"
+#include "server/model_service/inference_pool.h"
 #include "server/model_service/model_types.h"
 #include "util/result.h"
 
@@ -28,6 +29,10 @@ std::string canonical_json(std::string_view body);
 
 std::string encode_model_info(const ModelInfo& info);
 std::string encode_model_run(const ModelRunResult& r);
+// GET /api/model/queue?request_id=ID: {"state": "waiting" | "running" | "unknown", "ahead", "waiting"}.
+std::string encode_queue_place(const QueuePlace& p);
+// A run's request id (POST /api/model/run?request_id=ID): 1 to 64 letters, digits, '-' or '_'.
+Status check_request_id(const std::string& id);
 std::string encode_model_intervene(const ModelInterveneResult& r);
 std::string encode_training_log(const TrainingLog& log);
 // GET /api/model/scan and `headlab scan --format json`: the shape of docs/api.md, indented

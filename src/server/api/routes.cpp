@@ -176,9 +176,35 @@ std::vector<Route> make_routes(ServerContext& ctx) {
          auto m = need_model(ctx);
          return m ? ok_json(encode_model_info((*m)->info())) : error_response(m.error());
        }},
+      // ?request_id=ID (optional): the id GET /api/model/queue finds the waiting run by
       {"POST", "/api/model/run",
        [&ctx](const HttpRequest& r) {
+         std::string id;
+         for (const auto& [k, v] : r.query) {
+           if (k != "request_id")
+             return error_response(Error{ErrorCode::invalid_argument, "Unknown parameter '" + k + "'. Allowed: request_id."});
+           if (Status s = check_request_id(v); !s) return error_response(s.error());
+           id = v;
+         }
+         InferencePool::RequestScope tagged(id);
          return cached_model_answer(ctx, r, decode_model_run_request, &ModelService::run, encode_model_run);
+       }},
+      // Where a waiting run is: the explorer polls it to show "3 ahead of you". Answered on the
+      // event loop (a GET), never behind the runs it reports on.
+      {"GET", "/api/model/queue",
+       [&ctx](const HttpRequest& r) {
+         auto it = r.query.find("request_id");
+         for (const auto& [k, v] : r.query)
+           if (k != "request_id")
+             return error_response(Error{ErrorCode::invalid_argument, "Unknown parameter '" + k + "'. Allowed: request_id."});
+         if (it == r.query.end())
+           return error_response(Error{ErrorCode::invalid_argument, "Parameter 'request_id' is missing: send the id the run was posted with (POST /api/model/run?request_id=ID)."});
+         if (Status s = check_request_id(it->second); !s) return error_response(s.error());
+         auto m = need_model(ctx);
+         if (!m) return error_response(m.error());
+         HttpResponse out = ok_json(encode_queue_place((*m)->queue_place(it->second)));
+         out.headers.push_back({"Cache-Control", "no-store"});
+         return out;
        }},
       // the research toolbox: activation patching (docs/research.md)
       {"POST", "/api/model/patch",

@@ -1,10 +1,26 @@
-// server/model_service/inference_pool.cpp — one worker thread, a queue per client taken in turns, abandoned
-// jobs skipped, and the greediest client's newest job given up when a fairer one arrives.
+// server/model_service/inference_pool.cpp — one worker thread, a queue per client taken in turns, the
+// waiting forwards taken together as one batch, abandoned jobs skipped, and the greediest
+// client's newest job given up when a fairer one arrives.
 #include "server/model_service/inference_pool.h"
+
+#include <algorithm>
 
 namespace headlab::server {
 namespace {
 thread_local std::string t_client;
+thread_local std::string t_request;
+
+// Forwards that can share a batch: what they record and return is the same, and nothing
+// changes the run of one sequence alone (model::forward_batch refuses those).
+bool batchable(const model::ForwardOptions& o) {
+  return o.interventions.empty() && !(o.hooks && o.hooks->any()) && o.start_layer == 0;
+}
+bool same_batch(const model::ForwardOptions& a, const model::ForwardOptions& b) {
+  const model::RecordRequest &x = a.record, &y = b.record;
+  return batchable(a) && batchable(b) && x.pattern == y.pattern && x.scores == y.scores && x.qkv == y.qkv &&
+         x.z == y.z && x.head_out == y.head_out && x.residual == y.residual && a.logits == b.logits &&
+         a.loss == b.loss && a.logit_tokens == b.logit_tokens;
+}
 }  // namespace
 
 InferencePool::ClientScope::ClientScope(std::string client) : previous_(std::move(t_client)) {
@@ -13,7 +29,14 @@ InferencePool::ClientScope::ClientScope(std::string client) : previous_(std::mov
 InferencePool::ClientScope::~ClientScope() { t_client = std::move(previous_); }
 const std::string& InferencePool::current_client() { return t_client; }
 
-InferencePool::InferencePool(InferencePoolOptions options) : options_(options) {
+InferencePool::RequestScope::RequestScope(std::string request_id) : previous_(std::move(t_request)) {
+  t_request = std::move(request_id);
+}
+InferencePool::RequestScope::~RequestScope() { t_request = std::move(previous_); }
+const std::string& InferencePool::current_request() { return t_request; }
+
+InferencePool::InferencePool(InferencePoolOptions options, const model::Parameters* params)
+    : options_(options), params_(params) {
   worker_ = std::thread([this] { worker_loop(); });
 }
 
@@ -33,12 +56,48 @@ int InferencePool::queued() const {
   return queued_;
 }
 
+InferencePool::Counts InferencePool::counts() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return counts_;
+}
+
+Result<model::ForwardOutput> InferencePool::forward(std::vector<int> ids, const model::ForwardOptions& options) {
+  if (!params_) return make_error(ErrorCode::unavailable, "This pool has no model to run.");
+  auto part = std::make_shared<ForwardPart>();
+  auto future = part->promise.get_future();
+  auto job = std::make_shared<Job>();
+  job->bytes = model::forward_bytes(params_->config, static_cast<int>(ids.size()), options);
+  part->ids = std::move(ids);
+  part->options = options;
+  job->part = part;
+  job->drop = [part](const std::string& why) {
+    part->promise.set_value(tl::unexpected(Error{ErrorCode::unavailable, why}));
+  };
+  if (job->bytes > options_.max_batch_bytes)
+    return make_error(ErrorCode::too_long, "This request needs about " + std::to_string(job->bytes >> 20) +
+                                               " MB to run, more than one run may take here (" +
+                                               std::to_string(options_.max_batch_bytes >> 20) +
+                                               " MB). Ask for fewer views or a shorter text.");
+  if (auto s = enqueue(job); !s) return tl::unexpected(s.error());
+  if (future.wait_for(std::chrono::milliseconds(options_.timeout_ms)) != std::future_status::ready)
+    return tl::unexpected(gave_up(*job));
+  return future.get();
+}
+
+Error InferencePool::gave_up(Job& job) {
+  job.abandoned = true;
+  return Error{ErrorCode::unavailable, "The model is busy: the answer took longer than " +
+                                           std::to_string(options_.timeout_ms / 1000) +
+                                           " s. Try again in a moment, or with a shorter text."};
+}
+
 Status InferencePool::enqueue(std::shared_ptr<Job> job) {
-  std::shared_ptr<Job> evicted;
+  std::vector<std::shared_ptr<Job>> evicted;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) return make_error(ErrorCode::unavailable, "The server is shutting down.");
-    if (queued_ >= options_.max_queue) {
+    auto full = [&] { return queued_ >= options_.max_queue || queued_bytes_ + job->bytes > options_.max_queue_bytes; };
+    while (full()) {
       // Full: the client with the most waiting jobs gives up its newest one, unless that
       // client is this one (or as greedy): then this job is refused.
       auto greediest = waiting_.end();
@@ -46,27 +105,46 @@ Status InferencePool::enqueue(std::shared_ptr<Job> job) {
         if (greediest == waiting_.end() || it->second.size() > greediest->second.size()) greediest = it;
       auto mine = waiting_.find(job->client);
       std::size_t my_count = mine == waiting_.end() ? 0 : mine->second.size();
-      if (greediest == waiting_.end() || greediest->second.size() <= my_count + 1)
-        return make_error(ErrorCode::unavailable, "The model is busy with " + std::to_string(queued_) +
-                                                      " requests already; try again in a moment.");
-      evicted = std::move(greediest->second.back());
-      greediest->second.pop_back();
-      --queued_;
-      if (greediest->second.empty()) {
-        std::erase(turns_, greediest->first);
-        waiting_.erase(greediest);
+      if (greediest == waiting_.end() || greediest->second.size() <= my_count + 1) {
+        // the places given up stay given up: their requests are answered below
+        for (auto& e : evicted) e->drop("The model is busy, and this client already has more requests waiting "
+                                        "than any other; try again in a moment.");
+        evicted.clear();
+        return make_error(ErrorCode::unavailable,
+                          "The model is busy with " + std::to_string(queued_) + " requests already (" +
+                              std::to_string((queued_bytes_ + (std::size_t(1) << 20) - 1) >> 20) +
+                              " MB of work waiting); try again in a moment.");
       }
+      std::shared_ptr<Job> newest = greediest->second.back();
+      remove_waiting(newest);
+      evicted.push_back(std::move(newest));
     }
     auto& mine = waiting_[job->client];
     if (mine.empty()) turns_.push_back(job->client);
+    queued_bytes_ += job->bytes;
     mine.push_back(std::move(job));
     ++queued_;
   }
-  if (evicted)
-    evicted->drop("The model is busy, and this client already has more requests waiting than any other; "
-                  "try again in a moment.");
+  for (auto& e : evicted)
+    e->drop("The model is busy, and this client already has more requests waiting than any other; "
+            "try again in a moment.");
   ready_.notify_one();
   return {};
+}
+
+void InferencePool::remove_waiting(const std::shared_ptr<Job>& job) {
+  auto it = waiting_.find(job->client);
+  if (it == waiting_.end()) return;
+  auto& jobs = it->second;
+  auto at = std::find(jobs.begin(), jobs.end(), job);
+  if (at == jobs.end()) return;
+  jobs.erase(at);
+  --queued_;
+  queued_bytes_ -= job->bytes;
+  if (jobs.empty()) {
+    std::erase(turns_, it->first);
+    waiting_.erase(it);
+  }
 }
 
 std::shared_ptr<InferencePool::Job> InferencePool::take_next() {
@@ -76,25 +154,128 @@ std::shared_ptr<InferencePool::Job> InferencePool::take_next() {
   std::shared_ptr<Job> job = std::move(it->second.front());
   it->second.pop_front();
   --queued_;
+  queued_bytes_ -= job->bytes;
   if (it->second.empty()) waiting_.erase(it);
   else turns_.push_back(std::move(client));  // its next job waits for the others' turns
   return job;
 }
 
+std::vector<std::shared_ptr<InferencePool::Job>> InferencePool::take_order() const {
+  std::vector<std::shared_ptr<Job>> order;
+  order.reserve(std::size_t(queued_));
+  for (std::size_t round = 0; order.size() < std::size_t(queued_); round++)
+    for (const std::string& client : turns_) {
+      const auto& jobs = waiting_.at(client);
+      if (round < jobs.size()) order.push_back(jobs[round]);
+    }
+  return order;
+}
+
+QueuePlace InferencePool::place(const std::string& request_id) const {
+  QueuePlace p;
+  if (request_id.empty()) return p;
+  std::lock_guard<std::mutex> lock(mutex_);
+  p.waiting = queued_;
+  if (running_.count(request_id)) {
+    p.state = QueuePlace::State::running;
+    return p;
+  }
+  const auto order = take_order();
+  for (std::size_t i = 0; i < order.size(); i++)
+    if (order[i]->request_id == request_id) {
+      p.state = QueuePlace::State::waiting;
+      p.ahead = static_cast<int>(i);
+      return p;
+    }
+  return p;
+}
+
+std::vector<std::shared_ptr<InferencePool::Job>> InferencePool::fill_batch(const std::shared_ptr<Job>& first) {
+  std::vector<std::shared_ptr<Job>> batch{first};
+  if (!first->part || !batchable(first->part->options)) return batch;
+  long long rows = static_cast<long long>(first->part->ids.size());
+  std::size_t bytes = first->bytes;
+  long long max_rows = options_.max_batch_tokens;
+  if (options_.batch_target_ms > 0 && seconds_per_row_ > 0)
+    max_rows = std::min(max_rows, static_cast<long long>(options_.batch_target_ms / 1000.0 / seconds_per_row_));
+  for (const std::shared_ptr<Job>& j : take_order()) {
+    if (!j->part || !same_batch(j->part->options, first->part->options)) continue;
+    const long long r = static_cast<long long>(j->part->ids.size());
+    if (rows + r > max_rows || bytes + j->bytes > options_.max_batch_bytes) continue;
+    rows += r;
+    bytes += j->bytes;
+    remove_waiting(j);
+    batch.push_back(j);
+  }
+  return batch;
+}
+
+void InferencePool::run_batch(std::vector<std::shared_ptr<Job>>& batch) {
+  // the requests that gave up while waiting are answered, not run
+  std::erase_if(batch, [](const std::shared_ptr<Job>& j) {
+    if (!j->abandoned) return false;
+    j->drop("The request gave up waiting.");
+    return true;
+  });
+  if (batch.empty()) return;
+  if (!batch[0]->part) {
+    batch[0]->work(workspace_);
+    return;
+  }
+  const model::ForwardOptions& options = batch[0]->part->options;
+  // the seconds per token of this batch, for the size of the next (fill_batch)
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t rows = 0;
+  for (const auto& j : batch) rows += j->part->ids.size();
+  struct Measure {
+    InferencePool& pool;
+    std::chrono::steady_clock::time_point start;
+    std::size_t rows;
+    ~Measure() {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / double(rows);
+      std::lock_guard<std::mutex> lock(pool.mutex_);
+      pool.seconds_per_row_ = pool.seconds_per_row_ > 0 ? 0.5 * pool.seconds_per_row_ + 0.5 * s : s;
+    }
+  } measure{*this, start, std::max<std::size_t>(rows, 1)};
+  if (batch.size() == 1) {
+    model::ForwardOutput out;
+    Status s = model::forward(*params_, batch[0]->part->ids, options, out, workspace_);
+    if (s) batch[0]->part->promise.set_value(std::move(out));
+    else batch[0]->part->promise.set_value(tl::unexpected(s.error()));
+    return;
+  }
+  std::vector<std::span<const int>> seqs;
+  for (const auto& j : batch) seqs.emplace_back(j->part->ids);
+  std::vector<model::ForwardOutput> outs;
+  if (Status s = model::forward_batch(*params_, seqs, options, outs, workspace_); !s) {
+    // one sequence's error (each was checked before it queued, so rare): each runs alone,
+    // so that only the faulty one hears of it
+    for (auto& j : batch) {
+      model::ForwardOutput out;
+      Status one = model::forward(*params_, j->part->ids, options, out, workspace_);
+      if (one) j->part->promise.set_value(std::move(out));
+      else j->part->promise.set_value(tl::unexpected(one.error()));
+    }
+    return;
+  }
+  for (std::size_t i = 0; i < batch.size(); i++) batch[i]->part->promise.set_value(std::move(outs[i]));
+}
+
 void InferencePool::worker_loop() {
   for (;;) {
-    std::shared_ptr<Job> job;
+    std::vector<std::shared_ptr<Job>> batch;
     {
       std::unique_lock<std::mutex> lock(mutex_);
+      running_.clear();
       ready_.wait(lock, [this] { return stopping_ || queued_ > 0; });
       if (stopping_) return;
-      job = take_next();
+      batch = fill_batch(take_next());
+      for (const auto& j : batch)
+        if (!j->request_id.empty()) running_.insert(j->request_id);
+      counts_.batches += 1;
+      for (const auto& j : batch) counts_.forwards += j->part ? 1 : 0;
     }
-    if (job->abandoned) {
-      job->drop("The request gave up waiting.");
-      continue;
-    }
-    job->work(workspace_);
+    run_batch(batch);
   }
 }
 

@@ -1,27 +1,37 @@
 // server/model_service/inference_pool.h — a bounded pool for model work. One worker (the engine already
-// uses both cores through OpenBLAS), a queue of at most `max_queue` jobs, and a deadline:
-// a job still waiting when its request gives up is skipped, never run for nobody.
-// Fair between clients: waiting jobs are taken round-robin by client, and when the queue
-// is full a job from a client with fewer waiting jobs than the greediest one takes the
-// greediest client's newest place (that job answers 503), so many connections of one
-// client cannot lock another out.
+// uses both cores through its thread pool), a queue bounded by the memory its jobs will need
+// and by a deadline, and batches: the plain forwards waiting when the worker becomes free
+// (forward(): no interventions nor hooks, the same record asked for) run as the rows of one
+// model::forward_batch, so the weights are read once for all of them, each getting its own
+// answer. A job still waiting when its request gives up is skipped, never run for nobody.
+// Fair between clients: waiting jobs are taken round-robin by client (a batch is filled in
+// that order too), and when the queue is full a job from a client with fewer waiting jobs
+// than the greediest one takes the greediest client's newest place (that job answers 503),
+// so many connections of one client cannot lock another out.
 //
-//   InferencePool pool({.max_queue = 8, .timeout_ms = 30000});
+//   InferencePool pool({.max_queue = 64, .timeout_ms = 30000}, &params);
 //   InferencePool::ClientScope as("192.0.2.7");   // whose requests this thread runs
+//   InferencePool::RequestScope id("3f9a…");       // the id its position is asked by
+//   Result<model::ForwardOutput> out = pool.forward(ids, options);     // may share a batch
 //   Result<Answer> a = pool.run<Answer>([&](model::Workspace& ws) { return work(ws); });
+//   pool.place("3f9a…");   // {waiting, ahead = 3}: the page shows "3 ahead of you"
 //   // unavailable when the queue is full or the deadline passed: the route answers 503
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <deque>
 #include <functional>
 #include <future>
-#include <memory>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "model/forward.h"
 #include "util/result.h"
@@ -29,37 +39,62 @@
 namespace headlab::server {
 
 struct InferencePoolOptions {
-  int max_queue = 8;         // jobs waiting beyond the one running
-  int timeout_ms = 30000;    // how long a request waits for its answer
+  int max_queue = 64;        // jobs waiting beyond the running batch (the model lane's threads hold them)
+  int timeout_ms = 30000;    // how long a request waits for its answer: the queue's deadline
+  // What the waiting forwards will need once run (their records, activations and logits,
+  // model::forward_bytes); a forward past it answers 503 unless a greedier client gives way.
+  std::size_t max_queue_bytes = std::size_t(2) << 30;
+  // One batched forward: at most this many rows (tokens of all its sequences) and bytes.
+  int max_batch_tokens = 4096;
+  std::size_t max_batch_bytes = std::size_t(1) << 30;
+  // A batch is cut to the tokens the last forwards ran in this time (their seconds per
+  // token, measured): a batch of forty long texts would otherwise finish past the deadline
+  // of all forty at once, where smaller batches answer most of them in time. 0: no cut.
+  int batch_target_ms = 3000;
+};
+
+// Where a request is (place()): waiting with `ahead` jobs to be taken before it, running, or
+// unknown (answered, refused, or never seen).
+struct QueuePlace {
+  enum class State { unknown, waiting, running } state = State::unknown;
+  int ahead = 0;    // waiting jobs taken before it (some may run in its batch)
+  int waiting = 0;  // jobs waiting in all
 };
 
 class InferencePool {
  public:
-  explicit InferencePool(InferencePoolOptions options);
+  // `params`: the model forward() runs (null: only run() jobs).
+  explicit InferencePool(InferencePoolOptions options, const model::Parameters* params = nullptr);
   ~InferencePool();  // finishes the running job, drops the waiting ones
 
-  // Runs fn(workspace) on the worker and waits for its Result.
+  // Runs fn(workspace) on the worker, alone, and waits for its Result.
   template <class T>
   Result<T> run(std::function<Result<T>(model::Workspace&)> fn) {
     auto promise = std::make_shared<std::promise<Result<T>>>();
     auto future = promise->get_future();
     auto job = std::make_shared<Job>();
-    job->client = current_client();
     job->work = [promise, fn](model::Workspace& ws) { promise->set_value(fn(ws)); };
     job->drop = [promise](const std::string& why) {
       promise->set_value(tl::unexpected(Error{ErrorCode::unavailable, why}));
     };
     if (auto s = enqueue(job); !s) return tl::unexpected(s.error());
-    if (future.wait_for(std::chrono::milliseconds(options_.timeout_ms)) != std::future_status::ready) {
-      job->abandoned = true;  // if it has not started, it never will
-      return make_error(ErrorCode::unavailable,
-                        "The model is busy: the answer took longer than " + std::to_string(options_.timeout_ms / 1000) +
-                            " s. Try again in a moment, or with a shorter text.");
-    }
+    if (future.wait_for(std::chrono::milliseconds(options_.timeout_ms)) != std::future_status::ready)
+      return tl::unexpected(gave_up(*job));
     return future.get();
   }
 
+  // model::forward(params, ids, options) on the worker, in one batch with the other waiting
+  // forwards of the same options when it has none of interventions, hooks or start_layer
+  // (model::forward_batch). Errors: the forward's; unavailable (queue full, deadline passed).
+  Result<model::ForwardOutput> forward(std::vector<int> ids, const model::ForwardOptions& options);
+
   int queued() const;
+  QueuePlace place(const std::string& request_id) const;
+  // How many forwards ran, and in how many batches (a batch of one counts).
+  struct Counts {
+    long long forwards = 0, batches = 0;
+  };
+  Counts counts() const;
 
   // Tags the model requests made on this thread with a client (the HTTP layer sets the
   // remote address) for as long as the scope lives. Untagged requests share one client "".
@@ -74,24 +109,57 @@ class InferencePool {
     std::string previous_;
   };
   static const std::string& current_client();
+  // Tags them with the id place() finds them by (the run route's ?request_id=); "": none.
+  class RequestScope {
+   public:
+    explicit RequestScope(std::string request_id);
+    ~RequestScope();
+    RequestScope(const RequestScope&) = delete;
+    RequestScope& operator=(const RequestScope&) = delete;
+
+   private:
+    std::string previous_;
+  };
+  static const std::string& current_request();
 
  private:
+  // A forward that may share a batch.
+  struct ForwardPart {
+    std::vector<int> ids;
+    model::ForwardOptions options;
+    std::promise<Result<model::ForwardOutput>> promise;
+  };
   struct Job {
-    std::string client;
-    std::function<void(model::Workspace&)> work;
+    std::string client = current_client();
+    std::string request_id = current_request();
+    std::size_t bytes = 0;                             // what it will need once run
+    std::function<void(model::Workspace&)> work;       // a run() job
+    std::shared_ptr<ForwardPart> part;                 // or a forward() job
     std::function<void(const std::string& why)> drop;  // answers unavailable, with why
     std::atomic<bool> abandoned{false};
   };
-  std::shared_ptr<Job> take_next();  // round-robin by client; call with mutex_ held
   Status enqueue(std::shared_ptr<Job> job);
+  Error gave_up(Job& job);  // the deadline passed: if it has not started, it never will
+  std::shared_ptr<Job> take_next();  // round-robin by client; call with mutex_ held
+  // The waiting jobs in the order they would be taken (turn by turn); call with mutex_ held.
+  std::vector<std::shared_ptr<Job>> take_order() const;
+  // Takes the waiting forwards that can join `first`'s batch, in turn order; mutex_ held.
+  std::vector<std::shared_ptr<Job>> fill_batch(const std::shared_ptr<Job>& first);
+  void remove_waiting(const std::shared_ptr<Job>& job);  // mutex_ held
+  void run_batch(std::vector<std::shared_ptr<Job>>& batch);
   void worker_loop();
 
   InferencePoolOptions options_;
+  const model::Parameters* params_ = nullptr;
   mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::map<std::string, std::deque<std::shared_ptr<Job>>> waiting_;  // by client, oldest first
   std::deque<std::string> turns_;  // clients with waiting jobs, whose turn is next first
   int queued_ = 0;                 // jobs in waiting_
+  std::size_t queued_bytes_ = 0;   // their bytes
+  std::multiset<std::string> running_;  // request ids of the running batch
+  Counts counts_;
+  double seconds_per_row_ = 0;  // of the forwards run so far (a moving average); 0: none yet
   bool stopping_ = false;
   model::Workspace workspace_;
   std::thread worker_;

@@ -65,7 +65,7 @@ Result<std::unique_ptr<ModelService>> ModelService::load(const ModelServiceOptio
   s->info_.max_tokens = std::min(options.max_tokens, c.n_ctx);
   s->info_.has_training_log =
       fs::exists(fs::path(options.dir) / "train_log.csv") || fs::exists(fs::path(options.dir) / "training_log.csv");
-  s->pool_ = std::make_unique<InferencePool>(options.pool);
+  s->pool_ = std::make_unique<InferencePool>(options.pool, &s->params_);
   return s;
 }
 
@@ -115,12 +115,14 @@ Result<ModelRunResult> ModelService::run(const ModelRunRequest& req) {
   rq.keep = [window](const float* packed) { return window_cells(packed, window); };
   analysis::RunInput input{std::move(*tokens), truncated};
   const std::vector<int> ids = input.ids();
-  // By value: a job that outlives a timed-out request must not read this frame.
-  auto report = pool_->run<analysis::RunReport>([this, rq, ids](model::Workspace& ws) {
-    return analysis::run_model(params_, &*tokenizer_, ids, rq, ws);
-  });
-  if (!report) return tl::unexpected(report.error());
-  return model_run_result(std::move(input), std::move(*report), c, rq.views, req.window);
+  auto options = analysis::run_forward_options(c, rq);
+  if (!options) return tl::unexpected(options.error());
+  // The forward in the pool, in one batch with the other runs waiting then; the views, the
+  // predictions and the answer are made here, on this request's own thread.
+  auto out = pool_->forward(ids, *options);
+  if (!out) return tl::unexpected(out.error());
+  analysis::RunReport report = analysis::run_report(params_, &*tokenizer_, ids, rq, std::move(*out));
+  return model_run_result(std::move(input), std::move(report), c, rq.views, req.window);
 }
 
 // Steering: a vector is checked now; ActAdd's texts are tokenised now (BOS by the request's

@@ -42,7 +42,13 @@ class ModelService {
   // Read-only views for computations outside the pool (the word-order lesson's).
   const model::Parameters& parameters() const { return params_; }
   const model::BpeTokenizer& tokenizer() const { return *tokenizer_; }
+  // Runs the forward in the pool, batched with the other runs waiting when the model becomes
+  // free (InferencePool::forward). Errors: the tokenizer's and the request's checks;
+  // unavailable when the queue is full or the deadline passed.
   Result<ModelRunResult> run(const ModelRunRequest& request);
+  // Where the request tagged `request_id` (InferencePool::RequestScope) is: waiting with how
+  // many ahead of it, running, or unknown (answered, refused or never seen).
+  QueuePlace queue_place(const std::string& request_id) const { return pool_->place(request_id); }
   Result<ModelInterveneResult> intervene(const ModelInterveneRequest& request);
   // The selected hooks' activations as a safetensors file's bytes (research/cache.h). Errors:
   // invalid_argument (hooks, ids), too_long (a prompt over max_tokens, a file over

@@ -1,4 +1,5 @@
 #include "server/model_service/inference_pool.h"
+#include "testing/model_fixtures.h"
 
 #include <gtest/gtest.h>
 
@@ -112,4 +113,120 @@ TEST(InferencePool, ClientsAreServedInTurnsAndAGreedyOneCannotFillTheQueue) {
   EXPECT_EQ(order[2], "normal");          // then the other client's turn, before greedy's rest
   EXPECT_EQ(order[3], "greedy");
   EXPECT_EQ(order[4], "greedy");
+}
+
+// ---- batches of forwards -------------------------------------------------------------------
+
+namespace {
+
+// Holds the worker in a run() job until release() (the forwards sent meanwhile wait together).
+struct HeldWorker {
+  InferencePool& pool;
+  std::atomic<bool> started{false}, released{false};
+  std::thread thread;
+  explicit HeldWorker(InferencePool& p) : pool(p) {
+    thread = std::thread([this] {
+      pool.run<int>([this](model::Workspace&) -> Result<int> {
+        started = true;
+        while (!released) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        return 0;
+      });
+    });
+    while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  void release() {
+    released = true;
+    if (thread.joinable()) thread.join();
+  }
+  ~HeldWorker() { release(); }
+};
+
+}  // namespace
+
+TEST(InferencePool, ForwardsWaitingTogetherRunAsOneBatchEachWithItsLoneAnswer) {
+  model::Parameters p = headlab::testing::load_fixture("gpt2_tiny", "model.safetensors");
+  InferencePool pool({16, 20000}, &p);
+  model::ForwardOptions opt;
+  opt.record.pattern = true;
+  std::vector<std::vector<int>> texts = {{1, 2, 3, 4, 5}, {9, 8}, {7, 7, 7, 1}, {3}, {2, 4, 6, 8, 10, 12}};
+  std::vector<Result<model::ForwardOutput>> got(texts.size(), make_error(ErrorCode::unavailable, "not run"));
+  {
+    HeldWorker held(pool);
+    std::vector<std::thread> clients;
+    for (std::size_t i = 0; i < texts.size(); i++)
+      clients.emplace_back([&, i] {
+        InferencePool::ClientScope as("learner " + std::to_string(i));
+        got[i] = pool.forward(texts[i], opt);
+      });
+    while (pool.queued() < int(texts.size())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    held.release();
+    for (auto& t : clients) t.join();
+  }
+  EXPECT_EQ(pool.counts().batches, 2);  // the held job, then the five forwards at once
+  EXPECT_EQ(pool.counts().forwards, 5);
+  for (std::size_t i = 0; i < texts.size(); i++) {
+    ASSERT_TRUE(got[i]) << got[i].error().message;
+    model::ForwardOutput lone;
+    model::Workspace ws;
+    ASSERT_TRUE(model::forward(p, texts[i], opt, lone, ws));
+    EXPECT_EQ(got[i]->logits, lone.logits) << "text " << i;
+    EXPECT_EQ(got[i]->record.pattern, lone.record.pattern) << "text " << i;
+  }
+}
+
+TEST(InferencePool, AWaitingRequestKnowsHowManyAreAheadOfIt) {
+  model::Parameters p = headlab::testing::load_fixture("gpt2_tiny", "model.safetensors");
+  InferencePool pool({16, 20000}, &p);
+  std::vector<std::thread> clients;
+  {
+    HeldWorker held(pool);
+    // a, b from one client, c from another: turns go a, c, b
+    for (auto [client, id] : {std::pair{"one", "a"}, std::pair{"one", "b"}, std::pair{"two", "c"}}) {
+      const std::string who = client, rid = id;
+      clients.emplace_back([&pool, who, rid] {
+        InferencePool::ClientScope as(who);
+        InferencePool::RequestScope tagged(rid);
+        (void)pool.forward({1, 2, 3}, model::ForwardOptions{});
+      });
+      while (pool.place(rid).state != QueuePlace::State::waiting) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(pool.place("a").ahead, 0);
+    EXPECT_EQ(pool.place("c").ahead, 1);
+    EXPECT_EQ(pool.place("b").ahead, 2);
+    EXPECT_EQ(pool.place("b").waiting, 3);
+    EXPECT_EQ(pool.place("nobody").state, QueuePlace::State::unknown);
+    held.release();
+    for (auto& t : clients) t.join();
+  }
+  EXPECT_EQ(pool.place("a").state, QueuePlace::State::unknown);  // answered
+}
+
+TEST(InferencePool, TheQueueIsBoundedByTheMemoryItsRunsWillNeed) {
+  model::Parameters p = headlab::testing::load_fixture("gpt2_tiny", "model.safetensors");
+  model::ForwardOptions opt;
+  opt.record.pattern = true;
+  const std::size_t one = model::forward_bytes(p.config, 4, opt);
+  InferencePoolOptions o;
+  o.max_queue = 100;
+  o.timeout_ms = 20000;
+  o.max_queue_bytes = 2 * one;  // two runs' worth
+  InferencePool pool(o, &p);
+  std::vector<std::thread> clients;
+  {
+    HeldWorker held(pool);
+    for (int i = 0; i < 2; i++) {
+      clients.emplace_back([&pool, &opt, i] {
+        InferencePool::ClientScope as("learner " + std::to_string(i));
+        EXPECT_TRUE(pool.forward({1, 2, 3, 4}, opt));
+      });
+      while (pool.queued() < i + 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    InferencePool::ClientScope as("learner 1");  // as greedy as the greediest: refused
+    auto refused = pool.forward({5, 6, 7, 8}, opt);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::unavailable);
+    EXPECT_NE(refused.error().message.find("MB of work waiting"), std::string::npos) << refused.error().message;
+    held.release();
+    for (auto& t : clients) t.join();
+  }
 }

@@ -4,7 +4,7 @@
 // answer, so long texts on big models stay small on the wire. Moving the window asks again.
 import { api, ApiError, error_message } from '../lib/api';
 import { token_label } from '../lib/heads';
-import type { HeadRef, ModelInfo, ModelRunResponse, RaggedRows, ScanReport, TokenWindow } from '../lib/types';
+import type { HeadRef, ModelInfo, ModelRunRequest, ModelRunResponse, RaggedRows, ScanReport, TokenWindow } from '../lib/types';
 
 // The server's words in the page's terms (lib/api.ts).
 const message = error_message;
@@ -58,6 +58,7 @@ export class ExplorerState {
   run_error = $state<string | null>(null);
   busy = $state(false); // a text is loading
   loading_window = $state(false); // a moved window is loading
+  ahead = $state<number | null>(null); // runs ahead of this page's in the model's queue, while it waits
 
   selected = $state<HeadRef>({ layer: 0, head: 0 });
   hover = $state<number | null>(null);
@@ -143,7 +144,7 @@ export class ExplorerState {
     this.busy = true;
     try {
       // The first answer brings the tokens, predictions and losses; the heads come by window.
-      const first = await api.runModel({ text, bos: true, heads: [], top_k: 5 });
+      const first = await this.run_waiting({ text, bos: true, heads: [], top_k: 5 });
       if (my !== this.text_seq) return;
       const T = first.tokens.length;
       const from = Math.max(0, T - WINDOW);
@@ -164,6 +165,11 @@ export class ExplorerState {
     }
   }
 
+  /** A run that shows its place in the model's queue while it waits (a class clicking at once). */
+  private run_waiting(req: ModelRunRequest): Promise<ModelRunResponse> {
+    return api.runModelWaiting(req, (ahead) => (this.ahead = ahead));
+  }
+
   /** Every head's pattern in the square window [from, to), or null once `wanted` says the
    *  answer is no longer wanted. Batches of heads keep each answer under CELL_BUDGET values. */
   private async fetch_window(text: string, from: number, to: number, wanted: () => boolean): Promise<(RaggedRows | null)[][] | null> {
@@ -175,7 +181,7 @@ export class ExplorerState {
     for (let l = 0; l < L; ++l) for (let h = 0; h < H; ++h) all.push([l, h]);
     const patterns: (RaggedRows | null)[][] = Array.from({ length: L }, () => Array(H).fill(null));
     for (let i = 0; i < all.length; i += batch) {
-      const r = await api.runModel({ text, bos: true, heads: all.slice(i, i + batch), views: ['pattern'], window, top_k: 0 });
+      const r = await this.run_waiting({ text, bos: true, heads: all.slice(i, i + batch), views: ['pattern'], window, top_k: 0 });
       if (!wanted()) return null;
       for (const h of r.heads) patterns[h.layer][h.head] = h.pattern ?? null;
     }

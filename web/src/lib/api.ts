@@ -14,6 +14,7 @@ import type {
   ModelInterveneResponse,
   ModelRunRequest,
   ModelRunResponse,
+  QueuePlace,
   ScanReport,
   ScannedHead,
   TrainedHeadsCheckRequest,
@@ -141,6 +142,33 @@ export const api = {
   inductionComparison: (sentence: string) =>
     request<InductionComparisonResponse>('POST', '/api/lessons/causal-mask/induction', { sentence }),
   runModel: (req: ModelRunRequest) => request<ModelRunResponse>('POST', '/api/model/run', req),
+
+  /** A run that reports its place while it waits: on_ahead(n) with the runs ahead of it in the
+   *  model's queue (GET /api/model/queue, polled every 0.7 s from 0.4 s on), on_ahead(null) once
+   *  it runs or is answered. */
+  runModelWaiting: async (req: ModelRunRequest, on_ahead: (ahead: number | null) => void) => {
+    const id = new_request_id();
+    let done = false;
+    const poll = async () => {
+      while (!done) {
+        try {
+          const place = await request<QueuePlace>('GET', '/api/model/queue?' + query({ request_id: id }));
+          if (!done) on_ahead(place.state === 'waiting' ? place.ahead : null);
+        } catch {
+          // a lost poll only leaves the last place shown
+        }
+        await new Promise((resolve) => setTimeout(resolve, 700));
+      }
+    };
+    const started = setTimeout(() => void poll(), 400);
+    try {
+      return await request<ModelRunResponse>('POST', '/api/model/run?' + query({ request_id: id }), req);
+    } finally {
+      done = true;
+      clearTimeout(started);
+      on_ahead(null);
+    }
+  },
 
   intervene: (req: ModelInterveneRequest) => request<ModelInterveneResponse>('POST', '/api/model/intervene', req),
 

@@ -211,6 +211,13 @@ export interface Prediction {
   logit: number; // the raw score
 }
 
+/** GET /api/model/queue?request_id=ID: where a run posted with that id is. */
+export interface QueuePlace {
+  state: 'waiting' | 'running' | 'unknown';
+  ahead: number; // runs to be taken before it (some may run in its batch)
+  waiting: number; // runs waiting in all
+}
+
 /** POST /api/model/run */
 export interface ModelRunResponse {
   tokens: ModelToken[]; // (T,)
