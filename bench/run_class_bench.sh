@@ -12,7 +12,7 @@
 # BUILD has the headlab binary (default build/); the peak comes from build-bench/ (made when
 # missing, benchmarks on). HEADLAB_SERVE_ARGS adds options to every serve (e.g. "--dtype bf16").
 # MODEL: a folder or a .gguf (e.g. bench/llama_1b_model.py's Llama-3.2-1B shape, BF16).
-# Runs twice: the server's default arithmetic, then `--compute bf16` where the CPU has
+# Runs twice: `--compute f32`, then `--compute bf16` (serve's default) where the CPU has
 # AVX512_BF16. Each run without retries (what a class meets) and with them (as the page does).
 # Every text is exactly TOKENS tokens (default 32): the server runs with --max-tokens TOKENS and
 # the requests send twice as many words with "truncate": true.
@@ -56,7 +56,7 @@ one_server() {
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 # shellcheck disable=SC2086  # HEADLAB_SERVE_ARGS is a list of options
-one_server default "$PEAK" ${HEADLAB_SERVE_ARGS:-}
+one_server f32 "$PEAK" --compute f32 ${HEADLAB_SERVE_ARGS:-}
 # shellcheck disable=SC2086
 if [ -n "${PEAK_BF16:-}" ]; then one_server bf16 "$PEAK_BF16" --compute bf16 ${HEADLAB_SERVE_ARGS:-}; fi
 echo "uptime: $(uptime)"

@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "model/ops/matmul_packed.h"  // matmul_packed_kernel_supported
+
 namespace headlab::cli {
 
 void add_dtype_option(CLI::App* cmd, std::string& value) {
@@ -21,15 +23,22 @@ model::DtypeChoice dtype_choice(const std::string& value) {
   return c ? *c : model::DtypeChoice::keep;  // add_dtype_option's check let only the four through
 }
 
-void add_compute_option(CLI::App* cmd, std::string& value) {
-  cmd->add_option("--compute", value,
+void add_compute_option(CLI::App* cmd, std::string& value, bool with_auto) {
+  const std::string auto_help =
+      with_auto ? " auto (the default of serve): bf16 where the CPU has AVX512_BF16 and the model keeps bfloat16 "
+                  "matrices (a class's requests answered sooner; said at start), else f32."
+                : "";
+  auto* option = cmd->add_option("--compute", value,
                   "What the products with bfloat16 matrices multiply: f32 (the inputs as they are, the reference's "
                   "numbers) or bf16 (the inputs rounded to bfloat16 too, as PyTorch's and llama.cpp's bfloat16 runs "
                   "do; the products and sums stay float32). On a CPU with AVX512_BF16 bf16 is about twice as fast "
                   "on long inputs; the logits move a little (about 0.02 on Qwen2.5-0.5B's shape, where they spread "
-                  "over about 0.6). Needs bf16 matrices: a BF16 checkpoint, or --dtype bf16")
-      ->check(CLI::IsMember({"f32", "bf16"}))
-      ->capture_default_str();
+                  "over about 0.6). Needs bf16 matrices: a BF16 checkpoint, or --dtype bf16." + auto_help);
+  if (with_auto)
+    option->check(CLI::IsMember({"auto", "f32", "bf16"}));
+  else
+    option->check(CLI::IsMember({"f32", "bf16"}));
+  option->capture_default_str();
 }
 
 void add_cache_option(CLI::App* cmd, bool& no_cache) {
@@ -38,6 +47,12 @@ void add_cache_option(CLI::App* cmd, bool& no_cache) {
                 "packed in a file beside the model (headlab-weights.<dtype>.cache, the size of the weights in "
                 "memory) and later loads map that file: seconds instead of tens of seconds for a 1 B model. The "
                 "cache is rebuilt when a model file changes (size, time or header)");
+}
+
+model::ComputeChoice compute_auto_choice(const std::string& value) {
+  if (value != "auto") return compute_choice(value);
+  return model::matmul_packed_kernel_supported(model::PackedKernel::avx512bf16) ? model::ComputeChoice::bf16
+                                                                                : model::ComputeChoice::f32;
 }
 
 model::ComputeChoice compute_choice(const std::string& value) {

@@ -38,7 +38,7 @@ struct ServeOptions {
   std::string web = HEADLAB_WEB_DIR;
   std::string model;  // empty: the built-in model, when it is there
   std::string dtype = "auto";
-  std::string compute = "f32";
+  std::string compute = "auto";  // bf16 where the CPU has AVX512_BF16 (dtype_option.h)
   bool no_cache = false;
   bool no_model = false;
   int max_tokens = 256;
@@ -82,7 +82,8 @@ int run_serve(const ServeOptions& o) {
   options.web_dir = o.web;
   options.max_tokens = o.max_tokens;
   options.model_load.dtype = dtype_choice(o.dtype);
-  options.model_load.compute = compute_choice(o.compute);
+  options.model_load.compute = compute_auto_choice(o.compute);
+  options.compute_auto = o.compute == "auto";
   options.model_load.cache = !o.no_cache;
   if (!o.no_model) {
     if (!o.model.empty()) options.model_dir = o.model;
@@ -173,7 +174,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "(config.json, model.safetensors or its shards, tokenizer.json or vocab.json + merges.txt) or a "
                   ".gguf file; default: the built-in model " HEADLAB_DEFAULT_MODEL_DIR);
   add_dtype_option(cmd, opts->dtype);
-  add_compute_option(cmd, opts->compute);
+  add_compute_option(cmd, opts->compute, /*with_auto=*/true);
   add_cache_option(cmd, opts->no_cache);
   cmd->add_flag("--no-model", opts->no_model, "Serve only the lessons that need no model");
   cmd->add_option("--models-dir", opts->limits.models_dir,

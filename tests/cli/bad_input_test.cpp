@@ -333,7 +333,7 @@ const std::vector<Row> kRows = {
     {"serve --model {F}/huge" + kServe, 1, "config.json's n_embd is 65536", kCap},
     {"serve --model {F}/big" + kServe, 1, "GB of memory (1628512256 weights; its matrices as f16", kCap},
     {"serve --model {F}/good --dtype fp16" + kServe, 2, "--dtype: fp16 not in {auto,f32,bf16,f16}"},
-    {"serve --model {F}/good --compute fp32" + kServe, 2, "--compute: fp32 not in {f32,bf16}"},
+    {"serve --model {F}/good --compute fp32" + kServe, 2, "--compute: fp32 not in {auto,f32,bf16}"},
     {"serve --model {F}/good --compute bf16" + kServe, 1, "keeps none: add --dtype bf16"},
     // patch: activation patching (cli/patch_command.cpp)
     {"patch --model {F}/dir --clean a --corrupted b --answer x --wrong y", 1, "missing config.json"},

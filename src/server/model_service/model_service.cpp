@@ -46,7 +46,13 @@ Result<std::unique_ptr<ModelService>> ModelService::load(const ModelServiceOptio
   s->options_ = options;
   auto params = model::model_load(options.dir, options.load);
   if (!params) return tl::unexpected(params.error());
-  if (options.load.compute == model::ComputeChoice::bf16 && !model::parameters_rounds_inputs(*params))
+  if (options.compute_auto && options.load.compute == model::ComputeChoice::bf16 &&
+      model::parameters_rounds_inputs(*params))
+    params->notes.push_back("the products with the model's bfloat16 matrices round their inputs to bfloat16 (float32 "
+                            "sums): --compute bf16 is the default of serve on a CPU with AVX512_BF16, about twice as "
+                            "fast on long texts; --compute f32 gives the reference's numbers");
+  else if (options.load.compute == model::ComputeChoice::bf16 && !model::parameters_rounds_inputs(*params) &&
+           !options.compute_auto)
     return make_error(ErrorCode::invalid_argument,
                       "--compute bf16 rounds the inputs of the products with bfloat16 matrices, and " + options.dir +
                           " keeps none: add --dtype bf16 (rounds its matrices to bfloat16) or leave --compute out");
