@@ -4,7 +4,7 @@
 # fails the run; the reproducer is left in build-fuzz/crashes/.
 # The seed is fixed (HEADLAB_FUZZ_SEED, default 1) so CI walks the same inputs each run;
 # use a longer time or another seed locally to explore further.
-# Usage: fuzz/run.sh [SECONDS_PER_TARGET]   (default 10: CI runs seven targets inside its 45 minutes)
+# Usage: [HEADLAB_FUZZ_BUILD_ONLY=1] fuzz/run.sh [SECONDS_PER_TARGET]   (default 10: CI runs seven targets inside its 45 minutes)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-${HEADLAB_FUZZ_SECONDS:-10}}"
@@ -17,6 +17,9 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebI
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O0 -g1" \
   -DHEADLAB_FUZZ=ON -DHEADLAB_BUILD_TESTS=OFF >/dev/null
 cmake --build "$build" -j"$(nproc)" --target headlab_fuzzers
+# HEADLAB_FUZZ_BUILD_ONLY=1: only the build (scripts/test builds early, at low priority, and
+# runs the targets later)
+[ "${HEADLAB_FUZZ_BUILD_ONLY:-0}" = 1 ] && { echo "fuzz: built"; exit 0; }
 
 mkdir -p "$build/crashes"
 passed=0; failed=0
