@@ -60,12 +60,6 @@ Status read_pair(const json& j, research::PromptPair& p, const std::string& wher
   return {};
 }
 
-nlohmann::ordered_json encode_tokens(const std::vector<model::Token>& tokens) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const auto& t : tokens) out.push_back({{"id", t.id}, {"text", t.text}});
-  return out;
-}
-
 }  // namespace
 
 Result<ModelPatchRequest> decode_model_patch_request(std::string_view body) {
@@ -134,6 +128,12 @@ Result<ModelPatchRequest> decode_model_patch_request(std::string_view body) {
   return r;
 }
 
+nlohmann::ordered_json encode_patch_tokens(const std::vector<model::Token>& tokens) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& t : tokens) out.push_back({{"id", t.id}, {"text", t.text}});
+  return out;
+}
+
 std::string encode_model_patch(const ModelPatchResult& m) {
   const research::PatchResult& r = m.result;
   std::size_t at = 0;
@@ -147,8 +147,8 @@ std::string encode_model_patch(const ModelPatchResult& m) {
             {"heads", r.heads},
             {"clean", shortest(r.clean)},
             {"corrupted", shortest(r.corrupted)},
-            {"tokens", encode_tokens(m.tokens)},
-            {"corrupted_tokens", encode_tokens(m.corrupted_tokens)},
+            {"tokens", encode_patch_tokens(m.tokens)},
+            {"corrupted_tokens", encode_patch_tokens(m.corrupted_tokens)},
             {"pairs", m.pairs},
             {"cost",
              {{"forwards", r.cost.forwards}, {"block_tokens", r.cost.block_tokens}, {"multiply_adds", r.cost.multiply_adds}}},

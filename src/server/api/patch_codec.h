@@ -9,6 +9,9 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "server/model_service/patch_types.h"
 #include "util/result.h"
@@ -20,5 +23,7 @@ namespace headlab::server {
 // name the field.
 Result<ModelPatchRequest> decode_model_patch_request(std::string_view body);
 std::string encode_model_patch(const ModelPatchResult& r);
+// A patching answer's "tokens" and "corrupted_tokens": [{"id", "text"}, ...] (path patching's too).
+nlohmann::ordered_json encode_patch_tokens(const std::vector<model::Token>& tokens);
 
 }  // namespace headlab::server

@@ -45,12 +45,6 @@ Result<std::string> read_list_text(const json& j, const char* name, const char* 
                             (std::string(name) == "senders" ? "\"all\" or [\"0.1\", \"1.*\"]." : "\"final\" or [\"1.2:k\", \"1.3:q\"].")));
 }
 
-nlohmann::ordered_json encode_tokens(const std::vector<model::Token>& tokens) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const auto& t : tokens) out.push_back({{"id", t.id}, {"text", t.text}});
-  return out;
-}
-
 }  // namespace
 
 Result<ModelPathPatchRequest> decode_model_path_patch_request(std::string_view body) {
@@ -108,8 +102,8 @@ std::string encode_model_path_patch(const ModelPathPatchResult& m) {
       {"heads", r.heads},
       {"clean", shortest(r.clean)},
       {"corrupted", shortest(r.corrupted)},
-      {"tokens", encode_tokens(m.tokens)},
-      {"corrupted_tokens", encode_tokens(m.corrupted_tokens)},
+      {"tokens", encode_patch_tokens(m.tokens)},
+      {"corrupted_tokens", encode_patch_tokens(m.corrupted_tokens)},
       {"pairs", m.pairs},
       {"cost", {{"forwards", r.cost.forwards}, {"block_tokens", r.cost.block_tokens}, {"multiply_adds", r.cost.multiply_adds}}},
       {"skipped", r.skipped}};
