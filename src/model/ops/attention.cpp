@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <vector>
 
 #include "model/blas.h"
 #include "model/ops/fast_exp.h"
@@ -263,6 +264,58 @@ void attention_forward_causal(float* out, const float* inp, int T, int C, int NH
   thread_pool_run(parts, [&](int part) {
     for (int h = NH * part / parts; h < NH * (part + 1) / parts; h++)
       causal_head_forward(out, inp, T, C, NH, h, scale, hooks, scratch + part * per_part);
+  });
+}
+
+void attention_backward_causal(float* dinp, const float* dout, const float* inp, int T, int C, int NH, float scale,
+                               int window, float softcap) {
+  const int HS = C / NH;
+  const std::size_t row = std::size_t(3) * C;
+  thread_pool_run(NH, [&](int h) {
+    std::vector<double> s(T), p(T), dp(T);
+    for (int t = 0; t < T; t++) {
+      const float* q = inp + std::size_t(t) * row + h * HS;
+      const int first = window > 0 ? std::max(0, t - window + 1) : 0;  // the visible keys: first..t
+      double mx = -std::numeric_limits<double>::infinity();
+      for (int t2 = first; t2 <= t; t2++) {
+        const float* k = inp + std::size_t(t2) * row + C + h * HS;
+        double dot = 0.0;
+        for (int i = 0; i < HS; i++) dot += double(q[i]) * k[i];
+        s[t2] = dot * scale;
+        const double c = softcap > 0.0f ? softcap * std::tanh(s[t2] / softcap) : s[t2];
+        p[t2] = c;
+        mx = std::max(mx, c);
+      }
+      double sum = 0.0;
+      for (int t2 = first; t2 <= t; t2++) sum += (p[t2] = std::exp(p[t2] - mx));
+      const float* dz = dout + std::size_t(t) * C + h * HS;
+      double pdp = 0.0;
+      for (int t2 = first; t2 <= t; t2++) {
+        p[t2] /= sum;
+        const float* v = inp + std::size_t(t2) * row + 2 * C + h * HS;
+        double d = 0.0;
+        for (int i = 0; i < HS; i++) d += double(dz[i]) * v[i];
+        dp[t2] = d;
+        pdp += p[t2] * d;
+      }
+      float* dq = dinp + std::size_t(t) * row + h * HS;
+      for (int t2 = first; t2 <= t; t2++) {
+        float* dv = dinp + std::size_t(t2) * row + 2 * C + h * HS;
+        for (int i = 0; i < HS; i++) dv[i] += static_cast<float>(p[t2] * dz[i]);
+        double ds = p[t2] * (dp[t2] - pdp);
+        if (softcap > 0.0f) {
+          const double th = std::tanh(s[t2] / softcap);
+          ds *= 1.0 - th * th;
+        }
+        ds *= scale;
+        const float* k = inp + std::size_t(t2) * row + C + h * HS;
+        float* dk = dinp + std::size_t(t2) * row + C + h * HS;
+        for (int i = 0; i < HS; i++) {
+          dq[i] += static_cast<float>(ds * k[i]);
+          dk[i] += static_cast<float>(ds * q[i]);
+        }
+      }
+    }
   });
 }
 

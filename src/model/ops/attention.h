@@ -81,4 +81,18 @@ void attention_forward_causal(float* out,        // (T, C)
 long long attention_causal_scratch_size(int T);  // one block's scratch per pool thread
 long long attention_block_scratch_size(int T);   // one block of queries: (64, T)
 
+// The backward of attention_forward_causal without interventions (for attribution: the
+// gradient of a metric with respect to the activations, not the weights). It recomputes each
+// row's pattern from q and k (plain loops, softmax in double), then walks the steps back:
+//   s[t,t2] = q_t.k_t2 * scale;  c = softcap ? cap tanh(s / cap) : s;  masked: t2 > t, or t - t2 >= window
+//   p = softmax(c over the visible keys);  z_t = sum_t2 p[t,t2] v_t2
+//   dp[t,t2] = dz_t . v_t2;   dv_t2 += p dz_t;   dc = p (dp - sum_j p_j dp_j)
+//   ds = dc (1 - tanh^2(s / cap)) (dc without the soft-cap)
+//   dq_t += ds scale k_t2;   dk_t2 += ds scale q_t
+// window and softcap as AttentionHeadHooks' (0: off).
+void attention_backward_causal(float* dinp,        // (T, 3*C)  +=  dq, dk, dv per query head
+                               const float* dout,  // (T, C)    dz
+                               const float* inp,   // (T, 3*C)  q, k, v as the forward read them
+                               int T, int C, int NH, float scale, int window, float softcap);
+
 }  // namespace headlab::model

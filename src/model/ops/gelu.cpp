@@ -39,4 +39,12 @@ void gelu_erf_forward(float* out, const float* inp, int N) {
   for (int i = 0; i < N; i++) out[i] = 0.5f * inp[i] * (1.0f + std::erf(inp[i] * 0.70710678118654752f));
 }
 
+void gelu_erf_backward(float* dinp, const float* inp, const float* dout, int N) {
+  for (int i = 0; i < N; i++) {
+    const double x = inp[i];
+    const double local = 0.5 * (1.0 + std::erf(x * 0.70710678118654752)) + x * std::exp(-0.5 * x * x) * 0.3989422804014327;
+    dinp[i] = static_cast<float>(local * dout[i]);
+  }
+}
+
 }  // namespace headlab::model

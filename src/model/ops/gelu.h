@@ -19,4 +19,10 @@ void gelu_erf_forward(float* out,        // (N)
                       const float* inp,  // (N)
                       int N);
 
+// Its backward: dinp = dout * (0.5 (1 + erf(x / sqrt 2)) + x exp(-x^2 / 2) / sqrt(2 pi))
+void gelu_erf_backward(float* dinp,        // (N)  written, not added
+                       const float* inp,   // (N)
+                       const float* dout,  // (N)
+                       int N);
+
 }  // namespace headlab::model

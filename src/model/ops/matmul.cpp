@@ -143,6 +143,10 @@ void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dou
   }
 }
 
+void matmul_backward_input(float* dinp, const float* dout, const float* weight, int N, int C, int OC) {
+  blas_sgemm(false, false, N, C, OC, 1.0f, dout, OC, weight, C, 1.0f, dinp, C);
+}
+
 void matmul_forward_naive(float* out, const float* inp, const float* weight, const float* bias, int N,
                           int C, int OC) {
   for (int n = 0; n < N; n++) {

@@ -43,4 +43,10 @@ void matmul_forward_naive(float* out, const float* inp, const float* weight, con
 void matmul_backward_naive(float* dinp, float* dweight, float* dbias, const float* dout,
                            const float* inp, const float* weight, int N, int C, int OC);
 
+// The input's gradient alone (attribution needs no weight gradient): dinp (N, C) += dout (N, OC) @ weight (OC, C)
+void matmul_backward_input(float* dinp,          // (N, C)   +=
+                           const float* dout,    // (N, OC)
+                           const float* weight,  // (OC, C)
+                           int N, int C, int OC);
+
 }  // namespace headlab::model

@@ -27,4 +27,22 @@ void rmsnorm_forward(float* out, const float* inp, const float* weight, int N, i
   }
 }
 
+void rmsnorm_backward(float* dinp, const float* dout, const float* inp, const float* weight, int N, int C, float eps,
+                      bool plus_one) {
+  const double offset = plus_one ? 1.0 : 0.0;
+  for (int n = 0; n < N; n++) {
+    const float* x = inp + std::size_t(n) * C;
+    const float* d = dout + std::size_t(n) * C;
+    double ss = 0.0, gx = 0.0;
+    for (int i = 0; i < C; i++) {
+      ss += double(x[i]) * x[i];
+      gx += double(d[i]) * (offset + weight[i]) * x[i];
+    }
+    const double s = 1.0 / std::sqrt(ss / C + eps);
+    const double k = s * s * s * gx / C;  // s^3 mean_j(g_j x_j)
+    float* dx = dinp + std::size_t(n) * C;
+    for (int i = 0; i < C; i++) dx[i] += static_cast<float>(s * double(d[i]) * (offset + weight[i]) - double(x[i]) * k);
+  }
+}
+
 }  // namespace headlab::model

@@ -13,4 +13,13 @@ void rmsnorm_forward(float* out,           // (N, C)
                      const float* weight,  // (C)
                      int N, int C, float eps, bool plus_one = false);
 
+// backward (w' = w, or 1 + w with plus_one; s = rstd):
+//   g_i = dout_i w'_i;   dx_i += s g_i - x_i s^3 mean_j(g_j x_j)
+// (the input's gradient only: headlab's backward is for attribution, not training the norm)
+void rmsnorm_backward(float* dinp,          // (N, C)  +=
+                      const float* dout,    // (N, C)
+                      const float* inp,     // (N, C)
+                      const float* weight,  // (C)
+                      int N, int C, float eps, bool plus_one = false);
+
 }  // namespace headlab::model

@@ -37,8 +37,11 @@ void rope_forward(float* x, int T, int n_heads, int HS, int row_stride, int rota
   rope_forward_frequencies(x, T, n_heads, HS, row_stride, rotary_dim, interleaved, inv_freq.data(), scale);
 }
 
-void rope_forward_frequencies(float* x, int T, int n_heads, int HS, int row_stride, int rotary_dim, bool interleaved,
-                              const float* inv_freq, float scale) {
+namespace {
+
+// Turns each pair by sign * angle(t, i): +1 the forward, -1 its backward.
+void rope_turn(float* x, int T, int n_heads, int HS, int row_stride, int rotary_dim, bool interleaved,
+               const float* inv_freq, float scale, float sign) {
   const int half = rotary_dim / 2;
   if (half == 0) return;
   // The angles and their cos/sin in double, then rounded: one table for every head of a row.
@@ -48,7 +51,7 @@ void rope_forward_frequencies(float* x, int T, int n_heads, int HS, int row_stri
     for (int i = 0; i < half; i++) {
       const double a = pos * double(inv_freq[i]);
       cosv[i] = static_cast<float>(std::cos(a));
-      sinv[i] = static_cast<float>(std::sin(a));
+      sinv[i] = sign * static_cast<float>(std::sin(a));
     }
     for (int h = 0; h < n_heads; h++) {
       float* v = x + std::size_t(t) * row_stride + std::size_t(h) * HS;  // (HS)
@@ -61,6 +64,18 @@ void rope_forward_frequencies(float* x, int T, int n_heads, int HS, int row_stri
       }
     }
   }
+}
+
+}  // namespace
+
+void rope_forward_frequencies(float* x, int T, int n_heads, int HS, int row_stride, int rotary_dim, bool interleaved,
+                              const float* inv_freq, float scale) {
+  rope_turn(x, T, n_heads, HS, row_stride, rotary_dim, interleaved, inv_freq, scale, 1.0f);
+}
+
+void rope_backward_frequencies(float* dx, int T, int n_heads, int HS, int row_stride, int rotary_dim, bool interleaved,
+                               const float* inv_freq, float scale) {
+  rope_turn(dx, T, n_heads, HS, row_stride, rotary_dim, interleaved, inv_freq, scale, -1.0f);
 }
 
 }  // namespace headlab::model

@@ -33,4 +33,11 @@ std::vector<float> rope_frequencies(int rotary_dim, float theta);
 void rope_llama3_frequencies(std::vector<float>& inv_freq, float factor, float low_freq_factor, float high_freq_factor,
                              int original_max_positions);
 
+// The backward of rope_forward_frequencies, in place on the gradient: a rotation is
+// orthogonal, so its transpose is the rotation by the negative angle
+//   da = da' cos + db' sin,   db = db' cos - da' sin        (channels d..HS pass through)
+void rope_backward_frequencies(float* dx,  // (T, row_stride): d rotated -> d input, in place
+                               int T, int n_heads, int HS, int row_stride, int rotary_dim, bool interleaved,
+                               const float* inv_freq, float scale);
+
 }  // namespace headlab::model

@@ -156,3 +156,24 @@ TEST(AttentionHeadKernels, ForwardAndBackwardMatchTheLoopsHeadByHead) {
         ASSERT_NEAR(att[i], att_ref[i], 1e-5f + 1e-4f * std::fabs(att_ref[i])) << "pattern [" << bh << "," << t << "," << t2 << "]";
       }
 }
+
+// The inference attention's backward, through the scale, Gemma 2's soft-cap and a sliding
+// window, against central differences of attention_forward_causal.
+TEST(AttentionBackwardCausal, MatchesFiniteDifferencesWithScaleSoftcapAndWindow) {
+  const int T = 5, C = 8, NH = 2;
+  struct Case { float scale; int window; float softcap; const char* name; };
+  for (const Case k : {Case{0.5f, 0, 0.0f, "attention causal dinp"}, Case{0.3f, 3, 2.0f, "attention window+softcap dinp"}}) {
+    std::vector<float> inp = random_vector(T * 3 * C, 61), dout = random_vector(T * C, 62), out(T * C);
+    std::vector<float> scratch(std::size_t(attention_causal_scratch_size(T)));
+    AttentionHeadHooks hooks;
+    hooks.window = k.window;
+    hooks.softcap = k.softcap;
+    auto loss = [&] {
+      attention_forward_causal(out.data(), inp.data(), T, C, NH, k.scale, hooks, scratch.data());
+      return weighted_sum(out.data(), dout.data(), out.size());
+    };
+    std::vector<float> dinp(T * 3 * C, 0.0f);
+    headlab::model::attention_backward_causal(dinp.data(), dout.data(), inp.data(), T, C, NH, k.scale, k.window, k.softcap);
+    EXPECT_TRUE(gradcheck(k.name, loss, inp.data(), inp.size(), dinp.data()));
+  }
+}

@@ -41,3 +41,15 @@ TEST(GeluErfForward, MatchesKnownValues) {
   headlab::model::gelu_erf_forward(out, x, 5);
   for (int i = 0; i < 5; i++) EXPECT_NEAR(out[i], expected[i], 1e-6f) << "x = " << x[i];
 }
+
+// The exact (erf) GELU's gradient, against central differences.
+TEST(GeluErfBackward, MatchesFiniteDifferences) {
+  const int N = 32;
+  std::vector<float> x = random_vector(N, 31, 2.0f), dout = random_vector(N, 32), out(N), dx(N);
+  auto loss = [&] {
+    headlab::model::gelu_erf_forward(out.data(), x.data(), N);
+    return weighted_sum(out.data(), dout.data(), N);
+  };
+  headlab::model::gelu_erf_backward(dx.data(), x.data(), dout.data(), N);
+  EXPECT_TRUE(gradcheck("gelu_erf dinp", loss, x.data(), x.size(), dx.data()));
+}

@@ -80,3 +80,13 @@ TEST(MatmulBackward, MatchesFiniteDifferences) {
   EXPECT_TRUE(gradcheck("matmul dweight", loss, w.data(), w.size(), dw.data()));
   EXPECT_TRUE(gradcheck("matmul dbias", loss, b.data(), b.size(), db.data()));
 }
+
+// The input's gradient alone equals matmul_backward's dinp.
+TEST(MatmulBackwardInput, EqualsTheFullBackwardsInputGradient) {
+  const int N = 3, C = 5, OC = 7;
+  std::vector<float> inp = random_vector(N * C, 51), w = random_vector(OC * C, 52), dout = random_vector(N * OC, 53);
+  std::vector<float> a(N * C, 0.0f), b(N * C, 0.0f), dw(OC * C, 0.0f);
+  headlab::model::matmul_backward_input(a.data(), dout.data(), w.data(), N, C, OC);
+  matmul_backward(b.data(), dw.data(), nullptr, dout.data(), inp.data(), w.data(), N, C, OC);
+  for (int i = 0; i < N * C; i++) EXPECT_NEAR(a[i], b[i], 1e-5f);
+}

@@ -36,3 +36,19 @@ TEST(RmsNormForward, KeepsTheMeanUnlikeLayerNorm) {
   rmsnorm_forward(out, x, w, 1, 4, 0.0f);
   for (float v : out) EXPECT_FLOAT_EQ(v, 1.0f);
 }
+
+// The input's gradient of RMSNorm, plain and Gemma's (1 + w), against central differences.
+TEST(RmsnormBackward, MatchesFiniteDifferencesWithAndWithoutPlusOne) {
+  const int N = 3, C = 8;
+  for (bool plus_one : {false, true}) {
+    std::vector<float> x = random_vector(N * C, 11), w = random_vector(C, 12, 0.5f), dout = random_vector(N * C, 13);
+    std::vector<float> out(N * C), dx(N * C, 0.0f);
+    auto loss = [&] {
+      rmsnorm_forward(out.data(), x.data(), w.data(), N, C, 1e-6f, plus_one);
+      return headlab::testing::weighted_sum(out.data(), dout.data(), out.size());
+    };
+    headlab::model::rmsnorm_backward(dx.data(), dout.data(), x.data(), w.data(), N, C, 1e-6f, plus_one);
+    EXPECT_TRUE(headlab::testing::gradcheck(plus_one ? "rmsnorm (1+w) dinp" : "rmsnorm dinp", loss, x.data(), x.size(),
+                                            dx.data()));
+  }
+}

@@ -72,3 +72,22 @@ TEST(RopeForward, MakesTheDotProductDependOnTheDistanceOnly) {
   EXPECT_NEAR(dot(3, 1), dot(10, 8), 1e-5);
   EXPECT_NEAR(dot(5, 5), dot(0, 0), 1e-5);
 }
+
+// The rotary's backward (the rotation by minus the angle) against central differences, for
+// NeoX halves and GPT-J pairs, partial rotary (4 of 6 channels) and a linear scale.
+TEST(RopeBackward, MatchesFiniteDifferencesForHalvesPairsAndPartialRotary) {
+  const int T = 4, NH = 2, HS = 6, stride = 14, rd = 4;
+  const std::vector<float> inv_freq = headlab::model::rope_frequencies(rd, 10000.0f);
+  for (bool interleaved : {false, true}) {
+    std::vector<float> x = random_vector(T * stride, 41), dout = random_vector(T * stride, 42), y(T * stride);
+    auto loss = [&] {
+      y = x;
+      headlab::model::rope_forward_frequencies(y.data(), T, NH, HS, stride, rd, interleaved, inv_freq.data(), 2.0f);
+      return headlab::testing::weighted_sum(y.data(), dout.data(), y.size());
+    };
+    std::vector<float> dx = dout;
+    headlab::model::rope_backward_frequencies(dx.data(), T, NH, HS, stride, rd, interleaved, inv_freq.data(), 2.0f);
+    EXPECT_TRUE(headlab::testing::gradcheck(interleaved ? "rope pairs dinp" : "rope halves dinp", loss, x.data(), x.size(),
+                                            dx.data()));
+  }
+}

@@ -24,3 +24,20 @@ TEST(SwigluForward, MatchesAPlainLoopOfSiluGateTimesUp) {
     }
   EXPECT_LT(worst, 1e-6);
 }
+
+// SwiGLU's and GeGLU's gradients with respect to gate and up, against central differences.
+TEST(GatedMlpBackward, SwigluAndGegluMatchFiniteDifferences) {
+  const int N = 2, F = 6;
+  for (bool swi : {true, false}) {
+    std::vector<float> inp = random_vector(N * 2 * F, 21), dout = random_vector(N * F, 22);
+    std::vector<float> out(N * F), dinp(N * 2 * F, 0.0f);
+    auto loss = [&] {
+      if (swi) swiglu_forward(out.data(), inp.data(), N, F);
+      else headlab::model::geglu_forward(out.data(), inp.data(), N, F);
+      return headlab::testing::weighted_sum(out.data(), dout.data(), out.size());
+    };
+    if (swi) headlab::model::swiglu_backward(dinp.data(), dout.data(), inp.data(), N, F);
+    else headlab::model::geglu_backward(dinp.data(), dout.data(), inp.data(), N, F);
+    EXPECT_TRUE(headlab::testing::gradcheck(swi ? "swiglu dinp" : "geglu dinp", loss, inp.data(), inp.size(), dinp.data()));
+  }
+}
