@@ -21,6 +21,7 @@
 #include "cli/dtype_option.h"
 #include "cli/steer_option.h"
 #include "formats/model_files.h"
+#include "research/attribution_patching.h"
 #include "research/patch_input.h"
 #include "research/patching.h"
 #include "research/prompts.h"
@@ -47,6 +48,7 @@ struct PatchOptions {
   std::string metric = "logit_diff";
   bool noising = false;
   bool denoising = false;
+  std::string method = "activation";  // or attribution (research/attribution_patching.h)
   bool path = false;  // path patching (research/path_patching.h) instead of activation patching
   std::string senders = "all", receivers = "final";
   bool tl_loop = false;
@@ -162,11 +164,14 @@ std::vector<std::vector<std::string>> position_header(const server::ModelPatchRe
 std::string patch_table(const server::ModelPatchResult& m, const model::BpeTokenizer* tok, const model::ModelConfig& c) {
   const PatchResult& r = m.result;
   std::ostringstream out;
+  const bool attribution = m.method == research::PatchMethod::attribution;
+  if (attribution) out << "Attribution patching (each value a first-order estimate: the base run's metric + gradient . difference)\n";
   out << "Patching " << research::patch_what_name(r.what) << " ("
       << (r.noising ? "noising: corrupted activations into the clean run" : "denoising: clean activations into the corrupted run")
       << "), metric " << research::patch_metric_name(r.metric) << ": clean " << cell(r.clean) << ", corrupted "
       << cell(r.corrupted) << ".\n" << m.pairs << (m.pairs == 1 ? " pair, " : " pairs, ") << r.cost.forwards
-      << " forwards, " << r.skipped << " of them skipped (the patched slice was the same in both runs).\n";
+      << (attribution ? " forwards and one backward per pair.\n"
+                      : " forwards, " + std::to_string(r.skipped) + " of them skipped (the patched slice was the same in both runs).\n");
   for (const auto& st : r.steering)
     out << "Every run steered: " << st.coef << (st.rows == 1 ? " x the vector" : " x ActAdd's " + std::to_string(st.rows) + " rows")
         << " added to blocks." << st.layer << ".hook_resid_pre from position " << st.from << ".\n";
@@ -345,6 +350,14 @@ int run_patch(const PatchOptions& o) {
                        "--corrupted, --answer and --wrong",
                        2);
   if (o.noising && o.denoising) return print_error("give --noising or --denoising, not both", 2);
+  auto method = research::parse_patch_method(o.method);
+  if (!method) return print_error("--method: \"" + o.method + "\" is not activation or attribution", 2);
+  const bool attribution = *method == research::PatchMethod::attribution;
+  if (attribution && (o.path || o.tl_loop))
+    return print_error(std::string("--method attribution estimates activation patching's sweeps from one backward; ") +
+                           (o.path ? "path patching (--path) has no attribution form here" : "--tl-loop is activation patching's") +
+                           ": leave it out",
+                       2);
   research::PathPatchRequest path_rq;
   if (o.path) {
     if (!o.what.empty() || !o.layers.empty() || !o.positions.empty() || !o.steering.steer.empty() ||
@@ -438,12 +451,13 @@ int run_patch(const PatchOptions& o) {
   // 4. the sweep, with progress past a second
   Progress progress(what_name);
   rq.progress = [&progress](std::size_t done, std::size_t total) { progress(done, total); };
-  auto result = research::patch(*params, in->pairs, rq, ws);
+  auto result = attribution ? research::attribution_patch(*params, in->pairs, rq, ws)
+                            : research::patch(*params, in->pairs, rq, ws);
   rq.progress = nullptr;
   progress.finish();
   if (!result) return print_error(result.error().message, result.error().code == ErrorCode::invalid_argument ? 2 : 1);
   server::ModelPatchResult m{std::move(*result), in->clean.front().tokens, in->corrupted.front().tokens,
-                             static_cast<int>(in->pairs.size())};
+                             static_cast<int>(in->pairs.size()), *method};
 
   std::string text = o.format == "json" ? server::encode_model_patch(m) + "\n"
                      : o.format == "csv" ? patch_csv(m, tok.get())
@@ -506,6 +520,12 @@ void add_patch_command(CLI::App& app, int& exit_code) {
       "ones too, as `headlab intervene` does (its --help says how): which slices carry the answer\n"
       "once the residual stream is pushed along a direction.\n"
       "A sweep longer than a second shows its progress on stderr. docs/research.md has a worked example.\n\n"
+      "Attribution patching (--method attribution; Nanda 2023, Syed et al. 2023, Kramar et al. 2024):\n"
+      "every index of the sweep from one forward and one backward of the base run and one forward of\n"
+      "the source run, each value the first-order estimate m(base) + sum over the slice of dm/da . (a_source\n"
+      "- a_base), in activation patching's axes and units. For resid_pre, resid_mid, attn_out, mlp_out,\n"
+      "z_all_pos, z_by_pos and block_every.\n"
+      "  headlab patch --method attribution --model models/gpt2 --prompts ioi.jsonl --what z_all_pos --metric normalized\n\n"
       "Path patching (--path; Wang et al. 2022's IOI paper, appendix B, as ARENA's IOI chapter): how much\n"
       "of one head's effect goes by one path. For each sender head, the clean run with that head's\n"
       "output (hook_z) taken from the corrupted run and every other head's output frozen to the clean\n"
@@ -543,6 +563,10 @@ void add_patch_command(CLI::App& app, int& exit_code) {
                 "Patch corrupted activations into the clean run (the default with --path; without it, denoising is)");
   cmd->add_flag("--denoising", opts->denoising,
                 "Patch clean activations into the corrupted run (the default without --path)");
+  cmd->add_option("--method", opts->method,
+                  "activation (one patched run per index, exact) or attribution (one backward per pair: each value the "
+                  "first-order estimate m(base) + gradient . (source - base); resid_*, attn_out, mlp_out, z_*, block_every)")
+      ->capture_default_str();
   cmd->add_flag("--path", opts->path, "Path patching: each sender head into --receivers, every other head frozen (see above)");
   cmd->add_option("--senders", opts->senders, "--path: the sender heads, like 0.3,1.* (default: all)");
   cmd->add_option("--receivers", opts->receivers,

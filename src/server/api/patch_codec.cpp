@@ -66,7 +66,7 @@ Result<ModelPatchRequest> decode_model_patch_request(std::string_view body) {
   auto j = parse_json_object(body, kExample);
   if (!j) return tl::unexpected(j.error());
   HEADLAB_TRY(only_fields(*j, {"clean", "corrupted", "clean_ids", "corrupted_ids", "answer", "wrong", "prompts", "bos",
-                               "what", "metric", "noising", "layers", "positions", "steer"}));
+                               "what", "metric", "noising", "layers", "positions", "steer", "method"}));
   ModelPatchRequest r;
   if (j->contains("clean_ids") || j->contains("corrupted_ids")) {
     for (const char* text : {"clean", "corrupted", "prompts"})
@@ -121,6 +121,14 @@ Result<ModelPatchRequest> decode_model_patch_request(std::string_view body) {
     return tl::unexpected(bad("Unknown 'metric' \"" + metric.substr(0, 40) +
                               "\". It is one of: logit_diff, normalized, loss, logprob."));
   r.metric = *m;
+  std::string method = "activation";
+  HEADLAB_TRY(read_field(*j, "method", method, false));
+  auto how = research::parse_patch_method(method);
+  if (!how)
+    return tl::unexpected(bad("Unknown 'method' \"" + method.substr(0, 40) +
+                              "\". It is activation (one patched run per index, the default) or attribution (one "
+                              "backward, a linear estimate)."));
+  r.method = *how;
   HEADLAB_TRY(read_field(*j, "noising", r.noising, false));
   HEADLAB_TRY(read_int_list(*j, "layers", r.layers));
   HEADLAB_TRY(read_int_list(*j, "positions", r.positions));
@@ -154,6 +162,8 @@ std::string encode_model_patch(const ModelPatchResult& m) {
              {{"forwards", r.cost.forwards}, {"block_tokens", r.cost.block_tokens}, {"multiply_adds", r.cost.multiply_adds}}},
             {"skipped", r.skipped}};
   if (!r.patch_types.empty()) j["patch_types"] = r.patch_types;
+  // attribution patching's values are estimates (research/attribution_patching.h): said so
+  if (m.method == research::PatchMethod::attribution) j["method"] = "attribution";
   if (!r.steering.empty()) {
     nlohmann::ordered_json steer = nlohmann::ordered_json::array();
     for (const auto& st : r.steering)

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "research/patch_input.h"
+#include "research/attribution_patching.h"
 #include "research/patching.h"
 #include "server/model_service/model_service.h"
 
@@ -46,7 +47,8 @@ Result<ModelPatchResult> ModelService::patch(const ModelPatchRequest& req) {
   auto steering = prepare_steering(req.steer, req.bos);
   if (!steering) return tl::unexpected(steering.error());
   rq.steering = steering->steering;  // checked with the request; ActAdd's rows come in the turn
-  auto cost = research::patch_cost(c, in->pairs, rq);
+  const bool attribution = req.method == research::PatchMethod::attribution;
+  auto cost = attribution ? research::attribution_patch_cost(c, in->pairs, rq) : research::patch_cost(c, in->pairs, rq);
   if (!cost) return tl::unexpected(cost.error());
   if (cost->multiply_adds > options_.max_patch_multiply_adds)
     return make_error(
@@ -64,15 +66,15 @@ Result<ModelPatchResult> ModelService::patch(const ModelPatchRequest& req) {
   rq.keep_going = [deadline] { return std::chrono::steady_clock::now() < deadline; };
   // By value: a job that outlives a timed-out request must not read this frame.
   auto result = pool_->run<research::PatchResult>(
-      [this, pairs = in->pairs, rq, steering = std::move(*steering)](model::Workspace& ws) mutable -> Result<research::PatchResult> {
+      [this, pairs = in->pairs, rq, attribution, steering = std::move(*steering)](model::Workspace& ws) mutable -> Result<research::PatchResult> {
         auto s = resolve_steering(std::move(steering), ws);
         if (!s) return tl::unexpected(s.error());
         rq.steering = std::move(*s);
-        return research::patch(params_, pairs, rq, ws);
+        return attribution ? research::attribution_patch(params_, pairs, rq, ws) : research::patch(params_, pairs, rq, ws);
       });
   if (!result) return tl::unexpected(result.error());
   return ModelPatchResult{std::move(*result), std::move(in->clean.front().tokens),
-                          std::move(in->corrupted.front().tokens), static_cast<int>(in->pairs.size())};
+                          std::move(in->corrupted.front().tokens), static_cast<int>(in->pairs.size()), req.method};
 }
 
 }  // namespace headlab::server

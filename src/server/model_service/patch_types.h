@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "research/attribution_patching.h"
 #include "research/patching.h"
 #include "research/prompts.h"
 #include "server/model_service/model_types.h"
@@ -25,6 +26,8 @@ struct ModelPatchRequest {
   std::vector<int> layers;     // empty: every layer
   std::vector<int> positions;  // empty: every position
   std::vector<SteerSpec> steer;  // added in every run of the sweep, as in intervene
+  // "method": activation (one patched run per index) or attribution (research/attribution_patching.h)
+  research::PatchMethod method = research::PatchMethod::activation;
 };
 
 struct ModelPatchResult {
@@ -32,6 +35,7 @@ struct ModelPatchResult {
   std::vector<model::Token> tokens;            // the first pair's clean prompt (the pos axis' labels)
   std::vector<model::Token> corrupted_tokens;  // the first pair's corrupted prompt
   int pairs = 0;
+  research::PatchMethod method = research::PatchMethod::activation;  // said in the JSON when attribution
 };
 
 }  // namespace headlab::server
