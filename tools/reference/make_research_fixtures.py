@@ -195,6 +195,18 @@ def build(name, rr, torch):
             assert abs(patch["resid_pre"][0][pos] - corrupted_metric) < TOL, "equal positions change nothing"
     noising = rr.patch_sweep(m, p["clean"], corrupted_cache, "resid_pre", metric)
 
+    # attribution patching (denoising: the corrupted run's gradient, the clean activations), by
+    # autograd from the definition (research_reference.attribution_patch)
+    def metric_tensor(logits):
+        return logits[-1, answer] - logits[-1, wrong]
+    attr_whats = ["resid_pre", "attn_out"] + (["mlp_out"] if m.mlp else []) + \
+                 (["resid_mid"] if m.mlp and not m.parallel else []) + ["z_all_pos", "z_by_pos"]
+    attribution = rr.attribution_patch(m, p["corrupted"], clean_cache, metric_tensor, attr_whats)
+    # sanity: a position where the prompts agree at layer 0 has no difference, so no attribution
+    for pos in range(len(p["clean"])):
+        if p["clean"][pos] == p["corrupted"][pos]:
+            assert abs(attribution["resid_pre"][0][pos] - corrupted_metric) < TOL, "equal positions attribute nothing"
+
     # path patching, ARENA's direction (orig = clean, new = corrupted): into the logits, and into
     # the receivers' inputs (PATH_RECEIVERS); a sender at the receivers' layer has no path to them
     receivers = PATH_RECEIVERS[name] if name in PATH_RECEIVERS else PATH_RECEIVERS["*"]
@@ -240,6 +252,7 @@ def build(name, rr, torch):
         "logit_diff": {"clean": r9(clean_metric), "corrupted": r9(corrupted_metric)},
         "patch": {k: r9(v) for k, v in patch.items()},
         "noising_resid_pre": r9(noising),
+        "attribution_patch": {k: r9(v) for k, v in attribution.items()},
         "path_patch": {"final": r9(path_final), "heads": r9(path_heads),
                        "receivers": [f"{l}.{h}:{x}" for (l, h, x) in receivers]},
         "lens": {"top5": lens["top5"], "top5_logit": r9(lens["top5_logit"]),

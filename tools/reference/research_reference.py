@@ -418,6 +418,47 @@ def patch_sweep(m, target_ids, source_cache, what, metric):
     raise ValueError(f"patch_sweep: no sweep {what!r}")
 
 
+# ---- attribution patching (Nanda 2023; Syed, Rager & Conmy 2023; Kramar et al. 2024) ------------
+
+def attribution_patch(m, base_ids, source_cache, metric, whats):
+    """Attribution patching from its definition: on the base run, the metric's gradient (torch
+    autograd) at each hooked activation a, times (a_source - a_base), summed over the slice that
+    activation patching would replace; each value is the estimated patched metric
+    metric(base) + attribution, in patch_sweep's axes. The gradient at a hook point is taken
+    through a zero tensor added there (d metric / d delta = d metric / d a, every other point's
+    delta 0 too). Returns {what: nested lists}; whats among resid_pre, resid_mid, attn_out,
+    mlp_out, z_all_pos, z_by_pos."""
+    def name_of(l, what):
+        return f"blocks.{l}.attn.hook_z" if what.startswith("z_") else f"blocks.{l}.hook_{what}"
+    names = sorted({name_of(l, w) for w in whats for l in range(m.L)})
+    deltas = {}
+
+    def add_delta(name):
+        def f(x):
+            d = torch.zeros_like(x, requires_grad=True)
+            deltas[name] = d
+            return x + d
+        return f
+    logits, cache = run_with_hooks(m, base_ids, {n: add_delta(n) for n in names})
+    value = metric(logits)  # a 0-d tensor
+    grads = dict(zip(names, torch.autograd.grad(value, [deltas[n] for n in names])))
+    base = value.item()
+    out = {}
+    for what in whats:
+        rows = []
+        for l in range(m.L):
+            n = name_of(l, what)
+            a = (grads[n] * (source_cache[n] - cache[n].detach()))  # (T, C) or (T, NH, HS)
+            if what == "z_all_pos":
+                rows.append((base + a.sum(dim=(0, 2))).tolist())    # [head]
+            elif what == "z_by_pos":
+                rows.append((base + a.sum(dim=2)).tolist())         # [pos][head]
+            else:
+                rows.append((base + a.sum(dim=1)).tolist())         # [pos]
+        out[what] = rows
+    return out
+
+
 # ---- path patching (Wang et al. 2022, appendix B; ARENA's IOI chapter) ----------------------------
 
 def path_patch(m, orig_ids, new_ids, metric, receivers=()):
