@@ -24,7 +24,7 @@ using headlab::testing::random_vector;
 
 namespace {
 
-struct Probe {
+struct BackwardProbe {
   const Parameters& p;
   std::vector<int> ids;
   std::vector<LogitGradient> g;
@@ -62,12 +62,12 @@ struct Probe {
   }
 };
 
-void check_family(const std::string& fixture) {
+void check_backward_of(const std::string& fixture) {
   SCOPED_TRACE(fixture);
   const Parameters p = headlab::testing::load_fixture(fixture, "model.safetensors");
   const ModelConfig& c = p.config;
   const int T = 5, V = c.vocab_size, L = c.n_layer, C = c.n_embd, D = c.q_width();
-  Probe probe{p, {}, {}};
+  BackwardProbe probe{p, {}, {}};
   for (int t = 0; t < T; t++) probe.ids.push_back((7 * t + 3) % V);
   probe.g.push_back({T - 1, {2, 5}, {1.0f, -1.0f}});
   probe.g.push_back({1, {}, random_vector(std::size_t(V), 3, 0.2f)});
@@ -113,8 +113,8 @@ void check_family(const std::string& fixture) {
 
 // GPT-2 (LayerNorm, learned positions, tanh GELU) and its attention-only variant.
 TEST(ModelBackward, GradientsMatchFiniteDifferencesOnGpt2AndAttentionOnly) {
-  check_family("gpt2_tiny");
-  check_family("attn_only");
+  check_backward_of("gpt2_tiny");
+  check_backward_of("attn_only");
 }
 
 // Pythia (parallel residual, partial rotary, erf GELU), Llama (GQA, SwiGLU), Llama 3's scaled
@@ -123,7 +123,7 @@ TEST(ModelBackward, GradientsMatchFiniteDifferencesOnGpt2AndAttentionOnly) {
 TEST(ModelBackward, GradientsMatchFiniteDifferencesOnEveryFamily) {
   for (const char* f : {"families/pythia", "families/llama", "families/llama3", "families/mistral_window",
                         "families/qwen2", "families/qwen3", "families/gemma2", "families/gemma3"})
-    check_family(f);
+    check_backward_of(f);
 }
 
 // A residual of the wrong size is refused with a message that says how to make one.

@@ -25,9 +25,9 @@ namespace {
 
 class AttributionPatchingReference : public ::testing::TestWithParam<const char*> {};
 
-void flatten(const json& j, std::vector<double>& out) {
+void flatten_nested(const json& j, std::vector<double>& out) {
   if (j.is_array())
-    for (const json& x : j) flatten(x, out);
+    for (const json& x : j) flatten_nested(x, out);
   else
     out.push_back(j.get<double>());
 }
@@ -54,7 +54,7 @@ TEST_P(AttributionPatchingReference, EverySweepMatchesTorchAutogradInFloat64) {
     EXPECT_NEAR(r->corrupted, expected["logit_diff"]["corrupted"].get<double>(),
                 1e-4 * std::max(1.0, std::fabs(double(r->corrupted))));
     std::vector<double> ref;
-    flatten(it.value(), ref);
+    flatten_nested(it.value(), ref);
     ASSERT_EQ(r->values.size(), ref.size()) << it.key();
     double worst = 0;
     std::size_t at = 0;
