@@ -85,10 +85,15 @@ void check_backward_of(const std::string& fixture) {
   GradcheckOptions fd;
   fd.eps = 1e-2, fd.atol = 2e-3, fd.rtol = 2e-2, fd.max_elements = 4;
   const std::size_t TC = std::size_t(T) * C;
-  for (int l = 0; l <= L; l++) {  // resid_pre (and the final stream at L), through start_layer
+  for (int l = 0; l <= L; l++) {  // resid_pre (and the final stream at L), through start_layer from 1
     std::vector<float> x(out.record.residual.begin() + std::ptrdiff_t(l * TC),
                          out.record.residual.begin() + std::ptrdiff_t((l + 1) * TC));
+    std::vector<float> delta(TC, 0.0f);  // layer 0: start_layer = 0 runs the embedding, so a hook adds the nudge
     auto m = [&] {
+      if (l == 0) {
+        for (std::size_t i = 0; i < TC; i++) delta[i] = x[i] - out.record.residual[i];
+        return probe.metric_with(HookPoint::resid_pre, 0, delta);
+      }
       ForwardOptions o;
       o.start_layer = l, o.start_resid = x.data();
       return probe.metric(o);
