@@ -73,35 +73,48 @@ TEST_P(AttributionPatchingReference, EverySweepMatchesTorchAutogradInFloat64) {
 INSTANTIATE_TEST_SUITE_P(Models, AttributionPatchingReference,
                          ::testing::Values("gpt2_tiny", "llama", "gemma2", "pythia", "headlab_tiny"));
 
-// Two tokens whose embeddings differ by 1e-2 x a random direction: every activation of the two
-// runs differs by O(1e-2), activation patching moves the metric by O(1e-2), and the linear
-// estimate misses by O(1e-4). Checked on GPT-2 and on Llama (GQA, rotary, SwiGLU).
-TEST(AttributionPatching, IsNearExactWhenTheRunsDifferLittle) {
+// Two tokens whose embeddings differ by a small fraction of the row's size along a fixed
+// direction: every activation of the two runs differs by O(fraction), activation patching moves
+// the metric by O(fraction), and the linear estimate misses by O(fraction^2): its miss over the
+// effect falls tenfold when the fraction does, and is small at 0.1%. On GPT-2 and on Llama (GQA,
+// rotary, SwiGLU).
+TEST(AttributionPatching, ConvergesToActivationPatchingAsTheRunsDifferLess) {
   for (const char* fixture : {"gpt2_tiny", "families/llama"}) {
     headlab::model::LoadOptions rows;
     rows.rows = true;
     headlab::model::Parameters p = headlab::testing::load_fixture(fixture, "model.safetensors", rows);
     const int C = p.config.n_embd, a = 5, b = 6;
     float* wte = p.t.wte;
-    for (int i = 0; i < C; i++) wte[std::size_t(b) * C + i] = wte[std::size_t(a) * C + i] + 1e-2f * std::sin(1.0f + 7.0f * i);
+    double ms = 0;  // the row's mean square
+    for (int i = 0; i < C; i++) ms += double(wte[std::size_t(a) * C + i]) * wte[std::size_t(a) * C + i] / C;
     PatchPair pair{{1, 9, a, 3, 11, 4}, {1, 9, b, 3, 11, 4}, 2, 7};
     headlab::model::Workspace ws;
     for (PatchWhat what : {PatchWhat::resid_pre, PatchWhat::attn_out, PatchWhat::z_all_pos}) {
-      PatchRequest rq;
-      rq.what = what;
-      auto act = patch(p, {&pair, 1}, rq, ws);
-      auto att = attribution_patch(p, {&pair, 1}, rq, ws);
-      ASSERT_TRUE(act && att);
-      ASSERT_EQ(act->values.size(), att->values.size());
-      double effect = 0, miss = 0;
-      for (std::size_t i = 0; i < act->values.size(); i++) {
-        effect = std::max(effect, std::fabs(double(act->values[i]) - act->corrupted));
-        miss = std::max(miss, std::fabs(double(act->values[i]) - att->values[i]));
+      double ratio[2] = {0, 0}, missed[2] = {0, 0};
+      for (int k = 0; k < 2; k++) {
+        const float nudge = (k == 0 ? 1e-2f : 1e-3f) * static_cast<float>(std::sqrt(ms));
+        for (int i = 0; i < C; i++)
+          wte[std::size_t(b) * C + i] = wte[std::size_t(a) * C + i] + nudge * std::sin(1.0f + 7.0f * i);
+        PatchRequest rq;
+        rq.what = what;
+        auto act = patch(p, {&pair, 1}, rq, ws);
+        auto att = attribution_patch(p, {&pair, 1}, rq, ws);
+        ASSERT_TRUE(act && att);
+        ASSERT_EQ(act->values.size(), att->values.size());
+        double effect = 0, miss = 0;
+        for (std::size_t i = 0; i < act->values.size(); i++) {
+          effect = std::max(effect, std::fabs(double(act->values[i]) - act->corrupted));
+          miss = std::max(miss, std::fabs(double(act->values[i]) - att->values[i]));
+        }
+        ASSERT_GT(effect, 1e-5);
+        ratio[k] = miss / effect, missed[k] = miss;
       }
-      std::printf("%s %s: largest effect %.3g, largest miss of the estimate %.3g\n", fixture,
-                  std::string(patch_what_name(what)).c_str(), effect, miss);
-      EXPECT_GT(effect, 1e-4);
-      EXPECT_LT(miss, 0.05 * effect) << fixture << " " << patch_what_name(what);
+      std::printf("%s %s: miss / effect %.3g at a 1%% difference, %.3g at 0.1%% (miss %.2g)\n", fixture,
+                  std::string(patch_what_name(what)).c_str(), ratio[0], ratio[1], missed[1]);
+      // float32 runs: a miss under 2e-6 is the patched run's rounding, not the estimate's
+      const bool at_rounding = missed[1] < 2e-6;
+      EXPECT_TRUE(ratio[1] < 0.02 || at_rounding) << fixture << " " << patch_what_name(what);
+      EXPECT_TRUE(ratio[1] < ratio[0] / 4 || at_rounding) << fixture << " " << patch_what_name(what);
     }
   }
 }
