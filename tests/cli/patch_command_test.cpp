@@ -282,3 +282,40 @@ TEST(PatchCommand, BadPathPatchingInputIsAUsageErrorThatSaysWhy) {
   for (const char* says : {"--path", "--receivers", "ARENA", "appendix B", "frozen"})
     EXPECT_NE(help.out.find(says), std::string::npos) << says;
 }
+
+// --method attribution on the reference pair as ids: the PyTorch autograd reference
+// (expected.json's "attribution_patch"), and its refusals.
+TEST(PatchCommand, AttributionMethodReproducesTheAutogradReferenceAndRefusesWhatItCannotDo) {
+  const std::string dir = std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/research/headlab_tiny";
+  std::ifstream pf(dir + "/prompts.json"), ef(dir + "/expected.json");
+  ASSERT_TRUE(pf && ef) << dir;
+  const auto prompts = nlohmann::json::parse(pf), expected = nlohmann::json::parse(ef);
+  auto ids = [](const nlohmann::json& a) {
+    std::string s;
+    for (int id : a) s += (s.empty() ? "" : " ") + std::to_string(id);
+    return s;
+  };
+  const std::string pair = "--clean-ids '" + ids(prompts["clean"]) + "' --corrupted-ids '" + ids(prompts["corrupted"]) +
+                           "' --answer '#" + std::to_string(int(prompts["answer"])) + "' --wrong '#" +
+                           std::to_string(int(prompts["wrong"])) + "'";
+  CommandResult r = patch_stdout(pair + " --method attribution --what z_by_pos --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["method"], "attribution");
+  const auto& want = expected["attribution_patch"]["z_by_pos"];
+  ASSERT_EQ(j["values"].size(), want.size());
+  for (std::size_t l = 0; l < want.size(); l++)
+    for (std::size_t p = 0; p < want[l].size(); p++)
+      for (std::size_t h = 0; h < want[l][p].size(); h++)
+        EXPECT_NEAR(double(j["values"][l][p][h]), double(want[l][p][h]),
+                    1e-4 * std::max(1.0, std::fabs(double(want[l][p][h]))));
+  CommandResult q = patch(pair + " --method attribution --what pattern_all_pos");
+  EXPECT_EQ(q.exit_code, 2);
+  EXPECT_NE(q.out.find("not pattern_all_pos"), std::string::npos) << q.out;
+  CommandResult path = patch(pair + " --method attribution --path");
+  EXPECT_EQ(path.exit_code, 2);
+  EXPECT_NE(path.out.find("--path"), std::string::npos) << path.out;
+  CommandResult table = patch(pair + " --method attribution --what resid_pre --positions 6");
+  EXPECT_EQ(table.exit_code, 0) << table.out;
+  EXPECT_NE(table.out.find("Attribution patching (each value a first-order estimate"), std::string::npos) << table.out;
+}
