@@ -89,11 +89,12 @@ Status backward(const Parameters& params, std::span<const int> ids, std::span<co
       if (tok < 0 || tok >= V) return bad("token " + std::to_string(tok) + " is outside the vocabulary");
   }
 
-  out.L = L, out.T = T, out.C = C, out.D = D, out.NH = NH, out.HS = HS;
+  out.L = L, out.T = T, out.C = C, out.D = D, out.NH = NH, out.HS = HS, out.QKV = QKV;
   out.sequential_mlp = c.mlp && !c.parallel_residual;
   out.resid_pre.assign(std::size_t(L + 1) * TC, 0.0f);
   out.resid_mid.assign(out.sequential_mlp ? std::size_t(L) * TC : 0, 0.0f);
   out.z.assign(std::size_t(L) * T * D, 0.0f);
+  out.qkv.assign(std::size_t(L) * T * QKV, 0.0f);
   const Norm norm{c, T, C};
   const bool has_norm_bias = c.norm == ModelConfig::Norm::layernorm;
   auto bias_or_null = [](const float* base, bool has, std::size_t offset) { return has ? base + offset : nullptr; };
@@ -273,6 +274,8 @@ Status backward(const Parameters& params, std::span<const int> ids, std::span<co
       rope_backward_frequencies(dqkv.data() + D, T, NKV, HS, QKV, rd, c.rotary_interleaved, rope->inv_freq.data(),
                                 rope->scale);
     }
+    // the gradient at hook_q, hook_k, hook_v: after the q/k norm, before the rotary
+    std::copy(dqkv.begin(), dqkv.end(), out.qkv.begin() + std::size_t(l) * T * QKV);
     if (c.qk_norm) {
       Floats dnormed(dqkv);
       for (int t = 0; t < T; t++) {

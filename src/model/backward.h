@@ -9,6 +9,7 @@
 //   ActivationGradients grads;
 //   Status s = backward(params, ids, out.record.residual, {&g, 1}, grads);
 //   grads.resid_pre_at(3)[t * C + i];                        // d metric / d blocks.3.hook_resid_pre[t, i]
+// (the pattern's gradient is dpattern[h, t, t2] = dz[t, h] . v[t2, kv(h)], from z_at and the run's v)
 //
 // It walks the forward in reverse (model/forward.h's numbered steps), one block at a time:
 // from the block's recorded resid_pre it runs the block again (cheap: one block), keeping what
@@ -50,11 +51,14 @@ struct LogitGradient {
 
 // d metric / d the activation at each hook point; shapes as the hooks' (model/hooks.h).
 struct ActivationGradients {
-  int L = 0, T = 0, C = 0, D = 0, NH = 0, HS = 0;
+  int L = 0, T = 0, C = 0, D = 0, NH = 0, HS = 0, QKV = 0;
   bool sequential_mlp = false;   // the block has a resid_mid (sequential with an MLP)
   std::vector<float> resid_pre;  // (L+1, T, C)  [l]: blocks.l.hook_resid_pre; [L]: the final resid_post
   std::vector<float> resid_mid;  // (L, T, C)    when sequential_mlp, else empty
   std::vector<float> z;          // (L, T, D)    attn.hook_z, head h at columns h*HS..
+  // (L, T, QKV)  attn.hook_q, hook_k, hook_v (after the q/k norm, before the rotary, as TL's):
+  // q's NH heads at [0, D), k's NKV heads at [D, D + NKV*HS), v's after
+  std::vector<float> qkv;
 
   const float* resid_pre_at(int l) const { return resid_pre.data() + std::size_t(l) * T * C; }
   const float* resid_post_at(int l) const { return resid_pre_at(l + 1); }
@@ -64,6 +68,7 @@ struct ActivationGradients {
   const float* attn_out_at(int l) const { return sequential_mlp ? resid_mid_at(l) : resid_post_at(l); }
   const float* mlp_out_at(int l) const { return resid_post_at(l); }
   const float* z_at(int l) const { return z.data() + std::size_t(l) * T * D; }
+  const float* qkv_at(int l) const { return qkv.data() + std::size_t(l) * T * QKV; }
 };
 
 // The gradient of the metric whose logit gradients are `dlogits` (positions need not be

@@ -106,6 +106,18 @@ void check_backward_of(const std::string& fixture) {
                                  {HookPoint::attn_out, grads.attn_out_at(l), TC, "attn_out"}};
     if (c.mlp) points.push_back({HookPoint::mlp_out, grads.mlp_out_at(l), TC, "mlp_out"});
     if (grads.sequential_mlp) points.push_back({HookPoint::resid_mid, grads.resid_mid_at(l), TC, "resid_mid"});
+    // q, k, v: their columns of the (T, QKV) gradient, dense as the hooks' (T, heads, HS)
+    const int QKV = c.qkv_width(), KW = c.kv_heads() * c.head_size();
+    std::vector<std::vector<float>> dense;
+    for (auto [col, width] : {std::pair{0, D}, std::pair{D, KW}, std::pair{D + KW, KW}}) {
+      std::vector<float> d(std::size_t(T) * width);
+      for (int t = 0; t < T; t++)
+        for (int i = 0; i < width; i++) d[std::size_t(t) * width + i] = grads.qkv_at(l)[std::size_t(t) * QKV + col + i];
+      dense.push_back(std::move(d));
+    }
+    points.push_back({HookPoint::q, dense[0].data(), dense[0].size(), "q"});
+    points.push_back({HookPoint::k, dense[1].data(), dense[1].size(), "k"});
+    points.push_back({HookPoint::v, dense[2].data(), dense[2].size(), "v"});
     for (const Point& pt : points) {
       std::vector<float> delta(pt.n, 0.0f);
       auto m = [&] { return probe.metric_with(pt.point, l, delta); };
