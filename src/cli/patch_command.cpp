@@ -523,8 +523,7 @@ void add_patch_command(CLI::App& app, int& exit_code) {
       "Attribution patching (--method attribution; Nanda 2023, Syed et al. 2023, Kramar et al. 2024):\n"
       "every index of the sweep from one forward and one backward of the base run and one forward of\n"
       "the source run, each value the first-order estimate m(base) + sum over the slice of dm/da . (a_source\n"
-      "- a_base), in activation patching's axes and units. For resid_pre, resid_mid, attn_out, mlp_out,\n"
-      "z_all_pos, z_by_pos and block_every.\n"
+      "- a_base), in activation patching's axes and units, for every --what above.\n"
       "  headlab patch --method attribution --model models/gpt2 --prompts ioi.jsonl --what z_all_pos --metric normalized\n\n"
       "Path patching (--path; Wang et al. 2022's IOI paper, appendix B, as ARENA's IOI chapter): how much\n"
       "of one head's effect goes by one path. For each sender head, the clean run with that head's\n"
@@ -565,7 +564,7 @@ void add_patch_command(CLI::App& app, int& exit_code) {
                 "Patch clean activations into the corrupted run (the default without --path)");
   cmd->add_option("--method", opts->method,
                   "activation (one patched run per index, exact) or attribution (one backward per pair: each value the "
-                  "first-order estimate m(base) + gradient . (source - base); resid_*, attn_out, mlp_out, z_*, block_every)")
+                  "first-order estimate m(base) + gradient . (source - base))")
       ->capture_default_str();
   cmd->add_flag("--path", opts->path, "Path patching: each sender head into --receivers, every other head frozen (see above)");
   cmd->add_option("--senders", opts->senders, "--path: the sender heads, like 0.3,1.* (default: all)");

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
 #include <utility>
 
 #include "model/backward.h"
@@ -24,38 +25,59 @@ using model::ModelConfig;
 
 namespace {
 
-Status bad(std::string message) { return make_error(ErrorCode::invalid_argument, std::move(message)); }
+// Which part of an activation one index covers (patching.cpp's slices), the activation dense
+// in its hook's shape: rows (T, C); heads (T, H, HS); patterns (NH, T, T).
+enum class Slice { row, head_all, head_pos, pattern_head, pattern_head_dest };
 
-// The sweeps attribution covers, each as activation patching's single sweeps (block_every: three).
-std::vector<PatchWhat> parts_of(PatchWhat w) {
-  if (w == PatchWhat::block_every) return {PatchWhat::resid_pre, PatchWhat::attn_out, PatchWhat::mlp_out};
-  return {w};
-}
+struct Part {
+  PatchWhat what;
+  HookPoint point;
+  Slice slice;
+};
 
-bool by_head(PatchWhat w) { return w == PatchWhat::z_all_pos || w == PatchWhat::z_by_pos; }
-
-// The hook point a part reads (resid_pre comes from the record instead).
-HookPoint point_of(PatchWhat w) {
+Part part_of(PatchWhat w) {
   switch (w) {
-    case PatchWhat::resid_mid: return HookPoint::resid_mid;
-    case PatchWhat::attn_out: return HookPoint::attn_out;
-    case PatchWhat::mlp_out: return HookPoint::mlp_out;
-    case PatchWhat::z_all_pos:
-    case PatchWhat::z_by_pos: return HookPoint::z;
-    default: return HookPoint::resid_pre;
+    case PatchWhat::resid_pre: return {w, HookPoint::resid_pre, Slice::row};
+    case PatchWhat::resid_mid: return {w, HookPoint::resid_mid, Slice::row};
+    case PatchWhat::attn_out: return {w, HookPoint::attn_out, Slice::row};
+    case PatchWhat::mlp_out: return {w, HookPoint::mlp_out, Slice::row};
+    case PatchWhat::z_all_pos: return {w, HookPoint::z, Slice::head_all};
+    case PatchWhat::q_all_pos: return {w, HookPoint::q, Slice::head_all};
+    case PatchWhat::k_all_pos: return {w, HookPoint::k, Slice::head_all};
+    case PatchWhat::v_all_pos: return {w, HookPoint::v, Slice::head_all};
+    case PatchWhat::pattern_all_pos: return {w, HookPoint::pattern, Slice::pattern_head};
+    case PatchWhat::z_by_pos: return {w, HookPoint::z, Slice::head_pos};
+    case PatchWhat::q_by_pos: return {w, HookPoint::q, Slice::head_pos};
+    case PatchWhat::k_by_pos: return {w, HookPoint::k, Slice::head_pos};
+    case PatchWhat::v_by_pos: return {w, HookPoint::v, Slice::head_pos};
+    case PatchWhat::pattern_by_pos: return {w, HookPoint::pattern, Slice::pattern_head_dest};
+    default: return {w, HookPoint::count, Slice::row};
   }
 }
 
-// The gradient at a part's hook point of layer l: (T, C), or (T, D) for z.
-const float* grad_of(const model::ActivationGradients& g, PatchWhat w, int l) {
+// The single sweeps of a request (the *_every: several, in patching.h's order).
+std::vector<Part> parts_of(PatchWhat w) {
+  std::vector<PatchWhat> ws;
   switch (w) {
-    case PatchWhat::resid_mid: return g.resid_mid_at(l);
-    case PatchWhat::attn_out: return g.attn_out_at(l);
-    case PatchWhat::mlp_out: return g.mlp_out_at(l);
-    case PatchWhat::z_all_pos:
-    case PatchWhat::z_by_pos: return g.z_at(l);
-    default: return g.resid_pre_at(l);
+    case PatchWhat::block_every: ws = {PatchWhat::resid_pre, PatchWhat::attn_out, PatchWhat::mlp_out}; break;
+    case PatchWhat::attn_head_all_pos_every:
+      ws = {PatchWhat::z_all_pos, PatchWhat::q_all_pos, PatchWhat::k_all_pos, PatchWhat::v_all_pos,
+            PatchWhat::pattern_all_pos};
+      break;
+    case PatchWhat::attn_head_by_pos_every:
+      ws = {PatchWhat::z_by_pos, PatchWhat::q_by_pos, PatchWhat::k_by_pos, PatchWhat::v_by_pos, PatchWhat::pattern_by_pos};
+      break;
+    default: ws = {w};
   }
+  std::vector<Part> out;
+  for (PatchWhat x : ws) out.push_back(part_of(x));
+  return out;
+}
+
+// The name of a part along an *_every's patch_type axis, as patching's: "resid_pre", "z", "pattern" …
+std::string patch_type_name(const Part& part) {
+  if (part.slice == Slice::row) return std::string(patch_what_name(part.what));
+  return std::string(model::hook_suffix(part.point).substr(std::string_view("attn.hook_").size()));
 }
 
 // d metric / d logits of one run, the metric as patching's run_metric (normalized: the logit
@@ -111,25 +133,7 @@ std::optional<PatchMethod> parse_patch_method(std::string_view name) {
   return std::nullopt;
 }
 
-bool attribution_patch_supports(PatchWhat w) {
-  switch (w) {
-    case PatchWhat::resid_pre:
-    case PatchWhat::resid_mid:
-    case PatchWhat::attn_out:
-    case PatchWhat::mlp_out:
-    case PatchWhat::z_all_pos:
-    case PatchWhat::z_by_pos:
-    case PatchWhat::block_every: return true;
-    default: return false;
-  }
-}
-
 Result<PatchCost> attribution_patch_cost(const ModelConfig& c, std::span<const PatchPair> pairs, const PatchRequest& rq) {
-  if (!attribution_patch_supports(rq.what))
-    return tl::unexpected(bad("attribution patching covers resid_pre, resid_mid, attn_out, mlp_out, z_all_pos, "
-                              "z_by_pos and block_every, not " + std::string(patch_what_name(rq.what)) +
-                              "; patch q, k, v or the pattern with the activation method")
-                              .error());
   auto checked = patch_cost(c, pairs, rq);  // the same checks as activation patching
   if (!checked) return tl::unexpected(checked.error());
   PatchCost cost;
@@ -158,17 +162,27 @@ Result<PatchResult> attribution_patch(const model::Parameters& params, std::span
     for (int l = 0; l < L; l++) layers.push_back(l);
   if (positions.empty())
     for (int p = 0; p < max_T; p++) positions.push_back(p);
-  const std::vector<PatchWhat> parts = parts_of(rq.what);
+  const std::vector<Part> parts = parts_of(rq.what);
+  const int NKV = c.kv_heads(), QKV = c.qkv_width();
   const double n_pairs = double(pairs.size());
   const int nL = static_cast<int>(layers.size()), nP = static_cast<int>(positions.size());
+  auto heads_of = [&](HookPoint p) { return p == HookPoint::k || p == HookPoint::v ? NKV : NH; };
 
-  // acc[part]: each part's values in its own axes, (layer, pos), (layer, head) or (layer, pos, head)
-  auto cells_of = [&](PatchWhat w) {
-    return w == PatchWhat::z_all_pos ? std::size_t(nL) * NH
-                                     : (w == PatchWhat::z_by_pos ? std::size_t(nL) * nP * NH : std::size_t(nL) * nP);
+  // acc[part]: each part's values in its own axes (patching.cpp's sites' order): (layer, pos),
+  // (layer, head), (layer, pos, head), or (layer, head, dest_pos) for pattern_by_pos
+  auto cells_of = [&](const Part& part) {
+    const std::size_t H = std::size_t(heads_of(part.point));
+    switch (part.slice) {
+      case Slice::row: return std::size_t(nL) * nP;
+      case Slice::head_all:
+      case Slice::pattern_head: return std::size_t(nL) * H;
+      default: return std::size_t(nL) * nP * H;
+    }
   };
   std::vector<std::vector<double>> acc(parts.size());
   for (std::size_t i = 0; i < parts.size(); i++) acc[i].assign(cells_of(parts[i]), 0.0);
+  bool any_pattern = false;
+  for (const Part& part : parts) any_pattern = any_pattern || part.point == HookPoint::pattern;
   double clean_sum = 0, corrupted_sum = 0;
   ForwardOutput base_out, source_out;
   std::size_t done = 0;
@@ -181,12 +195,15 @@ Result<PatchResult> attribution_patch(const model::Parameters& params, std::span
     const std::vector<int>& source_ids = rq.noising ? pair.corrupted : pair.clean;
     const int T = static_cast<int>(base_ids.size());
 
-    // 1. both runs: the residual stream (resid_pre of every block), the swept points, the metric
+    // 1. both runs: the residual stream (resid_pre of every block), the swept points (and v,
+    //    which the pattern's gradient reads), the metric
     auto run = [&](const std::vector<int>& ids, ForwardOutput& out, Captures& caps, double& metric) -> Status {
       ForwardHooks hooks(L);
-      for (PatchWhat w : parts)
-        if (w != PatchWhat::resid_pre)
-          for (int l : layers) hooks.want(point_of(w), l);
+      for (const Part& part : parts)
+        if (part.point != HookPoint::resid_pre)
+          for (int l : layers) hooks.want(part.point, l);
+      if (any_pattern)
+        for (int l : layers) hooks.want(HookPoint::v, l);
       for (const Steering& s : rq.steering) hooks.want(HookPoint::resid_pre, s.layer);
       hooks.at = [&](HookPoint p, int layer, const HookView& v) {
         if (p == HookPoint::resid_pre) {
@@ -223,42 +240,87 @@ Result<PatchResult> attribution_patch(const model::Parameters& params, std::span
     // 3. each index: m(base) + sum over its slice of gradient x (source - base)
     const std::size_t TC = std::size_t(T) * C;
     for (std::size_t pi = 0; pi < parts.size(); pi++) {
-      const PatchWhat w = parts[pi];
-      const int W = by_head(w) ? D : C;  // a row's width
+      const Part& part = parts[pi];
+      const int H = heads_of(part.point);
       std::vector<double>& out = acc[pi];
       for (int li = 0; li < nL; li++) {
         const int l = layers[std::size_t(li)];
         const float *a_base, *a_source;
-        if (w == PatchWhat::resid_pre) {
+        if (part.point == HookPoint::resid_pre) {
           a_base = base_out.record.residual.data() + std::size_t(l) * TC;
           a_source = source_out.record.residual.data() + std::size_t(l) * TC;
         } else {
-          a_base = base.at({point_of(w), l}).data();
-          a_source = source.at({point_of(w), l}).data();
+          a_base = base.at({part.point, l}).data();
+          a_source = source.at({part.point, l}).data();
         }
-        const float* g = grad_of(grads, w, l);
-        // attribution of columns [i0, i0 + n) of row t
-        auto attr = [&](int t, int i0, int n) {
-          double s = 0.0;
-          const std::size_t at = std::size_t(t) * W + i0;
-          for (int i = 0; i < n; i++) s += double(g[at + i]) * (double(a_source[at + i]) - a_base[at + i]);
-          return s;
-        };
-        if (w == PatchWhat::z_all_pos) {
-          for (int h = 0; h < NH; h++) {
+        auto add = [&](std::size_t cell, double attribution) { out[cell] += (base_metric + attribution) / n_pairs; };
+        if (part.slice == Slice::row) {  // (T, C) against the stream's gradient
+          const float* g = part.point == HookPoint::resid_pre   ? grads.resid_pre_at(l)
+                           : part.point == HookPoint::resid_mid ? grads.resid_mid_at(l)
+                           : part.point == HookPoint::attn_out  ? grads.attn_out_at(l)
+                                                                : grads.mlp_out_at(l);
+          for (int pi2 = 0; pi2 < nP; pi2++) {
+            const int t = positions[std::size_t(pi2)];
             double s = 0.0;
-            for (int t = 0; t < T; t++) s += attr(t, h * HS, HS);
-            out[std::size_t(li) * NH + h] += (base_metric + s) / n_pairs;
+            for (int i = 0; t < T && i < C; i++) {
+              const std::size_t at = std::size_t(t) * C + i;
+              s += double(g[at]) * (double(a_source[at]) - a_base[at]);
+            }
+            add(std::size_t(li) * nP + pi2, s);
           }
           continue;
         }
-        for (int pi2 = 0; pi2 < nP; pi2++) {
-          const int t = positions[std::size_t(pi2)];
-          if (w == PatchWhat::z_by_pos) {
-            for (int h = 0; h < NH; h++)
-              out[(std::size_t(li) * nP + pi2) * NH + h] += (base_metric + (t < T ? attr(t, h * HS, HS) : 0.0)) / n_pairs;
-          } else {
-            out[std::size_t(li) * nP + pi2] += (base_metric + (t < T ? attr(t, 0, C) : 0.0)) / n_pairs;
+        if (part.point == HookPoint::pattern) {
+          // dpattern[h, t, t2] = dz[t, h] . v[t2, kv(h)] over (NH, T, T), causal half only
+          const float* dz = grads.z_at(l);
+          const float* v = base.at({HookPoint::v, l}).data();  // (T, NKV, HS)
+          auto row = [&](int h, int t) {  // the attribution of query row t of head h
+            double s = 0.0;
+            for (int t2 = 0; t2 <= t; t2++) {
+              double dp = 0.0;
+              const float* vz = v + (std::size_t(t2) * NKV + c.kv_head_of(h)) * HS;
+              for (int i = 0; i < HS; i++) dp += double(dz[std::size_t(t) * D + h * HS + i]) * vz[i];
+              const std::size_t at = (std::size_t(h) * T + t) * T + t2;
+              s += dp * (double(a_source[at]) - a_base[at]);
+            }
+            return s;
+          };
+          for (int h = 0; h < NH; h++) {
+            if (part.slice == Slice::pattern_head) {
+              double s = 0.0;
+              for (int t = 0; t < T; t++) s += row(h, t);
+              add(std::size_t(li) * NH + h, s);
+            } else {  // (layer, head, dest_pos)
+              for (int pi2 = 0; pi2 < nP; pi2++) {
+                const int t = positions[std::size_t(pi2)];
+                add((std::size_t(li) * NH + h) * nP + pi2, t < T ? row(h, t) : 0.0);
+              }
+            }
+          }
+          continue;
+        }
+        // a head's vector, (T, H, HS) dense, against z's (T, D) or q/k/v's (T, QKV) gradient
+        const float* g = part.point == HookPoint::z ? grads.z_at(l) : grads.qkv_at(l);
+        const int g_stride = part.point == HookPoint::z ? D : QKV;
+        const int g_col = part.point == HookPoint::k ? D : (part.point == HookPoint::v ? D + NKV * HS : 0);
+        auto head = [&](int t, int h) {
+          double s = 0.0;
+          for (int i = 0; i < HS; i++) {
+            const std::size_t at = (std::size_t(t) * H + h) * HS + i;
+            s += double(g[std::size_t(t) * g_stride + g_col + h * HS + i]) * (double(a_source[at]) - a_base[at]);
+          }
+          return s;
+        };
+        for (int h = 0; h < H; h++) {
+          if (part.slice == Slice::head_all) {
+            double s = 0.0;
+            for (int t = 0; t < T; t++) s += head(t, h);
+            add(std::size_t(li) * H + h, s);
+          } else {  // (layer, pos, head)
+            for (int pi2 = 0; pi2 < nP; pi2++) {
+              const int t = positions[std::size_t(pi2)];
+              add((std::size_t(li) * nP + pi2) * H + h, t < T ? head(t, h) : 0.0);
+            }
           }
         }
       }
@@ -267,7 +329,8 @@ Result<PatchResult> attribution_patch(const model::Parameters& params, std::span
     if (rq.progress) rq.progress(done, pairs.size());
   }
 
-  // 4. the answer in activation patching's axes
+  // 4. the answer in activation patching's axes (the *_every stacked as patch() stacks them:
+  //    k and v padded with 0 to NH, the pattern's (head, pos) transposed to (pos, head))
   if (rq.metric == PatchMetric::normalized && !(std::fabs(clean_sum - corrupted_sum) > 1e-6))
     return make_error(ErrorCode::invalid_argument,
                       "the normalized metric divides by the clean minus the corrupted logit difference, and both are " +
@@ -285,20 +348,53 @@ Result<PatchResult> attribution_patch(const model::Parameters& params, std::span
   };
   r.clean = final_value(clean_sum);
   r.corrupted = final_value(corrupted_sum);
-  r.heads = NH;
-  if (rq.what == PatchWhat::block_every) {
-    r.axes = {"patch_type", "layer", "pos"}, r.shape = {3, nL, nP};
-    r.patch_types = {"resid_pre", "attn_out", "mlp_out"};
-  } else if (rq.what == PatchWhat::z_all_pos) {
-    r.axes = {"layer", "head"}, r.shape = {nL, NH};
-  } else if (rq.what == PatchWhat::z_by_pos) {
-    r.axes = {"layer", "pos", "head"}, r.shape = {nL, nP, NH};
+  const bool every = parts.size() > 1;
+  if (!every) {
+    const Part& part = parts[0];
+    r.heads = heads_of(part.point);
+    switch (part.slice) {
+      case Slice::row: r.axes = {"layer", "pos"}, r.shape = {nL, nP}; break;
+      case Slice::head_all:
+      case Slice::pattern_head: r.axes = {"layer", "head"}, r.shape = {nL, r.heads}; break;
+      case Slice::head_pos: r.axes = {"layer", "pos", "head"}, r.shape = {nL, nP, r.heads}; break;
+      case Slice::pattern_head_dest: r.axes = {"layer", "head", "dest_pos"}, r.shape = {nL, r.heads, nP}; break;
+    }
+    for (double v : acc[0]) r.values.push_back(final_value(v));
   } else {
-    r.axes = {"layer", "pos"}, r.shape = {nL, nP};
+    for (const Part& part : parts) r.patch_types.push_back(patch_type_name(part));
+    const int n_types = static_cast<int>(parts.size());
+    r.heads = NH;
+    if (rq.what == PatchWhat::block_every) {
+      r.axes = {"patch_type", "layer", "pos"}, r.shape = {n_types, nL, nP};
+      for (const std::vector<double>& a : acc)
+        for (double v : a) r.values.push_back(final_value(v));
+    } else {
+      const bool by_pos = rq.what == PatchWhat::attn_head_by_pos_every;
+      if (by_pos) r.axes = {"patch_type", "layer", "pos", "head"}, r.shape = {n_types, nL, nP, NH};
+      else r.axes = {"patch_type", "layer", "head"}, r.shape = {n_types, nL, NH};
+      const std::size_t cells = by_pos ? std::size_t(nL) * nP * NH : std::size_t(nL) * NH;
+      r.values.assign(std::size_t(n_types) * cells, 0.0f);
+      for (std::size_t pi = 0; pi < parts.size(); pi++) {
+        float* dst = r.values.data() + pi * cells;
+        const int H = heads_of(parts[pi].point);
+        const bool pattern_dest = parts[pi].slice == Slice::pattern_head_dest;  // (layer, head, pos) -> (layer, pos, head)
+        for (int li = 0; li < nL; li++)
+          for (int h = 0; h < H; h++) {
+            if (!by_pos) {
+              dst[std::size_t(li) * NH + h] = final_value(acc[pi][std::size_t(li) * H + h]);
+              continue;
+            }
+            for (int p = 0; p < nP; p++)
+              dst[(std::size_t(li) * nP + p) * NH + h] =
+                  final_value(pattern_dest ? acc[pi][(std::size_t(li) * H + h) * nP + p] : acc[pi][(std::size_t(li) * nP + p) * H + h]);
+          }
+      }
+    }
   }
-  for (const std::vector<double>& a : acc)
-    for (double v : a) r.values.push_back(final_value(v));
-  if (rq.what != PatchWhat::z_all_pos) r.positions = positions;
+  bool any_pos = false;
+  for (const Part& part : parts) any_pos = any_pos || part.slice == Slice::row || part.slice == Slice::head_pos ||
+                                           part.slice == Slice::pattern_head_dest;
+  if (any_pos) r.positions = positions;
   return r;
 }
 

@@ -15,8 +15,9 @@
 // patching and the attribution itself over the clean - corrupted difference). Denoising (the
 // default) takes the gradient on the corrupted run and the clean activations, as the paper;
 // noising the reverse.
-// What it covers: resid_pre, resid_mid, attn_out, mlp_out (layer, pos), z_all_pos (layer, head),
-// z_by_pos (layer, pos, head) and block_every. Steering (PatchRequest::steering) is applied in
+// Every sweep of patching.h: the residual points, each head's z, q, k, v (gradients at hook_q/k/v,
+// before the rotary, k and v per KV head) and pattern (dpattern[h, t, t2] = dz[t, h] . v[t2]),
+// the *_every stacked as patch() stacks them. Steering (PatchRequest::steering) is applied in
 // both runs (an added constant: the gradient is that of the steered run).
 #pragma once
 
@@ -35,18 +36,14 @@ enum class PatchMethod : std::uint8_t {
 std::string_view patch_method_name(PatchMethod m);  // "activation", "attribution"
 std::optional<PatchMethod> parse_patch_method(std::string_view name);
 
-// Whether attribution patching covers `what` (the list above).
-bool attribution_patch_supports(PatchWhat what);
-
 // The cost: per pair two forwards and one backward (counted as two forwards' work: the block
 // run again and its backward's products), whatever the number of indices.
-// Errors: patch_cost's, and invalid_argument for what attribution_patch_supports refuses.
+// Errors: patch_cost's.
 Result<PatchCost> attribution_patch_cost(const model::ModelConfig& config, std::span<const PatchPair> pairs,
                                          const PatchRequest& request);
 
-// The sweep. Errors: patch()'s (the same checks, the same messages), invalid_argument for what
-// attribution does not cover (naming what it does), unavailable when keep_going said stop
-// (asked once per pair).
+// The sweep. Errors: patch()'s (the same checks, the same messages); unavailable when keep_going
+// said stop (asked once per pair).
 Result<PatchResult> attribution_patch(const model::Parameters& params, std::span<const PatchPair> pairs,
                                       const PatchRequest& request, model::Workspace& workspace);
 

@@ -284,7 +284,8 @@ TEST(PatchCommand, BadPathPatchingInputIsAUsageErrorThatSaysWhy) {
 }
 
 // --method attribution on the reference pair as ids: the PyTorch autograd reference
-// (expected.json's "attribution_patch"), and its refusals.
+// (expected.json's "attribution_patch"), activation patching's checks, and what only the
+// activation method does (--path).
 TEST(PatchCommand, AttributionMethodReproducesTheAutogradReferenceAndRefusesWhatItCannotDo) {
   const std::string dir = std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/research/headlab_tiny";
   std::ifstream pf(dir + "/prompts.json"), ef(dir + "/expected.json");
@@ -309,9 +310,9 @@ TEST(PatchCommand, AttributionMethodReproducesTheAutogradReferenceAndRefusesWhat
       for (std::size_t h = 0; h < want[l][p].size(); h++)
         EXPECT_NEAR(double(j["values"][l][p][h]), double(want[l][p][h]),
                     1e-4 * std::max(1.0, std::fabs(double(want[l][p][h]))));
-  CommandResult q = patch(pair + " --method attribution --what pattern_all_pos");
+  CommandResult q = patch(pair + " --method attribution --what pattern_all_pos --layers 9");
   EXPECT_EQ(q.exit_code, 2);
-  EXPECT_NE(q.out.find("not pattern_all_pos"), std::string::npos) << q.out;
+  EXPECT_NE(q.out.find("layer 9"), std::string::npos) << q.out;
   CommandResult path = patch(pair + " --method attribution --path");
   EXPECT_EQ(path.exit_code, 2);
   EXPECT_NE(path.out.find("--path"), std::string::npos) << path.out;

@@ -119,14 +119,31 @@ TEST(AttributionPatching, ConvergesToActivationPatchingAsTheRunsDifferLess) {
   }
 }
 
-// q, k, v and the pattern are activation patching's only: refused with the list that is covered.
-TEST(AttributionPatching, RefusesWhatItDoesNotCoverNamingWhatItDoes) {
-  headlab::model::Parameters p = headlab::testing::load_fixture("gpt2_tiny", "model.safetensors");
-  PatchPair pair{{1, 2, 3}, {1, 4, 3}, 2, 7};
-  PatchRequest rq;
-  rq.what = PatchWhat::pattern_all_pos;
+// The stacked sweeps are the single ones, stacked as patch() stacks them: k and v over the KV
+// heads padded with 0 to NH, the pattern's (layer, head, dest_pos) transposed to (layer, pos, head).
+TEST(AttributionPatching, TheStackedHeadSweepIsTheSingleSweepsAsActivationPatchingStacksThem) {
+  headlab::model::Parameters p = headlab::testing::load_fixture("families/llama", "model.safetensors");
+  PatchPair pair{{1, 9, 5, 3, 11, 4}, {1, 9, 6, 3, 11, 4}, 2, 7};
   headlab::model::Workspace ws;
-  auto r = attribution_patch(p, {&pair, 1}, rq, ws);
-  ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("z_all_pos"), std::string::npos) << r.error().message;
+  PatchRequest rq;
+  rq.what = PatchWhat::attn_head_by_pos_every;
+  auto every = attribution_patch(p, {&pair, 1}, rq, ws);
+  ASSERT_TRUE(every) << every.error().message;
+  const int L = p.config.n_layer, NH = p.config.n_head, NKV = p.config.kv_heads(), T = 6;
+  ASSERT_EQ(every->patch_types, (std::vector<std::string>{"z", "q", "k", "v", "pattern"}));
+  ASSERT_EQ(every->shape, (std::vector<int>{5, L, T, NH}));
+  for (PatchWhat one : {PatchWhat::z_by_pos, PatchWhat::k_by_pos, PatchWhat::pattern_by_pos}) {
+    rq.what = one;
+    auto single = attribution_patch(p, {&pair, 1}, rq, ws);
+    ASSERT_TRUE(single);
+    const int type = one == PatchWhat::z_by_pos ? 0 : (one == PatchWhat::k_by_pos ? 2 : 4);
+    for (int l = 0; l < L; l++)
+      for (int t = 0; t < T; t++)
+        for (int h = 0; h < NH; h++) {
+          const float got = every->values[every->offset({type, l, t, h})];
+          if (one == PatchWhat::k_by_pos && h >= NKV) EXPECT_EQ(got, 0.0f);
+          else if (one == PatchWhat::pattern_by_pos) EXPECT_EQ(got, single->values[single->offset({l, h, t})]);
+          else EXPECT_EQ(got, single->values[single->offset({l, t, h})]);
+        }
+  }
 }

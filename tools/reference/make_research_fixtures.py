@@ -200,7 +200,8 @@ def build(name, rr, torch):
     def metric_tensor(logits):
         return logits[-1, answer] - logits[-1, wrong]
     attr_whats = ["resid_pre", "attn_out"] + (["mlp_out"] if m.mlp else []) + \
-                 (["resid_mid"] if m.mlp and not m.parallel else []) + ["z_all_pos", "z_by_pos"]
+                 (["resid_mid"] if m.mlp and not m.parallel else []) + \
+                 [f"{a}_{b}" for b in ("all_pos", "by_pos") for a in ("z", "q", "k", "v", "pattern")]
     attribution = rr.attribution_patch(m, p["corrupted"], clean_cache, metric_tensor, attr_whats)
     # sanity: a position where the prompts agree at layer 0 has no difference, so no attribution
     for pos in range(len(p["clean"])):

@@ -427,9 +427,11 @@ def attribution_patch(m, base_ids, source_cache, metric, whats):
     metric(base) + attribution, in patch_sweep's axes. The gradient at a hook point is taken
     through a zero tensor added there (d metric / d delta = d metric / d a, every other point's
     delta 0 too). Returns {what: nested lists}; whats among resid_pre, resid_mid, attn_out,
-    mlp_out, z_all_pos, z_by_pos."""
+    mlp_out, z/q/k/v_all_pos, z/q/k/v_by_pos, pattern_all_pos [layer][head] and pattern_by_pos
+    [layer][head][dest_pos] (k and v over the NKV heads, q and k before the rotary, as TL's hooks)."""
     def name_of(l, what):
-        return f"blocks.{l}.attn.hook_z" if what.startswith("z_") else f"blocks.{l}.hook_{what}"
+        act = what.split("_")[0]
+        return f"blocks.{l}.attn.hook_{act}" if act in ("z", "q", "k", "v", "pattern") else f"blocks.{l}.hook_{what}"
     names = sorted({name_of(l, w) for w in whats for l in range(m.L)})
     deltas = {}
 
@@ -448,10 +450,14 @@ def attribution_patch(m, base_ids, source_cache, metric, whats):
         rows = []
         for l in range(m.L):
             n = name_of(l, what)
-            a = (grads[n] * (source_cache[n] - cache[n].detach()))  # (T, C) or (T, NH, HS)
-            if what == "z_all_pos":
+            a = grads[n] * (source_cache[n] - cache[n].detach())  # (T, C), (T, heads, HS) or (NH, T, T)
+            if what == "pattern_all_pos":
+                rows.append((base + a.sum(dim=(1, 2))).tolist())    # [head]
+            elif what == "pattern_by_pos":
+                rows.append((base + a.sum(dim=2)).tolist())         # [head][dest_pos]
+            elif what.endswith("_all_pos"):
                 rows.append((base + a.sum(dim=(0, 2))).tolist())    # [head]
-            elif what == "z_by_pos":
+            elif what.endswith("_by_pos"):
                 rows.append((base + a.sum(dim=2)).tolist())         # [pos][head]
             else:
                 rows.append((base + a.sum(dim=1)).tolist())         # [pos]

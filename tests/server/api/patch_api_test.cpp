@@ -156,8 +156,8 @@ TEST(PatchApi, SteeringIsTheCliSteeringAndABadOneIsRefusedByIndex) {
 }
 
 // "method": "attribution" (research/attribution_patching.h): the CLI's --method attribution number
-// for number, said in the answer; the induction head 1.2 still stands out; q, k, v and patterns,
-// and unknown methods, refused naming what is covered.
+// for number, said in the answer; the induction head 1.2 still stands out; the pattern's sweep
+// has activation patching's axes; an unknown method is refused naming the two.
 TEST(PatchApi, AttributionIsTheClisAttributionAndSaysSo) {
   TestServer s(temp_path("p.db"), kModel);
   auto api = s.post("/api/model/patch", pair_body({{"what", "z_all_pos"}, {"metric", "normalized"}, {"method", "attribution"}}));
@@ -168,9 +168,9 @@ TEST(PatchApi, AttributionIsTheClisAttributionAndSaysSo) {
   EXPECT_EQ(api.body["method"], "attribution");
   EXPECT_EQ(api.body["cost"]["forwards"], 2);
   EXPECT_GT(double(api.body["values"][1][2]), 0.3) << api.raw.substr(0, 400);
-  auto q = s.post("/api/model/patch", pair_body({{"what", "q_all_pos"}, {"method", "attribution"}}));
-  EXPECT_EQ(q.status, 400);
-  EXPECT_NE(q.raw.find("attribution patching covers resid_pre"), std::string::npos) << q.raw;
+  auto q = s.post("/api/model/patch", pair_body({{"what", "pattern_by_pos"}, {"method", "attribution"}}));
+  EXPECT_EQ(q.status, 200) << q.raw.substr(0, 400);
+  EXPECT_EQ(q.body["axes"], (json{"layer", "head", "dest_pos"}));
   auto unknown = s.post("/api/model/patch", pair_body({{"method", "gradient"}}));
   EXPECT_EQ(unknown.status, 400);
   EXPECT_NE(unknown.raw.find("Unknown 'method'"), std::string::npos) << unknown.raw;
