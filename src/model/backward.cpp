@@ -44,11 +44,12 @@ struct Norm {
   }
 };
 
-// A layer's slice of a matrix as float32 rows (widened from the packed type when packed). (rows, cols)
-Floats matrix_rows(const Parameters& p, float* ParameterTensors::*tensor, int layer, int rows, int cols) {
-  Floats m(std::size_t(rows) * cols);
+// A layer's slice of a matrix as float32 rows (widened from the packed type when packed) into
+// `m`, which keeps its memory from layer to layer (a fresh one would fault its pages in again
+// for every layer).                                                       (rows, cols)
+void matrix_rows(Floats& m, const Parameters& p, float* ParameterTensors::*tensor, int layer, int rows, int cols) {
+  if (m.size() < std::size_t(rows) * cols) m.resize(std::size_t(rows) * cols);
   parameters_read_rows(p, tensor, layer, 0, rows, m.data());
-  return m;
 }
 
 // What the block's backward reads, from running the block again on its resid_pre.
@@ -135,10 +136,11 @@ Status backward(const Parameters& params, std::span<const int> ids, std::span<co
 
   BlockActs a;
   std::vector<float> scratch;
+  Floats wqkv, wo, wfc, wproj;  // the layer's matrices, float32
   for (int l = L - 1; l >= 0; l--) {
     const float* x = residual.data() + std::size_t(l) * TC;  // resid_pre (T, C)
-    const Floats wqkv = matrix_rows(params, &ParameterTensors::qkvw, l, QKV, C);   // (QKV, C)
-    const Floats wo = matrix_rows(params, &ParameterTensors::attprojw, l, C, D);   // (C, D)
+    matrix_rows(wqkv, params, &ParameterTensors::qkvw, l, QKV, C);   // (QKV, C)
+    matrix_rows(wo, params, &ParameterTensors::attprojw, l, C, D);   // (C, D)
     const LayerRope* rope = c.positions == ModelConfig::Positions::rotary
                                 ? (rope_is_local(c, l) ? &rope_local : &rope_global) : nullptr;
 
@@ -187,10 +189,9 @@ Status backward(const Parameters& params, std::span<const int> ids, std::span<co
     Floats attn_out = a.attn;  // after Gemma's post-norm: what is added to the stream
     if (c.sandwich_norm) norm.forward(attn_out.data(), a.attn.data(), w.postattnw + std::size_t(l) * C, nullptr);
     // 4. the MLP on resid_mid (sequential) or resid_pre (parallel)
-    Floats wfc, wproj;
     if (c.mlp) {
-      wfc = matrix_rows(params, &ParameterTensors::fcw, l, FC, C);        // (FC, C)
-      wproj = matrix_rows(params, &ParameterTensors::fcprojw, l, C, F);   // (C, F)
+      matrix_rows(wfc, params, &ParameterTensors::fcw, l, FC, C);        // (FC, C)
+      matrix_rows(wproj, params, &ParameterTensors::fcprojw, l, C, F);   // (C, F)
       a.mlp_in.assign(x, x + TC);
       if (!c.parallel_residual) residual_forward(a.mlp_in.data(), x, attn_out.data(), static_cast<int>(TC));
       Floats ln2(TC);
