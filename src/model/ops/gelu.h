@@ -14,7 +14,7 @@ void gelu_backward(float* dinp,        // (N)  written, not added
                    int N);
 
 // The exact GELU with the error function (PyTorch's "gelu", GPT-NeoX / Pythia's hidden_act):
-//   out = 0.5 x (1 + erf(x / sqrt 2))          (inference only)
+//   out = 0.5 x (1 + erf(x / sqrt 2))          (the trainer does not train it; attribution differentiates it)
 void gelu_erf_forward(float* out,        // (N)
                       const float* inp,  // (N)
                       int N);

@@ -3,7 +3,7 @@
 //   forward:  rstd = 1 / sqrt(sum_i x_i^2 / C + eps);  out_i = x_i * rstd * w_i
 // Gemma's variant multiplies by (1 + w_i) (the weights are stored as offsets from 1):
 //   out_i = x_i * rstd * (1 + w_i)                    (plus_one = true)
-// (Inference only: the trainer trains GPT-2's LayerNorm blocks.)
+// (The trainer trains GPT-2's LayerNorm blocks; the backward below is the input's, for attribution.)
 #pragma once
 
 namespace headlab::model {

@@ -7,7 +7,7 @@
 // GPT-J (interleaved: a = x[2i], b = x[2i + 1]). Channels d..HS are left as they are
 // (partial rotary: Pythia rotates a quarter of each head). `scale` is rope_scaling's linear
 // factor (1 for none). Llama 3's rope_scaling changes the frequencies f_i instead
-// (rope_llama3_frequencies). (Inference only.)
+// (rope_llama3_frequencies). (The trainer has its own, train/rotary.h; the backward here is for attribution.)
 #pragma once
 
 #include <vector>

@@ -3,7 +3,7 @@
 //   SwiGLU: out[n, i] = silu(gate[n, i]) * up[n, i],   silu(g) = g / (1 + exp(-g))
 //   GeGLU:  out[n, i] = gelu_tanh(gate[n, i]) * up[n, i]   (model/ops/gelu.h's tanh GELU)
 // where each input row holds [gate (F); up (F)] side by side, as c_fc's rows are stacked.
-// (Inference only.)
+// (Not trained; the backward below is the input's, for attribution.)
 #pragma once
 
 namespace headlab::model {
