@@ -63,13 +63,16 @@ export interface Narrowing {
   layers?: number[];
   positions?: number[];
   what?: string;
+  pairs?: number; // keep the batch's first pairs
 }
 
 /** An activation-patching sweep's narrower versions that fit: fewer layers (the first ones),
- *  fewer positions (the last ones, nearest the answer), both, or heads over all positions
- *  instead of by position. */
-export function patch_narrowings(r: WorkRefusal, layers: number[], positions: number[], what: string): Narrowing[] {
+ *  fewer positions (the last ones, nearest the answer), both, fewer pairs of a batch (the first
+ *  ones), or heads over all positions instead of by position. */
+export function patch_narrowings(r: WorkRefusal, layers: number[], positions: number[], what: string, pairs: number): Narrowing[] {
   const out: Narrowing[] = [];
+  const kb = how_many_fit(r, pairs);
+  if (kb >= 1) out.push({ label: `the first ${kb} of the ${pairs} pairs`, pairs: kb });
   const kl = how_many_fit(r, layers.length);
   if (kl >= 1) {
     const keep = layers.slice(0, kl);
@@ -91,8 +94,8 @@ export function patch_narrowings(r: WorkRefusal, layers: number[], positions: nu
       out.push({ label: `layers ${ranges_text(kl2)} and positions ${ranges_text(kp2)}`, layers: kl2, positions: kp2 });
     }
   }
-  if (what.endsWith('_by_pos')) {
-    const all = what.replace('_by_pos', '_all_pos');
+  if (what.includes('_by_pos')) {
+    const all = what.replace('_by_pos', '_all_pos'); // z_by_pos → z_all_pos, attn_head_by_pos_every → attn_head_all_pos_every
     out.push({ label: `${all} instead: each head over all positions at once`, what: all });
   }
   return out;
