@@ -241,6 +241,12 @@ test('the path-patching view: the ticked senders and receivers are what the API 
   assert.deepEqual(await heatmap_cells().evaluateAll((tds) => tds.map((td) => Number(td.dataset.value))), ran);
   assert.equal(await page.getByTestId('patch-heatmap').locator('tbody tr').count(), L, 'every layer is a row; non-senders are empty cells');
   assert.match(await page.getByTestId('path-header').textContent(), new RegExp(`clean run ${want.clean.toFixed(4)}, corrupted run ${want.corrupted.toFixed(4)}`));
+  // the colours: white at the clean run (noising starts there), the ends as far as the furthest sender
+  const m = Math.max(...ran.map((v) => Math.abs(v - want.clean)));
+  assert.match(
+    await page.getByTestId('diverging-legend').textContent(),
+    new RegExp(`${(want.clean - m).toFixed(4)}[\\s\\S]*${(want.clean + m).toFixed(4)}[\\s\\S]*white at the clean run \\(${want.clean.toFixed(4)}\\)`),
+  );
   // the sentence: the sender that takes the metric furthest from the clean run
   let best = { i: 0, v: Infinity };
   ran.forEach((v, i) => v < best.v && (best = { i, v }));
@@ -292,6 +298,7 @@ test('the circuit view: fold LN asks for the processed weights; the head the sco
   const words = want.copying_score >= 0.7 ? 'copies' : want.copying_score <= -0.7 ? 'suppresses' : 'neither clearly copies nor suppresses';
   assert.match(await page.getByTestId('copying-summary').textContent(), new RegExp(`^Head ${chosen.replace('.', '\\.')}’s OV circuit ${words}: copying score ${want.copying_score.toFixed(4)}`));
   if (!process.env.HEADLAB_MODEL) assert.deepEqual([chosen, words], ['1.2', 'copies'], 'the built-in model: the induction head copies');
+  await screenshot(page, '94-research-head-circuits');
   // another head, from the drawing
   await page.locator('[data-testid="circuit-head"][data-head="0.3"]').click();
   const prev = (await api_post(server, '/api/model/compose', { kind: 'k', fold_ln: false, circuit: '0.3', top: 8 })).body.circuit;
