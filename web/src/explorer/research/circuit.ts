@@ -22,13 +22,15 @@ export interface CircuitRequest extends ComposeRequest {
 export const compose_with_circuit = (req: CircuitRequest) =>
   request<ComposeResponse & { circuit: HeadCircuits }>('POST', '/api/model/compose', req);
 
-/** What the copying score says, in words chosen by its value. */
+/** What the copying score and the top-1 share say, in words chosen by their values: a copying
+ *  head (Elhage et al.) has mostly positive OV eigenvalues; ARENA's check asks further that
+ *  most tokens have themselves as their largest output. */
 export function copying_words(c: HeadCircuits): string {
   const name = `${c.head[0]}.${c.head[1]}`;
   const s = c.copying_score.toFixed(4);
   const self = `${Math.round(100 * c.ov_self_top1)}% of tokens have themselves as their largest OV output`;
-  if (c.copying_score >= 0.7) return `Head ${name}’s OV circuit copies: copying score ${s}, its eigenvalues mostly positive; ${self}.`;
-  if (c.copying_score <= -0.7) return `Head ${name}’s OV circuit suppresses what it reads: copying score ${s}, its eigenvalues mostly negative; ${self}.`;
+  if (c.copying_score >= 0.7 && c.ov_self_top1 >= 0.5) return `Head ${name}’s OV circuit copies: copying score ${s} (its eigenvalues mostly positive), and ${self}.`;
+  if (c.copying_score >= 0.7) return `Head ${name}’s OV circuit has mostly positive eigenvalues: copying score ${s}, as a copying head’s; but only ${self}.`;
+  if (c.copying_score <= -0.7) return `Head ${name}’s OV circuit suppresses what it reads: copying score ${s} (its eigenvalues mostly negative); ${self}.`;
   return `Head ${name}’s OV circuit neither clearly copies nor suppresses: copying score ${s}; ${self}.`;
 }
-
