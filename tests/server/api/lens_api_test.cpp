@@ -8,6 +8,7 @@
 #include <string>
 
 #include "testing/process.h"
+#include "testing/random_model.h"
 #include "testing/test_server.h"
 
 using headlab::testing::TestServer;
@@ -110,6 +111,24 @@ TEST(ComposeApi, GetAndPostAndTheCliGiveOneAnswerAndTheSecondComesFromTheCache) 
                                "application/json");
   ASSERT_TRUE(again);
   EXPECT_EQ(again->get_header_value("X-Headlab-Cache"), "hit");
+}
+
+// A head of 640 channels over the built-in tokenizer's 4,096 tokens: its two (V, V) circuits are
+// 2 V^2 HS = 2.1e10 multiply-adds, past the server's 2e10. (The narrowed request, the scores
+// alone, is not sent: their random baseline on heads this wide ran past the test client's 100 s.)
+TEST(ComposeApi, ACircuitOverTheServersLimitIsRefusedWithItsCostAndHowToNarrowIt) {
+  const std::string dir = headlab::testing::make_random_model_dir("wide_head", {.n_layer = 2, .n_head = 1, .n_embd = 640});
+  TestServer s(temp_path("m.db"), dir);
+  for (const bool fold_ln : {false, true}) {
+    auto r = s.post("/api/model/compose", json{{"kind", "k"}, {"circuit", "1.0"}, {"fold_ln", fold_ln}});
+    ASSERT_EQ(r.status, 413) << r.raw;
+    EXPECT_EQ(r.body["error"]["code"], "too_long") << r.raw;
+    const std::string message = r.body["error"]["message"].get<std::string>();
+    EXPECT_NE(message.find("tokens) cost 2.1e+10 multiply-adds, over this server's limit of 2e10"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("ask without 'circuit' for the composition scores"), std::string::npos) << message;
+    EXPECT_NE(message.find("headlab compose --model M --ov-circuit L.H"), std::string::npos) << message;
+  }
 }
 
 TEST(LensApi, BadRequestsGetTheErrorEnvelopeNamingTheProblem) {

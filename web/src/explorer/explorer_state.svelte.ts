@@ -4,6 +4,7 @@
 // answer, so long texts on big models stay small on the wire. Moving the window asks again.
 import { api, ApiError, error_message } from '../lib/api';
 import { token_label } from '../lib/heads';
+import { tab_of, with_tab } from './research/tabs';
 import type { HeadRef, ModelInfo, ModelRunRequest, ModelRunResponse, RaggedRows, ScanReport, TokenWindow } from '../lib/types';
 
 // The server's words in the page's terms (lib/api.ts).
@@ -122,14 +123,15 @@ export class ExplorerState {
   /** Keeps the address in step with what is shown, so a copied link reopens it. */
   sync_url(): void {
     if (this.status !== 'ready' || !this.run) return;
-    const search = write_link(this.text, this.selected.layer, this.selected.head, this.locked);
+    // the open view (`?view=`, research/tabs.ts) is Explorer.svelte's: kept as it is
+    const search = with_tab(write_link(this.text, this.selected.layer, this.selected.head, this.locked), tab_of(location.search) ?? 'heads');
     if (search !== location.search) history.replaceState(history.state, '', search + location.hash);
   }
 
   /** Leaving the explorer takes its keys out of the address. */
   clear_url(): void {
     const p = new URLSearchParams(location.search);
-    for (const k of ['text', 'lh', 'row']) p.delete(k);
+    for (const k of ['text', 'lh', 'row', 'view']) p.delete(k);
     const s = p.toString();
     history.replaceState(history.state, '', (s ? '?' + s : location.pathname) + location.hash);
   }

@@ -99,10 +99,10 @@ export function patch_panels(r: PatchResponse, bos_id: number | null): PatchPane
   });
 }
 
-/** The largest |value| over every panel: the scale runs from −m to +m. */
-export function scale_max(panels: PatchPanel[]): number {
+/** The largest |value − centre| over every panel: the scale runs from centre − m to centre + m. */
+export function scale_max(panels: PatchPanel[], centre = 0): number {
   let m = 0;
-  for (const p of panels) for (const row of p.cells) for (const c of row) if (c && Number.isFinite(c.value)) m = Math.max(m, Math.abs(c.value));
+  for (const p of panels) for (const row of p.cells) for (const c of row) if (c && Number.isFinite(c.value)) m = Math.max(m, Math.abs(c.value - centre));
   return m > 0 ? m : 1;
 }
 
@@ -176,7 +176,7 @@ export function patch_summary(r: PatchResponse, panels: PatchPanel[]): string {
 const escape_xml = (s: string) => s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
 
 /** The panels as one standalone SVG: a titled grid each, the legend's ends printed. */
-export function patch_svg(title: string, panels: PatchPanel[], max: number): string {
+export function patch_svg(title: string, panels: PatchPanel[], max: number, centre = 0): string {
   const cell = 22;
   const label_w = 12 + 7 * Math.max(8, ...panels.flatMap((p) => p.row_labels.map((s) => s.length)));
   const col_h = 12 + 7 * Math.max(4, ...panels.flatMap((p) => p.col_labels.map((s, j) => s.length + String(p.col_index[j]).length + 1)));
@@ -200,13 +200,13 @@ export function patch_svg(title: string, panels: PatchPanel[], max: number): str
       row.forEach((c, j) => {
         if (!c) return;
         body.push(
-          `<rect x="${label_w + j * cell}" y="${top + i * cell}" width="${cell - 1}" height="${cell - 1}" fill="${diverging_colour(c.value, max)}"><title>${escape_xml(cell_words(p, c))}: ${fmt4(c.value)}</title></rect>`,
+          `<rect x="${label_w + j * cell}" y="${top + i * cell}" width="${cell - 1}" height="${cell - 1}" fill="${diverging_colour(c.value - centre, max)}"><title>${escape_xml(cell_words(p, c))}: ${fmt4(c.value)}</title></rect>`,
         );
       });
     });
     y = top + p.cells.length * cell + 16;
   }
-  body.push(`<text x="8" y="${y + 12}">colour: −${fmt4(max)} (red) … 0 (white) … +${fmt4(max)} (blue)</text>`);
+  body.push(`<text x="8" y="${y + 12}">colour: ${centre === 0 ? `−${fmt4(max)}` : fmt4(centre - max)} (red) … ${centre === 0 ? '0' : fmt4(centre)} (white) … ${centre === 0 ? `+${fmt4(max)}` : fmt4(centre + max)} (blue)</text>`);
   const height = y + 24;
   parts.push(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11">`,

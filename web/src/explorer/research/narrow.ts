@@ -1,0 +1,110 @@
+// narrow.ts — when the server refuses a sweep over its work limit (413 too_long: "... about
+// 3.2e+11 multiply-adds, more than this server's limit (1.0e+11) ..."; docs/api.md, POST
+// /api/model/patch and /api/model/path-patch), the narrower sweeps that would fit, worked out
+// from the refusal's own two numbers, for the view to offer instead of only the error. The cost
+// grows about in proportion to the layers, positions, senders and pairs swept, so each offer
+// keeps that share of them, with a margin; the server checks the narrowed request again.
+import { ApiError } from '../../lib/api';
+
+export interface WorkRefusal {
+  cost: number; // the sweep's multiply-adds, as the message gives them
+  limit: number; // the server's limit
+  message: string; // the server's own words
+}
+
+/** The refusal's cost and limit, or null when the error is not a work-limit refusal. */
+export function work_refusal(e: unknown): WorkRefusal | null {
+  if (!(e instanceof ApiError) || e.status !== 413) return null;
+  const m = /about (\d+(?:\.\d+)?e[+-]?\d+) multiply-adds.*?limit \((\d+(?:\.\d+)?e[+-]?\d+)\)/.exec(e.message);
+  if (!m) return null;
+  const cost = Number(m[1]);
+  const limit = Number(m[2]);
+  return cost > limit && limit > 0 ? { cost, limit, message: e.message } : null;
+}
+
+const MARGIN = 0.8; // the cost in the message has two digits, and the first layers cost the most
+
+/** How many of n fit, or 0 when not even one does. */
+export function how_many_fit(r: WorkRefusal, n: number): number {
+  return Math.min(n - 1, Math.floor((n * MARGIN * r.limit) / r.cost));
+}
+
+/** "0–3, 5, 7–9" for a sorted list of whole numbers. */
+export function ranges_text(xs: number[]): string {
+  const parts: string[] = [];
+  for (let i = 0; i < xs.length; ) {
+    let j = i;
+    while (j + 1 < xs.length && xs[j + 1] === xs[j] + 1) ++j;
+    parts.push(j === i ? String(xs[i]) : `${xs[i]}–${xs[j]}`);
+    i = j + 1;
+  }
+  return parts.join(', ');
+}
+
+/** "0-3, 5" (or "0–3") as [0, 1, 2, 3, 5]; blank is null (all); anything else says what is wrong. */
+export function parse_ranges(text: string, name: string, below: number): number[] | null | string {
+  if (text.trim() === '') return null;
+  const out = new Set<number>();
+  for (const part of text.split(',')) {
+    const m = /^\s*(\d+)\s*(?:[-–]\s*(\d+)\s*)?$/.exec(part);
+    if (!m) return `${name}: “${part.trim()}” is not a number or a range such as 2–5.`;
+    const a = Number(m[1]);
+    const b = m[2] === undefined ? a : Number(m[2]);
+    if (b < a) return `${name}: the range ${a}–${b} runs backwards.`;
+    if (b >= below) return `${name}: ${b} is past the last one (${below - 1}).`;
+    for (let x = a; x <= b; ++x) out.add(x);
+  }
+  return [...out].sort((x, y) => x - y);
+}
+
+/** One narrower sweep the view offers: the fields it sets, and what it says. */
+export interface Narrowing {
+  label: string;
+  layers?: number[];
+  positions?: number[];
+  what?: string;
+  pairs?: number; // keep the batch's first pairs
+}
+
+/** An activation-patching sweep's narrower versions that fit: fewer layers (the first ones),
+ *  fewer positions (the last ones, nearest the answer), both, fewer pairs of a batch (the first
+ *  ones), or heads over all positions instead of by position. */
+export function patch_narrowings(r: WorkRefusal, layers: number[], positions: number[], what: string, pairs: number): Narrowing[] {
+  const out: Narrowing[] = [];
+  const kb = how_many_fit(r, pairs);
+  if (kb >= 1) out.push({ label: `the first ${kb} of the ${pairs} pairs`, pairs: kb });
+  const kl = how_many_fit(r, layers.length);
+  if (kl >= 1) {
+    const keep = layers.slice(0, kl);
+    out.push({ label: `layers ${ranges_text(keep)} only (${kl} of ${layers.length})`, layers: keep });
+  }
+  const kp = how_many_fit(r, positions.length);
+  if (kp >= 1) {
+    const keep = positions.slice(-kp);
+    out.push({ label: `positions ${ranges_text(keep)} only (the last ${kp} of ${positions.length})`, positions: keep });
+  }
+  if (kl < 1 && kp < 1 && layers.length > 1 && positions.length > 1) {
+    // neither alone: the same share of each
+    const share = Math.sqrt((MARGIN * r.limit) / r.cost);
+    const nl = Math.max(1, Math.floor(layers.length * share));
+    const np = Math.max(1, Math.floor((positions.length * MARGIN * r.limit) / r.cost / (nl / layers.length)));
+    if (np < positions.length) {
+      const kl2 = layers.slice(0, nl);
+      const kp2 = positions.slice(-np);
+      out.push({ label: `layers ${ranges_text(kl2)} and positions ${ranges_text(kp2)}`, layers: kl2, positions: kp2 });
+    }
+  }
+  if (what.includes('_by_pos')) {
+    const all = what.replace('_by_pos', '_all_pos'); // z_by_pos → z_all_pos, attn_head_by_pos_every → attn_head_all_pos_every
+    out.push({ label: `${all} instead: each head over all positions at once`, what: all });
+  }
+  return out;
+}
+
+/** A path-patching sweep's narrower version: the first senders that fit. */
+export function sender_narrowing(r: WorkRefusal, senders: string[]): { label: string; senders: string[] } | null {
+  const k = how_many_fit(r, senders.length);
+  if (k < 1) return null;
+  const keep = senders.slice(0, k);
+  return { label: `the first ${k} of the ${senders.length} senders (${keep[0]} … ${keep[k - 1]})`, senders: keep };
+}
