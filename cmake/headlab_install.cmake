@@ -21,8 +21,12 @@ foreach(part IN LISTS HEADLAB_LIBRARY_PARTS)
 endforeach()
 
 # libheadlab.so: every part's objects (whole archives: a program may call any public function).
+# headlab::library_version() (include/headlab.h) in util, so the static parts have it too; the
+# shared library's own source is that file's one-line neighbour (a target needs a source).
 configure_file(${PROJECT_SOURCE_DIR}/cmake/headlab_version.cpp.in ${PROJECT_BINARY_DIR}/headlab_version.cpp @ONLY)
-add_library(headlab_shared SHARED ${PROJECT_BINARY_DIR}/headlab_version.cpp)
+target_sources(headlab_util PRIVATE ${PROJECT_BINARY_DIR}/headlab_version.cpp)
+file(GENERATE OUTPUT ${PROJECT_BINARY_DIR}/headlab_shared.cpp CONTENT "// libheadlab.so: its code is the parts' (whole archives)\n")
+add_library(headlab_shared SHARED ${PROJECT_BINARY_DIR}/headlab_shared.cpp)
 set_target_properties(headlab_shared PROPERTIES OUTPUT_NAME headlab EXPORT_NAME headlab
                       VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
                       LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/lib)

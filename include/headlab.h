@@ -77,6 +77,6 @@
 #include "util/result.h"
 
 namespace headlab {
-// The installed library's version ("0.1.0"), from libheadlab.so (not in the static parts).
+// The installed library's version ("0.1.0").
 const char* library_version();
 }  // namespace headlab
