@@ -81,7 +81,11 @@ void bind_model(py::module_& m, py::class_<Session, std::shared_ptr<Session>>& c
       for (const model::Token& t : p.tokens) out.append(token_text(s, t.id));
       return out;
     };
-    if (in.prompts.size() == 1 && (py::isinstance<py::str>(input) || ids_from(input).has_value())) return py::object(one(in.prompts[0]));
+    // one prompt (a text, ids, or a (1, T) array, as TL's to_str_tokens): a flat list
+    const bool texts = !py::isinstance<py::str>(input) && !py::isinstance<py::array>(input) &&
+                       py::isinstance<py::sequence>(input) && py::len(input) > 0 &&
+                       py::isinstance<py::str>(py::reinterpret_borrow<py::sequence>(input)[0]);
+    if (in.prompts.size() == 1 && !texts) return py::object(one(in.prompts[0]));
     py::list all;
     for (const analysis::RunInput& p : in.prompts) all.append(one(p));
     return py::object(all);
