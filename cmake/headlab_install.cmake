@@ -20,18 +20,25 @@ foreach(part IN LISTS HEADLAB_LIBRARY_PARTS)
   set_target_properties(headlab_${part} PROPERTIES EXPORT_NAME ${part})
 endforeach()
 
-# libheadlab.so: every part's objects (whole archives: a program may call any public function).
-# headlab::library_version() (include/headlab.h) in util, so the static parts have it too; the
-# shared library's own source is that file's one-line neighbour (a target needs a source).
+# libheadlab.so: every part's objects, compiled once for the static parts and the shared library
+# alike (position-independent: HEADLAB_LIBRARY). ($<LINK_LIBRARY:WHOLE_ARCHIVE,...> would do
+# the same but CMake refuses it when the parts also link each other.)
+# headlab::library_version() (include/headlab.h) is in util, so the static parts have it too.
 configure_file(${PROJECT_SOURCE_DIR}/cmake/headlab_version.cpp.in ${PROJECT_BINARY_DIR}/headlab_version.cpp @ONLY)
 target_sources(headlab_util PRIVATE ${PROJECT_BINARY_DIR}/headlab_version.cpp)
-file(GENERATE OUTPUT ${PROJECT_BINARY_DIR}/headlab_shared.cpp CONTENT "// libheadlab.so: its code is the parts' (whole archives)\n")
-add_library(headlab_shared SHARED ${PROJECT_BINARY_DIR}/headlab_shared.cpp)
+set(HEADLAB_LIBRARY_OBJECTS)
+foreach(t IN LISTS HEADLAB_LIBRARY_TARGETS)
+  list(APPEND HEADLAB_LIBRARY_OBJECTS $<TARGET_OBJECTS:${t}>)
+endforeach()
+add_library(headlab_shared SHARED ${HEADLAB_LIBRARY_OBJECTS})
 set_target_properties(headlab_shared PROPERTIES OUTPUT_NAME headlab EXPORT_NAME headlab
                       VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
                       LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/lib)
-target_link_libraries(headlab_shared PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${HEADLAB_LIBRARY_TARGETS}>"
-                      PUBLIC tl::expected)
+# what the parts link privately (their pkg-config targets are their folders' own: found again
+# here), and tl::expected, which util/result.h shows
+pkg_check_modules(HEADLAB_SO_DEPS REQUIRED IMPORTED_TARGET openblas oniguruma libutf8proc)
+target_link_libraries(headlab_shared PUBLIC tl::expected
+                      PRIVATE PkgConfig::HEADLAB_SO_DEPS nlohmann_json::nlohmann_json Threads::Threads)
 target_include_directories(headlab_shared PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src>
                                                  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>)
 # a symbol no part defines is an error at link time, not when a program loads the library

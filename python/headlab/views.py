@@ -23,6 +23,9 @@ class HTML:
     def __str__(self):
         return self.text
 
+    def __repr__(self):
+        return f"<headlab.views.HTML: {len(self.text)} characters; shown inline by Jupyter>"
+
 
 def _esc(s):
     return _html.escape(str(s).replace("\n", "\\n"))

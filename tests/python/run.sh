@@ -25,7 +25,7 @@ export OMP_NUM_THREADS=1   # torch beside the engine's pool on 2 cores
 echo "tests/python: pytest passed ($((SECONDS - t0)) s)"
 mkdir -p "$work/notebooks"
 for nb in "$root"/examples/notebooks/*.ipynb; do
-  (cd "$root/examples/notebooks" && "$py" -m jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=120 \
+  (cd "$root/examples/notebooks" && "$py" -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=120 \
      --output-dir "$work/notebooks" "$nb" >/dev/null 2>"$work/notebooks/$(basename "$nb").log") \
     || { cat "$work/notebooks/$(basename "$nb").log"; echo "tests/python: notebook $(basename "$nb") FAILED"; exit 1; }
   grep -q '"output_type": "error"' "$work/notebooks/$(basename "$nb")" && { echo "error output in $nb"; exit 1; }

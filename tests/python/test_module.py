@@ -86,8 +86,8 @@ def test_lens_equals_cli(tiny, cli):
 
 
 def test_attribute_equals_cli(tiny, cli):
-    want = cli.json("attribute", "--model", TINY, "--text", TEXT, "--answer", " mat", "--wrong", " log", "--no-cache")
-    got = tiny.attribute(TEXT, " mat", " log")
+    want = cli.json("attribute", "--model", TINY, "--text", TEXT, "--answer", " mat", "--wrong", " on", "--no-cache")
+    got = tiny.attribute(TEXT, " mat", " on")
     assert got["labels"] == [c["label"] for c in want["components"]]
     np.testing.assert_allclose(got["values"], want["values"], atol=1e-3)
     assert got["logit_diff"] == pytest.approx(want["logit_diff"], abs=1e-3)
@@ -118,7 +118,7 @@ def test_scan_equals_cli(tiny, cli):
     got = tiny.scan()
     assert [h["name"] for h in got["heads"]] == [h["name"] for h in want["heads"]]
     for g, w in zip(got["heads"], want["heads"]):
-        assert g["scores"]["induction"] == pytest.approx(w["scores"]["induction"]["score"], abs=1e-3)
+        assert g["scores"]["induction"] == pytest.approx(w["scores"]["induction"], abs=1e-3)
 
 
 def test_interventions_as_arguments_and_as_a_context_manager(tiny):
@@ -148,7 +148,7 @@ def test_errors_are_exceptions_with_the_engines_message(tiny):
     with pytest.raises(headlab.InvalidArgumentError, match="is 2 tokens|tokens"):
         tiny.attribute(TEXT, " mat dog")
     with pytest.raises(headlab.InvalidArgumentError, match="what"):
-        tiny.patch(TEXT, TEXT, " mat", " log", what="resid_bogus")
+        tiny.patch(TEXT, TEXT, " mat", " on", what="resid_bogus")
     with pytest.raises(headlab.TooLongError, match="max_mb"):
         tiny.run_with_cache([TEXT] * 400, max_mb=1)
 
