@@ -23,7 +23,7 @@ if [ ! -f "$MODEL/model.safetensors" ]; then
 fi
 bench_torch_setup "$BUILD/bench/headlab_engine_bench"
 H=$(OPENBLAS_NUM_THREADS=2 "$BUILD/bench/headlab_cache_bench" --model "$MODEL" --tokens $T --repeats $REPEATS)
-Y=$(cd "$ROOT/bench" && PYTHONPATH=$SITE OPENBLAS_NUM_THREADS=2 /usr/bin/python3 "$ROOT/bench/python_cache_bench.py" \
+Y=$(cd "$ROOT/bench" && PYTHONPATH=$SITE OPENBLAS_CORETYPE=$BLAS_CORE /usr/bin/python3 "$ROOT/bench/python_cache_bench.py" \
   --model "$MODEL" --tokens $T --repeats $REPEATS)
 P=$(cd "$ROOT/bench" && bench_torch "$ROOT/bench/torch_cache_bench.py" --model "$MODEL" --tokens $T --repeats $REPEATS)
 echo "C++ engine (cache_bench, no logits):   $H"

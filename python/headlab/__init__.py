@@ -31,6 +31,7 @@ from ._headlab import (  # noqa: F401
     load,
 )
 from .cache import ActivationCache
+from . import _headlab
 from . import views  # noqa: F401
 
 __all__ = ["load", "Model", "ActivationCache", "Error", "InvalidArgumentError", "TooLongError", "NotFoundError",
@@ -53,6 +54,20 @@ def _run_with_cache(self, input, names_filter=None, *, prepend_bos=None, truncat
 
 
 Model.run_with_cache = _run_with_cache
+
+
+def _check_blas():
+    """OpenBLAS picks its kernels when it loads, and Debian's 0.3.21 picks slow ones on recent CPUs;
+    the CLI re-executes itself with the CPU's best (src/model/blas.h), a module cannot: it says so."""
+    import os
+    import warnings
+    core, best, rank, best_rank, _ = _headlab._blas()
+    if "OPENBLAS_CORETYPE" not in os.environ and 0 <= rank < best_rank:
+        warnings.warn(f"OpenBLAS loaded its {core} kernels; this CPU runs {best}'s, several times faster for large "
+                      f"models: start Python with OPENBLAS_CORETYPE={best} in the environment", stacklevel=3)
+
+
+_check_blas()
 
 
 @_contextlib.contextmanager

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "binding.h"
+#include "model/blas.h"
 
 namespace headlab::python {
 
@@ -316,6 +317,14 @@ PYBIND11_MODULE(_headlab, m) {
         "cache file beside the model (as the CLI does unless --no-cache).");
   m.def("_sessions_alive", &sessions_alive, "Models loaded and not yet freed (for tests).");
   m.def("library_version", &headlab::library_version);
+  // OpenBLAS chooses its kernels when it loads; the CLI re-executes itself with the best ones
+  // (model/blas.h), which a module cannot: __init__.py warns when they rank below the CPU's.
+  m.def("_blas", [] {
+    const char* best = headlab::model::blas_core_for(headlab::model::cpu_features());
+    return py::make_tuple(std::string(headlab::model::blas_core_name()), std::string(best),
+                          headlab::model::blas_core_rank(headlab::model::blas_core_name()),
+                          headlab::model::blas_core_rank(best), headlab::model::blas_kernels_description());
+  });
   bind_model(m, cls);
   bind_research(cls);
 }

@@ -15,7 +15,9 @@ t0=$SECONDS
 "$root/examples/cpp/check.sh" "$build" "$prefix"
 echo "tests/python: library installed, example built and run ($((SECONDS - t0)) s)"
 # the module: compiled through ccache when there is one (its three files change rarely)
+# (setuptools builds in python/build/ and misses a changed header: start it clean each time)
 cc_launcher=""; command -v ccache >/dev/null && cc_launcher="ccache "
+rm -rf "$root/python/build"
 HEADLAB_PREFIX="$prefix" CC="${cc_launcher}g++" CXX="${cc_launcher}g++" \
   "$py" -m pip install --quiet --no-build-isolation --no-index --no-deps --target "$work/site" "$root/python"
 echo "tests/python: module built and installed ($((SECONDS - t0)) s)"
