@@ -17,4 +17,4 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 HEADLAB_PREFIX="$prefix" "$prefix/venv/bin/python" -m pip install --quiet --no-build-isolation --no-index --no-deps "$root/python"
 echo "installed: $prefix (library) and $prefix/venv (Python). Use it with:"
 echo "  source $prefix/venv/bin/activate && python -c 'import headlab; print(headlab.load(\"$root/models/headlab-tiny\"))'"
-echo "  jupyter notebook $root/examples/notebooks   (the venv's python3 kernel: python -m ipykernel install --user --name headlab)"
+echo "  python -m notebook $root/examples/notebooks   (run from the venv, the notebooks' kernel is its python)"
