@@ -45,6 +45,45 @@ py::list outcome_top(const Session& s, const analysis::NextTokenOutcome& o) {
   return rows;
 }
 
+// Patching's prompt pairs (research/patch_input.h, as `headlab patch` makes them): texts (one
+// pair, or lists of them with one answer for all or one each) or token ids used as given.
+research::PatchInput patch_input(const Session& s, py::handle clean, py::handle corrupted, py::handle answer,
+                                 py::handle wrong, std::optional<bool> prepend_bos, research::PatchMetric metric) {
+  analysis::RunInputOptions io;
+  io.bos = prepend_bos;
+  Result<research::PatchInput> in = make_error(ErrorCode::internal, "no input");
+  const bool texts = py::isinstance<py::str>(clean) ||
+                     (!py::isinstance<py::array>(clean) && py::isinstance<py::sequence>(clean) && py::len(clean) > 0 &&
+                      py::isinstance<py::str>(py::reinterpret_borrow<py::sequence>(clean)[0]));
+  if (!texts) {
+    auto clean_ids = ids_from(clean);
+    auto corrupted_ids = ids_from(corrupted);
+    if (!corrupted_ids) raise_error({ErrorCode::invalid_argument, "clean is token ids: give corrupted as token ids too"});
+    in = research::patch_input_from_ids(s.tokenizer.get(), s.params.config, std::move(*clean_ids), std::move(*corrupted_ids),
+                                        answer_text(answer), answer_text(wrong), io, metric);
+  } else {
+    if (!s.tokenizer) raise_error({ErrorCode::invalid_argument, "this model has no tokenizer: give token ids"});
+    // one pair of texts, or lists of them (with one answer for all or one each)
+    std::vector<research::PromptPair> prompts;
+    auto list_of = [](py::handle h) {
+      std::vector<py::object> out;
+      if (py::isinstance<py::str>(h) || h.is_none() || py::isinstance<py::int_>(h)) out.push_back(py::reinterpret_borrow<py::object>(h));
+      else for (py::handle x : h) out.push_back(py::reinterpret_borrow<py::object>(x));
+      return out;
+    };
+    auto cl = list_of(clean), co = list_of(corrupted), an = list_of(answer), wr = list_of(wrong);
+    if (co.size() != cl.size())
+      raise_error({ErrorCode::invalid_argument, "clean and corrupted: " + std::to_string(cl.size()) + " and " +
+                                                    std::to_string(co.size()) + " prompts; give one corrupted prompt per clean one"});
+    for (std::size_t i = 0; i < cl.size(); i++) {
+      auto pick = [&](const std::vector<py::object>& v) { return answer_text(v.size() == 1 ? v[0] : (i < v.size() ? v[i] : py::none())); };
+      prompts.push_back({py::str(cl[i]).cast<std::string>(), py::str(co[i]).cast<std::string>(), pick(an), pick(wr), int(i + 1)});
+    }
+    in = research::patch_input_from_prompts(*s.tokenizer, s.params.config, prompts, io, metric);
+  }
+  return take(std::move(in));
+}
+
 }  // namespace
 
 void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
@@ -62,39 +101,7 @@ void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
     rq.layers = index_list(layers);
     rq.positions = index_list(positions);
     rq.steering = steering_from(s, steer);
-    analysis::RunInputOptions io;
-    io.bos = prepend_bos;
-    Result<research::PatchInput> in = make_error(ErrorCode::internal, "no input");
-    const bool texts = py::isinstance<py::str>(clean) ||
-                       (!py::isinstance<py::array>(clean) && py::isinstance<py::sequence>(clean) && py::len(clean) > 0 &&
-                        py::isinstance<py::str>(py::reinterpret_borrow<py::sequence>(clean)[0]));
-    if (!texts) {
-      auto clean_ids = ids_from(clean);
-      auto corrupted_ids = ids_from(corrupted);
-      if (!corrupted_ids) raise_error({ErrorCode::invalid_argument, "clean is token ids: give corrupted as token ids too"});
-      in = research::patch_input_from_ids(s.tokenizer.get(), s.params.config, std::move(*clean_ids), std::move(*corrupted_ids),
-                                          answer_text(answer), answer_text(wrong), io, rq.metric);
-    } else {
-      if (!s.tokenizer) raise_error({ErrorCode::invalid_argument, "this model has no tokenizer: give token ids"});
-      // one pair of texts, or lists of them (with one answer for all or one each)
-      std::vector<research::PromptPair> prompts;
-      auto list_of = [](py::handle h) {
-        std::vector<py::object> out;
-        if (py::isinstance<py::str>(h) || h.is_none() || py::isinstance<py::int_>(h)) out.push_back(py::reinterpret_borrow<py::object>(h));
-        else for (py::handle x : h) out.push_back(py::reinterpret_borrow<py::object>(x));
-        return out;
-      };
-      auto cl = list_of(clean), co = list_of(corrupted), an = list_of(answer), wr = list_of(wrong);
-      if (co.size() != cl.size())
-        raise_error({ErrorCode::invalid_argument, "clean and corrupted: " + std::to_string(cl.size()) + " and " +
-                                                      std::to_string(co.size()) + " prompts; give one corrupted prompt per clean one"});
-      for (std::size_t i = 0; i < cl.size(); i++) {
-        auto pick = [&](const std::vector<py::object>& v) { return answer_text(v.size() == 1 ? v[0] : (i < v.size() ? v[i] : py::none())); };
-        prompts.push_back({py::str(cl[i]).cast<std::string>(), py::str(co[i]).cast<std::string>(), pick(an), pick(wr), int(i + 1)});
-      }
-      in = research::patch_input_from_prompts(*s.tokenizer, s.params.config, prompts, io, rq.metric);
-    }
-    research::PatchInput input = take(std::move(in));
+    research::PatchInput input = patch_input(s, clean, corrupted, answer, wrong, prepend_bos, rq.metric);
     Result<research::PatchResult> r = make_error(ErrorCode::internal, "not run");
     {
       py::gil_scoped_release nogil;
@@ -126,6 +133,45 @@ void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
      "Activation patching (research/patching.h, `headlab patch`): TransformerLens's get_act_patch_<what>.\n"
      "clean/corrupted: texts (or lists of texts: a batch of pairs) or token ids; answer/wrong: one-token\n"
      "texts (\" Mary\"), \"#id\" or ints. Returns values with TL's axes and the clean and corrupted metrics.");
+
+  cls.def("path_patch", [](Session& s, py::handle clean, py::handle corrupted, py::handle answer, py::handle wrong,
+                           const std::string& senders, const std::string& receivers, const std::string& metric,
+                           bool denoising, std::optional<bool> prepend_bos) {
+    research::PathPatchRequest rq;
+    auto mt = research::parse_patch_metric(metric);
+    if (!mt) raise_error({ErrorCode::invalid_argument, "metric: \"" + metric + "\" is not one of logit_diff, normalized, loss, logprob"});
+    rq.metric = *mt;
+    rq.noising = !denoising;  // ARENA's direction unless denoising, as `headlab patch --path`
+    rq.senders = take(research::parse_path_senders(senders));
+    rq.receivers = take(research::parse_path_receivers(receivers));
+    research::PatchInput input = patch_input(s, clean, corrupted, answer, wrong, prepend_bos, rq.metric);
+    Result<research::PathPatchResult> r = make_error(ErrorCode::internal, "not run");
+    {
+      py::gil_scoped_release nogil;
+      auto ws = s.workspace();
+      r = research::path_patch(s.params, input.pairs, rq, *ws);
+    }
+    research::PathPatchResult p = take(std::move(r));
+    std::vector<std::string> names;
+    for (const research::PathReceiver& x : p.receivers) names.push_back(research::path_receiver_name(x));
+    py::dict d;
+    d["metric"] = std::string(research::patch_metric_name(p.metric));
+    d["noising"] = p.noising;
+    d["receivers"] = names;
+    d["axes"] = std::vector<std::string>{"layer", "head"};
+    d["layers"] = p.layers;
+    d["values"] = array_from(std::move(p.values), {py::ssize_t(p.layers.size()), py::ssize_t(p.heads)});
+    d["clean"] = p.clean;
+    d["corrupted"] = p.corrupted;
+    d["skipped"] = p.skipped;
+    d["clean_tokens"] = str_tokens(s, input.clean.front());
+    return d;
+  }, py::arg("clean"), py::arg("corrupted"), py::arg("answer") = py::none(), py::arg("wrong") = py::none(),
+     py::arg("senders") = "all", py::arg("receivers") = "final", py::arg("metric") = "logit_diff",
+     py::arg("denoising") = false, py::arg("prepend_bos") = py::none(),
+     "Path patching (research/path_patching.h, `headlab patch --path`; IOI appendix B): each sender head's z from\n"
+     "the other run, every other head frozen, into the logits ('final') or receivers ('1.2:q,1.3:k').\n"
+     "values: (layers, NH), NaN where no sender was asked for.");
 
   cls.def("lens", [](Session& s, py::handle input, std::vector<std::string> answers, int top_k, bool incl_mid,
                      std::optional<bool> prepend_bos) {

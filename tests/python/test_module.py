@@ -106,6 +106,17 @@ def test_patch_equals_cli(tiny, cli):
     assert got["corrupted"] == pytest.approx(want["corrupted"], abs=1e-3)
 
 
+def test_path_patch_equals_cli(tiny, cli):
+    clean = " gray whale ink crown plum fog violin arch gray whale ink crown plum fog"
+    corrupted = " gray whale ink crown plum fog arch violin gray whale ink crown plum fog"
+    want = cli.json("patch", "--model", TINY, "--clean", clean, "--corrupted", corrupted, "--answer", " viol",
+                    "--wrong", " ar", "--path", "--receivers", "1.2:k", "--no-cache")
+    got = tiny.path_patch(clean, corrupted, " viol", " ar", receivers="1.2:k")
+    assert got["receivers"] == ["1.2:k"]
+    np.testing.assert_allclose(got["values"], np.array(want["values"], dtype=float), atol=1e-4, equal_nan=True)
+    assert got["clean"] == pytest.approx(want["clean"], abs=1e-4)
+
+
 def test_composition_scores_equal_cli(tiny, cli):
     want = cli.json("compose", "--model", TINY, "--kind", "k", "--no-cache")
     got = tiny.composition_scores()
