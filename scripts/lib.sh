@@ -37,6 +37,10 @@ TEST_PACKAGES=(
   libcpp-httplib-dev               # the HTTP client of the server's tests
   postgresql                       # a throwaway cluster for the store tests (tests/server/store/store_postgres_cluster.sh)
   nginx                            # the load balancer of the scale-out test (tests/scale/run.sh, docs/school-nginx.conf)
+  # the Python module and its checks (tests/python/run.sh): pybind11, pip with Debian's setuptools,
+  # pytest, the notebooks' headless run, and the PyTorch reference a cache is compared with
+  pybind11-dev python3-pybind11 python3-setuptools python3-pip python3-pytest
+  python3-ipykernel python3-nbconvert python3-torch
 )
 
 apt_install() {

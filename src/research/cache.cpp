@@ -201,8 +201,8 @@ Result<ActivationCache> cache_run(const model::Parameters& params, const std::ve
   };
   model::ForwardOptions opt;
   opt.hooks = &hooks;
-  if (final_norm) opt.logit_tokens = {0};  // ln_final runs only before an unembedding: one column is enough
-  opt.logits = final_norm;
+  if (final_norm && !o.logits) opt.logit_tokens = {0};  // ln_final runs only before an unembedding: one column is enough
+  opt.logits = final_norm || o.logits;
   model::ForwardOutput out;
   for (b = 0; b < B; b++) {
     if (Status s = model::forward(params, batch[std::size_t(b)], opt, out, ws); !s) {
@@ -211,6 +211,15 @@ Result<ActivationCache> cache_run(const model::Parameters& params, const std::ve
       return tl::unexpected(e);
     }
     if (!copied) return tl::unexpected(copied.error());
+    if (o.logits) {
+      if (B == 1) {
+        cache.logits = std::move(out.logits);  // (1, T, V): no copy
+      } else {
+        const std::size_t row = std::size_t(T) * std::size_t(out.V);
+        if (cache.logits.empty()) cache.logits.assign(std::size_t(B) * row, 0.0f);
+        std::copy(out.logits.begin(), out.logits.end(), cache.logits.begin() + std::ptrdiff_t(std::size_t(b) * row));
+      }
+    }
     for (CachedTensor& t : cache.tensors) pad_prompt(t, b, static_cast<int>(batch[std::size_t(b)].size()));
   }
   return cache;

@@ -38,6 +38,9 @@ struct CacheOptions {
   std::size_t max_bytes = std::size_t(2) << 30;
   // How the caller names the budget and how to raise it, for that message.
   std::string budget_hint = "pass --max-mb to raise it";
+  // Keep the forwards' logits too, (B, T, V) in ActivationCache::logits (Python's
+  // `logits, cache = model.run_with_cache(...)`): the same runs, not counted in max_bytes.
+  bool logits = false;
 };
 
 // The memory of a cache's tensors, one block for them all: 2 MB pages when the kernel grants
@@ -59,6 +62,7 @@ struct ActivationCache {
   std::vector<std::vector<int>> tokens;    // (B, T_b) each prompt's ids, unpadded
   std::vector<CachedTensor> tensors;       // in the forward's order
   std::shared_ptr<float[]> memory;         // the tensors' values (copies of the cache share it)
+  std::vector<float> logits;               // (B, T, V) with CacheOptions::logits, padded rows 0; else empty
   std::size_t bytes() const;               // of the values (float32)
   const CachedTensor* find(const std::string& name) const;  // null if not kept
 };

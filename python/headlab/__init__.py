@@ -1,0 +1,115 @@
+"""headlab for Python: the engine and research toolbox of headlab (include/headlab.h), in a notebook.
+
+    import headlab
+    model = headlab.load("models/headlab-tiny")                  # a Hugging Face folder or a .gguf file
+    tokens = model.to_tokens("When Mary and John went to the store")  # (1, T) int64
+    logits, cache = model.run_with_cache(tokens, names_filter="blocks.*.attn.hook_pattern")
+    cache["blocks.0.attn.hook_pattern"].shape                   # (1, NH, T, T), TransformerLens's names and shapes
+    headlab.views.attention_patterns(cache["pattern", 0][0], model.to_str_tokens(tokens))
+
+Every method calls the function the CLI (`headlab cache`, `patch`, `lens`, ...) and the API call; the
+engine runs with the GIL released; its errors raise headlab.Error subclasses with its message
+(InvalidArgumentError and TooLongError are ValueErrors, NotFoundError a FileNotFoundError).
+A model loads once per process: load() of the same path again returns it; the last reference
+dropped frees it. One model may be called from several threads at once.
+"""
+import contextlib as _contextlib
+import contextvars as _contextvars
+
+from ._headlab import (  # noqa: F401
+    CorruptError,
+    Error,
+    InternalError,
+    InvalidArgumentError,
+    IOError,
+    Model,
+    NotFoundError,
+    TooLongError,
+    UnavailableError,
+    UnsupportedError,
+    library_version,
+    load,
+)
+from .cache import ActivationCache
+from . import _headlab
+from . import views  # noqa: F401
+
+__all__ = ["load", "Model", "ActivationCache", "Error", "InvalidArgumentError", "TooLongError", "NotFoundError",
+           "CorruptError", "UnsupportedError", "views"]
+
+
+def _run_with_cache(self, input, names_filter=None, *, prepend_bos=None, truncate=False, max_mb=2048,
+                    return_logits=True):
+    """TransformerLens's run_with_cache (research/cache.h, `headlab cache`): (logits, cache).
+
+    input: a text, a list of texts (right-padded to the longest: padded positions hold 0,
+    attn_scores -inf), or token ids ((T), (B, T), a list of lists). names_filter: None (every
+    hook), a name or glob ('blocks.*.attn.hook_pattern'; ',' separates several), a list of them,
+    or a function of a name. logits: (B, T, V) float32; each cached tensor: TL's shape with the
+    batch axis first, a numpy view of the engine's memory (no copy). max_mb bounds the cache.
+    """
+    logits, tensors, tokens = self._run_with_cache(input, names_filter, prepend_bos, truncate, max_mb, return_logits)
+    cache = ActivationCache(tensors, tokens)
+    return (logits, cache) if return_logits else cache
+
+
+Model.run_with_cache = _run_with_cache
+
+
+def _check_blas():
+    """OpenBLAS picks its kernels when it loads, and Debian's 0.3.21 picks slow ones on recent CPUs;
+    the CLI re-executes itself with the CPU's best (src/model/blas.h), a module cannot: it says so."""
+    import os
+    import warnings
+    core, best, rank, best_rank, _ = _headlab._blas()
+    if "OPENBLAS_CORETYPE" not in os.environ and 0 <= rank < best_rank:
+        warnings.warn(f"OpenBLAS loaded its {core} kernels; this CPU runs {best}'s, several times faster for large "
+                      f"models: start Python with OPENBLAS_CORETYPE={best} in the environment", stacklevel=3)
+
+
+_check_blas()
+
+
+@_contextlib.contextmanager
+def _hooks(self, ablate=None, block=None, uniform=None, steer=None):
+    """Interventions as a context manager: inside the block, model.forward(...) and
+    model.intervene(...) apply them (and model.patch(...) the steering), as if passed as arguments.
+    The block is this thread's (a context variable): another thread's calls are not changed.
+
+        with model.hooks(ablate=[(1, 4)]):
+            logits = model.forward("The cat sat")
+    """
+    active = dict(_ACTIVE.get())
+    active[id(self)] = dict(ablate=ablate, block=block, uniform=uniform, steer=steer)
+    token = _ACTIVE.set(active)
+    try:
+        yield self
+    finally:
+        _ACTIVE.reset(token)
+
+
+# the interventions of the `with model.hooks(...)` blocks this thread (context) is inside, by model
+_ACTIVE = _contextvars.ContextVar("headlab_active_hooks", default={})
+
+
+def _with_active(name, keys):
+    method = getattr(Model, name)
+
+    def call(self, *args, **kwargs):
+        active = _ACTIVE.get().get(id(self))
+        if active:
+            for k in keys:
+                if kwargs.get(k) is None and active.get(k) is not None:
+                    kwargs[k] = active[k]
+        return method(self, *args, **kwargs)
+
+    call.__doc__ = method.__doc__
+    call.__name__ = name
+    return call
+
+
+Model.hooks = _hooks
+Model.forward = _with_active("forward", ("ablate", "block", "uniform", "steer"))
+Model.intervene = _with_active("intervene", ("ablate", "block", "uniform", "steer"))
+Model.patch = _with_active("patch", ("steer",))
+Model.__call__ = lambda self, *a, **k: self.forward(*a, **k)
