@@ -116,6 +116,8 @@ def main():
     ap.add_argument("--peak-gflops", type=float, default=0.0, help="the machine's peak (headlab_matmul_bench --peak)")
     ap.add_argument("--retry", action="store_true", help="retry a 503 after its Retry-After, as the page does")
     ap.add_argument("--timeout", type=float, default=120.0)
+    ap.add_argument("--no-predictions", action="store_true",
+                    help='ask "predictions": false (the forward stops after --layer; docs/api.md)')
     a = ap.parse_args()
 
     u = urllib.parse.urlparse(a.url)
@@ -126,11 +128,15 @@ def main():
     cfg = info["config"]
     heads = [[a.layer, h] for h in range(cfg["n_head"])]
     print(f"model: {info.get('name', '?')} family={cfg['family']} n_layer={cfg['n_layer']} n_head={cfg['n_head']} n_embd={cfg['n_embd']}"
-          f" clients={a.clients} words={a.tokens} layer={a.layer} retry={'yes' if a.retry else 'no'}")
+          f" clients={a.clients} words={a.tokens} layer={a.layer} retry={'yes' if a.retry else 'no'}"
+          f"{' predictions=no' if a.no_predictions else ''}")
 
     for name, texts in (("distinct", [distinct_text(i, a.tokens) for i in range(a.clients)]),
                         ("shared", [LESSON_TEXT] * a.clients)):
         bodies = [{"text": t, "heads": heads, "views": ["pattern"], "truncate": True} for t in texts]
+        if a.no_predictions:
+            for b in bodies:
+                b["predictions"] = False
         results, wall = burst(a.url, bodies, a.retry, a.timeout)
         ok = [r for r in results if r[0] == 200]
         lat = [r[1] for r in ok]
@@ -140,7 +146,7 @@ def main():
         line = (f"{name:8s} p50 {percentile(lat, 50):.2f} s  p99 {percentile(lat, 99):.2f} s  max {max(lat, default=float('nan')):.2f} s"
                 f"  200s {len(ok)}  503s {codes.get(503, 0)}  other {sum(v for k, v in codes.items() if k not in (200, 503))}"
                 f"  {len(ok) / wall:.2f} req/s  wall {wall:.2f} s")
-        if name == "distinct" and a.peak_gflops > 0 and ok:
+        if name == "distinct" and a.peak_gflops > 0 and ok and not a.no_predictions:  # the bound counts every layer
             flops = sum(forward_flops(info, r[2]) for r in ok)
             bound = flops / (a.peak_gflops * 1e9)
             line += f"  FLOP bound {bound:.2f} s ({flops / 1e9:.0f} GFLOP at {a.peak_gflops:.0f} GFLOPS)  throughput/bound {bound / wall:.2f} (target >= 0.7)"

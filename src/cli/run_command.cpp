@@ -10,6 +10,7 @@
 // the logits to 5 decimals (a weight under 0.000005 is 0.0); the table prints 2 (patterns), 4 (p).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -54,6 +55,7 @@ struct RunOptions {
   std::string format = "table";
   std::string out;
   bool logits = false;
+  bool no_predictions = false;  // --no-predictions: JSON without them; the forward stops at the last layer asked
   int top = 5;
   bool truncate = false;
   std::string save_svg;
@@ -163,6 +165,10 @@ int run_run(const RunOptions& o) {
   if (o.text.empty() == o.ids.empty()) return print_error("give exactly one of --text and --ids", 2);
   if (o.logits && o.format != "json")
     return print_error("--logits needs --format json: the table has no place for [position][vocab] logits", 2);
+  if (o.no_predictions && (o.format != "json" || o.logits))
+    return print_error("--no-predictions needs --format json and no --logits: the table shows what comes next, and "
+                       "the logits are the predictions",
+                       2);
   auto params = model::model_load(
       o.model, {.dtype = dtype_choice(o.dtype), .compute = compute_choice(o.compute), .cache = !o.no_cache});
   if (!params) return print_error(params.error().message);
@@ -217,7 +223,21 @@ int run_run(const RunOptions& o) {
   if (!steering) return print_error(steering.error().message, is_usage_error(steering.error()) ? 2 : 1);
   model::ForwardHooks steer_hooks = research::steering_hooks(c, *steering);
   if (!steering->empty()) rq.hooks = &steer_hooks;
-  auto report = analysis::run_model(*params, tok.get(), ids, rq, ws);
+  // Without predictions nothing reads past the last layer asked for: the forward stops there
+  // (the server's POST /api/model/run "predictions": false, the same steps).
+  auto run = [&]() -> Result<analysis::RunReport> {
+    if (!o.no_predictions) return analysis::run_model(*params, tok.get(), ids, rq, ws);
+    auto opt = analysis::run_forward_options(c, rq);
+    if (!opt) return tl::unexpected(opt.error());
+    opt->logits = false;
+    int last = -1;
+    for (const auto& h : rq.heads) last = std::max(last, h.layer);
+    opt->stop_at_layer = last + 1;
+    model::ForwardOutput out;
+    if (Status s = model::forward(*params, ids, *opt, out, ws); !s) return tl::unexpected(s.error());
+    return analysis::run_report(*params, tok.get(), std::span<const int>(), rq, std::move(out));
+  };
+  auto report = run();
   if (!report) return print_error(report.error().message);
 
   if (!o.save_svg.empty())
@@ -225,7 +245,9 @@ int run_run(const RunOptions& o) {
   std::string text;
   if (o.format == "json") {
     // the API's answer (docs/api.md, POST /api/model/run), written by the server's codec
-    text = server::encode_model_run(server::model_run_result(*in, std::move(*report), c, rq.views, std::nullopt)) + '\n';
+    server::ModelRunResult result = server::model_run_result(*in, std::move(*report), c, rq.views, std::nullopt);
+    result.predictions = !o.no_predictions;
+    text = server::encode_model_run(result) + '\n';
   } else {
     text = run_table(*in, *report, tok.get(), c, head_chosen, with_bos);
   }
@@ -294,6 +316,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", opts->out, "Write the output to this file (a terminal takes at most 64 KB; a pipe or a redirection any length)");
   cmd->add_flag("--logits", opts->logits,
                 "With --format json (refused without it): add \"logits\": [position][vocab], unrounded");
+  cmd->add_flag("--no-predictions", opts->no_predictions,
+                "With --format json: leave out top_next, token_loss and loss; the forward then stops after the "
+                "last layer of the heads printed (--layer)");
   cmd->add_option("--top", opts->top, "How many next-token predictions to list")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();

@@ -195,6 +195,15 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
     return make_error(ErrorCode::invalid_argument, "start_layer " + std::to_string(L0) + " is outside 0.." + std::to_string(L));
   if (L0 > 0 && !options.start_resid)
     return make_error(ErrorCode::invalid_argument, "start_layer " + std::to_string(L0) + " needs that block's resid_pre");
+  // the blocks that run end at Ls (stop_at_layer; the record holds blocks [0, Ls))
+  const int Ls = options.stop_at_layer < 0 ? L : options.stop_at_layer;
+  if (Ls < L0 || Ls > L)
+    return make_error(ErrorCode::invalid_argument, "stop_at_layer " + std::to_string(options.stop_at_layer) +
+                                                       " is outside " + std::to_string(L0) + ".." + std::to_string(L));
+  if (Ls < L && (options.logits || options.loss))
+    return make_error(ErrorCode::invalid_argument, "stop_at_layer " + std::to_string(Ls) +
+                                                       " leaves the last blocks out: the logits and the loss need them "
+                                                       "(ask for neither, or stop at -1)");
   for (int tok : options.logit_tokens)
     if (tok < 0 || tok >= V)
       return make_error(ErrorCode::invalid_argument, "logit token " + std::to_string(tok) + " is outside the vocabulary [0, " +
@@ -249,16 +258,16 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
     ActivationRecord& rec = outs[s]->record;
     const int T = Ts[std::size_t(s)];
     const std::size_t Tz = std::size_t(T), TC = Tz * C, packed = ActivationRecord::packed_size(T);
-    rec.L = L, rec.NH = NH, rec.T = T, rec.C = C;
-    size_or_clear(rec.pattern, rq.pattern, std::size_t(L) * NH * packed);
-    size_or_clear(rec.scores, rq.scores, std::size_t(L) * NH * packed);
+    rec.L = Ls, rec.NH = NH, rec.T = T, rec.C = C;
+    size_or_clear(rec.pattern, rq.pattern, std::size_t(Ls) * NH * packed);
+    size_or_clear(rec.scores, rq.scores, std::size_t(Ls) * NH * packed);
     rec.HS = HS, rec.NKV = NKV;
-    rec.window.resize(L);
-    for (int l = 0; l < L; l++) rec.window[l] = c.window_of(l);
-    size_or_clear(rec.qkv, rq.qkv, std::size_t(L) * 3 * Tz * D);
-    size_or_clear(rec.z, rq.z, std::size_t(L) * Tz * D);
-    size_or_clear(rec.head_out, rq.head_out, std::size_t(L) * NH * TC);
-    size_or_clear(rec.residual, rq.residual, std::size_t(L + 1) * TC);
+    rec.window.resize(Ls);
+    for (int l = 0; l < Ls; l++) rec.window[l] = c.window_of(l);
+    size_or_clear(rec.qkv, rq.qkv, std::size_t(Ls) * 3 * Tz * D);
+    size_or_clear(rec.z, rq.z, std::size_t(Ls) * Tz * D);
+    size_or_clear(rec.head_out, rq.head_out, std::size_t(Ls) * NH * TC);
+    size_or_clear(rec.residual, rq.residual, std::size_t(Ls + 1) * TC);
   }
   // Copies `per_row` floats of each of sequence s's rows of `from` (rows of R) to `to` + at.
   auto copy_rows = [&](const float* from, std::size_t per_row, int s, std::vector<float>& to, std::size_t at) {
@@ -349,7 +358,7 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
     }
   }
 
-  for (int l = L0; l < L; l++) {
+  for (int l = L0; l < Ls; l++) {
     hook(HookPoint::resid_pre, l, view2(x, R, C, C, true));
     if (rq.residual)
       for (int s = 0; s < S; s++) copy_rows(x, C, s, outs[s]->record.residual, std::size_t(l) * Ts[std::size_t(s)] * C);
@@ -588,7 +597,7 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
     hook(HookPoint::resid_post, l, view2(x, R, C, C, true));
   }
   if (rq.residual)
-    for (int s = 0; s < S; s++) copy_rows(x, C, s, outs[s]->record.residual, std::size_t(L) * Ts[std::size_t(s)] * C);
+    for (int s = 0; s < S; s++) copy_rows(x, C, s, outs[s]->record.residual, std::size_t(Ls) * Ts[std::size_t(s)] * C);
 
   // 5. logits = ln_f(x) @ unembedding^T, over all rows at once, then each sequence's own
   for (int s = 0; s < S; s++) {
@@ -657,7 +666,9 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
 }  // namespace
 
 std::size_t forward_bytes(const ModelConfig& c, int T, const ForwardOptions& options) {
-  const std::size_t Tz = std::size_t(std::max(T, 0)), L = std::size_t(c.n_layer), NH = std::size_t(c.n_head);
+  const std::size_t Tz = std::size_t(std::max(T, 0)), NH = std::size_t(c.n_head);
+  const std::size_t L = std::size_t(options.stop_at_layer >= 0 && options.stop_at_layer < c.n_layer ? options.stop_at_layer
+                                                                                                     : c.n_layer);
   const std::size_t C = std::size_t(c.n_embd), D = std::size_t(c.q_width()), packed = ActivationRecord::packed_size(T);
   const RecordRequest& rq = options.record;
   std::size_t floats = 0;

@@ -132,6 +132,12 @@ struct ForwardOptions {
   // record and hooks are not filled). 0: the whole forward. start_layer = L runs only ln_f.
   int start_layer = 0;
   const float* start_resid = nullptr;
+  // Stop after block stop_at_layer - 1 (TransformerLens's stop_at_layer): only blocks
+  // [start_layer, stop_at_layer) run, for a caller that needs no layer past it. The record
+  // then holds those blocks (record.L = stop_at_layer; residual[stop_at_layer] is the last
+  // block's output), each the same numbers, bit for bit, as in the whole forward. Needs
+  // logits and loss off (they read the last block). -1: every block.
+  int stop_at_layer = -1;
   // Non-empty: out.logits holds only these vocabulary columns, (T, n) in this order (a metric
   // that reads a few tokens need not unembed them all). Not with `loss`.
   std::vector<int> logit_tokens;

@@ -249,6 +249,7 @@ const std::vector<Row> kRows = {
     {"run --model {F}/good --text hi --layer -1", 2, "--layer: must be a whole number of 0 or more"},
     // what the user typed, not the model's files (issue 25): usage errors, exit 2
     {"run --model {F}/good --text hi --logits", 2, "--logits needs --format json"},
+    {"run --model {F}/good --text hi --no-predictions", 2, "--no-predictions needs --format json and no --logits"},
     {"run --model {F}/good --ids '1 4096'", 2, "token id 4096 is outside the vocabulary [0, 4096)"},
     {"run --model {F}/good --text \"$(head -c 2000 {F}/good/heldout.txt)\"", 2,
      "(with BOS), more than the model's n_ctx (128); pass --truncate"},

@@ -372,3 +372,14 @@ TEST(HeadlabBinary, VersionNamesTheKernelsTheCpuAllowsOrTheUsersChoice) {
   EXPECT_EQ(pclose(p), 0);
   EXPECT_NE(out.find("Haswell kernels (OPENBLAS_CORETYPE=Haswell set by the user)"), std::string::npos) << out;
 }
+
+TEST(RunCommand, NoPredictionsLeavesThemOutAndPrintsTheSameHeads) {
+  const std::string ask = "run --model " + model_dir() + " --text 'The cat sat' --format json --layer 0";
+  auto with = headlab_run(ask);
+  auto without = headlab_run(ask + " --no-predictions");  // the forward stops after block 0
+  ASSERT_EQ(with.exit_code, 0) << with.out;
+  ASSERT_EQ(without.exit_code, 0) << without.out;
+  auto a = nlohmann::json::parse(with.out), b = nlohmann::json::parse(without.out);
+  EXPECT_EQ(a["heads"], b["heads"]);
+  for (const char* gone : {"top_next", "token_loss", "loss"}) EXPECT_FALSE(b.contains(gone)) << gone;
+}

@@ -297,3 +297,78 @@ TEST(Forward, HonoursTheAttentionSwitchesOfConfigJsonLikeTheReference) {
     EXPECT_LT(dscores, 1e-4) << name;
   }
 }
+
+// ---- stop_at_layer ------------------------------------------------------------------------------
+
+// A forward that stops after block l - 1 records blocks 0..l-1 as the whole forward does, bit for
+// bit (the same steps in the same order; nothing of a later block reaches an earlier one), alone
+// and in a batch, on GPT-2, Llama (GQA) and Gemma 2 (sliding layers).
+TEST(ForwardStopAtLayer, TheRecordOfTheBlocksRunIsTheWholeForwardsBitForBit) {
+  for (const char* name : {"gpt2_tiny", "families/llama", "families/gemma2"}) {
+    auto expected = read_json_file(fixture_dir(name) + "/expected.json");
+    Parameters p = load_fixture(name, "model.safetensors");
+    const auto ids = expected["ids"].get<std::vector<int>>();
+    const int L = p.config.n_layer, T = static_cast<int>(ids.size()), C = p.config.n_embd;
+    ForwardOptions all;
+    all.record = {.pattern = true, .scores = true, .qkv = true, .z = true, .head_out = true, .residual = true};
+    ForwardOutput whole;
+    Workspace ws;
+    ASSERT_TRUE(forward(p, ids, all, whole, ws)) << name;
+    for (int l = 0; l <= L; l++) {
+      ForwardOptions stop = all;
+      stop.logits = false;
+      stop.stop_at_layer = l;
+      ForwardOutput part;
+      ASSERT_TRUE(forward(p, ids, stop, part, ws)) << name << " stop " << l;
+      const std::string where = std::string(name) + ", stop at " + std::to_string(l);
+      EXPECT_EQ(part.record.L, l) << where;
+      EXPECT_TRUE(part.logits.empty()) << where;
+      auto head = [](const std::vector<float>& v, std::size_t n) { return std::vector<float>(v.begin(), v.begin() + n); };
+      const std::size_t per_layer = whole.record.pattern.size() / std::size_t(L);
+      EXPECT_EQ(part.record.pattern, head(whole.record.pattern, per_layer * l)) << where;
+      EXPECT_EQ(part.record.scores, head(whole.record.scores, per_layer * l)) << where;
+      EXPECT_EQ(part.record.qkv, head(whole.record.qkv, whole.record.qkv.size() / L * l)) << where;
+      EXPECT_EQ(part.record.z, head(whole.record.z, whole.record.z.size() / L * l)) << where;
+      EXPECT_EQ(part.record.head_out, head(whole.record.head_out, whole.record.head_out.size() / L * l)) << where;
+      // residual[l] is what enters block l: the last block run's output
+      EXPECT_EQ(part.record.residual, head(whole.record.residual, std::size_t(l + 1) * T * C)) << where;
+      EXPECT_EQ(forward_bytes(p.config, T, stop) <= forward_bytes(p.config, T, all), true) << where;
+    }
+    // in a batch of two (the server's pool runs it so): each sequence's record as alone
+    ForwardOptions stop = all;
+    stop.logits = false;
+    stop.stop_at_layer = 1;
+    std::vector<int> other(ids.rbegin(), ids.rend());
+    std::vector<std::span<const int>> seqs = {ids, other};
+    std::vector<ForwardOutput> outs;
+    ASSERT_TRUE(forward_batch(p, seqs, stop, outs, ws)) << name;
+    ForwardOutput lone;
+    ASSERT_TRUE(forward(p, other, stop, lone, ws));
+    EXPECT_EQ(outs[1].record.pattern, lone.record.pattern) << name;
+    EXPECT_EQ(outs[1].record.residual, lone.record.residual) << name;
+  }
+}
+
+TEST(ForwardStopAtLayer, AForwardThatNeedsTheLogitsOrTheLossCannotStopEarly) {
+  Parameters p = load_fixture("gpt2_tiny", "model.safetensors");
+  std::vector<int> ids = {1, 2, 3};
+  Workspace ws;
+  ForwardOutput out;
+  ForwardOptions opt;
+  opt.stop_at_layer = 1;  // logits on (the default)
+  Status s = forward(p, ids, opt, out, ws);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(s.error().message.find("logits"), std::string::npos) << s.error().message;
+  opt.logits = false;
+  opt.loss = true;
+  EXPECT_FALSE(forward(p, ids, opt, out, ws));
+  opt.loss = false;
+  opt.stop_at_layer = p.config.n_layer + 1;
+  EXPECT_FALSE(forward(p, ids, opt, out, ws));
+  // stopping at the last block is the whole forward: the logits may be asked
+  opt.stop_at_layer = p.config.n_layer;
+  opt.logits = true;
+  ASSERT_TRUE(forward(p, ids, opt, out, ws));
+  EXPECT_EQ(out.logits.size(), std::size_t(3) * p.config.vocab_size);
+}

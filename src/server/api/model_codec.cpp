@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -94,6 +95,49 @@ json window_rows(const std::vector<float>& cells, const TokenWindow& w) {
   return rows;
 }
 
+// The compact views ("encoding": "base64"): the window's cells row after row (the rows'
+// lengths follow from the window, as in window_rows), each probability p as the uint16
+// round(p * 65535) (within 1/131070 of p), each score as its float32, little-endian, base64.
+std::string base64(const std::string& bytes) {
+  static const char* abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const unsigned v = (unsigned char)bytes[i] << 16 | (unsigned char)bytes[i + 1] << 8 | (unsigned char)bytes[i + 2];
+    for (int s = 18; s >= 0; s -= 6) out.push_back(abc[(v >> s) & 63]);
+  }
+  if (i < bytes.size()) {
+    const bool two = i + 1 < bytes.size();
+    const unsigned v = (unsigned char)bytes[i] << 16 | (two ? (unsigned char)bytes[i + 1] << 8 : 0);
+    out.push_back(abc[(v >> 18) & 63]);
+    out.push_back(abc[(v >> 12) & 63]);
+    out.push_back(two ? abc[(v >> 6) & 63] : '=');
+    out.push_back('=');
+  }
+  return out;
+}
+json compact_probabilities(const std::vector<float>& cells) {
+  std::string bytes;
+  bytes.reserve(cells.size() * 2);
+  for (float p : cells) {
+    const auto u = static_cast<unsigned>(std::lround(std::clamp(double(p), 0.0, 1.0) * 65535.0));
+    bytes.push_back(static_cast<char>(u & 0xff));
+    bytes.push_back(static_cast<char>(u >> 8));
+  }
+  return base64(bytes);
+}
+json compact_floats(const std::vector<float>& cells) {
+  std::string bytes;
+  bytes.reserve(cells.size() * 4);
+  for (float f : cells) {
+    std::uint32_t u;
+    std::memcpy(&u, &f, 4);
+    for (int b = 0; b < 4; b++) bytes.push_back(static_cast<char>((u >> (8 * b)) & 0xff));
+  }
+  return base64(bytes);
+}
+
 json encode_tokens(const std::vector<model::Token>& tokens) {
   json out = json::array();
   for (const auto& t : tokens) out.push_back({{"id", t.id}, {"text", t.text}, {"begin", t.begin}, {"end", t.end}});
@@ -171,8 +215,15 @@ Status read_steer_list(const nlohmann::json& j, std::vector<SteerSpec>& out) {
 Result<ModelRunRequest> decode_model_run_request(std::string_view body) {
   auto j = parse_json_object(body, kExample);
   if (!j) return tl::unexpected(j.error());
-  HEADLAB_TRY(only_fields(*j, {"text", "bos", "truncate", "heads", "views", "rollout", "window", "top_k"}));
+  HEADLAB_TRY(only_fields(*j, {"text", "bos", "truncate", "heads", "views", "rollout", "window", "top_k", "predictions", "encoding"}));
   ModelRunRequest r;
+  HEADLAB_TRY(read_field(*j, "predictions", r.predictions, false));
+  std::string encoding = "json";
+  HEADLAB_TRY(read_field(*j, "encoding", encoding, false));
+  if (encoding != "json" && encoding != "base64")
+    return tl::unexpected(bad("Field 'encoding' must be \"json\" (rows of numbers, the default) or \"base64\" (each view one "
+                              "string: probabilities as uint16 round(p * 65535), scores as float32, little-endian)."));
+  r.compact = encoding == "base64";
   HEADLAB_TRY(read_field(*j, "text", r.text, true));
   HEADLAB_TRY(read_optional_bos(*j, r.bos));
   HEADLAB_TRY(read_field(*j, "truncate", r.truncate, false));
@@ -375,18 +426,27 @@ std::string encode_model_run(const ModelRunResult& r) {
   json heads = json::array();
   for (const HeadView& h : r.heads) {
     json v = {{"layer", h.layer}, {"head", h.head}};
-    if (r.sends.pattern) v["pattern"] = window_rows(h.pattern, w);
-    if (r.sends.value_weighted) v["value_weighted"] = window_rows(h.value_weighted, w);
-    if (r.sends.scores) v["scores"] = window_rows(h.scores, w);
+    if (r.compact) {
+      if (r.sends.pattern) v["pattern"] = compact_probabilities(h.pattern);
+      if (r.sends.value_weighted) v["value_weighted"] = compact_probabilities(h.value_weighted);
+      if (r.sends.scores) v["scores"] = compact_floats(h.scores);
+    } else {
+      if (r.sends.pattern) v["pattern"] = window_rows(h.pattern, w);
+      if (r.sends.value_weighted) v["value_weighted"] = window_rows(h.value_weighted, w);
+      if (r.sends.scores) v["scores"] = window_rows(h.scores, w);
+    }
     heads.push_back(std::move(v));
   }
   json out = {{"tokens", encode_tokens(r.tokens)}, {"n_layer", r.n_layer}, {"n_head", r.n_head}, {"heads", heads},
               {"truncated", r.truncated}};
-  json o = encode_outcome(r.outcome);
-  out["top_next"] = o["top_next"];
-  out["token_loss"] = o["token_loss"];
-  out["loss"] = o["loss"];
-  if (r.sends.rollout) out["rollout"] = window_rows(r.rollout, w);
+  if (r.predictions) {
+    json o = encode_outcome(r.outcome);
+    out["top_next"] = o["top_next"];
+    out["token_loss"] = o["token_loss"];
+    out["loss"] = o["loss"];
+  }
+  if (r.sends.rollout) out["rollout"] = r.compact ? compact_probabilities(r.rollout) : window_rows(r.rollout, w);
+  if (r.compact) out["encoding"] = "base64";
   if (r.window)
     out["window"] = {{"queries", {w.queries.begin, w.queries.end}}, {"keys", {w.keys.begin, w.keys.end}}};
   if (!r.logits.empty()) {

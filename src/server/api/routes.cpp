@@ -2,6 +2,7 @@
 // request, calls a handler, and encodes the Result (an Error becomes the JSON envelope).
 #include "server/api/routes.h"
 
+#include <chrono>
 #include <functional>
 
 #include "course/course.h"
@@ -73,7 +74,9 @@ Result<ModelService*> need_model(ServerContext& ctx) {
   return ctx.model;
 }
 
-// Identical model requests are answered from the cache; errors are not cached.
+// Identical model requests are answered from the cache; errors are not cached. Identical
+// requests arriving while the first is computed wait for its answer (ResponseCache::flight):
+// computed once, encoded and compressed once, kept once.
 template <class Decode, class Handle, class Encode>
 HttpResponse cached_model_answer(ServerContext& ctx, const HttpRequest& r, Decode decode, Handle handle, Encode encode) {
   std::string key = r.path + '\n' + canonical_json(r.body);
@@ -90,6 +93,31 @@ HttpResponse cached_model_answer(ServerContext& ctx, const HttpRequest& r, Decod
   }
   auto model = need_model(ctx);
   if (!model) return error_response(model.error());
+  const std::string& request_id = InferencePool::current_request();
+  ResponseCache::Flight flight = ctx.cache->flight(key, request_id);
+  if (!flight.lead) {
+    // as long as a run may wait in the queue: past it, this request computes its own (and
+    // meets the queue's deadline there); meanwhile its place is the lead's
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds((*model)->options().pool.timeout_ms);
+    (*model)->queue_follow(request_id, flight.in->lead_id);
+    auto joined = flight.wait(deadline);
+    (*model)->queue_unfollow(request_id);
+    if (joined) {
+      HttpResponse out = shared(*joined);
+      out.headers.push_back({"X-Headlab-Cache", "joined"});
+      return out;
+    }
+  }
+  // The lead lands its flight whatever happens (its followers then compute their own).
+  struct Landing {
+    ResponseCache& cache;
+    const std::string& key;
+    const ResponseCache::Flight& flight;
+    std::optional<CachedAnswer> answer;
+    ~Landing() {
+      if (flight.lead) cache.land(key, flight, std::move(answer));
+    }
+  } landing{*ctx.cache, key, flight, std::nullopt};
   HttpResponse out = answer(decode(r.body), [&](const auto& req) { return std::invoke(handle, *model, req); }, encode);
   if (out.status != 200) return out;
   // Kept once with its gzip made once: a hit costs neither a copy nor a compression.
@@ -97,7 +125,8 @@ HttpResponse cached_model_answer(ServerContext& ctx, const HttpRequest& r, Decod
   a.body = std::make_shared<const std::string>(std::move(out.body));
   if (a.body->size() >= 1024)
     if (auto z = gzip_fast(*a.body)) a.gzip = std::make_shared<const std::string>(std::move(*z));
-  ctx.cache->put(key, a);
+  if (flight.lead) landing.answer = a;
+  else ctx.cache->put(key, a);
   HttpResponse sent = shared(a);
   sent.headers = std::move(out.headers);
   return sent;

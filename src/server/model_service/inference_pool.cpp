@@ -15,11 +15,13 @@ thread_local std::string t_request;
 bool batchable(const model::ForwardOptions& o) {
   return o.interventions.empty() && !(o.hooks && o.hooks->any()) && o.start_layer == 0;
 }
+// Every field of ForwardOptions but interventions, hooks and start_layer/start_resid (which
+// batchable() requires empty, null, 0): a field added to ForwardOptions must be added here.
 bool same_batch(const model::ForwardOptions& a, const model::ForwardOptions& b) {
   const model::RecordRequest &x = a.record, &y = b.record;
   return batchable(a) && batchable(b) && x.pattern == y.pattern && x.scores == y.scores && x.qkv == y.qkv &&
          x.z == y.z && x.head_out == y.head_out && x.residual == y.residual && a.logits == b.logits &&
-         a.loss == b.loss && a.logit_tokens == b.logit_tokens;
+         a.loss == b.loss && a.logit_tokens == b.logit_tokens && a.stop_at_layer == b.stop_at_layer;
 }
 }  // namespace
 
@@ -61,41 +63,146 @@ InferencePool::Counts InferencePool::counts() const {
   return counts_;
 }
 
+void InferencePool::ForwardPart::set(Result<model::ForwardOutput> a) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    answer = std::move(a);
+  }
+  answered.notify_all();
+}
+
 Result<model::ForwardOutput> InferencePool::forward(std::vector<int> ids, const model::ForwardOptions& options) {
   if (!params_) return make_error(ErrorCode::unavailable, "This pool has no model to run.");
-  auto part = std::make_shared<ForwardPart>();
-  auto future = part->promise.get_future();
-  auto job = std::make_shared<Job>();
-  job->bytes = model::forward_bytes(params_->config, static_cast<int>(ids.size()), options);
-  part->ids = std::move(ids);
-  part->options = options;
-  job->part = part;
-  job->drop = [part](const std::string& why) {
-    part->promise.set_value(tl::unexpected(Error{ErrorCode::unavailable, why}));
-  };
-  if (job->bytes > options_.max_batch_bytes)
-    return make_error(ErrorCode::too_long, "This request needs about " + std::to_string(job->bytes >> 20) +
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.timeout_ms);
+  const std::size_t bytes = model::forward_bytes(params_->config, static_cast<int>(ids.size()), options);
+  // The size check comes first, joined or not: a request refused alone is refused beside a twin.
+  if (bytes > options_.max_batch_bytes)
+    return make_error(ErrorCode::too_long, "This request needs about " + std::to_string(bytes >> 20) +
                                                " MB to run, more than one run may take here (" +
                                                std::to_string(options_.max_batch_bytes >> 20) +
                                                " MB). Ask for fewer views or a shorter text.");
-  if (auto s = enqueue(job); !s) return tl::unexpected(s.error());
-  if (future.wait_for(std::chrono::milliseconds(options_.timeout_ms)) != std::future_status::ready)
-    return tl::unexpected(gave_up(*job));
-  return future.get();
+  auto job = std::make_shared<Job>();
+  job->bytes = bytes;
+  auto part = std::make_shared<ForwardPart>();
+  part->ids = std::move(ids);
+  part->options = options;
+  job->part = part;
+  job->drop = [part](const std::string& why) { part->set(tl::unexpected(Error{ErrorCode::unavailable, why})); };
+  // Queued, or joined to an identical job waiting or running (found under the same lock as
+  // the queueing: two twins arriving together make one job).
+  std::shared_ptr<Job> joined;
+  if (auto s = enqueue(job, &joined); !s) return tl::unexpected(s.error());
+  if (joined) return wait_answer(joined, job->waiters.front(), deadline);
+  return wait_answer(job, job->waiters.front(), deadline);
 }
 
-Error InferencePool::gave_up(Job& job) {
-  job.abandoned = true;
+std::shared_ptr<InferencePool::Job> InferencePool::find_same(const std::vector<int>& ids,
+                                                            const model::ForwardOptions& options) {
+  // joinable while some request still waits for it and it is not answered yet; a join
+  // counts itself as a taker under the part's lock, so the job cannot be skipped meanwhile
+  auto join = [&](const std::shared_ptr<Job>& j) {
+    if (!j->part || j->part->ids != ids || !same_batch(j->part->options, options)) return false;
+    std::lock_guard<std::mutex> lock(j->part->mutex);
+    if (j->part->takers == 0 || j->part->answer.has_value()) return false;
+    j->part->takers += 1;
+    return true;
+  };
+  for (const auto& j : running_jobs_)
+    if (join(j)) return j;
+  for (const auto& [client, jobs] : waiting_)
+    for (const auto& j : jobs)
+      if (join(j)) return j;
+  return nullptr;
+}
+
+Result<model::ForwardOutput> InferencePool::wait_answer(const std::shared_ptr<Job>& job, const Waiter& me,
+                                                       std::chrono::steady_clock::time_point deadline) {
+  ForwardPart& part = *job->part;
+  {
+    std::unique_lock<std::mutex> lock(part.mutex);
+    if (part.answered.wait_until(lock, deadline, [&] { return part.answer.has_value(); })) {
+      // the last request to take the answer takes the original; the others a copy
+      if (--part.takers == 0) return std::move(*part.answer);
+      return *part.answer;
+    }
+    part.takers -= 1;  // at 0 the worker skips the job (skipped())
+  }
+  leave(job, me);
+  return tl::unexpected(busy_error());
+}
+Error InferencePool::busy_error() const {
   return Error{ErrorCode::unavailable, "The model is busy: the answer took longer than " +
                                            std::to_string(options_.timeout_ms / 1000) +
                                            " s. Try again in a moment, or with a shorter text."};
 }
 
-Status InferencePool::enqueue(std::shared_ptr<Job> job) {
+Error InferencePool::gave_up(Job& job) {
+  job.abandoned = true;
+  return busy_error();
+}
+
+bool InferencePool::skipped(const Job& job) const {
+  if (!job.part) return job.abandoned;
+  std::lock_guard<std::mutex> lock(job.part->mutex);
+  return job.part->takers == 0;
+}
+
+void InferencePool::leave(const std::shared_ptr<Job>& job, const Waiter& me) {
+  std::shared_ptr<Job> unwanted;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::erase_if(job->waiters, [&](const Waiter& w) { return w.serial == me.serial; });
+    if (auto r = running_.find(me.request_id); !me.request_id.empty() && r != running_.end() &&
+                                               std::find(running_jobs_.begin(), running_jobs_.end(), job) != running_jobs_.end())
+      running_.erase(r);
+    auto mine = waiting_.find(job->client);
+    const bool waiting = mine != waiting_.end() && std::find(mine->second.begin(), mine->second.end(), job) != mine->second.end();
+    if (!waiting) return;  // running or done: it finishes for those still waiting
+    if (job->waiters.empty()) {
+      // nobody waits for it: its place and bytes are free at once, it never runs
+      remove_waiting(job);
+      unwanted = job;
+    } else if (std::none_of(job->waiters.begin(), job->waiters.end(),
+                            [&](const Waiter& w) { return w.client == job->client; })) {
+      // its client left, others still wait: the job is the next waiting client's now, at the
+      // place its arrival gives it among that client's jobs
+      const std::string to = job->waiters.front().client;
+      auto& from = mine->second;
+      from.erase(std::find(from.begin(), from.end(), job));
+      if (from.empty()) {
+        std::erase(turns_, job->client);
+        waiting_.erase(mine);
+      }
+      auto& theirs = waiting_[to];
+      if (theirs.empty()) turns_.push_back(to);
+      auto at = std::find_if(theirs.begin(), theirs.end(),
+                             [&](const std::shared_ptr<Job>& j) { return j->serial > job->serial; });
+      theirs.insert(at, job);
+      job->client = to;
+      job->request_id = job->waiters.front().request_id;
+    }
+  }
+  if (unwanted) unwanted->drop("The request gave up waiting.");
+}
+
+Status InferencePool::enqueue(std::shared_ptr<Job> job, std::shared_ptr<Job>* joined) {
   std::vector<std::shared_ptr<Job>> evicted;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) return make_error(ErrorCode::unavailable, "The server is shutting down.");
+    if (job->part) {
+      job->serial = ++serial_;
+      job->waiters.push_back(Waiter{job->client, job->request_id, job->serial});
+      if (std::shared_ptr<Job> same = find_same(job->part->ids, job->part->options)) {  // counted as a taker
+        // no queue place, no bytes: the job holds them already; its place is this one's
+        same->waiters.push_back(job->waiters.front());
+        counts_.joined += 1;
+        const bool running = std::find(running_jobs_.begin(), running_jobs_.end(), same) != running_jobs_.end();
+        if (running && !job->request_id.empty()) running_.insert(job->request_id);
+        *joined = std::move(same);
+        return {};
+      }
+    }
     auto full = [&] { return queued_ >= options_.max_queue || queued_bytes_ + job->bytes > options_.max_queue_bytes; };
     while (full()) {
       // Full: the client with the most waiting jobs gives up its newest one, unless that
@@ -115,7 +222,19 @@ Status InferencePool::enqueue(std::shared_ptr<Job> job) {
                               std::to_string((queued_bytes_ + (std::size_t(1) << 20) - 1) >> 20) +
                               " MB of work waiting); try again in a moment.");
       }
-      std::shared_ptr<Job> newest = greediest->second.back();
+      // its newest job that serves no other client (a shared job is kept for the others)
+      auto own = [&](const std::shared_ptr<Job>& j) {
+        return std::all_of(j->waiters.begin(), j->waiters.end(), [&](const Waiter& w) { return w.client == j->client; });
+      };
+      auto newest_own = std::find_if(greediest->second.rbegin(), greediest->second.rend(), own);
+      if (newest_own == greediest->second.rend()) {
+        for (auto& e : evicted) e->drop("The model is busy, and this client already has more requests waiting "
+                                        "than any other; try again in a moment.");
+        evicted.clear();
+        return make_error(ErrorCode::unavailable, "The model is busy with " + std::to_string(queued_) +
+                                                      " requests already; try again in a moment.");
+      }
+      std::shared_ptr<Job> newest = *newest_own;
       remove_waiting(newest);
       evicted.push_back(std::move(newest));
     }
@@ -171,18 +290,35 @@ std::vector<std::shared_ptr<InferencePool::Job>> InferencePool::take_order() con
   return order;
 }
 
-QueuePlace InferencePool::place(const std::string& request_id) const {
-  QueuePlace p;
-  if (request_id.empty()) return p;
+void InferencePool::follow(const std::string& request_id, const std::string& lead_id) {
+  if (request_id.empty() || lead_id.empty() || request_id == lead_id) return;
   std::lock_guard<std::mutex> lock(mutex_);
+  follows_[request_id] = lead_id;
+}
+
+void InferencePool::unfollow(const std::string& request_id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  follows_.erase(request_id);
+}
+
+QueuePlace InferencePool::place(const std::string& asked_id) const {
+  QueuePlace p;
+  if (asked_id.empty()) return p;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto follows = follows_.find(asked_id);
+  const std::string& request_id = follows == follows_.end() ? asked_id : follows->second;
   p.waiting = queued_;
   if (running_.count(request_id)) {
     p.state = QueuePlace::State::running;
     return p;
   }
   const auto order = take_order();
+  auto has = [&](const Job& j) {
+    if (j.request_id == request_id) return true;
+    return std::any_of(j.waiters.begin(), j.waiters.end(), [&](const Waiter& w) { return w.request_id == request_id; });
+  };
   for (std::size_t i = 0; i < order.size(); i++)
-    if (order[i]->request_id == request_id) {
+    if (has(*order[i])) {
       p.state = QueuePlace::State::waiting;
       p.ahead = static_cast<int>(i);
       return p;
@@ -212,8 +348,8 @@ std::vector<std::shared_ptr<InferencePool::Job>> InferencePool::fill_batch(const
 
 void InferencePool::run_batch(std::vector<std::shared_ptr<Job>>& batch) {
   // the requests that gave up while waiting are answered, not run
-  std::erase_if(batch, [](const std::shared_ptr<Job>& j) {
-    if (!j->abandoned) return false;
+  std::erase_if(batch, [this](const std::shared_ptr<Job>& j) {
+    if (!skipped(*j)) return false;
     j->drop("The request gave up waiting.");
     return true;
   });
@@ -240,8 +376,8 @@ void InferencePool::run_batch(std::vector<std::shared_ptr<Job>>& batch) {
   if (batch.size() == 1) {
     model::ForwardOutput out;
     Status s = model::forward(*params_, batch[0]->part->ids, options, out, workspace_);
-    if (s) batch[0]->part->promise.set_value(std::move(out));
-    else batch[0]->part->promise.set_value(tl::unexpected(s.error()));
+    if (s) batch[0]->part->set(std::move(out));
+    else batch[0]->part->set(tl::unexpected(s.error()));
     return;
   }
   std::vector<std::span<const int>> seqs;
@@ -253,12 +389,12 @@ void InferencePool::run_batch(std::vector<std::shared_ptr<Job>>& batch) {
     for (auto& j : batch) {
       model::ForwardOutput out;
       Status one = model::forward(*params_, j->part->ids, options, out, workspace_);
-      if (one) j->part->promise.set_value(std::move(out));
-      else j->part->promise.set_value(tl::unexpected(one.error()));
+      if (one) j->part->set(std::move(out));
+      else j->part->set(tl::unexpected(one.error()));
     }
     return;
   }
-  for (std::size_t i = 0; i < batch.size(); i++) batch[i]->part->promise.set_value(std::move(outs[i]));
+  for (std::size_t i = 0; i < batch.size(); i++) batch[i]->part->set(std::move(outs[i]));
 }
 
 void InferencePool::worker_loop() {
@@ -267,11 +403,19 @@ void InferencePool::worker_loop() {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       running_.clear();
+      running_jobs_.clear();
       ready_.wait(lock, [this] { return stopping_ || queued_ > 0; });
       if (stopping_) return;
       batch = fill_batch(take_next());
-      for (const auto& j : batch)
-        if (!j->request_id.empty()) running_.insert(j->request_id);
+      for (const auto& j : batch) {
+        if (j->part) {
+          running_jobs_.push_back(j);  // identical forwards join it until it is answered
+          for (const Waiter& w : j->waiters)
+            if (!w.request_id.empty()) running_.insert(w.request_id);
+        } else if (!j->request_id.empty()) {
+          running_.insert(j->request_id);
+        }
+      }
       counts_.batches += 1;
       for (const auto& j : batch) counts_.forwards += j->part ? 1 : 0;
     }

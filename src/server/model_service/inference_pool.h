@@ -4,6 +4,17 @@
 // (forward(): no interventions nor hooks, the same record asked for) run as the rows of one
 // model::forward_batch, so the weights are read once for all of them, each getting its own
 // answer. A job still waiting when its request gives up is skipped, never run for nobody.
+// Identical forwards are computed once: a forward() whose ids and options equal those of a
+// forward waiting or running (same_forward: the same ids, and every field of ForwardOptions
+// equal, none of interventions, hooks, start_layer) joins that job instead of queueing its
+// own. It takes no queue place and no bytes of the budget (the job already holds them), waits
+// at the job's place (place() reports the job's), keeps its own deadline, and gets the same
+// answer (a copy; the last to take it takes the original). The job runs while any of its
+// requests still waits: one giving up does not cancel it for the others. A job is its first
+// request's client's; when that client gives up while others still wait, the job moves to
+// the next waiting request's client, so a request that keeps a job alive pays for it in its
+// own client's turns and queue share. A job shared by several clients is not the one given
+// up to make room for a fairer client (its client's newest unshared job is, or none).
 // Fair between clients: waiting jobs are taken round-robin by client (a batch is filled in
 // that order too), and when the queue is full a job from a client with fewer waiting jobs
 // than the greediest one takes the greediest client's newest place (that job answers 503),
@@ -28,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -90,9 +102,14 @@ class InferencePool {
 
   int queued() const;
   QueuePlace place(const std::string& request_id) const;
+  // A request answered by another's computation (the response cache's followers) is where
+  // that one is: place(request_id) reports lead_id's place until unfollow(request_id).
+  void follow(const std::string& request_id, const std::string& lead_id);
+  void unfollow(const std::string& request_id);
   // How many forwards ran, and in how many batches (a batch of one counts).
+  // `joined`: forwards that joined an identical waiting or running one (not counted in forwards).
   struct Counts {
-    long long forwards = 0, batches = 0;
+    long long forwards = 0, batches = 0, joined = 0;
   };
   Counts counts() const;
 
@@ -123,23 +140,47 @@ class InferencePool {
   static const std::string& current_request();
 
  private:
-  // A forward that may share a batch.
+  // A forward that may share a batch, and the requests waiting for its answer.
   struct ForwardPart {
     std::vector<int> ids;
     model::ForwardOptions options;
-    std::promise<Result<model::ForwardOutput>> promise;
+    std::mutex mutex;  // guards answer and takers (taken after the pool's mutex_, never before)
+    std::condition_variable answered;
+    std::optional<Result<model::ForwardOutput>> answer;
+    int takers = 1;  // requests still to take the answer; 0: nobody waits, the job is skipped
+    void set(Result<model::ForwardOutput> a);
+  };
+  // One request waiting on a job (its first, or one that joined it).
+  struct Waiter {
+    std::string client, request_id;
+    long long serial = 0;  // tells two waiters of one client apart
   };
   struct Job {
     std::string client = current_client();
     std::string request_id = current_request();
+    long long serial = 0;                              // order of arrival (a moved job keeps its place by it)
     std::size_t bytes = 0;                             // what it will need once run
     std::function<void(model::Workspace&)> work;       // a run() job
     std::shared_ptr<ForwardPart> part;                 // or a forward() job
+    std::vector<Waiter> waiters;                       // a forward's requests still waiting (mutex_)
     std::function<void(const std::string& why)> drop;  // answers unavailable, with why
-    std::atomic<bool> abandoned{false};
+    std::atomic<bool> abandoned{false};                // a run() job's request gave up
   };
-  Status enqueue(std::shared_ptr<Job> job);
+  // Queues `job`; a forward identical to one waiting or running joins that one instead
+  // (*joined is set to it, the job is dropped unqueued). `joined` is needed for a forward.
+  Status enqueue(std::shared_ptr<Job> job, std::shared_ptr<Job>* joined = nullptr);
   Error gave_up(Job& job);  // the deadline passed: if it has not started, it never will
+  Error busy_error() const;
+  // The waiting or running forward job identical to (ids, options) that a request can still
+  // join, or null; mutex_ held.
+  // It counts the request as one of the job's takers.
+  std::shared_ptr<Job> find_same(const std::vector<int>& ids, const model::ForwardOptions& options);
+  // A forward's request waits for its job's answer until its deadline; on giving up it leaves
+  // the job (moved to another client's turns when it was the job's client). Waiter `me`.
+  Result<model::ForwardOutput> wait_answer(const std::shared_ptr<Job>& job, const Waiter& me,
+                                           std::chrono::steady_clock::time_point deadline);
+  void leave(const std::shared_ptr<Job>& job, const Waiter& me);  // takes mutex_
+  bool skipped(const Job& job) const;  // nobody waits for it any more
   std::shared_ptr<Job> take_next();  // round-robin by client; call with mutex_ held
   // The waiting jobs in the order they would be taken (turn by turn); call with mutex_ held.
   std::vector<std::shared_ptr<Job>> take_order() const;
@@ -158,6 +199,9 @@ class InferencePool {
   int queued_ = 0;                 // jobs in waiting_
   std::size_t queued_bytes_ = 0;   // their bytes
   std::multiset<std::string> running_;  // request ids of the running batch
+  std::vector<std::shared_ptr<Job>> running_jobs_;  // the running batch's forwards (joinable until answered)
+  long long serial_ = 0;
+  std::map<std::string, std::string> follows_;  // request id -> the id of the request it follows
   Counts counts_;
   double seconds_per_row_ = 0;  // of the forwards run so far (a moving average); 0: none yet
   bool stopping_ = false;

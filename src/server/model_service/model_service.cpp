@@ -123,12 +123,27 @@ Result<ModelRunResult> ModelService::run(const ModelRunRequest& req) {
   const std::vector<int> ids = input.ids();
   auto options = analysis::run_forward_options(c, rq);
   if (!options) return tl::unexpected(options.error());
+  // Without predictions nothing reads past the last layer asked for (the rollout reads all):
+  // the forward stops there.
+  if (!req.predictions) {
+    options->logits = false;
+    if (!req.rollout) {
+      int last = -1;
+      for (const HeadRef& h : rq.heads) last = std::max(last, h.layer);
+      options->stop_at_layer = last + 1;  // 0 with no heads: only the embedding
+    }
+  }
   // The forward in the pool, in one batch with the other runs waiting then; the views, the
   // predictions and the answer are made here, on this request's own thread.
   auto out = pool_->forward(ids, *options);
   if (!out) return tl::unexpected(out.error());
-  analysis::RunReport report = analysis::run_report(params_, &*tokenizer_, ids, rq, std::move(*out));
-  return model_run_result(std::move(input), std::move(report), c, rq.views, req.window);
+  // without predictions the report reads no logits: it is given no ids to predict
+  analysis::RunReport report = analysis::run_report(params_, &*tokenizer_, req.predictions ? std::span<const int>(ids) : std::span<const int>(),
+                                                    rq, std::move(*out));
+  ModelRunResult result = model_run_result(std::move(input), std::move(report), c, rq.views, req.window);
+  result.predictions = req.predictions;
+  result.compact = req.compact;
+  return result;
 }
 
 // Steering: a vector is checked now; ActAdd's texts are tokenised now (BOS by the request's

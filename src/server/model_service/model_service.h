@@ -52,6 +52,9 @@ class ModelService {
   // Where the request tagged `request_id` (InferencePool::RequestScope) is: waiting with how
   // many ahead of it, running, or unknown (answered, refused or never seen).
   QueuePlace queue_place(const std::string& request_id) const { return pool_->place(request_id); }
+  // A request answered by another identical one's computation reports that one's place.
+  void queue_follow(const std::string& request_id, const std::string& lead_id) { pool_->follow(request_id, lead_id); }
+  void queue_unfollow(const std::string& request_id) { pool_->unfollow(request_id); }
   Result<ModelInterveneResult> intervene(const ModelInterveneRequest& request);
   // The selected hooks' activations as a safetensors file's bytes (research/cache.h). Errors:
   // invalid_argument (hooks, ids), too_long (a prompt over max_tokens, a file over

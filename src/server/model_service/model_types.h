@@ -40,6 +40,12 @@ struct ModelRunRequest {
   bool rollout = false;
   std::optional<TokenWindow> window;  // omitted: every row and key
   int top_k = 5;
+  // false: no top_next, token_loss nor loss; the forward then stops after the last layer
+  // of the heads asked for (model::ForwardOptions::stop_at_layer) unless rollout needs all
+  bool predictions = true;
+  // "encoding": "base64": each view one base64 string (probabilities as uint16, scores as
+  // float32, little-endian; docs/api.md) instead of rows of 5-decimal numbers
+  bool compact = false;
 };
 
 struct InterventionSpec {
@@ -109,6 +115,8 @@ struct ModelRunResult {
   std::vector<HeadView> heads;
   std::vector<float> rollout;  // window cells; empty when not asked
   Outcome outcome;
+  bool predictions = true;  // outcome sent (the request's "predictions")
+  bool compact = false;     // views as base64 (the request's "encoding")
   bool truncated = false;
   std::optional<TokenWindow> window;  // the window asked for, echoed; none: the whole view
   int V = 0;

@@ -31,6 +31,36 @@ void ResponseCache::put(const std::string& key, CachedAnswer answer) {
   }
 }
 
+ResponseCache::Flight ResponseCache::flight(const std::string& key, const std::string& request_id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto [it, first] = flights_.try_emplace(key);
+  if (first) {
+    it->second = std::make_shared<InFlight>();
+    it->second->lead_id = request_id;
+  }
+  return Flight{first, it->second};
+}
+
+void ResponseCache::land(const std::string& key, const Flight& flight, std::optional<CachedAnswer> answer) {
+  if (answer) put(key, *answer);  // before the flight ends: a request after it finds the answer kept
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = flights_.find(key); it != flights_.end() && it->second == flight.in) flights_.erase(it);
+  }
+  {
+    std::lock_guard<std::mutex> lock(flight.in->mutex);
+    flight.in->done = true;
+    flight.in->answer = std::move(answer);
+  }
+  flight.in->landed.notify_all();
+}
+
+std::optional<CachedAnswer> ResponseCache::Flight::wait(std::chrono::steady_clock::time_point deadline) const {
+  std::unique_lock<std::mutex> lock(in->mutex);
+  if (!in->landed.wait_until(lock, deadline, [&] { return in->done; })) return std::nullopt;
+  return in->answer;
+}
+
 std::size_t ResponseCache::bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return bytes_;

@@ -2,6 +2,9 @@
 // model's tokenizer, weights made here): shapes, sums, errors, interventions, the cache.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -332,4 +335,96 @@ TEST(ModelApi, ACachedAnswerIsSentWithTheGzipMadeWhenItWasCached) {
   EXPECT_EQ(second->body, plain->body);
   EXPECT_EQ(plain->get_header_value("Content-Encoding"), "");
   EXPECT_EQ(plain->body.front(), '{') << "a client that does not take gzip gets the plain answer";
+}
+
+namespace {
+std::string unbase64(const std::string& s) {
+  auto val = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+  };
+  std::string out;
+  unsigned bits = 0;
+  int n = 0;
+  for (char c : s) {
+    if (val(c) < 0) break;  // '=' padding
+    bits = bits << 6 | unsigned(val(c));
+    n += 6;
+    if (n >= 8) out.push_back(char((bits >> (n -= 8)) & 0xff));
+  }
+  return out;
+}
+// A compact view's cells, row after row: uint16 / 65535 or float32.
+std::vector<double> compact_cells(const json& view, bool probabilities) {
+  const std::string b = unbase64(view.get<std::string>());
+  std::vector<double> out;
+  if (probabilities)
+    for (std::size_t i = 0; i + 1 < b.size(); i += 2)
+      out.push_back(double(unsigned((unsigned char)b[i]) | unsigned((unsigned char)b[i + 1]) << 8) / 65535.0);
+  else
+    for (std::size_t i = 0; i + 3 < b.size(); i += 4) {
+      std::uint32_t u = 0;
+      for (int k = 3; k >= 0; k--) u = u << 8 | (unsigned char)b[i + std::size_t(k)];
+      float f;
+      std::memcpy(&f, &u, 4);
+      out.push_back(f);
+    }
+  return out;
+}
+std::vector<double> row_cells(const json& rows) {
+  std::vector<double> out;
+  for (const auto& row : rows)
+    for (const auto& v : row) out.push_back(v.get<double>());
+  return out;
+}
+}  // namespace
+
+TEST(ModelApi, ACompactAnswerCarriesEveryViewWithinItsStatedPrecisionInFewerBytes) {
+  TestServer s(temp_path("m.db"), make_model_dir());
+  const std::string text = "the cat sat on the mat . the cat sat on the mat . the dog";
+  json ask = {{"text", text}, {"views", {"pattern", "value_weighted", "scores"}}, {"rollout", true},
+              {"window", {{"queries", {2, 12}}, {"keys", {4, 9}}}}};
+  auto rows = s.post("/api/model/run", ask);
+  ask["encoding"] = "base64";
+  auto compact = s.post("/api/model/run", ask);
+  ASSERT_EQ(rows.status, 200) << rows.raw;
+  ASSERT_EQ(compact.status, 200) << compact.raw;
+  EXPECT_EQ(compact.body["encoding"], "base64");
+  EXPECT_LT(compact.raw.size(), rows.raw.size());
+  // the rows round to 5 decimals (within 5e-6); uint16 is within 1/131070 of p
+  const double u16 = 1.0 / 131070 + 5e-6 + 1e-12;
+  for (std::size_t i = 0; i < rows.body["heads"].size(); ++i) {
+    const json &c = compact.body["heads"][i], &r = rows.body["heads"][i];
+    for (const char* view : {"pattern", "value_weighted", "scores"}) {
+      const bool p = std::string(view) != "scores";
+      const auto got = compact_cells(c[view], p), want = row_cells(r[view]);
+      ASSERT_EQ(got.size(), want.size()) << view;
+      for (std::size_t k = 0; k < got.size(); k++)
+        EXPECT_NEAR(got[k], want[k], p ? u16 : 5e-6 + 1e-6 * std::fabs(want[k])) << view << " of head " << i << ", cell " << k;
+    }
+  }
+  const auto got = compact_cells(compact.body["rollout"], true), want = row_cells(rows.body["rollout"]);
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t k = 0; k < got.size(); k++) EXPECT_NEAR(got[k], want[k], u16) << "rollout cell " << k;
+  for (const char* whole : {"tokens", "top_next", "token_loss", "loss", "window"}) EXPECT_EQ(compact.body[whole], rows.body[whole]) << whole;
+  auto bad = s.post("/api/model/run", json{{"text", text}, {"encoding", "hex"}});
+  expect_error(bad, 400, "'encoding'");
+}
+
+TEST(ModelApi, WithoutPredictionsTheAnswerLeavesThemOutAndItsHeadsAreTheSame) {
+  TestServer s(temp_path("m.db"), make_model_dir());
+  for (json heads : {json{{0, 1}, {0, 3}}, json{{1, 2}}}) {
+    json ask = {{"text", "the cat sat on the mat"}, {"heads", heads}, {"views", {"pattern", "value_weighted", "scores"}}};
+    auto with = s.post("/api/model/run", ask);
+    ask["predictions"] = false;
+    auto without = s.post("/api/model/run", ask);  // layer 0's heads: the forward stops after block 0
+    ASSERT_EQ(with.status, 200) << with.raw;
+    ASSERT_EQ(without.status, 200) << without.raw;
+    EXPECT_EQ(without.body["heads"], with.body["heads"]) << heads;
+    EXPECT_EQ(without.body["tokens"], with.body["tokens"]);
+    for (const char* gone : {"top_next", "token_loss", "loss"}) EXPECT_FALSE(without.body.contains(gone)) << gone;
+    EXPECT_TRUE(with.body.contains("loss"));
+  }
 }

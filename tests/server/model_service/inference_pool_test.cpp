@@ -180,13 +180,16 @@ TEST(InferencePool, AWaitingRequestKnowsHowManyAreAheadOfIt) {
   std::vector<std::thread> clients;
   {
     HeldWorker held(pool);
-    // a, b from one client, c from another: turns go a, c, b
+    // a, b from one client, c from another: turns go a, c, b (different texts: identical
+    // ones would join one job)
+    int last = 3;
     for (auto [client, id] : {std::pair{"one", "a"}, std::pair{"one", "b"}, std::pair{"two", "c"}}) {
       const std::string who = client, rid = id;
-      clients.emplace_back([&pool, who, rid] {
+      const int token = last++;
+      clients.emplace_back([&pool, who, rid, token] {
         InferencePool::ClientScope as(who);
         InferencePool::RequestScope tagged(rid);
-        (void)pool.forward({1, 2, 3}, model::ForwardOptions{});
+        (void)pool.forward({1, 2, token}, model::ForwardOptions{});
       });
       while (pool.place(rid).state != QueuePlace::State::waiting) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
@@ -217,7 +220,7 @@ TEST(InferencePool, TheQueueIsBoundedByTheMemoryItsRunsWillNeed) {
     for (int i = 0; i < 2; i++) {
       clients.emplace_back([&pool, &opt, i] {
         InferencePool::ClientScope as("learner " + std::to_string(i));
-        EXPECT_TRUE(pool.forward({1, 2, 3, 4}, opt));
+        EXPECT_TRUE(pool.forward({1, 2, 3, 4 + i}, opt));  // different texts: twins would share one place
       });
       while (pool.queued() < i + 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
@@ -229,4 +232,136 @@ TEST(InferencePool, TheQueueIsBoundedByTheMemoryItsRunsWillNeed) {
     held.release();
     for (auto& t : clients) t.join();
   }
+}
+
+// ---- identical forwards computed once -----------------------------------------------------------
+
+TEST(InferencePool, IdenticalForwardsRunOnceAndEachRequestGetsTheSameAnswerAtItsJobsPlace) {
+  model::Parameters p = headlab::testing::load_fixture("gpt2_tiny", "model.safetensors");
+  InferencePool pool({16, 20000}, &p);
+  model::ForwardOptions opt;
+  opt.record.pattern = true;
+  const std::vector<int> text = {5, 1, 4, 1, 5, 9, 2, 6};
+  const int n = 8;
+  std::vector<Result<model::ForwardOutput>> got(n, make_error(ErrorCode::unavailable, "not run"));
+  {
+    HeldWorker held(pool);
+    std::vector<std::thread> clients;
+    for (int i = 0; i < n; i++) {
+      clients.emplace_back([&, i] {
+        InferencePool::ClientScope as("learner " + std::to_string(i));
+        InferencePool::RequestScope tagged("r" + std::to_string(i));
+        got[std::size_t(i)] = pool.forward(text, opt);
+      });
+      while (pool.place("r" + std::to_string(i)).state != QueuePlace::State::waiting)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(pool.queued(), 1);  // one queue place for all eight
+    EXPECT_EQ(pool.counts().joined, n - 1);
+    for (int i = 0; i < n; i++) EXPECT_EQ(pool.place("r" + std::to_string(i)).ahead, 0) << i;
+    held.release();
+    for (auto& t : clients) t.join();
+  }
+  EXPECT_EQ(pool.counts().forwards, 1);  // the one forward run for all
+  model::ForwardOutput lone;
+  model::Workspace ws;
+  ASSERT_TRUE(model::forward(p, text, opt, lone, ws));
+  for (int i = 0; i < n; i++) {
+    ASSERT_TRUE(got[std::size_t(i)]) << got[std::size_t(i)].error().message;
+    EXPECT_EQ(got[std::size_t(i)]->logits, lone.logits) << i;
+    EXPECT_EQ(got[std::size_t(i)]->record.pattern, lone.record.pattern) << i;
+  }
+}
+
+TEST(InferencePool, ForwardsOfOneTextAskingForDifferentRecordsAreNotMerged) {
+  model::Parameters p = headlab::testing::load_fixture("gpt2_tiny", "model.safetensors");
+  InferencePool pool({16, 20000}, &p);
+  model::ForwardOptions patterns, scores, stopped;
+  patterns.record.pattern = true;
+  scores.record.pattern = true;
+  scores.record.scores = true;
+  stopped.record.pattern = true;
+  stopped.logits = false;
+  stopped.stop_at_layer = 1;
+  std::vector<model::ForwardOptions> asks = {patterns, scores, stopped};
+  std::vector<Result<model::ForwardOutput>> got(asks.size(), make_error(ErrorCode::unavailable, "not run"));
+  {
+    HeldWorker held(pool);
+    std::vector<std::thread> clients;
+    for (std::size_t i = 0; i < asks.size(); i++)
+      clients.emplace_back([&, i] { got[i] = pool.forward({1, 2, 3}, asks[i]); });
+    while (pool.queued() < int(asks.size())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    held.release();
+    for (auto& t : clients) t.join();
+  }
+  EXPECT_EQ(pool.counts().joined, 0);
+  EXPECT_EQ(pool.counts().forwards, 3);
+  for (auto& g : got) ASSERT_TRUE(g) << g.error().message;
+  EXPECT_TRUE(got[0]->record.scores.empty());
+  EXPECT_FALSE(got[1]->record.scores.empty());
+  EXPECT_EQ(got[2]->record.L, 1);
+}
+
+TEST(InferencePool, AJoinedRequestsJobRunsForItAfterTheFirstRequestGaveUp) {
+  model::Parameters p = headlab::testing::load_fixture("gpt2_tiny", "model.safetensors");
+  InferencePool pool({16, 600}, &p);  // each request waits 600 ms
+  model::ForwardOptions opt;
+  opt.record.pattern = true;
+  Result<model::ForwardOutput> first = make_error(ErrorCode::internal, "not run"),
+                               joined = make_error(ErrorCode::internal, "not run");
+  std::atomic<bool> first_done{false};
+  {
+    HeldWorker held(pool);
+    std::thread a([&] {
+      InferencePool::ClientScope as("gives up");
+      first = pool.forward({7, 8, 9}, opt);
+      first_done = true;
+    });
+    while (pool.queued() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::thread b([&] {
+      InferencePool::ClientScope as("stays");
+      InferencePool::RequestScope tagged("stays-1");
+      joined = pool.forward({7, 8, 9}, opt);
+    });
+    while (pool.counts().joined < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (!first_done) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // its 600 ms passed
+    EXPECT_EQ(pool.queued(), 1);  // the job waits on, now the other client's
+    EXPECT_EQ(pool.place("stays-1").state, QueuePlace::State::waiting);
+    held.release();
+    a.join();
+    b.join();
+  }
+  ASSERT_FALSE(first);
+  EXPECT_EQ(first.error().code, ErrorCode::unavailable);
+  ASSERT_TRUE(joined) << joined.error().message;
+  EXPECT_EQ(pool.counts().forwards, 1);
+  model::ForwardOutput lone;
+  model::Workspace ws;
+  ASSERT_TRUE(model::forward(p, std::vector<int>{7, 8, 9}, opt, lone, ws));
+  EXPECT_EQ(joined->record.pattern, lone.record.pattern);
+}
+
+TEST(InferencePool, AJobEveryRequestGaveUpOnFreesItsPlaceAndNeverRuns) {
+  model::Parameters p = headlab::testing::load_fixture("gpt2_tiny", "model.safetensors");
+  std::atomic<bool> release{false}, started{false};  // outlive the pool: its worker reads them
+  InferencePool pool({16, 100}, &p);
+  // holds the worker (HeldWorker's run() would give up after the 100 ms it waits here)
+  std::thread busy([&] {
+    (void)pool.run<int>([&](model::Workspace&) -> Result<int> {
+      started = true;
+      while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return 0;
+    });
+  });
+  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 3; i++) clients.emplace_back([&] { EXPECT_FALSE(pool.forward({4, 4, 4}, model::ForwardOptions{})); });
+  for (auto& t : clients) t.join();  // all three gave up after 100 ms
+  EXPECT_EQ(pool.queued(), 0);
+  release = true;
+  busy.join();
+  auto after = pool.run<int>([](model::Workspace&) -> Result<int> { return 3; });  // the worker moved on
+  EXPECT_TRUE(after);
+  EXPECT_EQ(pool.counts().forwards, 0);  // left the queue as its last request gave up
 }

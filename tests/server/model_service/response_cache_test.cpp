@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 using namespace headlab::server;
 
 TEST(ResponseCache, ReturnsWhatWasPut) {
@@ -41,4 +43,31 @@ TEST(ResponseCache, KeepsOneCopyThatEveryHitShares) {
   EXPECT_EQ(first->body.get(), second->body.get());  // the same bytes, not a copy
   EXPECT_EQ(*first->gzip, "z");
   EXPECT_EQ(c.bytes(), 1u + 1000u + 1u);  // key, body and its gzip
+}
+
+TEST(ResponseCache, RequestsInFlightFollowTheFirstAndGetItsAnswerWhichIsKeptOnce) {
+  ResponseCache c(1000);
+  auto lead = c.flight("k");
+  auto follow = c.flight("k");
+  EXPECT_TRUE(lead.lead);
+  EXPECT_FALSE(follow.lead);
+  std::optional<CachedAnswer> got;
+  std::thread waiter([&] { got = follow.wait(std::chrono::steady_clock::now() + std::chrono::seconds(20)); });
+  c.land("k", lead, CachedAnswer{std::make_shared<const std::string>("answer"), nullptr});
+  waiter.join();
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->body, c.get("k")->body);  // the same bytes, shared
+  EXPECT_TRUE(c.flight("k").lead);  // landed: the next request leads its own flight (after the cache)
+}
+
+TEST(ResponseCache, FollowersOfAFailedLeadAreToldSoAndComputeTheirOwn) {
+  ResponseCache c(1000);
+  auto lead = c.flight("k");
+  auto follow = c.flight("k");
+  c.land("k", lead, std::nullopt);
+  EXPECT_FALSE(follow.wait(std::chrono::steady_clock::now() + std::chrono::seconds(20)));
+  EXPECT_FALSE(c.get("k"));
+  auto late = c.flight("slow");
+  auto late_follow = c.flight("slow");
+  EXPECT_FALSE(late_follow.wait(std::chrono::steady_clock::now() + std::chrono::milliseconds(5)));  // deadline
 }

@@ -43,6 +43,8 @@ import type {
 import type { ClassEvidence, ClassView, CreatedClass, ClassInfo, Membership } from '../teacher/class_types';
 
 /** An error the learner can read: the API's `{"error": {code, message}}`, or a network failure. */
+import { expand_compact_run } from './compact_views';
+
 export class ApiError extends Error {
   constructor(
     readonly status: number, // HTTP status; 0 when the server could not be reached
@@ -141,7 +143,8 @@ export const api = {
   queryScores: (req: QueryScoresRequest) => request<QueryScoresResponse>('POST', '/api/model/query-scores', req),
   inductionComparison: (sentence: string) =>
     request<InductionComparisonResponse>('POST', '/api/lessons/causal-mask/induction', { sentence }),
-  runModel: (req: ModelRunRequest) => request<ModelRunResponse>('POST', '/api/model/run', req),
+  /** With `encoding: 'base64'` the views travel compact and come back here as rows (compact_views.ts). */
+  runModel: async (req: ModelRunRequest) => expand_compact_run(await request<ModelRunResponse>('POST', '/api/model/run', req)),
 
   /** A run that reports its place while it waits: on_ahead(n) with the runs ahead of it in the
    *  model's queue (GET /api/model/queue, polled every 0.7 s from 0.4 s on), on_ahead(null) once
@@ -162,7 +165,7 @@ export const api = {
     };
     const started = setTimeout(() => void poll(), 400);
     try {
-      return await request<ModelRunResponse>('POST', '/api/model/run?' + query({ request_id: id }), req);
+      return expand_compact_run(await request<ModelRunResponse>('POST', '/api/model/run?' + query({ request_id: id }), req));
     } finally {
       done = true;
       clearTimeout(started);

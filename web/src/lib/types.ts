@@ -195,6 +195,12 @@ export interface ModelRunRequest {
   window?: TokenWindow; // omitted: every row and key
   top_k?: number;
   truncate?: boolean;
+  /** false: no top_next, token_loss nor loss in the answer, and the forward stops after the
+   *  last layer of the heads asked for (docs/api.md); for pages that draw only heads */
+  predictions?: boolean;
+  /** 'base64': each view one compact string (uint16 probabilities, float32 scores; docs/api.md),
+   *  decoded back into rows by api.runModel, so a page sees the same shape either way */
+  encoding?: 'json' | 'base64';
 }
 
 /** Each view is RaggedRows of the whole text, or, when the answer has a window, its rows. */
@@ -226,6 +232,7 @@ export interface ModelRunResponse {
   heads: HeadPatterns[];
   rollout?: RaggedRows;
   window?: TokenWindow; // the window asked for: the views hold only its rows and keys
+  // top_next, token_loss and loss are absent when the request said predictions: false
   top_next: Prediction[][]; // (T, top_k): top_next[t] predicts the token after t
   token_loss: (number | null)[]; // (T,): loss of the actual next token; null at the end
   loss: number;
