@@ -1,5 +1,6 @@
 // The explorer's research views (issue 27): activation patching as a layer × position or
-// layer × head heatmap (a sweep over the server's work limit offered narrower), path patching
+// layer × head heatmap (a sweep over the server's work limit offered narrower), attribution
+// patching's estimates in the same heatmap and compared with activation patching, path patching
 // over the layer × head grid, the logit lens as a layer × position table of top tokens, the
 // composition circuit over the head grid with a head's OV and QK circuits, and the open view
 // kept in the address. Every number the page shows is compared with what
@@ -155,6 +156,98 @@ test('the API’s errors are shown in its own words: prompts of different length
   await page.getByRole('textbox', { name: 'Answer token' }).fill(' viol');
   await page.getByRole('button', { name: 'Run patching' }).click();
   await eventually(async () => assert.equal(await page.getByTestId('patch-error').count(), 0));
+});
+
+// Attribution patching (docs/research.md, "Attribution patching"): the same route with
+// "method": "attribution", each cell a first-order estimate.
+const ATTRIBUTION = { ...PATCH, method: 'attribution' };
+const method_box = () => page.getByRole('combobox', { name: 'Method' });
+// the cell top_cell picks: the largest value (denoising; the first in the answer's order on a tie)
+const top_index = (values) => flat(values).reduce((best, v, i, all) => (v > all[best] ? i : best), 0);
+function pearson(a, b) {
+  const n = a.length;
+  const ma = a.reduce((s, x) => s + x, 0) / n;
+  const mb = b.reduce((s, x) => s + x, 0) / n;
+  let sab = 0, saa = 0, sbb = 0;
+  for (let i = 0; i < n; ++i) {
+    sab += (a[i] - ma) * (b[i] - mb);
+    saa += (a[i] - ma) ** 2;
+    sbb += (b[i] - mb) ** 2;
+  }
+  return sab / Math.sqrt(saa * sbb);
+}
+
+test('attribution patching on the induction story draws the API’s estimates cell for cell, and says they are first-order estimates naming the largest', async () => {
+  await page.getByRole('combobox', { name: 'Patch' }).selectOption('resid_pre');
+  await page.getByRole('combobox', { name: 'Metric' }).selectOption('normalized');
+  await method_box().selectOption('attribution');
+  await page.getByRole('button', { name: 'Run patching' }).click();
+  const want = await patch(ATTRIBUTION);
+  assert.equal(want.method, 'attribution');
+  assert.equal(want.cost.forwards, 2, 'two forwards (and a backward) for the one pair, whatever the cells');
+  await eventually(async () => assert.match(await page.getByTestId('patch-header').textContent(), /^\s*Estimated \(attribution patching\)/), 30_000);
+  const shown = await heatmap_cells().evaluateAll((tds) => tds.map((td) => Number(td.dataset.value)));
+  assert.deepEqual(shown, flat(want.values), 'the estimates in the API’s order, row by row');
+  assert.match(await page.getByTestId('patch-header').textContent(), /2 forwards and 1 backward, however many cells/);
+  const i = top_index(want.values);
+  const [l, j] = [Math.floor(i / want.positions.length), i % want.positions.length];
+  const pos = want.positions[j];
+  const summary = await page.getByTestId('patch-summary').textContent();
+  assert.match(summary, /^These are first-order estimates \(attribution patching: one backward per pair, one pair\), not patched runs\. /);
+  assert.match(summary, new RegExp(`The largest estimated restoration: layer ${want.layers[l]}, position ${pos} \\(“${want.tokens[pos].text}”.*value ${want.values[l][j].toFixed(4)}, ${Math.round(100 * want.values[l][j])}% of the clean–corrupted range`));
+  if (!process.env.HEADLAB_MODEL) assert.equal(want.tokens[pos].text, ' viol', 'the built-in model: the estimate finds the position activation patching finds');
+});
+
+test('comparing with activation patching shows the correlation of the two API answers, the cell they differ most at with both values, and whether the top cells agree', async () => {
+  await page.getByRole('button', { name: 'Compare with activation patching' }).click();
+  const estimated = await patch(ATTRIBUTION);
+  const measured = await patch(PATCH);
+  const [a, b] = [flat(measured.values), flat(estimated.values)];
+  const r = pearson(a, b);
+  const correlation = page.getByTestId('compare-correlation');
+  await eventually(async () => assert.match(await correlation.textContent(), new RegExp(`^Over ${a.length} cells the estimates correlate with the measured values at ${r.toFixed(4)}: `)), 30_000);
+  assert.ok(Math.abs(Number(await correlation.getAttribute('data-correlation')) - r) < 1e-9, 'the page’s correlation is the one computed here');
+  // the estimates stay drawn first; the measured grid follows, cell for cell the API's
+  const grids = page.getByTestId('patch-heatmap');
+  assert.equal(await grids.count(), 2);
+  assert.deepEqual(await grids.nth(0).locator('td[data-value]').evaluateAll((tds) => tds.map((td) => Number(td.dataset.value))), b);
+  assert.deepEqual(await grids.nth(1).locator('td[data-value]').evaluateAll((tds) => tds.map((td) => Number(td.dataset.value))), a);
+  // the largest difference
+  const d = a.reduce((best, _, i) => (Math.abs(a[i] - b[i]) > Math.abs(a[best] - b[best]) ? i : best), 0);
+  const dpos = measured.positions[d % measured.positions.length];
+  assert.match(
+    await page.getByTestId('compare-disagree').textContent(),
+    new RegExp(`^They differ most at layer ${measured.layers[Math.floor(d / measured.positions.length)]}, position ${dpos} .*: measured ${a[d].toFixed(4)}, estimated ${b[d].toFixed(4)}`),
+  );
+  // the top cells, by the numbers
+  const [ta, tb] = [top_index(measured.values), top_index(estimated.values)];
+  const top = await page.getByTestId('compare-top').textContent();
+  if (ta === tb) assert.match(top, new RegExp(`^The top cells agree: .*measured ${a[ta].toFixed(4)}, estimated ${b[ta].toFixed(4)}`));
+  else assert.match(top, new RegExp(`^The top cells differ: activation patching .*measured ${a[ta].toFixed(4)}.*attribution patching .*estimated ${b[tb].toFixed(4)}`));
+  if (!process.env.HEADLAB_MODEL) assert.equal(ta, tb, 'the built-in model: both put the top cell at layer 0, position 14 (docs/research.md)');
+  await screenshot(page, '95-research-attribution-compare');
+});
+
+test('attribution patching refuses exactly what activation patching refuses, so the form disables no field for it and says so', async () => {
+  // every what (on a few positions) and every metric, both methods: the same status, the same words
+  const whats = await page.getByRole('combobox', { name: 'Patch' }).locator('option').evaluateAll((os) => os.map((o) => o.value));
+  const metrics = await page.getByRole('combobox', { name: 'Metric' }).locator('option').evaluateAll((os) => os.map((o) => o.value));
+  const asks = [...whats.map((what) => ({ what })), ...metrics.map((metric) => ({ metric })), { noising: true }, { layers: [1] }];
+  for (const ask of asks) {
+    const body = { ...PATCH, positions: [13, 14, 15], ...ask };
+    const [act, att] = [await api_post(server, '/api/model/patch', body), await api_post(server, '/api/model/patch', { ...body, method: 'attribution' })];
+    assert.equal(att.status, act.status, JSON.stringify(ask));
+    if (act.status !== 200) assert.equal(att.body.error.message, act.body.error.message, JSON.stringify(ask));
+  }
+  const batch = await api_post(server, '/api/model/patch', { prompts: [PATCH, PATCH].map(({ clean, corrupted, answer, wrong }) => ({ clean, corrupted, answer, wrong })), method: 'attribution' });
+  assert.equal(batch.status, 200, 'a batch too');
+  // so with attribution chosen every control of the form stays enabled, and the hint says why
+  const form = page.locator('form.research__form');
+  const disabled = await form.locator('input, select, textarea').evaluateAll((xs) => xs.filter((x) => x.disabled).map((x) => x.closest('label')?.textContent?.trim()));
+  assert.deepEqual(disabled, []);
+  assert.match(await page.getByTestId('patch-method-hint').textContent(), /takes every field above as activation patching does/);
+  await method_box().selectOption('activation');
+  assert.equal(await page.getByRole('button', { name: 'Compare with activation patching' }).count(), 0, 'the comparison is offered with attribution only');
 });
 
 test('the lens view: a layer × position table whose top tokens and probabilities are the API’s; hover gives the answer’s rank', async () => {

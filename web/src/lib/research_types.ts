@@ -32,6 +32,9 @@ export type PatchWhat = (typeof PATCH_WHATS)[number];
 export const PATCH_METRICS = ['normalized', 'logit_diff', 'logprob', 'loss'] as const;
 export type PatchMetric = (typeof PATCH_METRICS)[number];
 
+/** activation: one patched run per cell, measured; attribution: one backward per pair, each cell a first-order estimate. */
+export type PatchMethod = 'activation' | 'attribution';
+
 export interface PatchRequest {
   clean: string;
   corrupted: string;
@@ -42,6 +45,7 @@ export interface PatchRequest {
   noising?: boolean;
   layers?: number[];
   positions?: number[];
+  method?: PatchMethod; // absent: activation
 }
 
 /** Nested numbers: (layer, pos) is number[][], (layer, pos, head) number[][][], ... */
@@ -64,6 +68,7 @@ export interface PatchResponse {
   pairs: number;
   cost: { forwards: number; block_tokens: number; multiply_adds: number };
   skipped: number;
+  method?: 'attribution'; // present only for attribution patching's estimates
 }
 
 export interface LensRequest {

@@ -101,6 +101,14 @@ export function patch_narrowings(r: WorkRefusal, layers: number[], positions: nu
   return out;
 }
 
+/** An attribution-patching sweep's narrower versions that fit: its cost is two forwards and a
+ *  backward per pair whatever the layers, positions or what it sweeps, so only fewer pairs of a
+ *  batch (the first ones) make it cheaper. */
+export function attribution_narrowings(r: WorkRefusal, pairs: number): Narrowing[] {
+  const kb = how_many_fit(r, pairs);
+  return kb >= 1 ? [{ label: `the first ${kb} of the ${pairs} pairs`, pairs: kb }] : [];
+}
+
 /** A path-patching sweep's narrower version: the first senders that fit. */
 export function sender_narrowing(r: WorkRefusal, senders: string[]): { label: string; senders: string[] } | null {
   const k = how_many_fit(r, senders.length);

@@ -152,25 +152,40 @@ export function cell_words(p: PatchPanel, c: PatchCell): string {
   return (p.title ? `${p.title}: ` : '') + where;
 }
 
-/** The sentence under the heatmap, chosen by the numbers: the cell that moves the metric
- *  furthest toward the clean run (denoising) or away from it (noising). */
-export function patch_summary(r: PatchResponse, panels: PatchPanel[]): string {
+/** The cell that moves the metric furthest toward the clean run (denoising) or away from it
+ *  (noising), and that move as a share of the clean − corrupted range; null when the two runs
+ *  give the same metric or no cell has a value. */
+export function top_cell(r: PatchResponse, panels: PatchPanel[]): { panel: PatchPanel; cell: PatchCell; effect: number } | null {
   const range = r.clean - r.corrupted;
-  if (!(Math.abs(range) > 0)) return `The clean and corrupted runs give the same ${r.metric} (${fmt4(r.clean)}), so no patch can restore anything.`;
-  let best: { p: PatchPanel; c: PatchCell; effect: number } | null = null;
-  for (const p of panels)
-    for (const row of p.cells)
-      for (const c of row) {
-        if (!c || !Number.isFinite(c.value)) continue;
-        const effect = r.direction === 'noising' ? (r.clean - c.value) / range : (c.value - r.corrupted) / range;
-        if (!best || effect > best.effect) best = { p, c, effect };
+  if (!(Math.abs(range) > 0)) return null;
+  let best: { panel: PatchPanel; cell: PatchCell; effect: number } | null = null;
+  for (const panel of panels)
+    for (const row of panel.cells)
+      for (const cell of row) {
+        if (!cell || !Number.isFinite(cell.value)) continue;
+        const effect = r.direction === 'noising' ? (r.clean - cell.value) / range : (cell.value - r.corrupted) / range;
+        if (!best || effect > best.effect) best = { panel, cell, effect };
       }
-  if (!best) return 'The sweep has no values.';
+  return best;
+}
+
+/** The sentence under the heatmap, chosen by the numbers: the top cell (top_cell); for
+ *  attribution patching said to be an estimate, first order, one backward per pair. */
+export function patch_summary(r: PatchResponse, panels: PatchPanel[]): string {
+  const estimate = r.method === 'attribution';
+  const lead = estimate
+    ? `These are first-order estimates (attribution patching: one backward per pair, ${r.pairs === 1 ? 'one pair' : `${r.pairs} pairs`}), not patched runs. `
+    : '';
+  const range = r.clean - r.corrupted;
+  if (!(Math.abs(range) > 0)) return `${lead}The clean and corrupted runs give the same ${r.metric} (${fmt4(r.clean)}), so no patch can restore anything.`;
+  const best = top_cell(r, panels);
+  if (!best) return `${lead}The sweep has no values.`;
   const pct = `${Math.round(100 * best.effect)}%`;
   const runs = `(clean run ${fmt4(r.clean)}, corrupted run ${fmt4(r.corrupted)})`;
+  const largest = estimate ? 'The largest estimated' : 'The largest';
   return r.direction === 'noising'
-    ? `The largest damage: ${cell_words(best.p, best.c)}, value ${fmt4(best.c.value)}, taking away ${pct} of the clean–corrupted range ${runs}.`
-    : `The largest restoration: ${cell_words(best.p, best.c)}, value ${fmt4(best.c.value)}, ${pct} of the clean–corrupted range ${runs}.`;
+    ? `${lead}${largest} damage: ${cell_words(best.panel, best.cell)}, value ${fmt4(best.cell.value)}, taking away ${pct} of the clean–corrupted range ${runs}.`
+    : `${lead}${largest} restoration: ${cell_words(best.panel, best.cell)}, value ${fmt4(best.cell.value)}, ${pct} of the clean–corrupted range ${runs}.`;
 }
 
 const escape_xml = (s: string) => s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
