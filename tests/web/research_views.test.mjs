@@ -225,6 +225,7 @@ test('comparing with activation patching shows the correlation of the two API an
   if (ta === tb) assert.match(top, new RegExp(`^The top cells agree: .*measured ${a[ta].toFixed(4)}, estimated ${b[ta].toFixed(4)}`));
   else assert.match(top, new RegExp(`^The top cells differ: activation patching .*measured ${a[ta].toFixed(4)}.*attribution patching .*estimated ${b[tb].toFixed(4)}`));
   if (!process.env.HEADLAB_MODEL) assert.equal(ta, tb, 'the built-in model: both put the top cell at layer 0, position 14 (docs/research.md)');
+  assert.deepEqual(await violations(), [], 'the comparison');
   await screenshot(page, '95-research-attribution-compare');
 });
 

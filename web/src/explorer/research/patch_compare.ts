@@ -77,11 +77,22 @@ export function compare_patches(activation: PatchResponse, attribution: PatchRes
 /** The comparison in sentences, each chosen by the numbers. */
 export function comparison_sentences(c: PatchComparison, direction: 'denoising' | 'noising'): { correlation: string; disagree: string; top: string } {
   const r = c.correlation;
-  const how = r === null ? '' : r >= 0.9 ? 'they agree closely' : r >= 0.6 ? 'they agree in the main' : r >= 0.3 ? 'they agree only loosely' : 'they hardly agree';
+  // a correlation says whether the same cells stand out, not whether the sizes match (the
+  // largest difference says that)
+  const how =
+    r === null
+      ? ''
+      : r >= 0.9
+        ? 'the same cells stand out in both'
+        : r >= 0.6
+          ? 'mostly the same cells stand out'
+          : r >= 0.3
+            ? 'the cells that stand out only loosely match'
+            : 'different cells stand out';
   const correlation =
     r === null
       ? `Over ${c.cells} cells the correlation is undefined: one of the grids has the same value in every cell.`
-      : `Over ${c.cells} cells the estimates correlate with the measured values at ${fmt4(r)}: ${how}.`;
+      : `Over ${c.cells} cells the estimates correlate with the measured values at ${fmt4(r)}: ${how}, whatever their sizes.`;
   const disagree = c.disagree
     ? `They differ most at ${c.disagree.words}: measured ${fmt4(c.disagree.activation)}, estimated ${fmt4(c.disagree.attribution)} (a difference of ${fmt4(Math.abs(c.disagree.activation - c.disagree.attribution))}).`
     : 'No cell has a value in both grids.';
