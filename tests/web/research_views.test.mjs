@@ -459,6 +459,35 @@ test('a sweep over the server’s work limit: the refusal in its own words, and 
   await page.getByRole('combobox', { name: 'Patch' }).selectOption('resid_pre');
 });
 
+test('a comparison over the work limit keeps the estimates drawn, says activation patching was refused, and its narrowing runs both', async () => {
+  const long_clean = Array(LONG).fill(CLEAN).join('');
+  const long_corrupted = Array(LONG - 1).fill(CLEAN).join('') + CORRUPTED;
+  const pair = { clean: long_clean, corrupted: long_corrupted, answer: PATCH.answer, wrong: PATCH.wrong };
+  const body = { prompts: [pair, pair], what: 'attn_head_by_pos_every', metric: PATCH.metric, noising: false };
+  const refused = await api_post(server, '/api/model/patch', body);
+  if (refused.status === 200) return; // a model (HEADLAB_MODEL) this sweep does not take past the limit
+  const estimated = await patch({ ...body, method: 'attribution' }); // the same sweep, estimated: 4 forwards' work
+  await page.getByRole('textbox', { name: 'Clean prompt' }).fill(`${long_clean}\n${long_clean}`);
+  await page.getByRole('textbox', { name: 'Corrupted prompt' }).fill(`${long_corrupted}\n${long_corrupted}`);
+  await page.getByRole('combobox', { name: 'Patch' }).selectOption('attn_head_by_pos_every');
+  await method_box().selectOption('attribution');
+  await page.getByRole('button', { name: 'Compare with activation patching' }).click();
+  await eventually(async () => assert.equal(await page.getByTestId('patch-error').textContent(), `Activation patching, for the comparison: ${refused.body.error.message}`), 30_000);
+  await eventually(async () => assert.equal(await heatmap_cells().count(), flat(estimated.values).length));
+  const offer = page.getByTestId('patch-narrow').getByRole('button').filter({ hasText: /^Run positions/ });
+  await offer.click();
+  const positions = (await page.getByRole('textbox', { name: 'Positions' }).inputValue()).split('–').map(Number);
+  const narrowed = { ...body, positions: Array.from({ length: positions[1] - positions[0] + 1 }, (_, i) => positions[0] + i) };
+  const [a, b] = [flat((await patch(narrowed)).values), flat((await patch({ ...narrowed, method: 'attribution' })).values)];
+  await eventually(async () => assert.ok(Math.abs(Number(await page.getByTestId('compare-correlation').getAttribute('data-correlation')) - pearson(a, b)) < 1e-9), 60_000);
+  assert.equal(await page.getByTestId('patch-error').count(), 0);
+  await method_box().selectOption('activation');
+  await page.getByRole('textbox', { name: 'Positions' }).fill('');
+  await page.getByRole('textbox', { name: 'Clean prompt' }).fill(CLEAN);
+  await page.getByRole('textbox', { name: 'Corrupted prompt' }).fill(CORRUPTED);
+  await page.getByRole('combobox', { name: 'Patch' }).selectOption('resid_pre');
+});
+
 test('the research views have no WCAG A/AA violations; the tabs answer the arrow keys', async () => {
   await tab('Patching').click();
   await page.getByRole('button', { name: 'Run patching' }).click();
