@@ -38,6 +38,27 @@ export async function run(server, body) {
   return r.body;
 }
 
+// The same run asked with "encoding": "base64" (docs/api.md), as the lesson pages that draw only
+// heads ask for it, decoded here on its own terms: each head's pattern one base64 string of
+// little-endian uint16 round(p * 65535), row q holding keys 0..q. Returns the heads' patterns as rows.
+export async function run_compact_patterns(server, body) {
+  const answer = await run(server, { ...body, encoding: 'base64' });
+  assert.equal(answer.encoding, 'base64');
+  const T = answer.tokens.length;
+  return answer.heads.map((h) => {
+    const b = Buffer.from(h.pattern, 'base64');
+    assert.equal(b.length, T * (T + 1), 'T(T+1)/2 uint16 cells');
+    const rows = [];
+    let at = 0;
+    for (let q = 0; q < T; q++) {
+      const row = [];
+      for (let k = 0; k <= q; k++, at += 2) row.push(b.readUInt16LE(at) / 65535);
+      rows.push(row);
+    }
+    return rows;
+  });
+}
+
 export async function intervene(server, body) {
   const r = await api_post(server, '/api/model/intervene', { bos: true, top_k: 0, ...body });
   assert.equal(r.status, 200, JSON.stringify(r.body));

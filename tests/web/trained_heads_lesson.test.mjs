@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { api_get, api_post, click_to_redraw, eventually, open_page, screenshot, test_model } from './harness.mjs';
-import { induction_share, intervene, labelled, mean, pct, pick, repeated, run, scan_report, second_copy_start, signed } from './model_api.mjs';
+import { induction_share, intervene, labelled, mean, pct, pick, repeated, run, run_compact_patterns, scan_report, second_copy_start, signed } from './model_api.mjs';
 
 const READING_SENTENCE = 'the cat sat on the mat';
 let server, browser, page, problems, model, scan, close;
@@ -98,7 +98,9 @@ test('Part 2: repeat a text, the loss falls on the second copy as the server mea
   const figure = p2.locator(`[data-figure="Head ${induction.name} on your text"]`);
   await figure.waitFor();
   const shown = await run(server, { text: repeated(text), heads: [[induction.layer, induction.head]], views: ['pattern'] });
-  assert.deepEqual(await table_values(figure.getByRole('table')), expected_table(shown.heads[0].pattern));
+  // The page asks for the compact answer (uint16 probabilities): its table is that answer's, rounded.
+  const [compact] = await run_compact_patterns(server, { text: repeated(text), heads: [[induction.layer, induction.head]], views: ['pattern'] });
+  assert.deepEqual(await table_values(figure.getByRole('table')), expected_table(compact));
   await p2.getByRole('button', { name: `Is this the induction head? (${induction.name})` }).click();
   // The server measures the head on this very text; the test measures it from the same run.
   const share = induction_share(shown.tokens.map((t) => t.id), shown.heads[0].pattern);
