@@ -75,14 +75,25 @@ class HTML:
 def render(kind, data):
     """The snippet that draws one view: kind "pattern", "patching" or "lens", data in the shape
     web/src/notebook/views.ts names. The bundle rides in every snippet (a notebook's cells are
-    saved and shown apart) and runs once per page: a later snippet reuses `headlabViews`."""
+    saved and shown apart) and runs once per page: a later snippet reuses `headlabViews`. The
+    element is found by its id, or as the script's neighbour while the output is not yet in the page
+    (JupyterLab runs the script before attaching it), or once it is attached (the classic notebook)."""
     text, sha = bundle()
     element = "headlab-view-" + _uuid.uuid4().hex
     return HTML(f'<div id="{element}" class="headlab-view-root"></div>'
                 f'<script>(function () {{\n'
                 f'if (!(window.headlabViews && window.headlabViews.sha === "{sha}")) {{\n{text}\n'
                 f'window.headlabViews = headlabViews; headlabViews.sha = "{sha}"; }}\n'
-                f'window.headlabViews.render(document.getElementById("{element}"), "{kind}", {_js_value(data)});\n'
+                f'var id = "{element}", kind = "{kind}";\n'
+                f'var data = {_js_value(data)};\n'
+                f'var script = document.currentScript;\n'
+                f'function draw(tries) {{\n'
+                f'  var near = script && script.previousElementSibling;\n'
+                f'  var el = document.getElementById(id) || (near && near.id === id ? near : null);\n'
+                f'  if (el) window.headlabViews.render(el, kind, data);\n'
+                f'  else if (tries < 200) setTimeout(function () {{ draw(tries + 1); }}, 50);\n'
+                f'}}\n'
+                f'draw(0);\n'
                 f'}})();</script>')
 
 

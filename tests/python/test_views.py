@@ -17,8 +17,7 @@ TEXT = " the cat sat on the mat and the dog sat on the log. the cat sat on the"
 
 def render_call(snippet):
     """(kind, data) of the snippet's headlabViews.render call."""
-    m = re.search(r'headlabViews\.render\(document\.getElementById\("([\w-]+)"\), "(\w+)", (.*)\);\n\}\)\(\);</script>$',
-                  snippet, re.S)
+    m = re.search(r'\nvar id = "([\w-]+)", kind = "(\w+)";\nvar data = (.*?);\nvar script = ', snippet, re.S)
     assert m, snippet[-300:]
     assert f'<div id="{m.group(1)}"' in snippet
     return m.group(2), json.loads(m.group(3))

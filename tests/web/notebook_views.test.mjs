@@ -72,6 +72,15 @@ print("<!doctype html><html><head><meta charset=utf-8><title>views</title></head
       + "".join(str(p) for p in parts) + "</body></html>")
 `;
 
+// one more pattern snippet, for the notebook that runs a script before its output is in the page
+const late_driver = `
+import importlib.util, sys
+import numpy as np
+spec = importlib.util.spec_from_file_location("headlab_views", sys.argv[1])
+views = importlib.util.module_from_spec(spec); spec.loader.exec_module(views)
+print(views.attention_patterns(np.array([[1.0, 0.0], [0.25, 0.75]]), ["a", "b"]))
+`;
+
 let browser;
 let page;
 let errors;
@@ -151,4 +160,24 @@ test('the lens view is the explorer lens table: each cell the top token and its 
   // read out first: the last entry at the last position, the answer's rank and probability there
   assert.match(await view.getByTestId('lens-readout').textContent(), /final_post, position 4 .*answer “ Mary” rank 0, p 0\.125/);
   assert.equal(await view.locator('.lens__mark').count(), T); // the answer is the top token in the last row
+});
+
+test('a view whose script runs before its output is attached (the classic notebook, jQuery) draws once it is', async () => {
+  const r = spawnSync(python, ['-c', late_driver, views_py], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const drawn = await page.evaluate(async (html) => {
+    const host = document.createElement('div'); // the output, not yet in the page
+    host.innerHTML = html;
+    const code = host.querySelector('script').textContent;
+    const run = document.createElement('script'); // jQuery runs a snippet's scripts from <head>
+    run.textContent = code;
+    document.head.appendChild(run).remove();
+    await new Promise((ok) => setTimeout(ok, 200));
+    const before = host.querySelectorAll('td').length;
+    document.body.appendChild(host);
+    for (let i = 0; i < 50 && host.querySelectorAll('td').length === 0; ++i) await new Promise((ok) => setTimeout(ok, 50));
+    return { before, after: [...host.querySelectorAll('td.weights-grid__cell:not(.weights-grid__cell--masked)')].map((td) => td.title) };
+  }, r.stdout);
+  assert.equal(drawn.before, 0);
+  assert.deepEqual(drawn.after, ['a (0) → a (0): 1.00', 'b (1) → a (0): 0.25', 'b (1) → b (1): 0.75']);
 });
