@@ -9,7 +9,6 @@ web/src/notebook built into one script (web/vite.notebook.config.ts) and install
 """
 import hashlib as _hashlib
 import json as _json
-import math as _math
 import os as _os
 import re as _re
 import uuid as _uuid
