@@ -95,14 +95,14 @@ def test_path_patching_nan_reaches_the_view_as_nan(tiny):
 
 
 def test_lens_table_names_each_top_token_and_puts_the_asked_answer_first(tiny):
-    lens = tiny.lens(TEXT, answers=[" mat", " log"], top_k=3)
+    lens = tiny.lens(TEXT, answers=[" mat", " the"], top_k=3)
     kind, data = render_call(str(views.lens_table(lens, position=-2, answer=1)))
     assert kind == "lens"
     T = len(lens["tokens"])
     assert data["pointed"] == {"layer": len(lens["labels"]) - 1, "pos": T - 2}
     got = data["lens"]
     assert got["layers"] == list(lens["labels"]) and [t["text"] for t in got["tokens"]] == lens["tokens"]
-    assert [a["text"] for a in got["answers"]] == [" log", " mat"]
+    assert [a["text"] for a in got["answers"]] == [" the", " mat"]
     for e, row in enumerate(got["values"]):
         for p, cell in enumerate(row):
             assert [t["id"] for t in cell["top"]] == list(lens["top_ids"][e, p])
