@@ -10,6 +10,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 prefix="$(realpath -m "${1:-$HOME/.local/headlab}")"
 build="${HEADLAB_BUILD_DIR:-$root/build}"
+# headlab.views draws with the web app's components: their notebook build is installed with the module
+[ -f "$root/web/dist-notebook/headlab_views.js" ] || npm run build --prefix "$root/web"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DHEADLAB_LIBRARY=ON >/dev/null
 cmake --build "$build" -j"$(nproc)" --target headlab_shared
 cmake --install "$build" --prefix "$prefix" >/dev/null

@@ -5,13 +5,18 @@
 
 HEADLAB_PREFIX is where `cmake --install build --prefix ...` put headlab (its
 lib/pkgconfig/headlab.pc is read); without it, pkg-config's own search path is used.
+The notebook views (headlab.views) are the web app's components built into one script,
+web/dist-notebook/headlab_views.js (`npm run build --prefix web`): installed as package data,
+and the install fails without it.
 """
 import os
 import shlex
+import shutil
 import subprocess
 
 from pybind11.setup_helpers import Pybind11Extension, build_ext
 from setuptools import setup
+from setuptools.command.build_py import build_py
 
 
 def headlab_flags():
@@ -47,13 +52,28 @@ ext = Pybind11Extension(
     extra_compile_args=["-O2", "-fvisibility=hidden"],
 )
 
+
+class build_py_with_views(build_py):
+    """build_py, then the web build's notebook script copied in beside views.py."""
+
+    def run(self):
+        super().run()
+        bundle = os.path.join(here, "..", "web", "dist-notebook", "headlab_views.js")
+        if not os.path.isfile(bundle):
+            raise SystemExit(f"headlab.views needs the web app's notebook build, and {os.path.normpath(bundle)} is "
+                             "missing: run `npm run build --prefix web` in the checkout first")
+        target = os.path.join(self.build_lib, "headlab", "headlab_views.js")
+        self.mkpath(os.path.dirname(target))
+        shutil.copyfile(bundle, target)
+
+
 setup(
     name="headlab",
     version="0.1.0",
     description="headlab's transformer engine and research toolbox for Python (TransformerLens-style hooks)",
     packages=["headlab"],
     ext_modules=[ext],
-    cmdclass={"build_ext": build_ext},
+    cmdclass={"build_ext": build_ext, "build_py": build_py_with_views},
     python_requires=">=3.9",
     install_requires=["numpy"],
     zip_safe=False,

@@ -5,7 +5,10 @@
     tokens = model.to_tokens("When Mary and John went to the store")  # (1, T) int64
     logits, cache = model.run_with_cache(tokens, names_filter="blocks.*.attn.hook_pattern")
     cache["blocks.0.attn.hook_pattern"].shape                   # (1, NH, T, T), TransformerLens's names and shapes
-    headlab.views.attention_patterns(cache["pattern", 0][0], model.to_str_tokens(tokens))
+    headlab.views.attention_patterns(cache["pattern", 0][0], model.to_str_tokens(tokens))  # the lessons' grid, inline
+
+headlab.views draws inline in Jupyter with the web app's own components (the lessons' weights grid, the
+explorer's patching heatmap and lens table), built into one script that installs with the module.
 
 Every method calls the function the CLI (`headlab cache`, `patch`, `lens`, ...) and the API call; the
 engine runs with the GIL released; its errors raise headlab.Error subclasses with its message

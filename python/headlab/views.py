@@ -1,14 +1,58 @@
-"""Inline views for Jupyter: self-contained HTML snippets (no script, no network), as CircuitsVis
-returns. They are a first step, drawn here in SVG: not yet the explorer's own Svelte components
-(web/src/components), which would need the web app's build inside the package.
+"""Inline views for Jupyter, drawn by the explorer's own Svelte components (web/src/components,
+web/src/explorer/research): each returns an HTML snippet, `<div id=…></div><script>BUNDLE;
+headlabViews.render(…, data)</script>`, self-contained as CircuitsVis's are (no network): BUNDLE is
+web/src/notebook built into one script (web/vite.notebook.config.ts) and installed with the module.
 
     headlab.views.attention_patterns(cache["pattern", 1][0], model.to_str_tokens(text))  # (NH, T, T)
     headlab.views.patching_heatmap(result)          # model.patch(...)'s answer
     headlab.views.lens_table(model.lens(text, answers=[" Mary"]))
 """
-import html as _html
+import hashlib as _hashlib
+import json as _json
+import os as _os
+import re as _re
+import uuid as _uuid
 
 import numpy as _np
+
+BUNDLE_NAME = "headlab_views.js"
+_here = _os.path.dirname(_os.path.abspath(__file__))
+# installed: package data beside this file (python/setup.py copies it from the web build); run from
+# the checkout (python/ on sys.path): the web build itself
+_BUNDLE_PATHS = [_os.path.join(_here, BUNDLE_NAME),
+                 _os.path.join(_here, "..", "..", "web", "dist-notebook", BUNDLE_NAME)]
+_bundle = None
+
+
+class ViewsNotBuiltError(RuntimeError):
+    """The explorer's components were not built into the module (web/dist-notebook/headlab_views.js)."""
+
+
+def bundle():
+    """The notebook build of the web app's components (its text, made safe to sit inside <script>)."""
+    global _bundle
+    if _bundle is None:
+        path = next((p for p in _BUNDLE_PATHS if _os.path.isfile(p)), None)
+        if path is None:
+            raise ViewsNotBuiltError(f"headlab.views draws with the explorer's components, and {BUNDLE_NAME} is not "
+                                     f"installed: run `npm run build --prefix web` in the checkout, then reinstall the "
+                                     f"module (python/install.sh)")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        # inside <script> the HTML parser ends at "</script" and changes state at "<!--"; both occur in the
+        # bundle only inside string literals, where "<\/" and "<\!" read the same
+        text = _re.sub(r"</(script)", r"<\\/\1", text, flags=_re.IGNORECASE).replace("<!--", "<\\!--")
+        _bundle = (text, _hashlib.sha256(text.encode()).hexdigest()[:16])
+    return _bundle
+
+
+def _js_value(data):
+    """data as a JavaScript literal safe inside <script>: JSON with <, >, & and the line separators
+    escaped (a token "</script>" stays a string). NaN and ±Infinity are written as JavaScript's."""
+    text = _json.dumps(data, ensure_ascii=False, allow_nan=True)
+    for c, e in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(c, e)
+    return text
 
 
 class HTML:
@@ -27,46 +71,40 @@ class HTML:
         return f"<headlab.views.HTML: {len(self.text)} characters; shown inline by Jupyter>"
 
 
-def _esc(s):
-    return _html.escape(str(s).replace("\n", "\\n"))
+def render(kind, data):
+    """The snippet that draws one view: kind "pattern", "patching" or "lens", data in the shape
+    web/src/notebook/views.ts names. The bundle rides in every snippet (a notebook's cells are
+    saved and shown apart) and runs once per page: a later snippet reuses `headlabViews`. The
+    element is found by its id, or as the script's neighbour while the output is not yet in the page
+    (JupyterLab runs the script before attaching it), or once it is attached (the classic notebook)."""
+    text, sha = bundle()
+    element = "headlab-view-" + _uuid.uuid4().hex
+    return HTML(f'<div id="{element}" class="headlab-view-root"></div>'
+                f'<script>(function () {{\n'
+                f'if (!(window.headlabViews && window.headlabViews.sha === "{sha}")) {{\n{text}\n'
+                f'window.headlabViews = headlabViews; headlabViews.sha = "{sha}"; }}\n'
+                f'var id = "{element}", kind = "{kind}";\n'
+                f'var data = {_js_value(data)};\n'
+                f'var script = document.currentScript;\n'
+                f'function draw(tries) {{\n'
+                f'  var near = script && script.previousElementSibling;\n'
+                f'  var el = document.getElementById(id) || (near && near.id === id ? near : null);\n'
+                f'  if (el) window.headlabViews.render(el, kind, data);\n'
+                f'  else if (tries < 200) setTimeout(function () {{ draw(tries + 1); }}, 50);\n'
+                f'}}\n'
+                f'draw(0);\n'
+                f'}})();</script>')
 
 
-def _blue(v):
-    v = float(min(max(v, 0.0), 1.0))
-    return f"rgb({int(255 - 200 * v)},{int(255 - 160 * v)},255)"
-
-
-def _diverging(v, scale):
-    t = 0.0 if scale == 0 else float(max(-1.0, min(1.0, v / scale)))
-    if t >= 0:
-        return f"rgb(255,{int(255 - 200 * t)},{int(255 - 200 * t)})"
-    return f"rgb({int(255 + 200 * t)},{int(255 + 200 * t)},255)"
-
-
-def _grid(values, rows, cols, colour, cell=14, title=""):
-    """One SVG heatmap: values (len(rows), len(cols)); each cell's tooltip gives its row, column and value."""
-    left = 8 + 7 * max((len(str(r)) for r in rows), default=1)
-    top = 8 + 7 * max((len(str(c)) for c in cols), default=1)
-    w, h = left + cell * len(cols) + 4, top + cell * len(rows) + 4
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="monospace" font-size="11">']
-    if title:
-        out.append(f"<title>{_esc(title)}</title>")
-    for j, c in enumerate(cols):
-        x = left + j * cell + cell // 2
-        out.append(f'<text transform="translate({x},{top - 4}) rotate(-90)">{_esc(c)}</text>')
-    for i, r in enumerate(rows):
-        y = top + i * cell
-        out.append(f'<text x="{left - 4}" y="{y + cell - 3}" text-anchor="end">{_esc(r)}</text>')
-        for j, c in enumerate(cols):
-            v = values[i][j]
-            out.append(f'<rect x="{left + j * cell}" y="{y}" width="{cell - 1}" height="{cell - 1}" fill="{colour(v)}">'
-                       f"<title>{_esc(r)} \u2192 {_esc(c)}: {float(v):.4f}</title></rect>")
-    out.append("</svg>")
-    return "".join(out)
+def _floats(a):
+    """A numpy array as nested lists of Python floats to 7 significant digits, a float32's (NaN kept:
+    the views draw it empty)."""
+    return _np.char.mod("%.7g", _np.asarray(a, dtype=_np.float64)).astype(_np.float64).tolist()
 
 
 def attention_patterns(pattern, tokens, heads=None, layer=None):
-    """Every head's pattern (NH, T, T) as a grid per head, query rows and key columns (CircuitsVis's
+    """Every head's pattern (NH, T, T), query rows and key columns, as the lessons' weights grid
+    (HeadPatternFigure: masked cells hatched, each cell's weight on it or under the pointer; CircuitsVis's
     attention_patterns). tokens: the T token texts (model.to_str_tokens)."""
     p = _np.asarray(pattern)
     if p.ndim == 2:
@@ -75,58 +113,88 @@ def attention_patterns(pattern, tokens, heads=None, layer=None):
         raise ValueError(f"attention_patterns takes (NH, T, T) or (T, T), not {p.shape}")
     if len(tokens) != p.shape[1]:
         raise ValueError(f"{len(tokens)} tokens for a pattern over {p.shape[1]} positions")
-    labels = [f"{i}:{t}" for i, t in enumerate(tokens)]
-    heads = range(p.shape[0]) if heads is None else heads
-    parts = ['<div class="headlab-patterns" style="display:flex;flex-wrap:wrap;gap:12px">']
+    if _np.any(_np.triu(p, k=1) != 0):
+        raise ValueError("attention_patterns draws causal patterns (the lessons' grid masks the keys after each "
+                         "query), and this one has weight above the diagonal")
+    heads = list(range(p.shape[0])) if heads is None else [int(h) for h in heads]
+    T = p.shape[1]
+    figures = []
     for h in heads:
-        name = f"L{layer}H{h}" if layer is not None else f"head {h}"
-        parts.append(f'<figure style="margin:0"><figcaption style="font:12px sans-serif">{_esc(name)}</figcaption>'
-                     + _grid(p[h], labels, labels, _blue, title=name) + "</figure>")
-    parts.append("</div>")
-    return HTML("".join(parts))
+        name = f"{layer}.{h}" if layer is not None else f"{h}"
+        figures.append({"title": f"Head {name}", "head": name,
+                        "rows": [_floats(p[h, q, : q + 1]) for q in range(T)]})  # the API's ragged rows
+    return render("pattern", {"tokens": [str(t) for t in tokens], "heads": figures})
+
+
+def _tokens(texts, ids):
+    return [{"id": None if ids is None else int(ids[i]), "text": str(t)} for i, t in enumerate(texts)]
 
 
 def patching_heatmap(result, title=None):
-    """An activation-patching answer (model.patch) as a heatmap over its last two axes, red where
-    patching raises the metric and blue where it lowers it, with the clean and corrupted metrics."""
+    """An activation-patching answer (model.patch, or model.path_patch's) as the explorer's patching
+    view draws it: one heatmap per panel, red where patching lowers the metric and blue where it raises
+    it, the clean and corrupted metrics, and the largest effect in a sentence."""
     v = _np.asarray(result["values"])
-    axes = list(result["axes"])
-    if v.ndim > 2:  # the *_every answers: one grid per patch type
-        return HTML("".join(patching_heatmap(dict(result, values=v[i], axes=axes[1:]),
-                                             title=f"{result['patch_types'][i]}").text for i in range(v.shape[0])))
-
-    def labels(axis, n):
-        if axis == "layer":
-            return [str(x) for x in result["layers"]]
-        if axis in ("pos", "dest_pos"):
-            toks = result.get("clean_tokens", [])
-            return [f"{p}:{toks[p]}" if p < len(toks) else str(p) for p in result["positions"]]
-        return [str(i) for i in range(n)]
-
-    rows, cols = labels(axes[0], v.shape[0]), labels(axes[1], v.shape[1])
-    scale = float(_np.abs(v).max()) if v.size else 1.0
-    head = (f'<div style="font:12px sans-serif">{_esc(title or result["what"])}: metric {_esc(result["metric"])}, '
-            f'clean {result["clean"]:.4f}, corrupted {result["corrupted"]:.4f}; rows {_esc(axes[0])}, '
-            f'columns {_esc(axes[1])}</div>')
-    return HTML(head + _grid(v, rows, cols, lambda x: _diverging(x, scale), cell=18))
+    axes = [str(a) for a in result["axes"]]
+    if len(axes) != v.ndim:
+        raise ValueError(f"patching_heatmap: values have {v.ndim} axes and axes names {len(axes)}: {axes}")
+    data = {
+        "what": str(result.get("what", "path patching")),
+        "metric": str(result["metric"]),
+        "direction": "noising" if result.get("noising", False) else "denoising",
+        "axes": axes,
+        "values": _floats(v),
+        "layers": [int(x) for x in result["layers"]],
+        "positions": [int(x) for x in result.get("positions", [])],
+        "heads": int(result.get("heads", v.shape[-1] if "head" in axes else 0)),
+        "clean": float(result["clean"]),
+        "corrupted": float(result["corrupted"]),
+    }
+    if title is not None:
+        data["title"] = str(title)
+    if "clean_tokens" in result:
+        data["tokens"] = _tokens(result["clean_tokens"], result.get("clean_ids"))
+    if "corrupted_tokens" in result:
+        data["corrupted_tokens"] = _tokens(result["corrupted_tokens"], result.get("corrupted_ids"))
+    if result.get("patch_types"):
+        data["patch_types"] = [str(t) for t in result["patch_types"]]
+    return render("patching", data)
 
 
 def lens_table(lens, position=-1, answer=0):
-    """The logit lens (model.lens) at one position: each entry's top token, the answer's rank and
-    probability, and the entropy, as an HTML table."""
+    """The logit lens (model.lens) as the explorer's lens table: every entry (layer) by position, each
+    cell the top next token and its probability; the read-out line starts at the last entry at
+    `position`, with answer number `answer` (of model.lens's answers) first."""
+    labels = list(lens["labels"])
     T = len(lens["tokens"])
     pos = position % T
-    rows = []
-    for e, label in enumerate(lens["labels"]):
-        top = int(lens["top_ids"][e, pos, 0]) if lens["top_ids"].shape[2] else -1
-        cells = [label, str(top), f"{lens['top_probs'][e, pos, 0]:.3f}" if top >= 0 else ""]
-        if lens["answer_prob"].shape[2] > answer:
-            p = float(lens["answer_prob"][e, pos, answer])
-            cells += [str(int(lens["answer_rank"][e, pos, answer])),
-                      f'<span style="background:{_blue(p)}">{p:.3f}</span>']
-        cells.append(f"{lens['entropy'][e, pos]:.3f}")
-        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    headers = ["entry", "top id", "p(top)"] + (["answer rank", "p(answer)"] if lens["answer_prob"].shape[2] > answer else []) + ["entropy"]
-    return HTML(f'<div style="font:12px sans-serif">position {pos} ({_esc(lens["tokens"][pos])})</div>'
-                '<table style="font:12px monospace"><tr>' + "".join(f"<th>{h}</th>" for h in headers) + "</tr>"
-                + "".join(rows) + "</table>")
+    top_ids, top_probs, top_logits = (_np.asarray(lens[k]) for k in ("top_ids", "top_probs", "top_logits"))
+    ans_rank, ans_prob = _np.asarray(lens["answer_rank"]), _np.asarray(lens["answer_prob"])
+    ans_logit, ans_logprob = _np.asarray(lens["answer_logit"]), _np.asarray(lens["answer_logprob"])
+    top_tokens = lens.get("top_tokens")
+    A = ans_prob.shape[2]
+    if A and not 0 <= answer < A:
+        raise ValueError(f"lens_table: answer {answer}, and the lens has {A} answers")
+    order = ([answer] + [a for a in range(A) if a != answer]) if A else []
+    answer_ids = list(lens.get("answers", []))
+    answer_texts = list(lens.get("answer_tokens", [f"#{i}" for i in answer_ids]))
+    values = []
+    for e in range(len(labels)):
+        row = []
+        for p in range(T):
+            top = [{"id": int(top_ids[e, p, k]),
+                    "text": str(top_tokens[e][p][k]) if top_tokens is not None else f"#{int(top_ids[e, p, k])}",
+                    "logit": float(top_logits[e, p, k]), "prob": float(top_probs[e, p, k])}
+                   for k in range(top_ids.shape[2]) if top_ids[e, p, k] >= 0]
+            row.append({"top": top, "entropy": float(lens["entropy"][e, p]), "kl_final": float(lens["kl_final"][e, p]),
+                        "answers": [{"id": int(answer_ids[a]) if a < len(answer_ids) else -1,
+                                     "rank": int(ans_rank[e, p, a]), "logit": float(ans_logit[e, p, a]),
+                                     "prob": float(ans_prob[e, p, a]), "logprob": float(ans_logprob[e, p, a])}
+                                    for a in order]})
+        values.append(row)
+    data = {"what": "logit_lens", "axes": ["layer", "pos"], "layers": [str(x) for x in labels],
+            "tokens": _tokens(lens["tokens"], lens.get("ids")),
+            "answers": [{"id": int(answer_ids[a]) if a < len(answer_ids) else -1,
+                         "text": str(answer_texts[a]) if a < len(answer_texts) else "?"} for a in order],
+            "truncated": False, "values": values}
+    return render("lens", {"lens": data, "pointed": {"layer": len(labels) - 1, "pos": pos}})

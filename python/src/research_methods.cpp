@@ -125,6 +125,8 @@ void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
     d["forwards"] = p.cost.forwards;
     d["clean_tokens"] = str_tokens(s, input.clean.front());
     d["corrupted_tokens"] = str_tokens(s, input.corrupted.front());
+    d["clean_ids"] = input.clean.front().ids();  // the views mark where the corrupted token differs
+    d["corrupted_ids"] = input.corrupted.front().ids();
     return d;
   }, py::arg("clean"), py::arg("corrupted"), py::arg("answer") = py::none(), py::arg("wrong") = py::none(),
      py::arg("what") = "resid_pre", py::arg("metric") = "logit_diff", py::arg("noising") = false,
@@ -165,6 +167,7 @@ void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
     d["corrupted"] = p.corrupted;
     d["skipped"] = p.skipped;
     d["clean_tokens"] = str_tokens(s, input.clean.front());
+    d["clean_ids"] = input.clean.front().ids();
     return d;
   }, py::arg("clean"), py::arg("corrupted"), py::arg("answer") = py::none(), py::arg("wrong") = py::none(),
      py::arg("senders") = "all", py::arg("receivers") = "final", py::arg("metric") = "logit_diff",
@@ -212,6 +215,22 @@ void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
     d["tokens"] = str_tokens(s, a.input);
     d["ids"] = a.input.ids();
     d["answers"] = a.answers;
+    py::list answer_tokens, top_tokens;  // the texts of answers and top_ids, for the views
+    for (int id : a.answers) answer_tokens.append(token_text(s, id));
+    for (py::ssize_t e = 0; e < E; e++) {
+      py::list row;
+      for (py::ssize_t t = 0; t < T; t++) {
+        py::list cell;
+        for (py::ssize_t k = 0; k < K; k++) {
+          const int id = top_id[std::size_t((e * T + t) * K + k)];
+          cell.append(id >= 0 ? token_text(s, id) : py::str(""));
+        }
+        row.append(cell);
+      }
+      top_tokens.append(row);
+    }
+    d["answer_tokens"] = answer_tokens;
+    d["top_tokens"] = top_tokens;  // (entries, T, top_k) texts, "" where top_ids is -1
     d["entropy"] = array_from(std::move(entropy), {E, T});
     d["kl_final"] = array_from(std::move(kl), {E, T});
     d["answer_logit"] = array_from(std::move(ans_logit), {E, T, A});

@@ -3,7 +3,8 @@
 # gets them (scripts/test runs this): installs BUILD_DIR's library into WORK/prefix and builds
 # the C++ example against it (examples/cpp/check.sh), pip-installs the module from python/
 # (Debian's setuptools and pybind11, offline), then runs the pytest suite and executes the
-# example notebooks headless. BUILD_DIR must have built headlab_shared and headlab_cli.
+# example notebooks headless. BUILD_DIR must have built headlab_shared and headlab_cli, and the
+# web app its notebook build (npm run build --prefix web: web/dist-notebook, which headlab.views installs).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="$(realpath "$1")"
