@@ -13,6 +13,7 @@ import type {
   ModelInterveneRequest,
   ModelInterveneResponse,
   ModelRunRequest,
+  ModelRunHeads,
   ModelRunResponse,
   QueuePlace,
   ScanReport,
@@ -116,6 +117,43 @@ export function new_request_id(): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+/** POST /api/model/run. With `encoding: 'base64'` the views travel compact and come back here as
+ *  rows (compact_views.ts); with `predictions: false` the answer has the heads alone, and its type says so. */
+function run_model(req: ModelRunRequest & { predictions: false }): Promise<ModelRunHeads>;
+function run_model(req: ModelRunRequest): Promise<ModelRunResponse>;
+async function run_model(req: ModelRunRequest): Promise<ModelRunHeads> {
+  return expand_compact_run(await request<ModelRunHeads>('POST', '/api/model/run', req));
+}
+
+/** A run that reports its place while it waits: on_ahead(n) with the runs ahead of it in the
+ *  model's queue (GET /api/model/queue, polled every 0.7 s from 0.4 s on), on_ahead(null) once
+ *  it runs or is answered. */
+function run_model_waiting(req: ModelRunRequest & { predictions: false }, on_ahead: (ahead: number | null) => void): Promise<ModelRunHeads>;
+function run_model_waiting(req: ModelRunRequest, on_ahead: (ahead: number | null) => void): Promise<ModelRunResponse>;
+async function run_model_waiting(req: ModelRunRequest, on_ahead: (ahead: number | null) => void): Promise<ModelRunHeads> {
+  const id = new_request_id();
+  let done = false;
+  const poll = async () => {
+    while (!done) {
+      try {
+        const place = await request<QueuePlace>('GET', '/api/model/queue?' + query({ request_id: id }));
+        if (!done) on_ahead(place.state === 'waiting' ? place.ahead : null);
+      } catch {
+        // a lost poll only leaves the last place shown
+      }
+      await new Promise((resolve) => setTimeout(resolve, 700));
+    }
+  };
+  const started = setTimeout(() => void poll(), 400);
+  try {
+    return expand_compact_run(await request<ModelRunHeads>('POST', '/api/model/run?' + query({ request_id: id }), req));
+  } finally {
+    done = true;
+    clearTimeout(started);
+    on_ahead(null);
+  }
+}
+
 export const api = {
   heads: () => request<HeadsResponse>('GET', '/api/heads'),
 
@@ -143,35 +181,9 @@ export const api = {
   queryScores: (req: QueryScoresRequest) => request<QueryScoresResponse>('POST', '/api/model/query-scores', req),
   inductionComparison: (sentence: string) =>
     request<InductionComparisonResponse>('POST', '/api/lessons/causal-mask/induction', { sentence }),
-  /** With `encoding: 'base64'` the views travel compact and come back here as rows (compact_views.ts). */
-  runModel: async (req: ModelRunRequest) => expand_compact_run(await request<ModelRunResponse>('POST', '/api/model/run', req)),
+  runModel: run_model,
 
-  /** A run that reports its place while it waits: on_ahead(n) with the runs ahead of it in the
-   *  model's queue (GET /api/model/queue, polled every 0.7 s from 0.4 s on), on_ahead(null) once
-   *  it runs or is answered. */
-  runModelWaiting: async (req: ModelRunRequest, on_ahead: (ahead: number | null) => void) => {
-    const id = new_request_id();
-    let done = false;
-    const poll = async () => {
-      while (!done) {
-        try {
-          const place = await request<QueuePlace>('GET', '/api/model/queue?' + query({ request_id: id }));
-          if (!done) on_ahead(place.state === 'waiting' ? place.ahead : null);
-        } catch {
-          // a lost poll only leaves the last place shown
-        }
-        await new Promise((resolve) => setTimeout(resolve, 700));
-      }
-    };
-    const started = setTimeout(() => void poll(), 400);
-    try {
-      return expand_compact_run(await request<ModelRunResponse>('POST', '/api/model/run?' + query({ request_id: id }), req));
-    } finally {
-      done = true;
-      clearTimeout(started);
-      on_ahead(null);
-    }
-  },
+  runModelWaiting: run_model_waiting, // reports its place in the model's queue while it waits
 
   intervene: (req: ModelInterveneRequest) => request<ModelInterveneResponse>('POST', '/api/model/intervene', req),
 

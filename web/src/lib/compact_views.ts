@@ -3,7 +3,7 @@
 // probabilities (pattern, value_weighted, rollout) as little-endian uint16 round(p * 65535)
 // (within 1/131070 of p), scores as little-endian float32. Row q of a window holds keys
 // keys[0]..min(keys[1] - 1, q) (none when q is before the keys), as the rows of numbers do.
-import type { HeadPatterns, ModelRunResponse, RaggedRows, TokenWindow } from './types';
+import type { HeadPatterns, ModelRunHeads, RaggedRows, TokenWindow } from './types';
 
 function bytes_of(b64: string): Uint8Array {
   const raw = atob(b64);
@@ -52,7 +52,7 @@ export function decode_floats(b64: string, sizes: number[]): RaggedRows {
 }
 
 /** An answer asked with "encoding": "base64", in the shape of the default one (rows of numbers). */
-export function expand_compact_run(wire: ModelRunResponse & { encoding?: string }): ModelRunResponse {
+export function expand_compact_run<R extends ModelRunHeads>(wire: R & { encoding?: string }): R {
   if (wire.encoding !== 'base64') return wire;
   const sizes = window_row_sizes(wire.tokens.length, wire.window);
   const views = wire as unknown as { heads: (HeadPatterns & Record<string, unknown>)[]; rollout?: unknown };
@@ -64,7 +64,7 @@ export function expand_compact_run(wire: ModelRunResponse & { encoding?: string 
     return out;
   });
   const { encoding: _encoding, ...rest } = wire;
-  const out: ModelRunResponse = { ...rest, heads };
+  const out = { ...rest, heads } as unknown as R;
   if (typeof views.rollout === 'string') out.rollout = decode_probabilities(views.rollout, sizes);
   return out;
 }

@@ -224,19 +224,23 @@ export interface QueuePlace {
   waiting: number; // runs waiting in all
 }
 
-/** POST /api/model/run */
-export interface ModelRunResponse {
+/** POST /api/model/run asked with predictions: false: the heads alone (the forward stopped
+ *  after the last layer asked for, docs/api.md). */
+export interface ModelRunHeads {
   tokens: ModelToken[]; // (T,)
   n_layer: number;
   n_head: number;
   heads: HeadPatterns[];
   rollout?: RaggedRows;
   window?: TokenWindow; // the window asked for: the views hold only its rows and keys
-  // top_next, token_loss and loss are absent when the request said predictions: false
+  truncated?: boolean;
+}
+
+/** POST /api/model/run: the heads and the model's predictions. */
+export interface ModelRunResponse extends ModelRunHeads {
   top_next: Prediction[][]; // (T, top_k): top_next[t] predicts the token after t
   token_loss: (number | null)[]; // (T,): loss of the actual next token; null at the end
   loss: number;
-  truncated?: boolean;
 }
 
 export interface Ablation extends HeadRef {
