@@ -131,9 +131,10 @@ def _tokens(texts, ids):
 
 
 def patching_heatmap(result, title=None):
-    """An activation-patching answer (model.patch, or model.path_patch's) as the explorer's patching
+    """A patching answer (model.patch, either method, or model.path_patch's) as the explorer's patching
     view draws it: one heatmap per panel, red where patching lowers the metric and blue where it raises
-    it, the clean and corrupted metrics, and the largest effect in a sentence."""
+    it, the clean and corrupted metrics, and the largest effect in a sentence (said to be an estimate
+    for method="attribution")."""
     v = _np.asarray(result["values"])
     axes = [str(a) for a in result["axes"]]
     if len(axes) != v.ndim:
@@ -158,6 +159,9 @@ def patching_heatmap(result, title=None):
         data["corrupted_tokens"] = _tokens(result["corrupted_tokens"], result.get("corrupted_ids"))
     if result.get("patch_types"):
         data["patch_types"] = [str(t) for t in result["patch_types"]]
+    if result.get("method") == "attribution":  # the sentence under the heatmap says they are estimates
+        data["method"] = "attribution"
+        data["pairs"] = int(result.get("pairs", 1))
     return render("patching", data)
 
 

@@ -2,6 +2,7 @@
 // the function `headlab patch / lens / attribute / compose / scan / intervene` and the API
 // call (research/*.h, analysis/scan_text.h), its answer as a dict of numpy arrays and lists.
 #include "binding.h"
+#include "research/attribution_patching.h"
 
 namespace headlab::python {
 
@@ -89,8 +90,10 @@ research::PatchInput patch_input(const Session& s, py::handle clean, py::handle 
 void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
   cls.def("patch", [](Session& s, py::handle clean, py::handle corrupted, py::handle answer, py::handle wrong,
                       const std::string& what, const std::string& metric, bool noising, py::handle layers,
-                      py::handle positions, std::optional<bool> prepend_bos, py::handle steer) {
+                      py::handle positions, std::optional<bool> prepend_bos, py::handle steer, const std::string& method) {
     research::PatchRequest rq;
+    auto how = research::parse_patch_method(method);
+    if (!how) raise_error({ErrorCode::invalid_argument, "method: \"" + method + "\" is not activation or attribution"});
     auto w = research::parse_patch_what(what);
     if (!w) raise_error({ErrorCode::invalid_argument, "what: \"" + what + "\" is not one of " + research::patch_what_list()});
     auto mt = research::parse_patch_metric(metric);
@@ -106,10 +109,13 @@ void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
     {
       py::gil_scoped_release nogil;
       auto ws = s.workspace();
-      r = research::patch(s.params, input.pairs, rq, *ws);
+      // the dispatch of `headlab patch --method` and POST /api/model/patch's "method"
+      r = *how == research::PatchMethod::attribution ? research::attribution_patch(s.params, input.pairs, rq, *ws)
+                                                     : research::patch(s.params, input.pairs, rq, *ws);
     }
     research::PatchResult p = take(std::move(r));
     py::dict d;
+    d["method"] = std::string(research::patch_method_name(*how));
     d["what"] = std::string(research::patch_what_name(p.what));
     d["metric"] = std::string(research::patch_metric_name(p.metric));
     d["noising"] = p.noising;
@@ -123,6 +129,7 @@ void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
     d["corrupted"] = p.corrupted;
     d["skipped"] = p.skipped;
     d["forwards"] = p.cost.forwards;
+    d["pairs"] = input.pairs.size();
     d["clean_tokens"] = str_tokens(s, input.clean.front());
     d["corrupted_tokens"] = str_tokens(s, input.corrupted.front());
     d["clean_ids"] = input.clean.front().ids();  // the views mark where the corrupted token differs
@@ -131,10 +138,12 @@ void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
   }, py::arg("clean"), py::arg("corrupted"), py::arg("answer") = py::none(), py::arg("wrong") = py::none(),
      py::arg("what") = "resid_pre", py::arg("metric") = "logit_diff", py::arg("noising") = false,
      py::arg("layers") = py::none(), py::arg("positions") = py::none(), py::arg("prepend_bos") = py::none(),
-     py::arg("steer") = py::none(),
+     py::arg("steer") = py::none(), py::arg("method") = "activation",
      "Activation patching (research/patching.h, `headlab patch`): TransformerLens's get_act_patch_<what>.\n"
      "clean/corrupted: texts (or lists of texts: a batch of pairs) or token ids; answer/wrong: one-token\n"
-     "texts (\" Mary\"), \"#id\" or ints. Returns values with TL's axes and the clean and corrupted metrics.");
+     "texts (\" Mary\"), \"#id\" or ints. Returns values with TL's axes and the clean and corrupted metrics.\n"
+     "method=\"attribution\" (research/attribution_patching.h, `headlab patch --method attribution`): the same\n"
+     "sweep estimated to first order from one backward per pair; the answer's shape is the same, 'method' says which.");
 
   cls.def("path_patch", [](Session& s, py::handle clean, py::handle corrupted, py::handle answer, py::handle wrong,
                            const std::string& senders, const std::string& receivers, const std::string& metric,

@@ -3,13 +3,14 @@ function), errors are exceptions with the engine's message, a dropped model is f
 threads may call one model."""
 import gc
 import os
+import subprocess
 import threading
 
 import numpy as np
 import pytest
 
 import headlab
-from conftest import TINY
+from conftest import ROOT, TINY
 from safetensors_read import load_file
 
 TEXT = " the cat sat on the mat and the dog sat on the log. the cat sat on the"
@@ -104,6 +105,35 @@ def test_patch_equals_cli(tiny, cli):
     np.testing.assert_allclose(got["values"], np.array(want["values"]), atol=1e-3)
     assert got["clean"] == pytest.approx(want["clean"], abs=1e-3)
     assert got["corrupted"] == pytest.approx(want["corrupted"], abs=1e-3)
+
+
+def test_attribution_patch_equals_cli(tiny, cli):
+    clean = " gray whale ink crown plum fog violin arch gray whale ink crown plum fog"
+    corrupted = " gray whale ink crown plum fog arch violin gray whale ink crown plum fog"
+    for what in ("resid_pre", "z_all_pos"):
+        want = cli.json("patch", "--model", TINY, "--clean", clean, "--corrupted", corrupted, "--answer", " viol",
+                        "--wrong", " ar", "--what", what, "--method", "attribution", "--no-cache")
+        got = tiny.patch(clean, corrupted, " viol", " ar", what=what, method="attribution")
+        assert got["method"] == want["method"] == "attribution"
+        assert got["axes"] == want["axes"]
+        np.testing.assert_allclose(got["values"], np.array(want["values"]), atol=1e-3)
+        assert got["clean"] == pytest.approx(want["clean"], abs=1e-3)
+        assert got["corrupted"] == pytest.approx(want["corrupted"], abs=1e-3)
+        assert got["forwards"] == want["cost"]["forwards"] == 2  # one pair: two forwards (and a backward)
+    assert tiny.patch(clean, corrupted, " viol", " ar")["method"] == "activation"
+
+
+def test_attribution_patch_refuses_with_the_engines_message(tiny):
+    binary = os.environ.get("HEADLAB_BIN", os.path.join(ROOT, "build", "headlab"))
+    cli = subprocess.run([binary, "patch", "--model", TINY, "--clean", TEXT, "--corrupted", TEXT, "--answer", " mat",
+                          "--wrong", " on", "--method", "attribution", "--layers", "7", "--no-cache"],
+                         capture_output=True, text=True)
+    assert cli.returncode == 2
+    with pytest.raises(headlab.InvalidArgumentError) as e:
+        tiny.patch(TEXT, TEXT, " mat", " on", layers=[7], method="attribution")
+    assert cli.stderr.strip() == f"headlab: error: {e.value}"
+    with pytest.raises(headlab.InvalidArgumentError, match='method: "gradient" is not activation or attribution'):
+        tiny.patch(TEXT, TEXT, " mat", " on", method="gradient")
 
 
 def test_path_patch_equals_cli(tiny, cli):

@@ -87,6 +87,16 @@ def test_patching_heatmap_carries_the_sweep_and_the_changed_tokens(tiny):
     assert data["direction"] == "denoising"
 
 
+def test_attribution_patching_reaches_the_view_as_estimates(tiny):
+    clean = " gray whale ink crown plum fog violin arch gray whale ink crown plum fog"
+    corrupted = " gray whale ink crown plum fog arch violin gray whale ink crown plum fog"
+    r = tiny.patch(clean, corrupted, " viol", " ar", what="z_all_pos", method="attribution")
+    kind, data = render_call(str(views.patching_heatmap(r)))
+    assert (kind, data["method"], data["pairs"]) == ("patching", "attribution", 1)  # patch_summary: "first-order estimates"
+    np.testing.assert_allclose(np.array(data["values"]), r["values"], rtol=1e-6)
+    assert "method" not in render_call(str(views.patching_heatmap(tiny.patch(clean, corrupted, " viol", " ar"))))[1]
+
+
 def test_path_patching_nan_reaches_the_view_as_nan(tiny):
     r = tiny.path_patch(" the cat sat on the mat", " the dog sat on the mat", " mat", " on", senders="0.1")
     snippet = str(views.patching_heatmap(dict(r, what="path patching into the logits", positions=[])))
