@@ -11,8 +11,9 @@ export interface PatternData {
 }
 
 /** patching_heatmap: model.patch's answer in the API's shape, without the run's cost; values may hold NaN
- *  (path patching's heads that were no sender), drawn as empty cells. */
-export type PatchData = Omit<PatchResponse, 'pairs' | 'cost' | 'skipped'> & { title?: string };
+ *  (path patching's heads that were no sender), drawn as empty cells. `pairs` comes with
+ *  attribution patching's answers (the sentence under the heatmap counts them). */
+export type PatchData = Omit<PatchResponse, 'pairs' | 'cost' | 'skipped'> & { pairs?: number; title?: string };
 
 /** lens_table: model.lens's answer in the API's shape, and the cell read out first. */
 export interface LensData {
