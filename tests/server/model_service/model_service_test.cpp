@@ -1,0 +1,56 @@
+// ModelService::load's arithmetic choice for `serve --compute auto` (the default): the CLI picks
+// bf16 where this CPU runs the AVX512_BF16 kernel (cli/dtype_option.h); the service then rounds the
+// products' inputs only for a model that keeps bfloat16 matrices, and says so in the notes serve
+// prints at start; a model without them runs in float32, not refused. Asked for by name
+// (--compute bf16, not auto), the same model is refused with how to fix it.
+#include "server/model_service/model_service.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace headlab;
+using namespace headlab::server;
+
+namespace {
+
+std::string compute_test_model_dir() { return std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny"; }
+
+ModelServiceOptions compute_test_options(model::DtypeChoice dtype, bool compute_auto) {
+  ModelServiceOptions o;
+  o.dir = compute_test_model_dir();
+  o.load.dtype = dtype;
+  o.load.compute = model::ComputeChoice::bf16;  // what compute_auto_choice("auto") gives on an AVX512_BF16 CPU
+  o.compute_auto = compute_auto;
+  return o;
+}
+
+bool says_bf16_rounding(const ModelService& s) {
+  const auto& notes = s.parameters().notes;
+  return std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return n.find("round their inputs to bfloat16") != std::string::npos && n.find("--compute f32") != std::string::npos;
+  });
+}
+
+}  // namespace
+
+TEST(ModelServiceCompute, AutoOnAModelWithBf16MatricesRoundsTheirInputsAndSaysSoInTheNotesServePrints) {
+  auto s = ModelService::load(compute_test_options(model::DtypeChoice::bf16, true));
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_TRUE(model::parameters_rounds_inputs((*s)->parameters()));
+  EXPECT_TRUE(says_bf16_rounding(**s));
+}
+
+TEST(ModelServiceCompute, AutoOnAFloat32ModelRunsInFloat32WithoutARefusalOrARoundingNote) {
+  auto s = ModelService::load(compute_test_options(model::DtypeChoice::keep, true));
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_FALSE(model::parameters_rounds_inputs((*s)->parameters()));
+  EXPECT_FALSE(says_bf16_rounding(**s));
+}
+
+TEST(ModelServiceCompute, Bf16AskedByNameOnAFloat32ModelIsRefusedWithHowToFixIt) {
+  auto s = ModelService::load(compute_test_options(model::DtypeChoice::keep, false));
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("keeps none: add --dtype bf16"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("or leave --compute out"), std::string::npos) << s.error().message;
+}
