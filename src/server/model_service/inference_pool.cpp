@@ -91,9 +91,9 @@ Result<model::ForwardOutput> InferencePool::forward(std::vector<int> ids, const 
   // Queued, or joined to an identical job waiting or running (found under the same lock as
   // the queueing: two twins arriving together make one job).
   std::shared_ptr<Job> joined;
-  if (auto s = enqueue(job, &joined); !s) return tl::unexpected(s.error());
-  if (joined) return wait_answer(joined, job->waiters.front(), deadline);
-  return wait_answer(job, job->waiters.front(), deadline);
+  Waiter me;
+  if (auto s = enqueue(job, &joined, &me); !s) return tl::unexpected(s.error());
+  return wait_answer(joined ? joined : job, me, deadline);
 }
 
 std::shared_ptr<InferencePool::Job> InferencePool::find_same(const std::vector<int>& ids,
@@ -185,7 +185,7 @@ void InferencePool::leave(const std::shared_ptr<Job>& job, const Waiter& me) {
   if (unwanted) unwanted->drop("The request gave up waiting.");
 }
 
-Status InferencePool::enqueue(std::shared_ptr<Job> job, std::shared_ptr<Job>* joined) {
+Status InferencePool::enqueue(std::shared_ptr<Job> job, std::shared_ptr<Job>* joined, Waiter* me) {
   std::vector<std::shared_ptr<Job>> evicted;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -193,6 +193,7 @@ Status InferencePool::enqueue(std::shared_ptr<Job> job, std::shared_ptr<Job>* jo
     if (job->part) {
       job->serial = ++serial_;
       job->waiters.push_back(Waiter{job->client, job->request_id, job->serial});
+      *me = job->waiters.front();
       if (std::shared_ptr<Job> same = find_same(job->part->ids, job->part->options)) {  // counted as a taker
         // no queue place, no bytes: the job holds them already; its place is this one's
         same->waiters.push_back(job->waiters.front());

@@ -167,8 +167,10 @@ class InferencePool {
     std::atomic<bool> abandoned{false};                // a run() job's request gave up
   };
   // Queues `job`; a forward identical to one waiting or running joins that one instead
-  // (*joined is set to it, the job is dropped unqueued). `joined` is needed for a forward.
-  Status enqueue(std::shared_ptr<Job> job, std::shared_ptr<Job>* joined = nullptr);
+  // (*joined is set to it, the job is dropped unqueued). `joined` and `me` are needed for a
+  // forward: *me is its request's Waiter, copied under the lock (a job's waiters vector grows
+  // as others join it, so a reference into it would not outlive the lock).
+  Status enqueue(std::shared_ptr<Job> job, std::shared_ptr<Job>* joined = nullptr, Waiter* me = nullptr);
   Error gave_up(Job& job);  // the deadline passed: if it has not started, it never will
   Error busy_error() const;
   // The waiting or running forward job identical to (ids, options) that a request can still
