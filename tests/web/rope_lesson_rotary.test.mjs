@@ -37,6 +37,10 @@ test('the arrow keys move q along the text and the numbers follow the engine', a
 
 test('dragging the q dot round the circle moves m', async () => {
   await page.getByTestId('dial-m').fill('3');
+  // the dot is drawn from the engine's answer for m = 3: wait for it before aiming at the dot
+  // (aiming at where it was for m = 0 misses it once the answer lands)
+  const at_3 = await dot_at(3, 0);
+  await eventually(async () => assert.equal(await page.getByTestId('dial-dot').textContent(), at_3));
   const handle = page.getByTestId('rope-dial').locator('circle.dial__handle');
   const svg = await page.getByTestId('rope-dial').locator('svg').boundingBox();
   const cx = svg.x + svg.width / 2, cy = svg.y + svg.height / 2, r = svg.width * 0.35;
