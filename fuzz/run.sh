@@ -22,23 +22,42 @@ cmake --build "$build" -j"$(nproc)" --target headlab_fuzzers
 [ "${HEADLAB_FUZZ_BUILD_ONLY:-0}" = 1 ] && { echo "fuzz: built"; exit 0; }
 
 mkdir -p "$build/crashes"
-passed=0; failed=0
-for fuzzer in "$build"/fuzzers/*; do
-  [ -x "$fuzzer" ] || continue
-  name="$(basename "$fuzzer")"
-  corpus="$build/corpus/$name"
+# Two targets at a time (HEADLAB_FUZZ_JOBS, default the core count): each runs for its bounded
+# time whatever else runs, so on 2 cores seven targets take four rounds of 10 s instead of seven.
+jobs="${HEADLAB_FUZZ_JOBS:-$(nproc)}"
+# run_one NAME: runs one target from its corpus; its verdict goes to $build/NAME.verdict
+run_one() {
+  local fuzzer="$1" name; name="$(basename "$1")"
+  local corpus="$build/corpus/$name"
   mkdir -p "$corpus"
-  dirs=("$corpus")
+  local dirs=("$corpus")
   [ -d "$root/fuzz/corpus/$name" ] && dirs+=("$root/fuzz/corpus/$name")
-  echo "fuzz: $name for ${seconds}s"
   if "$fuzzer" -seed="${HEADLAB_FUZZ_SEED:-1}" -max_total_time="$seconds" -max_len=65536 -timeout=30 -rss_limit_mb=2048 \
        -artifact_prefix="$build/crashes/$name-" -print_final_stats=1 "${dirs[@]}" \
        >"$build/$name.log" 2>&1; then
-    passed=$((passed + 1))
-    echo "fuzz: $name clean ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$build/$name.log" | grep -o '[0-9]*$') runs)"
+    echo "clean ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$build/$name.log" | grep -o '[0-9]*$') runs)" >"$build/$name.verdict"
   else
-    failed=$((failed + 1))
-    echo "fuzz: $name FAILED"; tail -40 "$build/$name.log"
+    echo "FAILED" >"$build/$name.verdict"
+  fi
+}
+names=()
+for fuzzer in "$build"/fuzzers/*; do
+  [ -x "$fuzzer" ] || continue
+  names+=("$(basename "$fuzzer")")
+  rm -f "$build/$(basename "$fuzzer").verdict"
+  echo "fuzz: $(basename "$fuzzer") for ${seconds}s"
+  run_one "$fuzzer" &
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+done
+wait
+passed=0; failed=0
+for name in "${names[@]}"; do
+  verdict="$(cat "$build/$name.verdict" 2>/dev/null || echo FAILED)"
+  echo "fuzz: $name $verdict"
+  if [ "${verdict#clean}" != "$verdict" ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1)); tail -40 "$build/$name.log"
   fi
 done
 echo "fuzz: $passed passed, $failed failed"
