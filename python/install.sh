@@ -10,8 +10,20 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 prefix="$(realpath -m "${1:-$HOME/.local/headlab}")"
 build="${HEADLAB_BUILD_DIR:-$root/build}"
-# headlab.views draws with the web app's components: their notebook build is installed with the module
-[ -f "$root/web/dist-notebook/headlab_views.js" ] || npm run build --prefix "$root/web"
+# headlab.views draws with the web app's components: their notebook build is installed with the module,
+# rebuilt when missing or older than any source it may hold (all of web/src: the notebook's components
+# import from components/, explorer/ and lib/, and a narrower list would go stale) or its build config
+views="$root/web/dist-notebook/headlab_views.js"
+if [ ! -f "$views" ]; then
+  echo "python/install.sh: building the notebook views (web/dist-notebook is missing)"
+  npm run build --prefix "$root/web"
+else
+  newer="$(find "$root/web/src" "$root/web/vite.notebook.config.ts" "$root/web/package.json" -type f -newer "$views" -print -quit)"
+  if [ -n "$newer" ]; then
+    echo "python/install.sh: rebuilding the notebook views: ${newer#"$root/"} is newer than ${views#"$root/"}"
+    npm run build --prefix "$root/web"
+  fi
+fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DHEADLAB_LIBRARY=ON >/dev/null
 cmake --build "$build" -j"$(nproc)" --target headlab_shared
 cmake --install "$build" --prefix "$prefix" >/dev/null

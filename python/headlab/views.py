@@ -5,6 +5,7 @@ web/src/notebook built into one script (web/vite.notebook.config.ts) and install
 
     headlab.views.attention_patterns(cache["pattern", 1][0], model.to_str_tokens(text))  # (NH, T, T)
     headlab.views.patching_heatmap(result)          # model.patch(...)'s answer
+    headlab.views.patching_comparison(result, model.patch(..., method="attribution"))  # side by side
     headlab.views.lens_table(model.lens(text, answers=[" Mary"]))
 """
 import hashlib as _hashlib
@@ -72,7 +73,7 @@ class HTML:
 
 
 def render(kind, data):
-    """The snippet that draws one view: kind "pattern", "patching" or "lens", data in the shape
+    """The snippet that draws one view: kind "pattern", "patching", "patch_compare" or "lens", data in the shape
     web/src/notebook/views.ts names. The bundle rides in every snippet (a notebook's cells are
     saved and shown apart) and runs once per page: a later snippet reuses `headlabViews`. The
     element is found by its id, or as the script's neighbour while the output is not yet in the page
@@ -130,11 +131,8 @@ def _tokens(texts, ids):
     return [{"id": None if ids is None else int(ids[i]), "text": str(t)} for i, t in enumerate(texts)]
 
 
-def patching_heatmap(result, title=None):
-    """A patching answer (model.patch, either method, or model.path_patch's) as the explorer's patching
-    view draws it: one heatmap per panel, red where patching lowers the metric and blue where it raises
-    it, the clean and corrupted metrics, and the largest effect in a sentence (said to be an estimate
-    for method="attribution")."""
+def _patch_data(result, title=None):
+    """model.patch's (or model.path_patch's) answer in the shape views.ts's PatchData names."""
     v = _np.asarray(result["values"])
     axes = [str(a) for a in result["axes"]]
     if len(axes) != v.ndim:
@@ -162,7 +160,31 @@ def patching_heatmap(result, title=None):
     if result.get("method") == "attribution":  # the sentence under the heatmap says they are estimates
         data["method"] = "attribution"
         data["pairs"] = int(result.get("pairs", 1))
-    return render("patching", data)
+    return data
+
+
+def patching_heatmap(result, title=None):
+    """A patching answer (model.patch, either method, or model.path_patch's) as the explorer's patching
+    view draws it: one heatmap per panel, red where patching lowers the metric and blue where it raises
+    it, the clean and corrupted metrics, and the largest effect in a sentence (said to be an estimate
+    for method="attribution")."""
+    return render("patching", _patch_data(result, title))
+
+
+def patching_comparison(measured, estimated):
+    """Attribution patching's estimates beside activation patching's measured values for the same sweep,
+    as the explorer's comparison draws them: the correlation of the two grids, the cell where they differ
+    most and whether their top cells agree, in sentences chosen by the numbers, then the two heatmaps side
+    by side. measured: model.patch(...); estimated: the same call with method="attribution"."""
+    if measured.get("method") == "attribution" or estimated.get("method") != "attribution":
+        raise ValueError('patching_comparison takes activation patching\'s answer, then method="attribution"\'s '
+                         f'for the same sweep (got methods {measured.get("method")!r} and {estimated.get("method")!r})')
+    shapes = _np.shape(measured["values"]), _np.shape(estimated["values"])
+    if (measured["what"], measured["metric"], shapes[0]) != (estimated["what"], estimated["metric"], shapes[1]):
+        raise ValueError(f"patching_comparison: not the same sweep: {measured['what']}, {measured['metric']}, {shapes[0]} "
+                         f"against {estimated['what']}, {estimated['metric']}, {shapes[1]}")
+    return render("patch_compare", {"measured": _patch_data(measured, "Activation patching"),
+                                    "estimated": _patch_data(estimated, "Attribution patching")})
 
 
 def lens_table(lens, position=-1, answer=0):

@@ -97,6 +97,31 @@ def test_attribution_patching_reaches_the_view_as_estimates(tiny):
     assert "method" not in render_call(str(views.patching_heatmap(tiny.patch(clean, corrupted, " viol", " ar"))))[1]
 
 
+def test_patching_comparison_carries_the_measured_sweep_and_its_estimates(tiny):
+    clean = " gray whale ink crown plum fog violin arch gray whale ink crown plum fog"
+    corrupted = " gray whale ink crown plum fog arch violin gray whale ink crown plum fog"
+    measured = tiny.patch(clean, corrupted, " viol", " ar", what="z_all_pos")
+    estimated = tiny.patch(clean, corrupted, " viol", " ar", what="z_all_pos", method="attribution")
+    kind, data = render_call(str(views.patching_comparison(measured, estimated)))
+    assert kind == "patch_compare"
+    assert "method" not in data["measured"] and data["estimated"]["method"] == "attribution"
+    for side, r in (("measured", measured), ("estimated", estimated)):
+        np.testing.assert_allclose(np.array(data[side]["values"]), r["values"], rtol=1e-6)
+        assert (data[side]["what"], data[side]["metric"]) == ("z_all_pos", "logit_diff")
+
+
+def test_patching_comparison_refuses_the_methods_swapped_or_two_different_sweeps(tiny):
+    clean = " gray whale ink crown plum fog violin arch gray whale ink crown plum fog"
+    corrupted = " gray whale ink crown plum fog arch violin gray whale ink crown plum fog"
+    measured = tiny.patch(clean, corrupted, " viol", " ar", what="z_all_pos")
+    estimated = tiny.patch(clean, corrupted, " viol", " ar", what="z_all_pos", method="attribution")
+    with pytest.raises(ValueError, match="activation patching's answer, then"):
+        views.patching_comparison(estimated, measured)
+    other = tiny.patch(clean, corrupted, " viol", " ar", what="resid_pre", method="attribution")
+    with pytest.raises(ValueError, match="not the same sweep: z_all_pos"):
+        views.patching_comparison(measured, other)
+
+
 def test_path_patching_nan_reaches_the_view_as_nan(tiny):
     r = tiny.path_patch(" the cat sat on the mat", " the dog sat on the mat", " mat", " on", senders="0.1")
     snippet = str(views.patching_heatmap(dict(r, what="path patching into the logits", positions=[])))

@@ -1,6 +1,7 @@
 // The notebook views (python/headlab/views.py) are the explorer's own components: the HTML the
 // Python functions return, opened in Chromium from a file (no server, no network), draws every
-// cell of the data it was given, tokens with HTML in them stay text, and several views share a page.
+// cell of the data it was given, tokens with HTML in them stay text, and several views share a page;
+// the comparison of attribution patching's estimates with the measured sweep says what the numbers choose.
 // Needs `npm run build --prefix web` (web/dist-notebook/headlab_views.js) and Debian's python3 with
 // numpy; views.py is loaded from the checkout by its path, so the compiled module is not needed.
 import { test, before, after } from 'node:test';
@@ -31,6 +32,9 @@ const patch = {
   clean_tokens: tokens, corrupted_tokens: [...tokens.slice(0, 3), ' Mary', tokens[4]],
   clean_ids: [0, 1, 2, 3, 4], corrupted_ids: [0, 1, 2, 9, 4],
 };
+// attribution patching's estimates of the same sweep: its top cell (layer 0, position 2) is not the measured one
+// (layer 1, position 3), and the two differ most at layer 1, position 3 (2.0 against 1.5)
+const estimate = { ...patch, method: 'attribution', pairs: 1, values: [[0.2, -0.3, 1.75, 0.1, 0.5], [-1.0, 0.4, 0.25, 1.5, -0.25]] };
 // path patching's answer: (layer, head), NaN where a head was no sender
 const path_patch = {
   what: 'path patching into the logits', metric: 'logit_diff', noising: true, axes: ['layer', 'head'],
@@ -67,6 +71,8 @@ path = dict(d["path"], values=np.array(d["path"]["values"], dtype=float))
 parts = [views.attention_patterns(np.array(d["pattern"]), d["tokens"], layer=1),
          views.patching_heatmap(dict(d["patch"], values=np.array(d["patch"]["values"]))),
          views.patching_heatmap(path),
+         views.patching_comparison(dict(d["patch"], values=np.array(d["patch"]["values"])),
+                                   dict(d["estimate"], values=np.array(d["estimate"]["values"]))),
          views.lens_table(lens, position=-1)]
 print("<!doctype html><html><head><meta charset=utf-8><title>views</title></head><body>"
       + "".join(str(p) for p in parts) + "</body></html>")
@@ -86,7 +92,7 @@ let page;
 let errors;
 before(async () => {
   const r = spawnSync(python, ['-c', driver, views_py], {
-    input: JSON.stringify({ tokens, pattern, patch, path: path_patch, lens }),
+    input: JSON.stringify({ tokens, pattern, patch, estimate, path: path_patch, lens }),
     encoding: 'utf8',
     maxBuffer: 64 << 20,
   });
@@ -109,8 +115,8 @@ after(async () => {
 });
 
 test('every view drew, with one headlabViews for the page and no script error', async () => {
-  for (const kind of ['pattern', 'patching', 'lens']) assert.ok((await page.locator(`.headlab-view[data-kind=${kind}]`).count()) >= 1, kind);
-  assert.equal(await page.locator('.headlab-view').count(), 4);
+  for (const kind of ['pattern', 'patching', 'patch_compare', 'lens']) assert.ok((await page.locator(`.headlab-view[data-kind=${kind}]`).count()) >= 1, kind);
+  assert.equal(await page.locator('.headlab-view').count(), 5);
   assert.equal(typeof (await page.evaluate(() => window.headlabViews?.sha)), 'string');
   assert.deepEqual(errors.filter((e) => !/favicon/.test(e)), []);
 });
@@ -147,6 +153,32 @@ test('the patching view is the explorer heatmap: every value in its cell, the ch
   const drawn = await paths.locator('td[data-value]').evaluateAll((tds) => tds.map((td) => Number(td.dataset.value)));
   assert.deepEqual(drawn, [0.5, -0.5, 1.0, 0.25]);
   assert.equal(await paths.locator('td.patch-heatmap__cell:not([data-value])').count(), 2);
+});
+
+test('the comparison view sets the estimates beside the measured sweep on one scale, its sentences chosen by the numbers', async () => {
+  const view = page.locator('.headlab-view[data-kind=patch_compare]');
+  const sides = { measured: patch, estimated: estimate };
+  for (const [side, r] of Object.entries(sides)) {
+    const figure = view.getByTestId(`compare-${side}`);
+    const values = await figure.locator('td[data-value]').evaluateAll((tds) => tds.map((td) => Number(td.dataset.value)));
+    assert.deepEqual(values, r.values.flat(), side);
+    for (const caption of await figure.locator('caption').allTextContents()) assert.match(caption, new RegExp(`^${side} logit_diff after patching`));
+    // one colour scale for both, the larger (the measured 2.0 over the estimated 1.75)
+    assert.match(await figure.getByTestId('diverging-legend').textContent(), /−2\.0000.*\+2\.0000/, side);
+  }
+  assert.match(await view.getByTestId('compare-estimated').getByTestId('patch-summary').textContent(), /^These are first-order estimates/);
+  // Pearson's r of the two grids, computed here
+  const a = patch.values.flat();
+  const b = estimate.values.flat();
+  const mean = (x) => x.reduce((s, v) => s + v, 0) / x.length;
+  const [ma, mb] = [mean(a), mean(b)];
+  const dot = (x, mx, y, my) => x.reduce((s, v, i) => s + (v - mx) * (y[i] - my), 0);
+  const r = dot(a, ma, b, mb) / Math.sqrt(dot(a, ma, a, ma) * dot(b, mb, b, mb));
+  const drawn = Number(await view.getByTestId('compare-correlation').getAttribute('data-correlation'));
+  assert.ok(Math.abs(drawn - r) < 1e-6, `correlation ${drawn} vs ${r}`);
+  assert.match(await view.getByTestId('compare-correlation').textContent(), new RegExp(`Over 10 cells .* at ${r.toFixed(4)}`));
+  assert.match(await view.getByTestId('compare-disagree').textContent(), /differ most at layer 1, position 3 .*measured 2\.0000, estimated 1\.5000/);
+  assert.match(await view.getByTestId('compare-top').textContent(), /^The top cells differ: .* at layer 1, position 3 .*attribution patching at layer 0, position 2 /);
 });
 
 test('the lens view is the explorer lens table: each cell the top token and its probability', async () => {

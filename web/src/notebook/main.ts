@@ -3,6 +3,7 @@
 // components (python/headlab/views.py writes `<div id=…></div><script>BUNDLE; headlabViews.render(…)</script>`).
 //   headlabViews.render(element, 'pattern', PatternData)   HeadPatternFigure per head (the lessons' grid)
 //   headlabViews.render(element, 'patching', PatchData)    PatchHeatmap per panel, as the explorer's PatchingView
+//   headlabViews.render(element, 'patch_compare', PatchCompareData)   the two side by side, as the explorer's PatchCompare
 //   headlabViews.render(element, 'lens', LensData)         LensTable, as the explorer's LensView
 // The data shapes are in views.ts; the component CSS comes inside the script (css: 'injected').
 import { mount } from 'svelte';
