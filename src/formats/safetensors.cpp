@@ -267,7 +267,8 @@ Status safetensors_to_f32_range(const SafetensorsFile& file, const SafetensorsTe
   const std::uint64_t size = std::uint64_t(dtype_size(t.dtype));
   const std::uint64_t begin = t.begin + std::uint64_t(first) * size, bytes = std::uint64_t(n) * size;
   std::vector<unsigned char> staged;
-  const unsigned char* p = file.data.data() + begin;
+  // a lazy file holds no bytes (data is empty): its tensor is read below, never offset from null
+  const unsigned char* p = file.lazy ? nullptr : file.data.data() + begin;
   if (file.lazy) {
     std::ifstream in(file.path, std::ios::binary);
     in.seekg(static_cast<std::streamoff>(file.data_start + begin));
