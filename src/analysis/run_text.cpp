@@ -2,6 +2,8 @@
 // the next-token outcome.
 #include "analysis/run_text.h"
 
+#include <utility>
+
 #include "analysis/head_views.h"
 #include "model/head_range.h"
 #include "model/next_token.h"
@@ -96,7 +98,7 @@ Result<model::ForwardOptions> run_forward_options(const model::ModelConfig& c, c
 }
 
 RunReport run_report(const model::Parameters& params, const model::BpeTokenizer* tokenizer, std::span<const int> ids,
-                     const RunRequest& rq, model::ForwardOutput&& out) {
+                     const RunRequest& rq, const model::ForwardOutput& out) {
   const model::ModelConfig& c = params.config;
   RunReport r;
   r.T = out.T;
@@ -116,6 +118,15 @@ RunReport run_report(const model::Parameters& params, const model::BpeTokenizer*
   }
   if (rq.views.rollout) r.rollout = keep(attention_rollout(out.record).data());
   r.outcome = next_token_outcome(out.logits, ids, out.V, rq.top_k, tokenizer, rq.top_next_from);
+  if (rq.logits) r.logits = out.logits;
+  return r;
+}
+
+RunReport run_report(const model::Parameters& params, const model::BpeTokenizer* tokenizer, std::span<const int> ids,
+                     const RunRequest& rq, model::ForwardOutput&& out) {
+  RunRequest read = rq;
+  read.logits = false;  // moved below, not copied
+  RunReport r = run_report(params, tokenizer, ids, read, std::as_const(out));
   if (rq.logits) r.logits = std::move(out.logits);
   return r;
 }

@@ -120,8 +120,11 @@ Result<RunReport> run_model(const model::Parameters& params, const model::BpeTok
                             std::span<const int> ids, const RunRequest& request, model::Workspace& workspace);
 // run_model in its two halves, for a caller that runs the forward elsewhere (the server's
 // pool, in a batch with other requests): the checks and the forward's options, then the
-// report from the forward's output (which it consumes).
+// report from the forward's output: read (the pool's answer is shared by the requests that
+// asked for it; request.logits copies its logits), or consumed (request.logits moves them).
 Result<model::ForwardOptions> run_forward_options(const model::ModelConfig& config, const RunRequest& request);
+RunReport run_report(const model::Parameters& params, const model::BpeTokenizer* tokenizer, std::span<const int> ids,
+                     const RunRequest& request, const model::ForwardOutput& out);
 RunReport run_report(const model::Parameters& params, const model::BpeTokenizer* tokenizer, std::span<const int> ids,
                      const RunRequest& request, model::ForwardOutput&& out);
 

@@ -33,8 +33,8 @@ struct ServerOptions {
   int max_tokens = 256;   // tokens per model request (at most the model's n_ctx)
   double max_patch_multiply_adds = 1e11;  // POST /api/model/patch: a sweep's work (research::PatchCost)
   // Model requests waiting beyond the running batch (a class of forty clicking at once fits);
-  // the queue is bounded too by the memory its runs will need (InferencePoolOptions) and by
-  // model_timeout_ms. More get 503.
+  // the queue is bounded too by the memory its runs will need and their answers still hold
+  // (InferencePoolOptions) and by model_timeout_ms. More get 503.
   int model_queue = 64;
   int model_timeout_ms = 30000;
   std::size_t cache_bytes = 64u << 20;

@@ -23,6 +23,15 @@ bool same_batch(const model::ForwardOptions& a, const model::ForwardOptions& b) 
          x.z == y.z && x.head_out == y.head_out && x.residual == y.residual && a.logits == b.logits &&
          a.loss == b.loss && a.logit_tokens == b.logit_tokens && a.stop_at_layer == b.stop_at_layer;
 }
+
+// What an output holds (its vectors' capacity): what its answer counts in the budget.
+std::size_t output_bytes(const model::ForwardOutput& o) {
+  const model::ActivationRecord& r = o.record;
+  std::size_t floats = o.logits.capacity();
+  for (const std::vector<float>* v : {&r.pattern, &r.scores, &r.qkv, &r.z, &r.head_out, &r.residual})
+    floats += v->capacity();
+  return floats * sizeof(float) + r.window.capacity() * sizeof(int);
+}
 }  // namespace
 
 InferencePool::ClientScope::ClientScope(std::string client) : previous_(std::move(t_client)) {
@@ -58,12 +67,14 @@ int InferencePool::queued() const {
   return queued_;
 }
 
+std::size_t InferencePool::held_bytes() const { return held_bytes_->load(); }
+
 InferencePool::Counts InferencePool::counts() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return counts_;
 }
 
-void InferencePool::ForwardPart::set(Result<model::ForwardOutput> a) {
+void InferencePool::ForwardPart::set(Result<SharedOutput> a) {
   {
     std::lock_guard<std::mutex> lock(mutex);
     answer = std::move(a);
@@ -71,7 +82,22 @@ void InferencePool::ForwardPart::set(Result<model::ForwardOutput> a) {
   answered.notify_all();
 }
 
-Result<model::ForwardOutput> InferencePool::forward(std::vector<int> ids, const model::ForwardOptions& options) {
+InferencePool::SharedOutput InferencePool::share(model::ForwardOutput out) const {
+  const std::size_t bytes = output_bytes(out);
+  held_bytes_->fetch_add(bytes);
+  return SharedOutput(new model::ForwardOutput(std::move(out)),
+                      [held = held_bytes_, bytes](const model::ForwardOutput* o) {
+                        held->fetch_sub(bytes);
+                        delete o;
+                      });
+}
+
+void InferencePool::answer(ForwardPart& part, Status s, model::ForwardOutput out) const {
+  if (s) part.set(share(std::move(out)));
+  else part.set(tl::unexpected(s.error()));
+}
+
+Result<InferencePool::SharedOutput> InferencePool::forward(std::vector<int> ids, const model::ForwardOptions& options) {
   if (!params_) return make_error(ErrorCode::unavailable, "This pool has no model to run.");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.timeout_ms);
   const std::size_t bytes = model::forward_bytes(params_->config, static_cast<int>(ids.size()), options);
@@ -115,13 +141,14 @@ std::shared_ptr<InferencePool::Job> InferencePool::find_same(const std::vector<i
   return nullptr;
 }
 
-Result<model::ForwardOutput> InferencePool::wait_answer(const std::shared_ptr<Job>& job, const Waiter& me,
-                                                       std::chrono::steady_clock::time_point deadline) {
+Result<InferencePool::SharedOutput> InferencePool::wait_answer(const std::shared_ptr<Job>& job, const Waiter& me,
+                                                               std::chrono::steady_clock::time_point deadline) {
   ForwardPart& part = *job->part;
   {
     std::unique_lock<std::mutex> lock(part.mutex);
     if (part.answered.wait_until(lock, deadline, [&] { return part.answer.has_value(); })) {
-      // the last request to take the answer takes the original; the others a copy
+      // every request holds the one output; the last to take it takes the part's reference
+      // too, so that the output's bytes leave the budget when the requests let it go
       if (--part.takers == 0) return std::move(*part.answer);
       return *part.answer;
     }
@@ -204,7 +231,16 @@ Status InferencePool::enqueue(std::shared_ptr<Job> job, std::shared_ptr<Job>* jo
         return {};
       }
     }
-    auto full = [&] { return queued_ >= options_.max_queue || queued_bytes_ + job->bytes > options_.max_queue_bytes; };
+    // the answers still held count in the budget (each once) but no place given up frees them:
+    // when they alone leave no room, the job is refused before any other is given up
+    const std::size_t held = held_bytes_->load();
+    if (held > 0 && held + job->bytes > options_.max_queue_bytes)
+      return make_error(ErrorCode::unavailable, "The model is busy: its answers still being read hold " +
+                                                    std::to_string((held + (std::size_t(1) << 20) - 1) >> 20) +
+                                                    " MB; try again in a moment.");
+    auto full = [&] {
+      return queued_ >= options_.max_queue || queued_bytes_ + held + job->bytes > options_.max_queue_bytes;
+    };
     while (full()) {
       // Full: the client with the most waiting jobs gives up its newest one, unless that
       // client is this one (or as greedy): then this job is refused.
@@ -377,8 +413,7 @@ void InferencePool::run_batch(std::vector<std::shared_ptr<Job>>& batch) {
   if (batch.size() == 1) {
     model::ForwardOutput out;
     Status s = model::forward(*params_, batch[0]->part->ids, options, out, workspace_);
-    if (s) batch[0]->part->set(std::move(out));
-    else batch[0]->part->set(tl::unexpected(s.error()));
+    answer(*batch[0]->part, s, std::move(out));
     return;
   }
   std::vector<std::span<const int>> seqs;
@@ -390,12 +425,11 @@ void InferencePool::run_batch(std::vector<std::shared_ptr<Job>>& batch) {
     for (auto& j : batch) {
       model::ForwardOutput out;
       Status one = model::forward(*params_, j->part->ids, options, out, workspace_);
-      if (one) j->part->set(std::move(out));
-      else j->part->set(tl::unexpected(one.error()));
+      answer(*j->part, one, std::move(out));
     }
     return;
   }
-  for (std::size_t i = 0; i < batch.size(); i++) batch[i]->part->set(std::move(outs[i]));
+  for (std::size_t i = 0; i < batch.size(); i++) answer(*batch[i]->part, {}, std::move(outs[i]));
 }
 
 void InferencePool::worker_loop() {

@@ -5,25 +5,32 @@
 // model::forward_batch, so the weights are read once for all of them, each getting its own
 // answer. A job still waiting when its request gives up is skipped, never run for nobody.
 // Identical forwards are computed once: a forward() whose ids and options equal those of a
-// forward waiting or running (same_forward: the same ids, and every field of ForwardOptions
-// equal, none of interventions, hooks, start_layer) joins that job instead of queueing its
+// forward waiting or running (the same ids, and every field of ForwardOptions equal by
+// same_batch, none of interventions, hooks, start_layer) joins that job instead of queueing its
 // own. It takes no queue place and no bytes of the budget (the job already holds them), waits
 // at the job's place (place() reports the job's), keeps its own deadline, and gets the same
-// answer (a copy; the last to take it takes the original). The job runs while any of its
-// requests still waits: one giving up does not cancel it for the others. A job is its first
-// request's client's; when that client gives up while others still wait, the job moves to
-// the next waiting request's client, so a request that keeps a job alive pays for it in its
-// own client's turns and queue share. A job shared by several clients is not the one given
-// up to make room for a fairer client (its client's newest unshared job is, or none).
+// answer: one output, shared (forward() returns a SharedOutput to it; no request gets a copy).
+// The job runs while any of its requests still waits: one giving up does not cancel it for
+// the others. A job is its first request's client's; when that client gives up while others
+// still wait, the job moves to the next waiting request's client, so a request that keeps a
+// job alive pays for it in its own client's turns and queue share. A job shared by several
+// clients is not the one given up to make room for a fairer client (its client's newest
+// unshared job is, or none).
 // Fair between clients: waiting jobs are taken round-robin by client (a batch is filled in
 // that order too), and when the queue is full a job from a client with fewer waiting jobs
 // than the greediest one takes the greediest client's newest place (that job answers 503),
 // so many connections of one client cannot lock another out.
+// The memory budget (max_queue_bytes) counts what the waiting forwards will need and the
+// answers their requests still hold: an answer's bytes count once, however many requests
+// share it, from the moment it is answered until its last holder lets it go (held_bytes()).
+// No place given up frees an answer's bytes: when the answers held leave no room for a
+// forward, it is refused (503) and no other job gives up its place for it.
 //
 //   InferencePool pool({.max_queue = 64, .timeout_ms = 30000}, &params);
 //   InferencePool::ClientScope as("192.0.2.7");   // whose requests this thread runs
 //   InferencePool::RequestScope id("3f9a…");       // the id its position is asked by
-//   Result<model::ForwardOutput> out = pool.forward(ids, options);     // may share a batch
+//   Result<InferencePool::SharedOutput> out = pool.forward(ids, options);  // may share a batch
+//   report((*out)->record);   // read it, then let it go: its bytes leave the budget
 //   Result<Answer> a = pool.run<Answer>([&](model::Workspace& ws) { return work(ws); });
 //   pool.place("3f9a…");   // {waiting, ahead = 3}: the page shows "3 ahead of you"
 //   // unavailable when the queue is full or the deadline passed: the route answers 503
@@ -54,7 +61,8 @@ struct InferencePoolOptions {
   int max_queue = 64;        // jobs waiting beyond the running batch (the model lane's threads hold them)
   int timeout_ms = 30000;    // how long a request waits for its answer: the queue's deadline
   // What the waiting forwards will need once run (their records, activations and logits,
-  // model::forward_bytes); a forward past it answers 503 unless a greedier client gives way.
+  // model::forward_bytes) and the answers still held (each once, however many requests share
+  // it); a forward past it answers 503 unless a greedier client gives way.
   std::size_t max_queue_bytes = std::size_t(2) << 30;
   // One batched forward: at most this many rows (tokens of all its sequences) and bytes.
   int max_batch_tokens = 4096;
@@ -95,12 +103,18 @@ class InferencePool {
     return future.get();
   }
 
+  // An answer of forward(): one output, shared by every request that joined its job. Its bytes
+  // count in the budget while any holder keeps it (it may outlive the pool).
+  using SharedOutput = std::shared_ptr<const model::ForwardOutput>;
+
   // model::forward(params, ids, options) on the worker, in one batch with the other waiting
   // forwards of the same options when it has none of interventions, hooks or start_layer
   // (model::forward_batch). Errors: the forward's; unavailable (queue full, deadline passed).
-  Result<model::ForwardOutput> forward(std::vector<int> ids, const model::ForwardOptions& options);
+  Result<SharedOutput> forward(std::vector<int> ids, const model::ForwardOptions& options);
 
   int queued() const;
+  // The bytes of the answers still held by their requests, each answer once (in the budget).
+  std::size_t held_bytes() const;
   QueuePlace place(const std::string& request_id) const;
   // A request answered by another's computation (the response cache's followers) is where
   // that one is: place(request_id) reports lead_id's place until unfollow(request_id).
@@ -146,9 +160,9 @@ class InferencePool {
     model::ForwardOptions options;
     std::mutex mutex;  // guards answer and takers (taken after the pool's mutex_, never before)
     std::condition_variable answered;
-    std::optional<Result<model::ForwardOutput>> answer;
+    std::optional<Result<SharedOutput>> answer;  // the last taker takes the part's reference
     int takers = 1;  // requests still to take the answer; 0: nobody waits, the job is skipped
-    void set(Result<model::ForwardOutput> a);
+    void set(Result<SharedOutput> a);
   };
   // One request waiting on a job (its first, or one that joined it).
   struct Waiter {
@@ -173,14 +187,18 @@ class InferencePool {
   Status enqueue(std::shared_ptr<Job> job, std::shared_ptr<Job>* joined = nullptr, Waiter* me = nullptr);
   Error gave_up(Job& job);  // the deadline passed: if it has not started, it never will
   Error busy_error() const;
+  // A forward's output as the one answer its requests share, its bytes in held_bytes_ until
+  // the last holder lets it go.
+  SharedOutput share(model::ForwardOutput out) const;
+  void answer(ForwardPart& part, Status s, model::ForwardOutput out) const;  // the output, or s's error
   // The waiting or running forward job identical to (ids, options) that a request can still
   // join, or null; mutex_ held.
   // It counts the request as one of the job's takers.
   std::shared_ptr<Job> find_same(const std::vector<int>& ids, const model::ForwardOptions& options);
   // A forward's request waits for its job's answer until its deadline; on giving up it leaves
   // the job (moved to another client's turns when it was the job's client). Waiter `me`.
-  Result<model::ForwardOutput> wait_answer(const std::shared_ptr<Job>& job, const Waiter& me,
-                                           std::chrono::steady_clock::time_point deadline);
+  Result<SharedOutput> wait_answer(const std::shared_ptr<Job>& job, const Waiter& me,
+                                   std::chrono::steady_clock::time_point deadline);
   void leave(const std::shared_ptr<Job>& job, const Waiter& me);  // takes mutex_
   bool skipped(const Job& job) const;  // nobody waits for it any more
   std::shared_ptr<Job> take_next();  // round-robin by client; call with mutex_ held
@@ -200,6 +218,8 @@ class InferencePool {
   std::deque<std::string> turns_;  // clients with waiting jobs, whose turn is next first
   int queued_ = 0;                 // jobs in waiting_
   std::size_t queued_bytes_ = 0;   // their bytes
+  // the bytes of the answers still held; shared with the answers' deleters (they may outlive the pool)
+  std::shared_ptr<std::atomic<std::size_t>> held_bytes_ = std::make_shared<std::atomic<std::size_t>>(0);
   std::multiset<std::string> running_;  // request ids of the running batch
   std::vector<std::shared_ptr<Job>> running_jobs_;  // the running batch's forwards (joinable until answered)
   long long serial_ = 0;

@@ -137,9 +137,12 @@ Result<ModelRunResult> ModelService::run(const ModelRunRequest& req) {
   // predictions and the answer are made here, on this request's own thread.
   auto out = pool_->forward(ids, *options);
   if (!out) return tl::unexpected(out.error());
-  // without predictions the report reads no logits: it is given no ids to predict
+  // without predictions the report reads no logits: it is given no ids to predict. The output
+  // is shared with the identical runs that joined this one: read, not moved, then let go (its
+  // bytes count in the pool's budget while any request holds it).
   analysis::RunReport report = analysis::run_report(params_, &*tokenizer_, req.predictions ? std::span<const int>(ids) : std::span<const int>(),
-                                                    rq, std::move(*out));
+                                                    rq, **out);
+  out->reset();
   ModelRunResult result = model_run_result(std::move(input), std::move(report), c, rq.views, req.window);
   result.predictions = req.predictions;
   result.compact = req.compact;

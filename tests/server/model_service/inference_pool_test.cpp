@@ -149,7 +149,7 @@ TEST(InferencePool, ForwardsWaitingTogetherRunAsOneBatchEachWithItsLoneAnswer) {
   model::ForwardOptions opt;
   opt.record.pattern = true;
   std::vector<std::vector<int>> texts = {{1, 2, 3, 4, 5}, {9, 8}, {7, 7, 7, 1}, {3}, {2, 4, 6, 8, 10, 12}};
-  std::vector<Result<model::ForwardOutput>> got(texts.size(), make_error(ErrorCode::unavailable, "not run"));
+  std::vector<Result<InferencePool::SharedOutput>> got(texts.size(), make_error(ErrorCode::unavailable, "not run"));
   {
     HeldWorker held(pool);
     std::vector<std::thread> clients;
@@ -169,8 +169,8 @@ TEST(InferencePool, ForwardsWaitingTogetherRunAsOneBatchEachWithItsLoneAnswer) {
     model::ForwardOutput lone;
     model::Workspace ws;
     ASSERT_TRUE(model::forward(p, texts[i], opt, lone, ws));
-    EXPECT_EQ(got[i]->logits, lone.logits) << "text " << i;
-    EXPECT_EQ(got[i]->record.pattern, lone.record.pattern) << "text " << i;
+    EXPECT_EQ((*got[i])->logits, lone.logits) << "text " << i;
+    EXPECT_EQ((*got[i])->record.pattern, lone.record.pattern) << "text " << i;
   }
 }
 
@@ -243,7 +243,7 @@ TEST(InferencePool, IdenticalForwardsRunOnceAndEachRequestGetsTheSameAnswerAtIts
   opt.record.pattern = true;
   const std::vector<int> text = {5, 1, 4, 1, 5, 9, 2, 6};
   const int n = 8;
-  std::vector<Result<model::ForwardOutput>> got(n, make_error(ErrorCode::unavailable, "not run"));
+  std::vector<Result<InferencePool::SharedOutput>> got(n, make_error(ErrorCode::unavailable, "not run"));
   {
     HeldWorker held(pool);
     std::vector<std::thread> clients;
@@ -268,9 +268,114 @@ TEST(InferencePool, IdenticalForwardsRunOnceAndEachRequestGetsTheSameAnswerAtIts
   ASSERT_TRUE(model::forward(p, text, opt, lone, ws));
   for (int i = 0; i < n; i++) {
     ASSERT_TRUE(got[std::size_t(i)]) << got[std::size_t(i)].error().message;
-    EXPECT_EQ(got[std::size_t(i)]->logits, lone.logits) << i;
-    EXPECT_EQ(got[std::size_t(i)]->record.pattern, lone.record.pattern) << i;
+    EXPECT_EQ((*got[std::size_t(i)])->logits, lone.logits) << i;
+    EXPECT_EQ((*got[std::size_t(i)])->record.pattern, lone.record.pattern) << i;
   }
+}
+
+namespace {
+
+// n requests of different clients asking for the same forward while the worker is held: they
+// make one job, and each gets its answer.
+std::vector<Result<InferencePool::SharedOutput>> joined_forwards(InferencePool& pool, const std::vector<int>& text,
+                                                                 const model::ForwardOptions& opt, int n) {
+  std::vector<Result<InferencePool::SharedOutput>> got(std::size_t(n), make_error(ErrorCode::unavailable, "not run"));
+  const long long joined_before = pool.counts().joined;
+  HeldWorker held(pool);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < n; i++)
+    clients.emplace_back([&, i] {
+      InferencePool::ClientScope as("learner " + std::to_string(i));
+      got[std::size_t(i)] = pool.forward(text, opt);
+    });
+  while (pool.counts().joined < joined_before + n - 1 || pool.queued() < 1)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  held.release();
+  for (auto& t : clients) t.join();
+  return got;
+}
+
+}  // namespace
+
+TEST(InferencePool, JoinedRequestsReceiveTheVerySameOutputObjectNotCopies) {
+  model::Parameters p = headlab::testing::load_fixture("gpt2_tiny", "model.safetensors");
+  InferencePool pool({16, 20000}, &p);
+  model::ForwardOptions opt;
+  opt.record.pattern = true;
+  const int n = 8;
+  auto got = joined_forwards(pool, {5, 1, 4, 1, 5, 9, 2, 6}, opt, n);
+  EXPECT_EQ(pool.counts().forwards, 1);
+  for (auto& g : got) ASSERT_TRUE(g) << g.error().message;
+  for (int i = 0; i < n; i++) EXPECT_EQ(got[std::size_t(i)]->get(), got[0]->get()) << i;  // one address
+  EXPECT_EQ(got[0]->use_count(), n);  // held by the n requests alone: the pool kept no reference
+}
+
+TEST(InferencePool, TheBudgetCountsASharedAnswerOnceHoweverManyRequestsHoldIt) {
+  model::Parameters p = headlab::testing::load_fixture("gpt2_tiny", "model.safetensors");
+  InferencePool pool({16, 20000}, &p);
+  model::ForwardOptions opt;
+  opt.record.pattern = true;
+  const std::vector<int> text = {5, 1, 4, 1, 5, 9, 2, 6};
+  EXPECT_EQ(pool.held_bytes(), 0u);
+  std::size_t one = 0;
+  {
+    auto alone = pool.forward(text, opt);
+    ASSERT_TRUE(alone) << alone.error().message;
+    one = pool.held_bytes();
+    // at least its logits (T, V) and its patterns (L, NH, T*(T+1)/2)
+    const std::size_t T = text.size();
+    EXPECT_GE(one, (T * p.config.vocab_size + std::size_t(p.config.n_layer * p.config.n_head) * T * (T + 1) / 2) *
+                       sizeof(float));
+  }
+  EXPECT_EQ(pool.held_bytes(), 0u);  // let go: out of the budget
+  const int n = 40;
+  auto got = joined_forwards(pool, text, opt, n);
+  for (auto& g : got) ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(pool.held_bytes(), one);  // forty holders, one answer's bytes (copies: forty times as many)
+  ::testing::Test::RecordProperty("bytes_held_by_one_request", std::to_string(one));
+  ::testing::Test::RecordProperty("bytes_held_by_40_joined", std::to_string(pool.held_bytes()));
+  for (int i = 0; i < n - 1; i++) got[std::size_t(i)] = make_error(ErrorCode::unavailable, "let go");
+  EXPECT_EQ(pool.held_bytes(), one);  // while any holder keeps it
+  got.back() = make_error(ErrorCode::unavailable, "let go");
+  EXPECT_EQ(pool.held_bytes(), 0u);
+}
+
+TEST(InferencePool, AnswersStillHeldCountInTheQueueBudget) {
+  model::Parameters p = headlab::testing::load_fixture("gpt2_tiny", "model.safetensors");
+  model::ForwardOptions opt;
+  opt.record.pattern = true;
+  std::size_t answer_bytes = 0;  // what one answer of 4 tokens holds
+  {
+    InferencePool measure({16, 20000}, &p);
+    auto a = measure.forward({1, 2, 3, 4}, opt);
+    ASSERT_TRUE(a) << a.error().message;
+    answer_bytes = measure.held_bytes();
+  }
+  InferencePoolOptions o;
+  o.timeout_ms = 20000;
+  o.max_queue_bytes = model::forward_bytes(p.config, 4, opt) + answer_bytes - 1;  // a run, or an answer: not both
+  InferencePool pool(o, &p);
+  auto kept = pool.forward({1, 2, 3, 4}, opt);
+  ASSERT_TRUE(kept) << kept.error().message;
+  EXPECT_EQ(pool.held_bytes(), answer_bytes);
+  auto refused = pool.forward({1, 2, 3, 5}, opt);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::unavailable);
+  EXPECT_NE(refused.error().message.find("still being read"), std::string::npos) << refused.error().message;
+  kept = make_error(ErrorCode::unavailable, "let go");
+  EXPECT_TRUE(pool.forward({1, 2, 3, 5}, opt));  // room again
+}
+
+TEST(InferencePool, AnAnswerMayOutliveItsPool) {
+  model::Parameters p = headlab::testing::load_fixture("gpt2_tiny", "model.safetensors");
+  Result<InferencePool::SharedOutput> kept = make_error(ErrorCode::internal, "not run");
+  {
+    InferencePool pool({16, 20000}, &p);
+    kept = pool.forward({1, 2, 3}, model::ForwardOptions{});
+  }
+  ASSERT_TRUE(kept) << kept.error().message;
+  EXPECT_EQ((*kept)->T, 3);
+  kept = make_error(ErrorCode::unavailable, "let go");  // its deleter counts into the pool's shared tally
 }
 
 TEST(InferencePool, ForwardsOfOneTextAskingForDifferentRecordsAreNotMerged) {
@@ -284,7 +389,7 @@ TEST(InferencePool, ForwardsOfOneTextAskingForDifferentRecordsAreNotMerged) {
   stopped.logits = false;
   stopped.stop_at_layer = 1;
   std::vector<model::ForwardOptions> asks = {patterns, scores, stopped};
-  std::vector<Result<model::ForwardOutput>> got(asks.size(), make_error(ErrorCode::unavailable, "not run"));
+  std::vector<Result<InferencePool::SharedOutput>> got(asks.size(), make_error(ErrorCode::unavailable, "not run"));
   {
     HeldWorker held(pool);
     std::vector<std::thread> clients;
@@ -297,9 +402,9 @@ TEST(InferencePool, ForwardsOfOneTextAskingForDifferentRecordsAreNotMerged) {
   EXPECT_EQ(pool.counts().joined, 0);
   EXPECT_EQ(pool.counts().forwards, 3);
   for (auto& g : got) ASSERT_TRUE(g) << g.error().message;
-  EXPECT_TRUE(got[0]->record.scores.empty());
-  EXPECT_FALSE(got[1]->record.scores.empty());
-  EXPECT_EQ(got[2]->record.L, 1);
+  EXPECT_TRUE((*got[0])->record.scores.empty());
+  EXPECT_FALSE((*got[1])->record.scores.empty());
+  EXPECT_EQ((*got[2])->record.L, 1);
 }
 
 TEST(InferencePool, AJoinedRequestsJobRunsForItAfterTheFirstRequestGaveUp) {
@@ -307,8 +412,8 @@ TEST(InferencePool, AJoinedRequestsJobRunsForItAfterTheFirstRequestGaveUp) {
   InferencePool pool({16, 600}, &p);  // each request waits 600 ms
   model::ForwardOptions opt;
   opt.record.pattern = true;
-  Result<model::ForwardOutput> first = make_error(ErrorCode::internal, "not run"),
-                               joined = make_error(ErrorCode::internal, "not run");
+  Result<InferencePool::SharedOutput> first = make_error(ErrorCode::internal, "not run"),
+                                      joined = make_error(ErrorCode::internal, "not run");
   std::atomic<bool> first_done{false};
   {
     HeldWorker held(pool);
@@ -339,7 +444,7 @@ TEST(InferencePool, AJoinedRequestsJobRunsForItAfterTheFirstRequestGaveUp) {
   model::ForwardOutput lone;
   model::Workspace ws;
   ASSERT_TRUE(model::forward(p, std::vector<int>{7, 8, 9}, opt, lone, ws));
-  EXPECT_EQ(joined->record.pattern, lone.record.pattern);
+  EXPECT_EQ((*joined)->record.pattern, lone.record.pattern);
 }
 
 TEST(InferencePool, AJobEveryRequestGaveUpOnFreesItsPlaceAndNeverRuns) {
