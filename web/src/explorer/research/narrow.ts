@@ -87,14 +87,15 @@ export function patch_narrowings(r: WorkRefusal, layers: number[], positions: nu
     // neither alone: the same share of each
     const share = Math.sqrt((MARGIN * r.limit) / r.cost);
     const nl = Math.max(1, Math.floor(layers.length * share));
-    const np = Math.max(1, Math.floor((positions.length * MARGIN * r.limit) / r.cost / (nl / layers.length)));
-    if (np < positions.length) {
+    const np = Math.floor((positions.length * MARGIN * r.limit) / r.cost / (nl / layers.length));
+    if (np >= 1 && np < positions.length) {
       const kl2 = layers.slice(0, nl);
       const kp2 = positions.slice(-np);
       out.push({ label: `layers ${ranges_text(kl2)} and positions ${ranges_text(kp2)}`, layers: kl2, positions: kp2 });
     }
   }
-  if (what.includes('_by_pos')) {
+  // by position costs a run per position where over all positions costs one: offered when that fits
+  if (what.includes('_by_pos') && r.cost <= positions.length * MARGIN * r.limit) {
     const all = what.replace('_by_pos', '_all_pos'); // z_by_pos → z_all_pos, attn_head_by_pos_every → attn_head_all_pos_every
     out.push({ label: `${all} instead: each head over all positions at once`, what: all });
   }
@@ -109,10 +110,48 @@ export function attribution_narrowings(r: WorkRefusal, pairs: number): Narrowing
   return kb >= 1 ? [{ label: `the first ${kb} of the ${pairs} pairs`, pairs: kb }] : [];
 }
 
-/** A path-patching sweep's narrower version: the first senders that fit. */
-export function sender_narrowing(r: WorkRefusal, senders: string[]): { label: string; senders: string[] } | null {
-  const k = how_many_fit(r, senders.length);
-  if (k < 1) return null;
-  const keep = senders.slice(0, k);
-  return { label: `the first ${k} of the ${senders.length} senders (${keep[0]} … ${keep[k - 1]})`, senders: keep };
+/** Where a path-patching sweep's senders send: receiver heads' layers, or the final residual stream. */
+export type PathReceiverLayers = number[] | 'final';
+
+/** A path-patching sweep's work per token of a pair, in block-runs, as research::path_patch_cost
+ *  counts it with the server's shortcuts: the two runs of the pair (2 L); each sender's run from its
+ *  own layer (L − layer) and, into receiver heads, the receivers' run from the first receiver's
+ *  layer (L − first); a sender at or after the last receiver's layer reaches none and runs nothing. */
+export function path_sender_costs(n_layer: number, senders: string[], receivers: PathReceiverLayers): { base: number; each: number[] } {
+  const heads = receivers !== 'final';
+  const first = heads ? Math.min(...receivers) : n_layer;
+  const last = heads ? Math.max(...receivers) : n_layer;
+  const each = senders.map((s) => {
+    const layer = Number(s.split('.')[0]);
+    if (heads && layer >= last) return 0;
+    return n_layer - layer + (heads ? n_layer - first : 0);
+  });
+  return { base: 2 * n_layer, each };
+}
+
+/** A path-patching sweep's narrower version: the first senders that reach a receiver and fit.
+ *  The first (lowest) senders cost the most, so they are counted one by one from the cost model,
+ *  not as a share; senders that reach no receiver cost nothing, show nothing, and are left out. */
+export function sender_narrowing(
+  r: WorkRefusal,
+  senders: string[],
+  n_layer: number,
+  receivers: PathReceiverLayers,
+): { label: string; senders: string[] } | null {
+  const { base, each } = path_sender_costs(n_layer, senders, receivers);
+  const total = base + each.reduce((a, b) => a + b, 0);
+  const budget = (MARGIN * r.limit * total) / r.cost; // in the same units as total
+  const reach = senders.filter((_, i) => each[i] > 0);
+  const keep: string[] = [];
+  let spent = base;
+  for (let i = 0; i < senders.length; i++) {
+    if (each[i] === 0) continue;
+    if (spent + each[i] > budget) break;
+    spent += each[i];
+    keep.push(senders[i]);
+  }
+  if (keep.length === 0 || keep.length === reach.length) return null; // none fits, or (a wrong cost) all of them again
+  const of = reach.length === senders.length ? `${senders.length} senders` : `${reach.length} senders that reach a receiver`;
+  const k = keep.length;
+  return { label: `the first ${k} of the ${of} (${keep[0]}${k > 1 ? ` … ${keep[k - 1]}` : ''})`, senders: keep };
 }
