@@ -1,8 +1,9 @@
 // narrow.test.mjs — web/src/explorer/research/narrow.ts without a browser: the refusal read from
 // the server's message, and the narrower sweeps offered from it. Over generated refusals (a loop
-// over limits and sizes) every offer is a different request from the refused one, keeps at
-// least one of what it narrows, and fits the limit by the cost model it was made from (the
-// server checks the narrowed request again; tests/web/research_narrowing.test.mjs runs one).
+// over limits and sizes) every offer keeps at least one of what it narrows, less work than the
+// refused request, and fits the limit by a count of the server's work written out here; then a
+// real server with a low limit (--max-patch-multiply-adds) is sent every offer for generated
+// sweeps it refuses, and must take each. tests/web/research_narrowing.test.mjs clicks them.
 // narrow.ts is TypeScript: esbuild (vite's own) bundles it with lib/api.ts's ApiError into one module here.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -128,6 +129,8 @@ test('activation patching’s offers keep the first layers, the last positions a
   // positions are not offered for a sweep over all positions: they would not change its work
   const heads = refusal(patch_message(2e11, 1e11, 4 * (2 + 12 * 12), 4));
   assert.ok(N.patch_narrowings(heads, range(12), range(16), 'z_all_pos', 4, { n_layer: 12, metric: 'logprob' }).every((o) => !o.positions));
+  // the prompt's positions unknown (the view could not tokenize it): a sweep by position is offered only fewer pairs
+  assert.deepEqual(N.patch_narrowings(r, range(12), [], 'z_by_pos', 4, { n_layer: 12, metric: 'logprob' }), [{ label: 'the first 1 of the 4 pairs', pairs: 1 }]);
   // and when even one layer at one position is over, nothing is offered
   assert.deepEqual(N.patch_narrowings(refusal(patch_message(1e14, 1e11, 6, 1)), range(2), range(2), 'resid_pre', 1, { n_layer: 2, metric: 'logprob' }), []);
 });

@@ -109,6 +109,7 @@ export function patch_narrowings(
   const out: Narrowing[] = [];
   const kb = how_many_fit(r, pairs);
   if (kb >= 1) out.push({ label: `the first ${kb} of the ${pairs} pairs`, pairs: kb });
+  if (by_pos && positions.length === 0) return out; // the prompt's positions unknown: its work per layer too
   let kl = 0;
   while (kl + 1 < layers.length && fits(runs(kl + 1, positions.length))) ++kl;
   if (kl >= 1) {
