@@ -183,6 +183,12 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-tokens", opts->max_tokens, "Longest text a model request may send, in tokens")
       ->check(CLI::Range(2, 1 << 20))
       ->capture_default_str();
+  cmd->add_option("--max-patch-multiply-adds", opts->limits.max_patch_multiply_adds,
+                  "Most work a patching sweep (POST /api/model/patch and /api/model/path-patch) may cost, in "
+                  "multiply-adds; past it the sweep is refused with its cost and ways to narrow it (1e11: about "
+                  "10 s on 2 cores)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   server::ServerOptions& l = opts->limits;
   const std::string limits = "HTTP limits";
   cmd->add_option("--max-connections", l.max_connections, "Open connections in all; more are refused")
