@@ -211,8 +211,15 @@ constexpr long kCap = 2L << 20;
 // sanitized binary cannot start under any `ulimit -v`. There the capped rows run without
 // the cap (the shapes are refused before any allocation, cap or not), except those whose
 // claim is the out-of-memory message itself: without a cap those models simply load.
+// (g++ says so by __SANITIZE_ADDRESS__, clang by __has_feature(address_sanitizer))
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
 #else
 constexpr bool kSanitized = false;
 #endif

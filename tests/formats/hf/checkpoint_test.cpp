@@ -468,16 +468,20 @@ TEST(ModelConfig, RejectsInconsistentConfigsNamingTheField) {
 TEST(Parameters, LayoutCoversTheBufferWithoutOverlap) {
   for (bool mlp : {true, false})
     for (bool tied : {true, false}) {
-      ModelConfig c = config_gpt2_small();
+      ModelConfig c = small_config();
       c.mlp = mlp;
       c.tied = tied;
       auto sizes = parameters_sizes(c);
       std::size_t total = 0;
       for (auto s : sizes) total += s;
       EXPECT_EQ(total, parameters_count(c));
-      ParameterTensors t = parameters_point(nullptr, c);
+      // a real buffer (offsets from a null base would be undefined behaviour)
+      std::vector<float> buffer(parameters_count(c));
+      ParameterTensors t = parameters_point(buffer.data(), c);
       auto list = parameters_list(t);
+      EXPECT_EQ(list[0], buffer.data());
       for (int i = 0; i + 1 < kNumParameterTensors; i++) EXPECT_EQ(list[i] + sizes[i], list[i + 1]);
+      EXPECT_EQ(list[kNumParameterTensors - 1] + sizes[kNumParameterTensors - 1], buffer.data() + buffer.size());
     }
   EXPECT_EQ(parameters_count(config_gpt2_small()), 124439808u);  // GPT-2 small: 124M
   EXPECT_EQ(parameters_name(4), "qkvw");
