@@ -254,10 +254,12 @@ Status InferencePool::enqueue(std::shared_ptr<Job> job, std::shared_ptr<Job>* jo
         for (auto& e : evicted) e->drop("The model is busy, and this client already has more requests waiting "
                                         "than any other; try again in a moment.");
         evicted.clear();
+        const auto mb = [](std::size_t b) { return std::to_string((b + (std::size_t(1) << 20) - 1) >> 20); };
         return make_error(ErrorCode::unavailable,
-                          "The model is busy with " + std::to_string(queued_) + " requests already (" +
-                              std::to_string((queued_bytes_ + (std::size_t(1) << 20) - 1) >> 20) +
-                              " MB of work waiting); try again in a moment.");
+                          "The model is busy with " + std::to_string(queued_) + " requests already (" + mb(queued_bytes_) +
+                              " MB of work waiting" +
+                              (held > 0 ? ", and answers still being read hold " + mb(held) + " MB" : std::string()) +
+                              "); try again in a moment.");
       }
       // its newest job that serves no other client (a shared job is kept for the others)
       auto own = [&](const std::shared_ptr<Job>& j) {

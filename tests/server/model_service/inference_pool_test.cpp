@@ -366,6 +366,36 @@ TEST(InferencePool, AnswersStillHeldCountInTheQueueBudget) {
   EXPECT_TRUE(pool.forward({1, 2, 3, 5}, opt));  // room again
 }
 
+TEST(InferencePool, AFullQueuesRefusalCountsTheAnswersStillHeld) {
+  model::Parameters p = headlab::testing::load_fixture("gpt2_tiny", "model.safetensors");
+  model::ForwardOptions opt;
+  opt.record.pattern = true;
+  InferencePoolOptions o;
+  o.max_queue = 1;
+  o.timeout_ms = 20000;
+  InferencePool pool(o, &p);
+  InferencePool::ClientScope as("learner");
+  auto kept = pool.forward({1, 2, 3, 4}, opt);  // an answer still being read
+  ASSERT_TRUE(kept) << kept.error().message;
+  ASSERT_GT(pool.held_bytes(), 0u);
+  std::thread waiting;
+  {
+    HeldWorker held(pool);
+    waiting = std::thread([&pool, &opt] {
+      InferencePool::ClientScope me("learner");
+      EXPECT_TRUE(pool.forward({1, 2, 3, 5}, opt));
+    });
+    while (pool.queued() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    auto refused = pool.forward({1, 2, 3, 6}, opt);  // the one place is taken, by this client
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, ErrorCode::unavailable);
+    EXPECT_NE(refused.error().message.find("MB of work waiting, and answers still being read hold 1 MB"), std::string::npos)
+        << refused.error().message;
+    held.release();
+    waiting.join();
+  }
+}
+
 TEST(InferencePool, AnAnswerMayOutliveItsPool) {
   model::Parameters p = headlab::testing::load_fixture("gpt2_tiny", "model.safetensors");
   Result<InferencePool::SharedOutput> kept = make_error(ErrorCode::internal, "not run");
