@@ -34,3 +34,7 @@ for nb in "$root"/examples/notebooks/*.ipynb; do
   grep -q '"output_type": "error"' "$work/notebooks/$(basename "$nb")" && { echo "error output in $nb"; exit 1; }
 done
 echo "tests/python: notebooks executed ($((SECONDS - t0)) s)"
+# the notebooks in a live Jupyter (the classic Notebook from Debian's jupyter-notebook), run from
+# its page in Chromium: the views drawn inline by the Notebook's own output area
+node --test "$root/tests/python/jupyter_live.test.mjs"
+echo "tests/python: notebooks in a live Jupyter ($((SECONDS - t0)) s)"
