@@ -41,6 +41,7 @@ TEST_PACKAGES=(
   # pytest, the notebooks' headless run, and the PyTorch reference a cache is compared with
   pybind11-dev python3-pybind11 python3-setuptools python3-pip python3-pytest
   python3-ipykernel python3-nbconvert python3-torch
+  jupyter-notebook                 # the notebooks run cell by cell in a live Notebook (tests/python/jupyter_live.test.mjs)
 )
 
 apt_install() {
