@@ -7,7 +7,8 @@ HEADLAB_PREFIX is where `cmake --install build --prefix ...` put headlab (its
 lib/pkgconfig/headlab.pc is read); without it, pkg-config's own search path is used.
 The notebook views (headlab.views) are the web app's components built into one script,
 web/dist-notebook/headlab_views.js (`npm run build --prefix web`): installed as package data,
-and the install fails without it.
+and the install fails without it; beside it web/src/explorer/research/patch_compare_bands.json, the
+words the explorer's comparison says a correlation with (headlab.views.correlation_words).
 """
 import os
 import shlex
@@ -54,7 +55,7 @@ ext = Pybind11Extension(
 
 
 class build_py_with_views(build_py):
-    """build_py, then the web build's notebook script copied in beside views.py."""
+    """build_py, then the web build's notebook script and the comparison's bands copied in beside views.py."""
 
     def run(self):
         super().run()
@@ -65,6 +66,8 @@ class build_py_with_views(build_py):
         target = os.path.join(self.build_lib, "headlab", "headlab_views.js")
         self.mkpath(os.path.dirname(target))
         shutil.copyfile(bundle, target)
+        bands = os.path.join(here, "..", "web", "src", "explorer", "research", "patch_compare_bands.json")
+        shutil.copyfile(bands, os.path.join(self.build_lib, "headlab", "patch_compare_bands.json"))
 
 
 setup(

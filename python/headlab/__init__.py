@@ -42,7 +42,7 @@ __all__ = ["load", "Model", "ActivationCache", "Error", "InvalidArgumentError", 
 
 
 def _run_with_cache(self, input, names_filter=None, *, prepend_bos=None, truncate=False, max_mb=2048,
-                    return_logits=True):
+                    return_logits=True, steer=None):
     """TransformerLens's run_with_cache (research/cache.h, `headlab cache`): (logits, cache).
 
     input: a text, a list of texts (right-padded to the longest: padded positions hold 0,
@@ -50,8 +50,12 @@ def _run_with_cache(self, input, names_filter=None, *, prepend_bos=None, truncat
     hook), a name or glob ('blocks.*.attn.hook_pattern'; ',' separates several), a list of them,
     or a function of a name. logits: (B, T, V) float32; each cached tensor: TL's shape with the
     batch axis first, a numpy view of the engine's memory (no copy). max_mb bounds the cache.
+    steer: [dict(layer=, vector=, coef=1.0, from_=0)] (model.steering_vector makes one), or a
+    `with model.hooks(steer=...)` block: every prompt's run steered, as `headlab cache --steer`;
+    the cached blocks.{layer}.hook_resid_pre is the steered one.
     """
-    logits, tensors, tokens = self._run_with_cache(input, names_filter, prepend_bos, truncate, max_mb, return_logits)
+    logits, tensors, tokens = self._run_with_cache(input, names_filter, prepend_bos, truncate, max_mb, return_logits,
+                                                   steer)
     cache = ActivationCache(tensors, tokens)
     return (logits, cache) if return_logits else cache
 
@@ -76,7 +80,8 @@ _check_blas()
 @_contextlib.contextmanager
 def _hooks(self, ablate=None, block=None, uniform=None, steer=None):
     """Interventions as a context manager: inside the block, model.forward(...) and
-    model.intervene(...) apply them (and model.patch(...) the steering), as if passed as arguments.
+    model.intervene(...) apply them (and model.patch(...) and model.run_with_cache(...) the
+    steering; these two refuse head interventions they would not apply), as if passed as arguments.
     The block is this thread's (a context variable): another thread's calls are not changed.
 
         with model.hooks(ablate=[(1, 4)]):
@@ -101,6 +106,11 @@ def _with_active(name, keys):
     def call(self, *args, **kwargs):
         active = _ACTIVE.get().get(id(self))
         if active:
+            ignored = [k for k in ("ablate", "block", "uniform") if k not in keys and active.get(k) is not None]
+            if ignored:
+                raise InvalidArgumentError(f"model.{name} applies only steer= of a `with model.hooks(...)` block, "
+                                           f"not {', '.join(ignored)}=: call it outside the block, or use model.forward "
+                                           f"or model.intervene")
             for k in keys:
                 if kwargs.get(k) is None and active.get(k) is not None:
                     kwargs[k] = active[k]
@@ -115,4 +125,5 @@ Model.hooks = _hooks
 Model.forward = _with_active("forward", ("ablate", "block", "uniform", "steer"))
 Model.intervene = _with_active("intervene", ("ablate", "block", "uniform", "steer"))
 Model.patch = _with_active("patch", ("steer",))
+Model.run_with_cache = _with_active("run_with_cache", ("steer",))
 Model.__call__ = lambda self, *a, **k: self.forward(*a, **k)

@@ -7,6 +7,7 @@ web/src/notebook built into one script (web/vite.notebook.config.ts) and install
     headlab.views.patching_heatmap(result)          # model.patch(...)'s answer
     headlab.views.patching_comparison(result, model.patch(..., method="attribution"))  # side by side
     headlab.views.lens_table(model.lens(text, answers=[" Mary"]))
+    headlab.views.correlation_words(0.95)           # "the same cells stand out in both", as the explorer says it
 """
 import hashlib as _hashlib
 import json as _json
@@ -23,6 +24,11 @@ _here = _os.path.dirname(_os.path.abspath(__file__))
 _BUNDLE_PATHS = [_os.path.join(_here, BUNDLE_NAME),
                  _os.path.join(_here, "..", "..", "web", "dist-notebook", BUNDLE_NAME)]
 _bundle = None
+# what a correlation of two patching grids says: the explorer's own bands (patch_compare.ts reads the same file)
+BANDS_NAME = "patch_compare_bands.json"
+_BANDS_PATHS = [_os.path.join(_here, BANDS_NAME),
+                _os.path.join(_here, "..", "..", "web", "src", "explorer", "research", BANDS_NAME)]
+_bands = None
 
 
 class ViewsNotBuiltError(RuntimeError):
@@ -185,6 +191,23 @@ def patching_comparison(measured, estimated):
                          f"against {estimated['what']}, {estimated['metric']}, {shapes[1]}")
     return render("patch_compare", {"measured": _patch_data(measured, "Activation patching"),
                                     "estimated": _patch_data(estimated, "Attribution patching")})
+
+
+def correlation_words(r):
+    """What a correlation r of measured and estimated patching grids says, in the words of the explorer's
+    comparison (web/src/explorer/research/patch_compare_bands.json, which its sentence reads): the first band
+    whose at_least r reaches. None for a non-finite r (a grid the same in every cell)."""
+    global _bands
+    if _bands is None:
+        path = next((p for p in _BANDS_PATHS if _os.path.isfile(p)), None)
+        if path is None:
+            raise ViewsNotBuiltError(f"{BANDS_NAME} (the explorer's comparison words) is not installed: reinstall the "
+                                     f"module from the checkout (python/install.sh)")
+        with open(path, encoding="utf-8") as f:
+            _bands = _json.load(f)
+    if not _np.isfinite(r):
+        return None
+    return next(b["words"] for b in _bands if b["at_least"] is None or r >= b["at_least"])
 
 
 def lens_table(lens, position=-1, answer=0):

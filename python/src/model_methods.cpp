@@ -1,6 +1,7 @@
 // python/src/model_methods.cpp — the model's own methods: its config, tokens, a forward with
 // interventions and steering (model::forward, as `headlab run`/`intervene` run it), and
-// run_with_cache (research::cache_run, as `headlab cache`), the GIL released while the engine runs.
+// run_with_cache with steering (research::cache_run, as `headlab cache`), the GIL released
+// while the engine runs.
 #include "binding.h"
 
 namespace headlab::python {
@@ -145,7 +146,7 @@ void bind_model(py::module_& m, py::class_<Session, std::shared_ptr<Session>>& c
      "A batch of unequal lengths is right-padded with zero logits.");
 
   cls.def("_run_with_cache", [](Session& s, py::handle input, py::handle names_filter, std::optional<bool> prepend_bos,
-                                bool truncate, int max_mb, bool return_logits) {
+                                bool truncate, int max_mb, bool return_logits, py::handle steer) {
     if (max_mb < 1) raise_error({ErrorCode::invalid_argument, "max_mb must be at least 1"});
     Inputs in = inputs_from(s, input, prepend_bos, truncate);
     const research::HookSelection sel = take(research::hook_select(s.params.config, hook_globs(s, names_filter)));
@@ -153,6 +154,7 @@ void bind_model(py::module_& m, py::class_<Session, std::shared_ptr<Session>>& c
     co.max_bytes = std::size_t(max_mb) << 20;
     co.budget_hint = "raise max_mb (now " + std::to_string(max_mb) + ")";
     co.logits = return_logits;
+    co.steering = steering_from(s, steer);
     const std::vector<std::vector<int>> ids = in.ids();
     Result<research::ActivationCache> cache = make_error(ErrorCode::internal, "not run");
     {
@@ -172,7 +174,8 @@ void bind_model(py::module_& m, py::class_<Session, std::shared_ptr<Session>>& c
                                                 py::ssize_t(s.params.config.vocab_size)});
     return py::make_tuple(logits, tensors, c.tokens);
   }, py::arg("input"), py::arg("names_filter") = py::none(), py::arg("prepend_bos") = py::none(),
-     py::arg("truncate") = false, py::arg("max_mb") = 2048, py::arg("return_logits") = true);
+     py::arg("truncate") = false, py::arg("max_mb") = 2048, py::arg("return_logits") = true,
+     py::arg("steer") = py::none());
 }
 
 }  // namespace headlab::python

@@ -17,6 +17,7 @@
 
 #include "cli/commands.h"
 #include "cli/dtype_option.h"
+#include "cli/steer_option.h"
 #include "cli/text_or_ids.h"
 #include "cli/whole_number.h"
 #include "research/cache.h"
@@ -37,6 +38,7 @@ struct CacheOptions {
   std::string out;
   std::string format = "table";
   int max_mb = 2048;
+  SteerOptions steering;  // --steer, --steer-prompts, --steer-from: every prompt's run steered
 };
 
 std::string shape_text(const std::vector<std::int64_t>& shape, const char* sep) {
@@ -108,6 +110,11 @@ int run_cache(const CacheOptions& o) {
   co.max_bytes = std::size_t(o.max_mb) << 20;
   co.budget_hint = "raise --max-mb (now " + std::to_string(o.max_mb) + ")";
   model::Workspace ws;
+  // ActAdd's texts are tokenised by the prompts' BOS rule (off for --ids unless --prepend-bos on)
+  auto steering = steering_from_options(o.steering, m->params, m->tokenizer.get(),
+                                        o.ids.empty() ? o.bos : std::optional<bool>(o.bos.value_or(false)), ws);
+  if (!steering) return print_error(steering.error().message, is_usage(steering.error()) ? 2 : 1);
+  co.steering = std::move(*steering);
   auto cache = research::cache_run(m->params, ids, *sel, co, ws);
   if (!cache) return print_error(cache.error().message, is_usage(cache.error()) ? 2 : 1);
   research::CacheFileInfo info{.model = m->name};
@@ -140,7 +147,8 @@ void add_cache_command(CLI::App& app, int& exit_code) {
       "metadata holds the model's name, the tokens (ids, one list per prompt), their lengths\n"
       "and the hook names. BOS goes first by the family's rule (TL's default_prepend_bos), never\n"
       "before --ids unless --prepend-bos on. The cache is refused before it runs when it would\n"
-      "take more than --max-mb, with its size and how to narrow it.\n\n"
+      "take more than --max-mb, with its size and how to narrow it. --steer and --steer-prompts\n"
+      "steer every prompt's run as in headlab intervene (the kept resid_pre is the steered one).\n\n"
       "Read it in Python:  from safetensors.numpy import load_file; c = load_file('cache.safetensors')\n\n"
       "Examples:\n"
       "  headlab cache --model models/gpt2 --text \"When Mary and John went\" \\\n"
@@ -171,6 +179,7 @@ void add_cache_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", opts->format, "The summary printed: table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
+  add_steer_options(cmd, opts->steering);
   cmd->callback([opts, &exit_code] { exit_code = cache_cli::run_cache(*opts); });
 }
 

@@ -135,6 +135,8 @@ Result<ActivationCache> cache_run(const model::Parameters& params, const std::ve
   const model::ModelConfig& c = params.config;
   if (batch.empty()) return make_error(ErrorCode::invalid_argument, "no prompt to cache");
   if (sel.sites.empty()) return make_error(ErrorCode::invalid_argument, "no hook to cache");
+  for (const Steering& st : o.steering)
+    if (Status s = steering_check(c, st); !s) return tl::unexpected(s.error());
   int T = 0;
   for (std::size_t b = 0; b < batch.size(); b++) {
     if (batch[b].empty())
@@ -180,9 +182,14 @@ Result<ActivationCache> cache_run(const model::Parameters& params, const std::ve
   }
 
   model::ForwardHooks hooks = sel.wish(c.n_layer);
+  // the steering first at its sites, so the cache keeps the steered resid_pre
+  const model::ForwardHooks steer = o.steering.empty() ? model::ForwardHooks() : steering_hooks(c, o.steering);
+  if (!o.steering.empty())
+    for (std::size_t i = 0; i < hooks.sites.size(); i++) hooks.sites[i] |= steer.sites[i];
   int b = 0;
   Status copied;  // a view of another rank than the table's is our bug: reported, never written past
   hooks.at = [&](HookPoint p, int layer, const model::HookView& v) {
+    if (!o.steering.empty() && steer.wants(p, layer)) steer.at(p, layer, v);
     const int i = slot[static_cast<int>(p)][std::size_t(layer + 1)];
     if (i < 0) return;
     CachedTensor& t = cache.tensors[std::size_t(i)];

@@ -28,6 +28,7 @@
 #include "model/forward.h"
 #include "model/parameters.h"
 #include "research/hook_select.h"
+#include "research/steering.h"
 #include "util/result.h"
 
 namespace headlab::research {
@@ -41,6 +42,11 @@ struct CacheOptions {
   // Keep the forwards' logits too, (B, T, V) in ActivationCache::logits (Python's
   // `logits, cache = model.run_with_cache(...)`): the same runs, not counted in max_bytes.
   bool logits = false;
+  // Steer every prompt's run (research/steering.h, as `headlab run --steer` does): each is
+  // added at its blocks.{l}.hook_resid_pre before the cache keeps that tensor, so the kept
+  // resid_pre is the steered one, as TransformerLens's cache under a steering hook. Each must
+  // pass steering_check (cache_run refuses one that does not, with its message).
+  std::vector<Steering> steering;
 };
 
 // The memory of a cache's tensors, one block for them all: 2 MB pages when the kernel grants
@@ -76,7 +82,7 @@ Status cache_check_budget(const model::ModelConfig& config, const HookSelection&
                           const CacheOptions& options);
 
 // Runs each prompt once with the selection's hooks. Errors: invalid_argument (no prompt, an
-// empty prompt or an id outside the vocabulary), too_long (a prompt longer than n_ctx; the
+// empty prompt or an id outside the vocabulary, a steering steering_check refuses), too_long (a prompt longer than n_ctx; the
 // cache over options.max_bytes: the message gives the size, the largest tensors and how to
 // narrow), the forward's.
 Result<ActivationCache> cache_run(const model::Parameters& params, const std::vector<std::vector<int>>& batch,

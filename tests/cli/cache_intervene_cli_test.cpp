@@ -182,6 +182,53 @@ TEST(RunCommand, SteersWithTheSameOptionsAsIntervene) {
   std::remove(ones.c_str());
 }
 
+TEST(CacheCommand, SteersWithTheSameOptionsAsRunKeepingTheSteeredResidPre) {
+  const std::string zero = research_tmp("cache_zero.json"), ones = research_tmp("cache_v.json");
+  std::vector<float> v;
+  {
+    std::ofstream z(zero), o(ones);
+    z << "[";
+    o << "[";
+    for (int i = 0; i < 128; i++) {
+      v.push_back(i % 3 == 0 ? 0.9f : -0.4f);
+      z << (i ? ", " : "") << "0";
+      o << (i ? ", " : "") << (i % 3 == 0 ? "0.9" : "-0.4");
+    }
+    z << "]";
+    o << "]";
+  }
+  const std::string out = research_tmp("steer.safetensors");
+  const std::string cache = "cache --model " + kTinyModel + " --text 'the cat sat on the mat' --hooks 'blocks.*.hook_resid_pre' --out " + out;
+  auto values = [&](const std::string& name) {
+    auto f = headlab::model::safetensors_read(out);
+    EXPECT_TRUE(f) << f.error().message;
+    const auto* t = f->find(name);
+    std::vector<float> w(t->numel());
+    EXPECT_TRUE(headlab::model::safetensors_to_f32(*f, *t, w.data()));
+    return w;
+  };
+  ASSERT_EQ(headlab_run(cache).exit_code, 0);
+  const std::vector<float> plain0 = values("blocks.0.hook_resid_pre"), plain1 = values("blocks.1.hook_resid_pre");
+  ASSERT_EQ(headlab_run(cache + " --steer 1:3:" + zero).exit_code, 0);
+  EXPECT_EQ(values("blocks.1.hook_resid_pre"), plain1);
+  auto r = headlab_run(cache + " --steer 1:3:" + ones + " --steer-from 2");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(values("blocks.0.hook_resid_pre"), plain0);  // before the steering
+  const std::vector<float> steered1 = values("blocks.1.hook_resid_pre");
+  ASSERT_EQ(steered1.size(), plain1.size());
+  for (std::size_t i = 0; i < plain1.size(); i++)
+    ASSERT_EQ(steered1[i], i < 2 * 128 ? plain1[i] : plain1[i] + 3.0f * v[i % 128]) << i;
+  r = headlab_run(cache + " --steer-prompts '1:4:the dog:the cat'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(values("blocks.1.hook_resid_pre"), plain1);
+  r = headlab_run(cache + " --steer 1:3");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--steer 1:3: expected L:COEF:FILE"), std::string::npos) << r.out;
+  std::remove(zero.c_str());
+  std::remove(ones.c_str());
+  std::remove(out.c_str());
+}
+
 TEST(CacheCommand, EveryFamilysEveryHookFromAFolderOrAGgufFile) {
   const std::string fixtures = std::string(HEADLAB_SOURCE_DIR) + "/tests/fixtures/";
   for (const std::string& model : {fixtures + "model/families/pythia", fixtures + "model/families/llama",

@@ -2,8 +2,9 @@
 # tests/python/run.sh BUILD_DIR [WORK] — the installed library and the Python module, as a user
 # gets them (scripts/test runs this): installs BUILD_DIR's library into WORK/prefix and builds
 # the C++ example against it (examples/cpp/check.sh), pip-installs the module from python/
-# (Debian's setuptools and pybind11, offline), then runs the pytest suite and executes the
-# example notebooks headless. BUILD_DIR must have built headlab_shared and headlab_cli, and the
+# (Debian's setuptools and pybind11, offline), then runs the pytest suite (test_install.py runs
+# python/install.sh's check of the notebook views on a temporary copy, npm and cmake stubbed) and
+# executes the example notebooks headless. BUILD_DIR must have built headlab_shared and headlab_cli, and the
 # web app its notebook build (npm run build --prefix web: web/dist-notebook, which headlab.views installs).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"

@@ -176,6 +176,60 @@ def test_interventions_as_arguments_and_as_a_context_manager(tiny):
     assert not np.array_equal(tiny.forward(TEXT, steer=[v]), plain)
 
 
+def steering_of(tiny, layer=1, coef=4.0):
+    C = tiny.cfg["d_model"]
+    return dict(layer=layer, coef=coef, vector=np.linspace(-0.5, 0.5, C, dtype=np.float32))
+
+
+def test_a_steered_cache_equals_the_clis_steered_cache_file(tiny, cli, tmp_path):
+    st = steering_of(tiny)
+    vector_file = str(tmp_path / "v.f32")
+    st["vector"].astype("<f4").tofile(vector_file)
+    out = str(tmp_path / "steered.safetensors")
+    cli("cache", "--model", TINY, "--text", TEXT, "--hooks", "*", "--out", out, "--no-cache",
+        "--steer", f"1:4:{vector_file}")
+    expected, _ = load_file(out)
+    logits, cache = tiny.run_with_cache(TEXT, steer=[st])
+    assert sorted(cache.keys()) == sorted(expected.keys())
+    for name, want in expected.items():
+        np.testing.assert_array_equal(cache[name], want, err_msg=name)  # the same pipeline: bit for bit
+    np.testing.assert_array_equal(logits, tiny.forward(TEXT, steer=[st]))  # the steered forward's (headlab run --steer)
+
+
+def test_a_steered_cache_differs_from_the_plain_one_by_the_vector_at_its_layer(tiny):
+    st = steering_of(tiny)
+    plain = tiny.run_with_cache(TEXT, names_filter="blocks.*.hook_resid_pre", return_logits=False)
+    steered = tiny.run_with_cache(TEXT, names_filter="blocks.*.hook_resid_pre", return_logits=False, steer=st)
+    np.testing.assert_array_equal(steered["resid_pre", 0], plain["resid_pre", 0])  # before the steering
+    np.testing.assert_array_equal(steered["resid_pre", 1], plain["resid_pre", 1] + np.float32(4.0) * st["vector"])
+    with tiny.hooks(steer=[st]):
+        inside = tiny.run_with_cache(TEXT, names_filter="blocks.*.hook_resid_pre", return_logits=False)
+    np.testing.assert_array_equal(inside["resid_pre", 1], steered["resid_pre", 1])
+    v = tiny.steering_vector(" cat", " dog", layer=1, coef=4.0)  # ActAdd's rows, as patch and forward take them
+    _, actadd = tiny.run_with_cache(TEXT, names_filter="blocks.1.hook_resid_pre", steer=[v])
+    assert not np.array_equal(actadd["resid_pre", 1], plain["resid_pre", 1])
+    with tiny.hooks(ablate=[(1, 0)]), pytest.raises(headlab.InvalidArgumentError, match="ablate"):
+        tiny.run_with_cache(TEXT)  # a head intervention run_with_cache would not apply is refused, not ignored
+
+
+def test_a_nan_in_a_steering_vector_raises_the_engines_message(tiny, tmp_path):
+    st = steering_of(tiny)
+    st["vector"][5] = np.nan
+    with pytest.raises(headlab.InvalidArgumentError) as e:
+        tiny.run_with_cache(TEXT, steer=[st])
+    assert isinstance(e.value, ValueError) and e.value.code == "invalid_argument"
+    vector_file = str(tmp_path / "nan.f32")
+    st["vector"].astype("<f4").tofile(vector_file)
+    binary = os.environ.get("HEADLAB_BIN", os.path.join(ROOT, "build", "headlab"))
+    r = subprocess.run([binary, "cache", "--model", TINY, "--text", TEXT, "--hooks", "hook_embed", "--no-cache",
+                        "--out", str(tmp_path / "c.safetensors"), "--steer", f"1:4:{vector_file}"],
+                       capture_output=True, text=True)
+    # the engine's message (research/steering.cpp's check), the CLI's naming the file where Python's names the vector
+    said = "value 5 is NaN; a steering vector holds finite numbers"
+    assert str(e.value) == "the steering vector: " + said
+    assert r.returncode == 2 and f"{vector_file}: {said}" in r.stderr, r.stderr
+
+
 def test_errors_are_exceptions_with_the_engines_message(tiny):
     with pytest.raises(headlab.NotFoundError) as e:
         headlab.load(os.path.join(TINY, "no-such-model"))

@@ -152,3 +152,19 @@ def test_without_the_build_the_views_say_how_to_make_it(monkeypatch):
     monkeypatch.setattr(views, "_bundle", None)
     with pytest.raises(views.ViewsNotBuiltError, match=r"npm run build --prefix web"):
         views.attention_patterns(np.eye(1), ["a"])
+
+
+def test_correlation_words_are_the_explorers_bands():
+    # the file patch_compare.ts imports, installed beside views.py: one source for both sentences
+    source = os.path.join(ROOT, "web", "src", "explorer", "research", "patch_compare_bands.json")
+    installed = os.path.join(os.path.dirname(views.__file__), "patch_compare_bands.json")
+    with open(source, encoding="utf-8") as a, open(installed, encoding="utf-8") as b:
+        bands = json.load(a)
+        assert json.load(b) == bands
+    edges = [b["at_least"] for b in bands if b["at_least"] is not None]
+    assert edges == sorted(edges, reverse=True) and bands[-1]["at_least"] is None
+    for i, edge in enumerate(edges):
+        assert views.correlation_words(edge) == bands[i]["words"]
+        assert views.correlation_words(np.nextafter(edge, -1.0)) == bands[i + 1]["words"]
+    assert views.correlation_words(-1.0) == bands[-1]["words"]
+    assert views.correlation_words(float("nan")) is None

@@ -175,6 +175,55 @@ TEST(Cache, BadPromptsAreRefusedByName) {
   EXPECT_FALSE(cache_run(p, {{1}}, HookSelection{}, CacheOptions{}, ws));
 }
 
+TEST(Cache, ASteeredRunKeepsTheSteeredResidPreAndTheSteeredForwardsLogits) {
+  Parameters p = load_fixture("gpt2_tiny", "model.safetensors");
+  const int C = p.config.n_embd, T = 6;
+  const std::vector<int> ids = cache_ids(p, T);
+  Steering st{.layer = 1, .coef = 2.5f, .from = 2};
+  for (int i = 0; i < C; i++) st.vector.push_back(0.1f * float(i % 7) - 0.3f);
+  auto sel = hook_select(p.config, "blocks.*.hook_resid_pre");
+  ASSERT_TRUE(sel);
+  Workspace ws;
+  CacheOptions o;
+  o.logits = true;
+  auto plain = cache_run(p, {ids}, *sel, o, ws);
+  o.steering = {st};
+  auto steered = cache_run(p, {ids}, *sel, o, ws);
+  ASSERT_TRUE(plain && steered) << (plain ? steered.error().message : plain.error().message);
+  // block 0 is before the steering; block 1's resid_pre is the plain one plus coef * v from position 2 on
+  const CachedTensor *a0 = plain->find("blocks.0.hook_resid_pre"), *b0 = steered->find("blocks.0.hook_resid_pre");
+  const CachedTensor *a1 = plain->find("blocks.1.hook_resid_pre"), *b1 = steered->find("blocks.1.hook_resid_pre");
+  for (std::size_t i = 0; i < a0->values.size(); i++) ASSERT_EQ(a0->values[i], b0->values[i]) << i;
+  for (int t = 0; t < T; t++)
+    for (int i = 0; i < C; i++) {
+      const std::size_t at = std::size_t(t * C + i);
+      ASSERT_EQ(b1->values[at], t < 2 ? a1->values[at] : a1->values[at] + st.coef * st.vector[std::size_t(i)]) << t << "," << i;
+    }
+  // the logits are the steered forward's, as `headlab run --steer` runs it (steering_hooks)
+  ForwardHooks hooks = steering_hooks(p.config, {&st, 1});
+  ForwardOptions opt;
+  opt.hooks = &hooks;
+  ForwardOutput out;
+  ASSERT_TRUE(forward(p, ids, opt, out, ws));
+  EXPECT_EQ(steered->logits, out.logits);
+  EXPECT_NE(steered->logits, plain->logits);
+}
+
+TEST(Cache, ASteeringWithANaNIsRefusedWithSteeringChecksMessage) {
+  Parameters p = load_fixture("gpt2_tiny", "model.safetensors");
+  auto sel = hook_select(p.config, "hook_embed");
+  ASSERT_TRUE(sel);
+  Steering st{.layer = 0, .vector = std::vector<float>(std::size_t(p.config.n_embd), 1.0f)};
+  st.vector[3] = std::nanf("");
+  Workspace ws;
+  CacheOptions o;
+  o.steering = {st};
+  auto cache = cache_run(p, {cache_ids(p, 3)}, *sel, o, ws);
+  ASSERT_FALSE(cache);
+  EXPECT_EQ(cache.error().code, headlab::ErrorCode::invalid_argument);
+  EXPECT_EQ(cache.error().message, steering_check(p.config, st).error().message);
+}
+
 TEST(Cache, TheFileHoldsThePyTorchReferencesCacheToOneInTenThousand) {
   // tests/fixtures/research/<name>/cache.safetensors: every TL hook of the clean ids of
   // prompts.json, batch first, from tools/reference/make_research_fixtures.py (float64)

@@ -177,6 +177,10 @@ test('the comparison view sets the estimates beside the measured sweep on one sc
   const drawn = Number(await view.getByTestId('compare-correlation').getAttribute('data-correlation'));
   assert.ok(Math.abs(drawn - r) < 1e-6, `correlation ${drawn} vs ${r}`);
   assert.match(await view.getByTestId('compare-correlation').textContent(), new RegExp(`Over 10 cells .* at ${r.toFixed(4)}`));
+  // its words by the band of patch_compare_bands.json r falls in (headlab.views.correlation_words reads the same file)
+  const bands = JSON.parse(fs.readFileSync(path.join(repo_root, 'web', 'src', 'explorer', 'research', 'patch_compare_bands.json'), 'utf8'));
+  const words = bands.find((b) => b.at_least === null || r >= b.at_least).words;
+  assert.ok((await view.getByTestId('compare-correlation').textContent()).includes(`: ${words}, whatever their sizes.`), words);
   assert.match(await view.getByTestId('compare-disagree').textContent(), /differ most at layer 1, position 3 .*measured 2\.0000, estimated 1\.5000/);
   assert.match(await view.getByTestId('compare-top').textContent(), /^The top cells differ: .* at layer 1, position 3 .*attribution patching at layer 0, position 2 /);
 });

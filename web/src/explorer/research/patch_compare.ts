@@ -3,7 +3,10 @@
 // answers: the Pearson correlation of the two grids over their cells, the cell where they differ
 // most, and whether both put their largest effect (patch_grid.ts's top_cell) in the same cell.
 //   r = sum_i (a_i - mean a)(b_i - mean b) / sqrt(sum_i (a_i - mean a)^2 * sum_i (b_i - mean b)^2)
+// What a correlation says (its bands) lives in patch_compare_bands.json, which Python's
+// headlab.views.correlation_words reads too: the notebook's sentence and the explorer's are one.
 import type { PatchResponse } from '../../lib/research_types';
+import bands from './patch_compare_bands.json';
 import { cell_words, fmt4, patch_panels, top_cell, type PatchCell, type PatchPanel } from './patch_grid';
 
 export interface PatchComparison {
@@ -74,21 +77,18 @@ export function compare_patches(activation: PatchResponse, attribution: PatchRes
   };
 }
 
+/** What a correlation r says, by the first band of patch_compare_bands.json whose at_least r reaches
+ * (at_least null: every r). A correlation says whether the same cells stand out, not whether the
+ * sizes match (the largest difference says that). */
+export function correlation_words(r: number): string {
+  const band = bands.find((b) => b.at_least === null || r >= b.at_least);
+  return band ? band.words : '';
+}
+
 /** The comparison in sentences, each chosen by the numbers. */
 export function comparison_sentences(c: PatchComparison, direction: 'denoising' | 'noising'): { correlation: string; disagree: string; top: string } {
   const r = c.correlation;
-  // a correlation says whether the same cells stand out, not whether the sizes match (the
-  // largest difference says that)
-  const how =
-    r === null
-      ? ''
-      : r >= 0.9
-        ? 'the same cells stand out in both'
-        : r >= 0.6
-          ? 'mostly the same cells stand out'
-          : r >= 0.3
-            ? 'the cells that stand out only loosely match'
-            : 'different cells stand out';
+  const how = r === null ? '' : correlation_words(r);
   const correlation =
     r === null
       ? `Over ${c.cells} cells the correlation is undefined: one of the grids has the same value in every cell.`
