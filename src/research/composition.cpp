@@ -210,7 +210,7 @@ CompositionCost composition_cost(const model::ModelConfig& c, const CompositionO
   const double L = c.n_layer, NH = c.n_head, C = c.n_embd, HS = c.head_size();
   const double pairs = L * (L - 1) / 2 * NH * NH;
   CompositionCost w;
-  w.weights = L * layer_read_cost(c, o.fold_ln);
+  w.weights = (2 * L - 1) * layer_read_cost(c, o.fold_ln);  // as senders, then as receivers
   // senders: a factor and its norm; receivers: three factors and their norms
   w.factors = L * NH * (factor_cost(C, HS) + kPlainStep * C * HS) + (L - 1) * NH * 3 * (factor_cost(C, HS) + kPlainStep * C * HS);
   w.products = 3 * pairs * (C * HS * HS + kPlainStep * HS * HS);
@@ -232,14 +232,15 @@ Result<CompositionScores> composition_scores(const model::Parameters& params, co
   s.q.assign(n, 0.0f), s.k.assign(n, 0.0f), s.v.assign(n, 0.0f);
 
   // 1. every head's weights, its sender factor (HS, C) and that factor's norm ||OV||_F
-  std::vector<std::vector<HeadWeights>> heads(static_cast<std::size_t>(L));
+  //    (one layer's weights at a time, read again as receivers: every layer's at once is four
+  //    times P's memory)
   std::vector<float> P(std::size_t(L) * NH * block);  // (L, NH*HS, C)
   std::vector<double> ov_norm(std::size_t(L) * NH);
   for (int l = 0; l < L; l++) {
-    heads[std::size_t(l)] = layer_heads(params, l, o.fold_ln);
+    const std::vector<HeadWeights> heads = layer_heads(params, l, o.fold_ln);
     for (int h = 0; h < NH; h++) {
       float* Ph = P.data() + (std::size_t(l) * NH + h) * block;
-      sender_factor(Ph, heads[std::size_t(l)][std::size_t(h)]);
+      sender_factor(Ph, heads[std::size_t(h)]);
       ov_norm[std::size_t(l) * NH + h] = frobenius(Ph, block);
     }
   }
@@ -249,9 +250,10 @@ Result<CompositionScores> composition_scores(const model::Parameters& params, co
   std::vector<float> Rx(std::size_t(C) * W), Y(std::size_t(W) * W);
   std::vector<double> right_norm(static_cast<std::size_t>(NH));
   for (int l2 = 1; l2 < L; l2++) {
+    const std::vector<HeadWeights> heads = layer_heads(params, l2, o.fold_ln);
     for (CompositionKind kind : {CompositionKind::q, CompositionKind::k, CompositionKind::v}) {
       for (int h2 = 0; h2 < NH; h2++) {
-        receiver_factor(Rx.data(), W, h2 * HS, heads[std::size_t(l2)][std::size_t(h2)], kind);
+        receiver_factor(Rx.data(), W, h2 * HS, heads[std::size_t(h2)], kind);
         double ss = 0;
         for (int i = 0; i < C; i++)
           for (int j = 0; j < HS; j++) ss += double(Rx[std::size_t(i) * W + h2 * HS + j]) * Rx[std::size_t(i) * W + h2 * HS + j];

@@ -63,7 +63,7 @@ struct CompositionScores {
 // What composition_scores runs, step by step, in multiply-adds at a BLAS kernel's pace (a plain
 // loop's step and a Gaussian draw count as the multiply-adds a kernel does in their time), so
 // that a caller can bound its work: the sum tracks the time within a small factor on any shape.
-//   weights   reading every head's W_Q, W_K, W_V, W_O (and folding ln_1)       ~ L (4 C NH HS)
+//   weights   reading every head's W_Q, W_K, W_V, W_O (and folding ln_1), twice  ~ 2 L (4 C NH HS)
 //   factors   a sender factor per head, three receiver factors per head past layer 0: a QR of a
 //             (C, HS) matrix (HS^2 (C - HS/3)) and a triangular product (C HS^2 / 2) each
 //   products  the scores: 3 C HS^2 per pair of heads in different layers
