@@ -15,7 +15,8 @@
 
 namespace headlab::server {
 
-// The most multiply-adds a circuit request may cost (2 V^2 HS): GPT-2 small's 3.2e11 is
+// The most multiply-adds a circuit request may cost (research::head_circuits_cost, 2 V^2 HS and
+// the vocabulary factors; every head's copying score likewise): GPT-2 small's 3.2e11 is
 // refused with its cost and the CLI named; the built-in model's 1.1e9 is not.
 inline constexpr double kMaxCircuitWork = 2e10;
 // The lens's unembeddings ((L + 1) T C V) and the composition scores (research::composition_cost:
