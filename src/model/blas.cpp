@@ -39,6 +39,21 @@ void blas_sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, co
               A, lda, B, ldb, beta, C, ldc);
 }
 
+void blas_dgemm(bool trans_a, bool trans_b, int M, int N, int K, double alpha, const double* A, int lda,
+                const double* B, int ldb, double beta, double* C, int ldc) {
+  static const bool single_threaded = (openblas_set_num_threads(1), true);
+  (void)single_threaded;
+  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha,
+              A, lda, B, ldb, beta, C, ldc);
+}
+
+void blas_dtrmm_upper(bool left, bool trans_a, int M, int N, const double* A, int lda, double* B, int ldb) {
+  static const bool single_threaded = (openblas_set_num_threads(1), true);
+  (void)single_threaded;
+  cblas_dtrmm(CblasRowMajor, left ? CblasLeft : CblasRight, CblasUpper, trans_a ? CblasTrans : CblasNoTrans,
+              CblasNonUnit, M, N, 1.0, A, lda, B, ldb);
+}
+
 const char* blas_core_name() { return openblas_get_corename(); }
 
 CpuFeatures cpu_features() {

@@ -1,4 +1,4 @@
-// model/blas.h — the engine's one door to OpenBLAS's sgemm (row-major), and the choice of
+// model/blas.h — the engine's one door to OpenBLAS's sgemm and dgemm (row-major), and the choice of
 // OpenBLAS's kernels by the CPU's features.
 //
 //   int main(int argc, char** argv) {
@@ -22,6 +22,12 @@ namespace headlab::model {
 // C (M, N) = alpha * op(A) (M, K) @ op(B) (K, N) + beta * C, all row-major.
 void blas_sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                 const float* B, int ldb, float beta, float* C, int ldc);
+// The same in double (the research toolbox's factors, where float32's sums lose digits).
+void blas_dgemm(bool trans_a, bool trans_b, int M, int N, int K, double alpha, const double* A, int lda,
+                const double* B, int ldb, double beta, double* C, int ldc);
+// B (M, N) = op(A) B (left: A (M, M)) or B op(A) (right: A (N, N)) for an upper-triangular A, in
+// place, row-major, double: half a general product's multiply-adds.
+void blas_dtrmm_upper(bool left, bool trans_a, int M, int N, const double* A, int lda, double* B, int ldb);
 
 // OpenBLAS's name for the kernels in use ("Haswell", "SkylakeX", ...).
 const char* blas_core_name();

@@ -13,10 +13,10 @@
 #include "model/head_range.h"
 
 extern "C" {
-// LAPACK (in OpenBLAS): the symmetric and the general real eigensolvers. The trailing
+// LAPACK (in OpenBLAS): the QR factorisation and the general real eigensolver. The trailing
 // lengths are the Fortran ABI's hidden lengths of the character arguments.
-void dsyev_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
-            const int* lwork, int* info, std::size_t, std::size_t);
+void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work, const int* lwork,
+             int* info);
 void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr, double* wi,
             double* vl, const int* ldvl, double* vr, const int* ldvr, double* work, const int* lwork, int* info,
             std::size_t, std::size_t);
@@ -87,49 +87,45 @@ std::vector<HeadWeights> layer_heads(const model::Parameters& p, int l, bool fol
   return heads;
 }
 
-// R (n, n) with R^T R = W^T W, for W (rows, n) row-major (W^T W = U diag(lambda) U^T,
-// R = diag(sqrt lambda) U^T). transposed: W is given as (n, rows) (R^T R = W W^T).
+// R (n, n) with R^T R = W^T W, for W (rows, n) row-major: the R of W = QR (Householder, LAPACK's
+// dgeqrf: W^T W = R^T Q^T Q R, for a W of any rank, without forming W^T W or an eigensolve).
+// Upper-triangular; with rows < n its last n - rows rows are zero. transposed: W is given as
+// (n, rows) (R^T R = W W^T).
 std::vector<double> gram_factor(const float* W, int rows, int n, bool transposed) {
-  std::vector<double> G(std::size_t(n) * n, 0.0);
-  for (int a = 0; a < n; a++)
-    for (int b = a; b < n; b++) {
-      double s = 0;
-      for (int i = 0; i < rows; i++)
-        s += transposed ? double(W[std::size_t(a) * rows + i]) * W[std::size_t(b) * rows + i]
-                        : double(W[std::size_t(i) * n + a]) * W[std::size_t(i) * n + b];
-      G[std::size_t(a) * n + b] = G[std::size_t(b) * n + a] = s;
-    }
-  std::vector<double> lambda(static_cast<std::size_t>(n)), work(static_cast<std::size_t>(std::max(1, 8 * n)));
-  const int lwork = static_cast<int>(work.size());
-  int info = 0;
-  dsyev_("V", "U", &n, G.data(), &n, lambda.data(), work.data(), &lwork, &info, 1, 1);
+  // A (rows, n) column-major: W^T's row-major layout, so the transposed case is a plain copy
+  std::vector<double> A(std::size_t(rows) * n);
+  if (transposed)
+    for (std::size_t i = 0; i < A.size(); i++) A[i] = W[i];
+  else
+    for (int i = 0; i < rows; i++)
+      for (int a = 0; a < n; a++) A[std::size_t(a) * rows + i] = W[std::size_t(i) * n + a];
+  const int k = std::min(rows, n);
+  std::vector<double> tau(static_cast<std::size_t>(std::max(1, k)));
+  int info = 0, lwork = -1;
+  double query = 0;
+  dgeqrf_(&rows, &n, A.data(), &rows, tau.data(), &query, &lwork, &info);
+  lwork = std::max(1, static_cast<int>(query));
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  dgeqrf_(&rows, &n, A.data(), &rows, tau.data(), work.data(), &lwork, &info);
   std::vector<double> R(std::size_t(n) * n, 0.0);
-  if (info != 0) return R;  // never for a finite symmetric matrix; a zero factor scores 0
-  // column-major: eigenvector a is G[a*n .. a*n + n)
-  for (int a = 0; a < n; a++) {
-    const double s = std::sqrt(std::max(0.0, lambda[std::size_t(a)]));
-    for (int b = 0; b < n; b++) R[std::size_t(a) * n + b] = s * G[std::size_t(a) * n + b];
-  }
+  if (info != 0) return R;  // only for an illegal argument; a zero factor scores 0
+  for (int a = 0; a < k; a++)
+    for (int b = a; b < n; b++) R[std::size_t(a) * n + b] = A[std::size_t(b) * rows + a];
   return R;
 }
 
-// out (n, cols) = R (n, n) @ X (n, cols)
+// out (n, cols) = R (n, n) @ X (n, cols), R upper-triangular
 void left_multiply(float* out, const std::vector<double>& R, const float* X, int n, int cols) {
-  for (int a = 0; a < n; a++)
-    for (int c = 0; c < cols; c++) {
-      double s = 0;
-      for (int b = 0; b < n; b++) s += R[std::size_t(a) * n + b] * X[std::size_t(b) * cols + c];
-      out[std::size_t(a) * cols + c] = static_cast<float>(s);
-    }
+  std::vector<double> B(X, X + std::size_t(n) * cols);
+  model::blas_dtrmm_upper(true, false, n, cols, R.data(), n, B.data(), cols);
+  for (std::size_t i = 0; i < B.size(); i++) out[i] = static_cast<float>(B[i]);
 }
 // out (rows, n) = X (rows, n) @ R^T, written into columns [col0, col0 + n) of a row of `ld`
 void right_multiply_t(float* out, int ld, int col0, const float* X, const std::vector<double>& R, int rows, int n) {
+  std::vector<double> B(X, X + std::size_t(rows) * n);
+  model::blas_dtrmm_upper(false, true, rows, n, R.data(), n, B.data(), n);
   for (int i = 0; i < rows; i++)
-    for (int a = 0; a < n; a++) {
-      double s = 0;
-      for (int b = 0; b < n; b++) s += double(X[std::size_t(i) * n + b]) * R[std::size_t(a) * n + b];
-      out[std::size_t(i) * ld + col0 + a] = static_cast<float>(s);
-    }
+    for (int a = 0; a < n; a++) out[std::size_t(i) * ld + col0 + a] = static_cast<float>(B[std::size_t(i) * n + a]);
 }
 
 double frobenius(const float* X, std::size_t n) {
@@ -158,10 +154,14 @@ void receiver_factor(float* out, int ld, int col0, const HeadWeights& w, Composi
   }
 }
 
-// splitmix64 and Box-Muller: a seeded Gaussian stream, the same on every platform.
+// splitmix64 and Box-Muller (both of a pair's outputs): a seeded Gaussian stream, the same on
+// every platform.
 struct Gaussian {
   std::uint64_t state;
+  double spare = 0;
+  bool has_spare = false;
   double operator()() {
+    if (has_spare) return has_spare = false, spare;
     auto next = [&] {
       std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
       z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -169,7 +169,9 @@ struct Gaussian {
       return double((z ^ (z >> 31)) >> 11) * (1.0 / 9007199254740992.0);
     };
     const double u = 1.0 - next(), v = next();
-    return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
+    const double r = std::sqrt(-2.0 * std::log(u)), theta = 6.283185307179586 * v;
+    spare = r * std::sin(theta), has_spare = true;
+    return r * std::cos(theta);
   }
 };
 
@@ -179,9 +181,42 @@ HeadWeights head_weights(const model::Parameters& params, int layer, int head, b
   return std::move(layer_heads(params, layer, fold_ln)[std::size_t(head)]);
 }
 
-double composition_cost(const model::ModelConfig& c) {
-  const double heads_per_layer = c.n_head, pairs = double(c.n_layer) * (c.n_layer - 1) / 2 * heads_per_layer * heads_per_layer;
-  return 3.0 * pairs * c.n_embd * double(c.head_size()) * c.head_size();
+namespace {
+
+// The unit is a multiply-add of OpenBLAS's sgemm; the pace of the rest in that unit (measured
+// on the shapes of tests/research/composition_test.cpp's cost test; see composition_cost).
+constexpr double kDouble = 2;       // a multiply-add of dgemm, dtrmm or dgeqrf: half sgemm's pace
+constexpr double kPlainStep = 4;    // a step of a plain loop over doubles (copies, norms, sums)
+constexpr double kGaussian = 300;   // a Gaussian draw (splitmix64, a log, a square root, a sine)
+constexpr double kScanStep = 16;    // a step of top_pairs' scan (two compares, a rare heap push)
+
+// A (rows, n) QR (Householder: k^2 (max - k/3), k = min(rows, n)) and the triangular product with
+// the other weight (n^2 rows / 2), with the copies to and from double.
+double factor_cost(double rows, double n) {
+  const double k = std::min(rows, n);
+  return kDouble * (k * k * (std::max(rows, n) - k / 3) + n * n * rows / 2) + kPlainStep * 4 * rows * n;
+}
+// layer_heads: a layer's qkvw and attprojw read, each head's four (C, HS) transposed (and folded)
+double layer_read_cost(const model::ModelConfig& c, bool fold_ln) {
+  return kPlainStep * (double(c.qkv_width() + c.q_width()) * c.n_embd +
+                       double(c.n_head) * 4 * c.n_embd * c.head_size() * (fold_ln ? 3 : 1));
+}
+// an (HS, HS) nonsymmetric eigensolve without vectors (Hessenberg reduction and QR iterations)
+double eigen_cost(double HS) { return 10 * HS * HS * HS; }
+
+}  // namespace
+
+CompositionCost composition_cost(const model::ModelConfig& c, const CompositionOptions& o) {
+  const double L = c.n_layer, NH = c.n_head, C = c.n_embd, HS = c.head_size();
+  const double pairs = L * (L - 1) / 2 * NH * NH;
+  CompositionCost w;
+  w.weights = (2 * L - 1) * layer_read_cost(c, o.fold_ln);  // as senders, then as receivers
+  // senders: a factor and its norm; receivers: three factors and their norms
+  w.factors = L * NH * (factor_cost(C, HS) + kPlainStep * C * HS) + (L - 1) * NH * 3 * (factor_cost(C, HS) + kPlainStep * C * HS);
+  w.products = 3 * pairs * (C * HS * HS + kPlainStep * HS * HS);
+  const double sample = 4 * C * HS * kGaussian + 2 * factor_cost(C, HS) + C * HS * HS + kPlainStep * (2 * C * HS + HS * HS);
+  w.baseline = std::max(1, o.baseline_samples) * sample;
+  return w;
 }
 
 Result<CompositionScores> composition_scores(const model::Parameters& params, const CompositionOptions& o) {
@@ -197,14 +232,15 @@ Result<CompositionScores> composition_scores(const model::Parameters& params, co
   s.q.assign(n, 0.0f), s.k.assign(n, 0.0f), s.v.assign(n, 0.0f);
 
   // 1. every head's weights, its sender factor (HS, C) and that factor's norm ||OV||_F
-  std::vector<std::vector<HeadWeights>> heads(static_cast<std::size_t>(L));
+  //    (one layer's weights at a time, read again as receivers: every layer's at once is four
+  //    times P's memory)
   std::vector<float> P(std::size_t(L) * NH * block);  // (L, NH*HS, C)
   std::vector<double> ov_norm(std::size_t(L) * NH);
   for (int l = 0; l < L; l++) {
-    heads[std::size_t(l)] = layer_heads(params, l, o.fold_ln);
+    const std::vector<HeadWeights> heads = layer_heads(params, l, o.fold_ln);
     for (int h = 0; h < NH; h++) {
       float* Ph = P.data() + (std::size_t(l) * NH + h) * block;
-      sender_factor(Ph, heads[std::size_t(l)][std::size_t(h)]);
+      sender_factor(Ph, heads[std::size_t(h)]);
       ov_norm[std::size_t(l) * NH + h] = frobenius(Ph, block);
     }
   }
@@ -214,9 +250,10 @@ Result<CompositionScores> composition_scores(const model::Parameters& params, co
   std::vector<float> Rx(std::size_t(C) * W), Y(std::size_t(W) * W);
   std::vector<double> right_norm(static_cast<std::size_t>(NH));
   for (int l2 = 1; l2 < L; l2++) {
+    const std::vector<HeadWeights> heads = layer_heads(params, l2, o.fold_ln);
     for (CompositionKind kind : {CompositionKind::q, CompositionKind::k, CompositionKind::v}) {
       for (int h2 = 0; h2 < NH; h2++) {
-        receiver_factor(Rx.data(), W, h2 * HS, heads[std::size_t(l2)][std::size_t(h2)], kind);
+        receiver_factor(Rx.data(), W, h2 * HS, heads[std::size_t(h2)], kind);
         double ss = 0;
         for (int i = 0; i < C; i++)
           for (int j = 0; j < HS; j++) ss += double(Rx[std::size_t(i) * W + h2 * HS + j]) * Rx[std::size_t(i) * W + h2 * HS + j];
@@ -270,7 +307,15 @@ Result<CompositionScores> composition_scores(const model::Parameters& params, co
 // ---- circuits -------------------------------------------------------------------------------
 
 double head_circuits_cost(const model::ModelConfig& c) {
-  return 2.0 * double(c.vocab_size) * c.vocab_size * c.head_size();
+  const double V = c.vocab_size, C = c.n_embd, HS = c.head_size();
+  return layer_read_cost(c, true) + 4 * V * C * HS + kPlainStep * 3 * V * C  // the vocabulary factors
+         + 2 * V * V * HS + kScanStep * 2 * V * V + kPlainStep * V * HS   // the two circuits' top pairs
+         + kPlainStep * V * HS * HS + eigen_cost(HS);                     // the OV eigenvalues
+}
+
+double copying_score_cost(const model::ModelConfig& c) {
+  const double V = c.vocab_size, C = c.n_embd, HS = c.head_size();
+  return layer_read_cost(c, true) + 2 * V * C * HS + kPlainStep * 3 * V * C + kPlainStep * V * HS * HS + eigen_cost(HS);
 }
 
 namespace {

@@ -60,8 +60,19 @@ struct CompositionScores {
   }
 };
 
-// The multiply-adds of the three kinds' products: 3 C HS^2 per pair of heads in different layers.
-double composition_cost(const model::ModelConfig& config);
+// What composition_scores runs, step by step, in multiply-adds at a BLAS kernel's pace (a plain
+// loop's step and a Gaussian draw count as the multiply-adds a kernel does in their time), so
+// that a caller can bound its work: the sum tracks the time within a small factor on any shape.
+//   weights   reading every head's W_Q, W_K, W_V, W_O (and folding ln_1), twice  ~ 2 L (4 C NH HS)
+//   factors   a sender factor per head, three receiver factors per head past layer 0: a QR of a
+//             (C, HS) matrix (HS^2 (C - HS/3)) and a triangular product (C HS^2 / 2) each
+//   products  the scores: 3 C HS^2 per pair of heads in different layers
+//   baseline  per sample: 4 C HS Gaussian draws, two factors and one (HS, C) x (C, HS) product
+struct CompositionCost {
+  double weights = 0, factors = 0, products = 0, baseline = 0;
+  double total() const { return weights + factors + products + baseline; }
+};
+CompositionCost composition_cost(const model::ModelConfig& config, const CompositionOptions& options);
 
 // Errors: invalid_argument (baseline_samples outside 1..10000).
 Result<CompositionScores> composition_scores(const model::Parameters& params, const CompositionOptions& options);
@@ -106,8 +117,9 @@ struct HeadCircuits {
   float ov_self_top1 = 0.0f;
 };
 
-// The multiply-adds head_circuits costs (2 V^2 HS for the two (V, V) circuits, streamed in
-// blocks), for a caller that bounds its work.
+// The work head_circuits runs, counted as composition_cost counts: the vocabulary factors
+// (4 V C HS), the two (V, V) circuits streamed in blocks (2 V^2 HS) and scanned for their top
+// pairs (2 V^2 plain steps), the OV eigenvalues (V HS^2 and an (HS, HS) eigensolve).
 double head_circuits_cost(const model::ModelConfig& config);
 
 // Errors: invalid_argument (a layer or head that does not exist, top outside 1..1000),
@@ -116,5 +128,8 @@ Result<HeadCircuits> head_circuits(const model::Parameters& params, int layer, i
 
 // The copying score alone (no (V, V) pass: 2 V C HS multiply-adds). Errors: as head_circuits'.
 Result<double> copying_score(const model::Parameters& params, int layer, int head, bool fold_ln);
+// The work of copying_score for one head, counted as composition_cost counts (its layer's weights
+// read, 2 V C HS, the OV eigenvalues).
+double copying_score_cost(const model::ModelConfig& config);
 
 }  // namespace headlab::research

@@ -144,10 +144,14 @@ struct HttpServer::Impl {
   bool stopping = false, stopped = false;
 
   // Answers queued and not yet read by their clients (their bodies are held until sent), by
-  // id: what the unread-bytes budgets count and cut.
+  // id: what the unread-bytes budgets count and cut. A shared body (HttpResponse::shared_body:
+  // one copy sent on many connections, as forty learners behind one address asking the same
+  // run get) counts what it holds: its bytes once per client and once in the total, however
+  // many connections wait to read it.
   struct Unread {
     std::string client;  // client_block of the address
     std::size_t bytes = 0;
+    const void* shared = nullptr;  // the shared body's address; null: the connection's own copy
     Clock::time_point since;
     Connection* connection = nullptr;
     int fd = -1;
@@ -157,13 +161,19 @@ struct HttpServer::Impl {
   std::map<std::uint64_t, Unread> unread;
   std::map<std::string, std::size_t> unread_by_client;
   std::size_t unread_total = 0;
+  // the uncut holders of each shared body, in all and per client
+  std::map<const void*, int> shared_holders;
+  std::map<std::pair<std::string, const void*>, int> shared_holders_by_client;
   std::uint64_t next_unread_id = 1;
   std::atomic<std::size_t> answered_since_trim{0};  // bytes of answers queued since the last trim
   Clock::time_point last_trim{};                    // the deadline thread's
-  // Counts an answer queued on `c` for `client`; cuts the longest-waiting answers past a budget.
-  std::uint64_t hold(MHD_Connection* c, const std::string& client, std::size_t bytes);
+  // Counts an answer queued on `c` for `client` (`shared`: the shared body's address, or null);
+  // cuts the longest-waiting answers past a budget.
+  std::uint64_t hold(MHD_Connection* c, const std::string& client, std::size_t bytes, const void* shared);
   void release(std::uint64_t id);  // its body was freed: sent, or its connection closed
   void cut_locked(Unread& u);
+  void count_locked(const Unread& u);    // adds its bytes (a shared body's for its first holder)
+  void uncount_locked(const Unread& u);  // takes them back (a shared body's with its last holder)
 
   HttpResponse dispatch(const HttpRequest& r, const Exchange& ex) const;
   std::optional<HttpResponse> screen(const Exchange& ex, int header_count, std::size_t header_bytes,
@@ -341,37 +351,72 @@ MHD_Result HttpServer::Impl::send(MHD_Connection* c, const HttpResponse& r, cons
   // Counted once queued: the connection now holds the body until its client reads it.
   if (ok == MHD_YES && !bytes.empty()) {
     answered_since_trim += bytes.size();
-    body->unread_id = hold(c, client_block(client.empty() ? client_address(c) : client), bytes.size());
+    body->unread_id = hold(c, client_block(client.empty() ? client_address(c) : client), bytes.size(),
+                           body->shared ? static_cast<const void*>(body->shared.get()) : nullptr);
   }
   MHD_destroy_response(res);
   return ok;
 }
 
-std::uint64_t HttpServer::Impl::hold(MHD_Connection* c, const std::string& client, std::size_t bytes) {
+void HttpServer::Impl::count_locked(const Unread& u) {
+  if (!u.shared || shared_holders_by_client[{u.client, u.shared}]++ == 0) unread_by_client[u.client] += u.bytes;
+  if (!u.shared || shared_holders[u.shared]++ == 0) unread_total += u.bytes;
+}
+
+void HttpServer::Impl::uncount_locked(const Unread& u) {
+  bool last_of_client = true, last = true;
+  if (u.shared) {
+    auto c = shared_holders_by_client.find({u.client, u.shared});
+    if (c != shared_holders_by_client.end() && --c->second > 0) last_of_client = false;
+    else if (c != shared_holders_by_client.end()) shared_holders_by_client.erase(c);
+    auto t = shared_holders.find(u.shared);
+    if (t != shared_holders.end() && --t->second > 0) last = false;
+    else if (t != shared_holders.end()) shared_holders.erase(t);
+  }
+  if (last_of_client)
+    if (auto c = unread_by_client.find(u.client); c != unread_by_client.end() && (c->second -= u.bytes) == 0)
+      unread_by_client.erase(c);
+  if (last) unread_total -= u.bytes;
+}
+
+std::uint64_t HttpServer::Impl::hold(MHD_Connection* c, const std::string& client, std::size_t bytes,
+                                     const void* shared) {
   std::lock_guard<std::mutex> lock(unread_mutex);
   const std::uint64_t id = next_unread_id++;
   Unread& u = unread[id];
   u.client = client;
   u.bytes = bytes;
+  u.shared = shared;
   u.since = Clock::now();
   u.connection = connection_of_info(c);
   u.fd = u.connection ? u.connection->fd : -1;
-  unread_by_client[client] += bytes;
-  unread_total += bytes;
+  count_locked(u);
   // Past a budget, cut the longest-waiting answers (of this client; past the total, of the
   // client holding most) until it fits. One answer alone may exceed a budget: a client is
-  // never cut for the answer it is about to read.
+  // never cut for the answer it is about to read, nor for another connection's share of the
+  // same body (cutting it would free nothing). A shared body is cut with all the client's
+  // connections waiting to read it: its bytes leave only with its last holder.
   auto oldest_of = [&](const std::string& who) -> Unread* {
     Unread* found = nullptr;
     for (auto& [other_id, o] : unread)
-      if (!o.cut && other_id != id && o.client == who && (!found || o.since < found->since)) found = &o;
+      if (!o.cut && other_id != id && o.client == who && !(shared && o.shared == shared) &&
+          (!found || o.since < found->since))
+        found = &o;
     return found;
+  };
+  auto cut_answer = [&](Unread& victim) {
+    const void* body = victim.shared;
+    const std::string who = victim.client;
+    cut_locked(victim);
+    if (body)
+      for (auto& [other_id, o] : unread)
+        if (!o.cut && o.client == who && o.shared == body) cut_locked(o);
   };
   if (options.max_unread_bytes_per_client > 0)
     while (unread_by_client[client] > options.max_unread_bytes_per_client) {
       Unread* victim = oldest_of(client);
       if (!victim) break;
-      cut_locked(*victim);
+      cut_answer(*victim);
     }
   if (options.max_unread_bytes > 0)
     while (unread_total > options.max_unread_bytes) {
@@ -379,16 +424,14 @@ std::uint64_t HttpServer::Impl::hold(MHD_Connection* c, const std::string& clien
                                    [](const auto& a, const auto& b) { return a.second < b.second; });
       Unread* victim = most == unread_by_client.end() ? nullptr : oldest_of(most->first);
       if (!victim) break;
-      cut_locked(*victim);
+      cut_answer(*victim);
     }
   return id;
 }
 
 void HttpServer::Impl::cut_locked(Unread& u) {
   u.cut = true;
-  unread_total -= u.bytes;
-  if (auto it = unread_by_client.find(u.client); it != unread_by_client.end() && (it->second -= u.bytes) == 0)
-    unread_by_client.erase(it);
+  uncount_locked(u);
   // shutdown, not close: the event loop sees the end of the stream, closes the connection
   // and frees the body. The connection may have closed meanwhile: only a live one is cut.
   std::lock_guard<std::mutex> lock(connections_mutex);
@@ -403,11 +446,7 @@ void HttpServer::Impl::release(std::uint64_t id) {
   auto it = unread.find(id);
   if (it == unread.end()) return;
   Unread& u = it->second;
-  if (!u.cut) {
-    unread_total -= u.bytes;
-    if (auto c = unread_by_client.find(u.client); c != unread_by_client.end() && (c->second -= u.bytes) == 0)
-      unread_by_client.erase(c);
-  }
+  if (!u.cut) uncount_locked(u);
   unread.erase(it);
 }
 

@@ -92,6 +92,11 @@ InferencePool::SharedOutput InferencePool::share(model::ForwardOutput out) const
                       });
 }
 
+std::shared_ptr<const void> InferencePool::hold(std::size_t bytes) const {
+  held_bytes_->fetch_add(bytes);
+  return std::shared_ptr<const void>(held_bytes_.get(), [held = held_bytes_, bytes](const void*) { held->fetch_sub(bytes); });
+}
+
 void InferencePool::answer(ForwardPart& part, Status s, model::ForwardOutput out) const {
   if (s) part.set(share(std::move(out)));
   else part.set(tl::unexpected(s.error()));

@@ -113,8 +113,13 @@ class InferencePool {
   Result<SharedOutput> forward(std::vector<int> ids, const model::ForwardOptions& options);
 
   int queued() const;
-  // The bytes of the answers still held by their requests, each answer once (in the budget).
+  // The bytes of the answers still held by their requests, each answer once (in the budget),
+  // and of what requests made from them and still hold (hold()).
   std::size_t held_bytes() const;
+  // Counts `bytes` in held_bytes() until the returned token is let go: what a request keeps
+  // from its answer while it makes its reply (a run's report: its views and logits, until
+  // encoded), so forty distinct runs of one batch reporting at once count in the budget.
+  std::shared_ptr<const void> hold(std::size_t bytes) const;
   QueuePlace place(const std::string& request_id) const;
   // A request answered by another's computation (the response cache's followers) is where
   // that one is: place(request_id) reports lead_id's place until unfollow(request_id).

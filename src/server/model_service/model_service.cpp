@@ -146,6 +146,7 @@ Result<ModelRunResult> ModelService::run(const ModelRunRequest& req) {
   ModelRunResult result = model_run_result(std::move(input), std::move(report), c, rq.views, req.window);
   result.predictions = req.predictions;
   result.compact = req.compact;
+  result.held = pool_->hold(model_run_result_bytes(result));
   return result;
 }
 

@@ -55,6 +55,9 @@ class ModelService {
   // A request answered by another identical one's computation reports that one's place.
   void queue_follow(const std::string& request_id, const std::string& lead_id) { pool_->follow(request_id, lead_id); }
   void queue_unfollow(const std::string& request_id) { pool_->unfollow(request_id); }
+  // What the pool's memory budget counts as held: answers still read and the runs' results not
+  // yet encoded (InferencePool::held_bytes).
+  std::size_t held_bytes() const { return pool_->held_bytes(); }
   Result<ModelInterveneResult> intervene(const ModelInterveneRequest& request);
   // The selected hooks' activations as a safetensors file's bytes (research/cache.h). Errors:
   // invalid_argument (hooks, ids), too_long (a prompt over max_tokens, a file over

@@ -1,6 +1,7 @@
 // server/model_service/model_types.h — typed requests and answers of the model API (docs/api.md).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -121,6 +122,9 @@ struct ModelRunResult {
   std::optional<TokenWindow> window;  // the window asked for, echoed; none: the whole view
   int V = 0;
   std::vector<float> logits;          // (T, V) when asked (headlab run --logits); else empty
+  // Its views' and logits' bytes (model_run_result_bytes) in the model pool's budget while it
+  // lives (InferencePool::hold): until the route has encoded it.
+  std::shared_ptr<const void> held;
 };
 
 struct ModelInterveneResult {

@@ -30,6 +30,12 @@ std::vector<float> window_cells(const float* packed, const TokenWindow& w) {
   return out;
 }
 
+std::size_t model_run_result_bytes(const ModelRunResult& r) {
+  std::size_t floats = r.rollout.capacity() + r.logits.capacity();
+  for (const HeadView& h : r.heads) floats += h.pattern.capacity() + h.value_weighted.capacity() + h.scores.capacity();
+  return floats * sizeof(float) + r.heads.capacity() * sizeof(HeadView) + r.tokens.capacity() * sizeof(model::Token);
+}
+
 ModelRunResult model_run_result(analysis::RunInput input, analysis::RunReport report, const model::ModelConfig& c,
                                 const analysis::RunViews& sends, const std::optional<TokenWindow>& window) {
   ModelRunResult r;

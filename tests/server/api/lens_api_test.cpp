@@ -114,8 +114,8 @@ TEST(ComposeApi, GetAndPostAndTheCliGiveOneAnswerAndTheSecondComesFromTheCache) 
 }
 
 // A head of 640 channels over the built-in tokenizer's 4,096 tokens: its two (V, V) circuits are
-// 2 V^2 HS = 2.1e10 multiply-adds, past the server's 2e10. (The narrowed request, the scores
-// alone, is not sent: their random baseline on heads this wide ran past the test client's 100 s.)
+// 2 V^2 HS = 2.1e10 multiply-adds, and 3.8e10 with the vocabulary factors and the eigenvalues,
+// past the server's 2e10.
 TEST(ComposeApi, ACircuitOverTheServersLimitIsRefusedWithItsCostAndHowToNarrowIt) {
   const std::string dir = headlab::testing::make_random_model_dir("wide_head", {.n_layer = 2, .n_head = 1, .n_embd = 640});
   TestServer s(temp_path("m.db"), dir);
@@ -124,11 +124,31 @@ TEST(ComposeApi, ACircuitOverTheServersLimitIsRefusedWithItsCostAndHowToNarrowIt
     ASSERT_EQ(r.status, 413) << r.raw;
     EXPECT_EQ(r.body["error"]["code"], "too_long") << r.raw;
     const std::string message = r.body["error"]["message"].get<std::string>();
-    EXPECT_NE(message.find("tokens) cost 2.1e+10 multiply-adds, over this server's limit of 2e10"), std::string::npos)
+    EXPECT_NE(message.find("tokens) cost 3.8e+10 multiply-adds, over this server's limit of 2e10"), std::string::npos)
         << message;
     EXPECT_NE(message.find("ask without 'circuit' for the composition scores"), std::string::npos) << message;
     EXPECT_NE(message.find("headlab compose --model M --ov-circuit L.H"), std::string::npos) << message;
   }
+}
+
+// The scores' cost counts the random baseline (issue 27: one 640-channel head's scores were
+// estimated at their products' 7.9e8 multiply-adds and ran past 100 s): 1,000 baseline samples
+// are refused with the cost, the baseline's share and how to narrow it; 4 are answered.
+TEST(ComposeApi, ScoresOverTheServersLimitAreRefusedWithTheirCostAndTheBaselinesShare) {
+  const std::string dir = headlab::testing::make_random_model_dir("wide_head", {.n_layer = 2, .n_head = 1, .n_embd = 640});
+  TestServer s(temp_path("m.db"), dir);
+  auto r = s.post("/api/model/compose", json{{"kind", "k"}, {"baseline_samples", 1000}});
+  ASSERT_EQ(r.status, 413) << r.raw;
+  EXPECT_EQ(r.body["error"]["code"], "too_long") << r.raw;
+  const std::string message = r.body["error"]["message"].get<std::string>();
+  EXPECT_NE(message.find("this model's composition scores cost 2e+12 multiply-adds (the random baseline's 1000 samples "
+                         "2e+12 of them), over this server's limit of 2e+11; ask for fewer 'baseline_samples'"),
+            std::string::npos)
+      << message;
+  auto narrowed = s.post("/api/model/compose", json{{"kind", "k"}, {"baseline_samples", 4}});
+  ASSERT_EQ(narrowed.status, 200) << narrowed.raw;
+  EXPECT_EQ(narrowed.body["baseline"]["samples"], 4) << narrowed.raw;
+  EXPECT_GT(narrowed.body["values"][0][0][1][0].get<double>(), 0.0);
 }
 
 TEST(LensApi, BadRequestsGetTheErrorEnvelopeNamingTheProblem) {

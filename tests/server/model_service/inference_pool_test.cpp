@@ -500,3 +500,56 @@ TEST(InferencePool, AJobEveryRequestGaveUpOnFreesItsPlaceAndNeverRuns) {
   EXPECT_TRUE(after);
   EXPECT_EQ(pool.counts().forwards, 0);  // left the queue as its last request gave up
 }
+
+// Forty connections of one address (a class behind one NAT) asking the same all-heads run, and
+// another client's run beside them, in a pool with room for two answers and two places: the
+// forty make one job and share one answer (held once), and the other client is run too.
+TEST(InferencePool, FortyRequestsOfOneAddressForOneRunShareItWithinTheBudgetAndAnotherClientIsServed) {
+  model::Parameters p = headlab::testing::load_fixture("gpt2_tiny", "model.safetensors");
+  model::ForwardOptions opt;
+  opt.record.pattern = true, opt.record.scores = true;  // every head's stages: the all-heads run
+  const std::vector<int> text = {5, 1, 4, 1, 5, 9, 2, 6}, other_text = {3, 1, 4, 1, 5, 9, 2, 7};
+  std::size_t answer_bytes = 0;
+  {
+    InferencePool measure({16, 20000}, &p);
+    auto a = measure.forward(text, opt);
+    ASSERT_TRUE(a) << a.error().message;
+    answer_bytes = measure.held_bytes();
+  }
+  InferencePoolOptions o;
+  o.max_queue = 2;
+  o.timeout_ms = 20000;
+  // two runs waiting, or two answers held: forty copies would not fit
+  o.max_queue_bytes = 2 * std::max(model::forward_bytes(p.config, int(text.size()), opt), answer_bytes);
+  InferencePool pool(o, &p);
+  const int n = 40;
+  std::vector<Result<InferencePool::SharedOutput>> got(n, make_error(ErrorCode::unavailable, "not run"));
+  Result<InferencePool::SharedOutput> other = make_error(ErrorCode::unavailable, "not run");
+  {
+    HeldWorker held(pool);
+    std::vector<std::thread> learners;
+    for (int i = 0; i < n; i++)
+      learners.emplace_back([&, i] {
+        InferencePool::ClientScope as("192.0.2.7");
+        got[std::size_t(i)] = pool.forward(text, opt);
+      });
+    while (pool.counts().joined < n - 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(pool.queued(), 1);  // one place for the forty
+    std::thread another([&] {
+      InferencePool::ClientScope as("198.51.100.9");
+      other = pool.forward(other_text, opt);
+    });
+    while (pool.queued() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    held.release();
+    for (auto& t : learners) t.join();
+    another.join();
+  }
+  ASSERT_TRUE(other) << "the other client was starved: " << other.error().message;
+  for (int i = 0; i < n; i++) {
+    ASSERT_TRUE(got[std::size_t(i)]) << "learner " << i << ": " << got[std::size_t(i)].error().message;
+    EXPECT_EQ(got[std::size_t(i)]->get(), got[0]->get()) << i;  // one answer, not forty copies
+  }
+  EXPECT_EQ(pool.counts().forwards, 2);
+  EXPECT_EQ(pool.held_bytes(), answer_bytes + answer_bytes);  // the forty's once, the other's once
+  EXPECT_LE(pool.held_bytes(), o.max_queue_bytes);
+}

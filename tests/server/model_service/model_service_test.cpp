@@ -4,6 +4,7 @@
 // prints at start; a model without them runs in float32, not refused. Asked for by name
 // (--compute bf16, not auto), the same model is refused with how to fix it.
 #include "server/model_service/model_service.h"
+#include "server/model_service/model_views.h"
 
 #include <gtest/gtest.h>
 
@@ -53,4 +54,27 @@ TEST(ModelServiceCompute, Bf16AskedByNameOnAFloat32ModelIsRefusedWithHowToFixIt)
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message.find("keeps none: add --dtype bf16"), std::string::npos) << s.error().message;
   EXPECT_NE(s.error().message.find("or leave --compute out"), std::string::npos) << s.error().message;
+}
+
+// A run's result (every head's pattern, its predictions) counts in the pool's memory budget from
+// the moment its report is made until the route has encoded it and let it go (issue 25: forty
+// distinct runs of one batch report at once, each holding its views).
+TEST(ModelServiceRun, AResultCountsInThePoolsBudgetUntilItIsLetGo) {
+  ModelServiceOptions o;
+  o.dir = compute_test_model_dir();
+  auto s = ModelService::load(o);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ((*s)->held_bytes(), 0u);
+  {
+    ModelRunRequest rq;
+    rq.text = "the cat sat on the mat and the dog sat on the log";
+    auto r = (*s)->run(rq);
+    ASSERT_TRUE(r) << r.error().message;
+    const std::size_t bytes = model_run_result_bytes(*r);
+    // every head's causal half of patterns, in float32 at least
+    const std::size_t T = r->tokens.size(), heads = std::size_t(r->n_layer * r->n_head);
+    EXPECT_GE(bytes, heads * T * (T + 1) / 2 * sizeof(float));
+    EXPECT_EQ((*s)->held_bytes(), bytes);  // the forward's output let go, the report held
+  }
+  EXPECT_EQ((*s)->held_bytes(), 0u);
 }

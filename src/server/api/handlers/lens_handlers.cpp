@@ -72,17 +72,24 @@ Result<ComposeAnswer> handle_model_compose(ModelService& m, const ComposeRequest
                             "on your own machine");
     }
   }
-  if (const double cost = research::composition_cost(c); cost > kMaxMeasureWork) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%.2g multiply-adds, over this server's limit of %.2g", cost, kMaxMeasureWork);
-    return make_error(ErrorCode::too_long, std::string("this model's composition scores cost ") + buf +
-                                               "; run `headlab compose --model M` on your own machine");
+  const research::CompositionCost cost =
+      research::composition_cost(c, {.fold_ln = rq.fold_ln, .baseline_samples = rq.baseline_samples});
+  if (cost.total() > kMaxMeasureWork) {
+    char buf[224];
+    std::snprintf(buf, sizeof buf,
+                  "%.2g multiply-adds (the random baseline's %d samples %.2g of them), over this server's limit of %.2g",
+                  cost.total(), rq.baseline_samples, cost.baseline, kMaxMeasureWork);
+    std::string narrow = cost.total() - cost.baseline < kMaxMeasureWork
+                             ? "ask for fewer 'baseline_samples', or run"
+                             : "run";
+    return make_error(ErrorCode::too_long, std::string("this model's composition scores cost ") + buf + "; " + narrow +
+                                               " `headlab compose --model M` on your own machine");
   }
   if (rq.copying) {
-    const double cost = 2.0 * c.vocab_size * c.n_embd * c.head_size() * c.n_layer * c.n_head;
-    if (cost > kMaxCircuitWork) {
+    const double copying = research::copying_score_cost(c) * c.n_layer * c.n_head;
+    if (copying > kMaxCircuitWork) {
       char buf[96];
-      std::snprintf(buf, sizeof buf, "%.2g multiply-adds, over this server's limit of %.2g", cost, kMaxCircuitWork);
+      std::snprintf(buf, sizeof buf, "%.2g multiply-adds, over this server's limit of %.2g", copying, kMaxCircuitWork);
       return make_error(ErrorCode::too_long, std::string("every head's copying score costs ") + buf +
                                                  "; ask for one head's with 'circuit', or run `headlab compose --model M "
                                                  "--copying` on your own machine");

@@ -15,12 +15,13 @@
 
 namespace headlab::server {
 
-// The most multiply-adds a circuit request may cost (2 V^2 HS): GPT-2 small's 3.2e11 is
+// The most multiply-adds a circuit request may cost (research::head_circuits_cost, 2 V^2 HS and
+// the vocabulary factors; every head's copying score likewise): GPT-2 small's 3.2e11 is
 // refused with its cost and the CLI named; the built-in model's 1.1e9 is not.
 inline constexpr double kMaxCircuitWork = 2e10;
-// The lens's unembeddings ((L + 1) T C V) and the composition scores (3 C HS^2 per pair of heads)
-// past this are refused with their cost: GPT-2 small's lens of 256 tokens (1.3e11) and its
-// scores (9e10) fit.
+// The lens's unembeddings ((L + 1) T C V) and the composition scores (research::composition_cost:
+// the factors, the products, the random baseline) past this are refused with their cost: GPT-2
+// small's lens of 256 tokens (1.3e11) and its scores (1e11 with 64 baseline samples) fit.
 inline constexpr double kMaxMeasureWork = 2e11;
 
 // POST /api/model/lens: {"text" | "ids", "bos", "truncate", "answers": [" Mary"], "top_k"}
@@ -59,7 +60,8 @@ struct ComposeAnswer {
 // Every head's copying score into a.copying (what `copying` asks). Errors: copying_score's.
 Status compose_copying(const model::Parameters& params, ComposeAnswer& a);
 // Errors: invalid_argument (a head that does not exist, top or baseline_samples out of range),
-// too_long (a circuit over kMaxCircuitWork: the message gives the cost and the CLI command).
+// too_long (a circuit or every head's copying score over kMaxCircuitWork, the scores over
+// kMaxMeasureWork: the message gives the cost, how to narrow it and the CLI command).
 Result<ComposeAnswer> handle_model_compose(ModelService& model, const ComposeRequest& request);
 
 }  // namespace headlab::server
