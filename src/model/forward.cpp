@@ -524,10 +524,11 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
       const int Tn = Ts[std::size_t(s)];
       const std::size_t TnC = std::size_t(Tn) * C;
       const float* zs = b.z + std::size_t(off[std::size_t(s)]) * D;
-      if (pk) {  // head h's columns of each panel
-        for (int h = 0; h < NH; h++)
+      if (pk) {  // head h's columns of each panel; one pool job for the heads, not one per head
+        thread_pool_run(NH, [&](int h) {
           matmul_forward_packed_part(dst + std::size_t(h) * TnC, zs + h * HS, D, pk->attprojw[std::size_t(l)], h * HS, HS,
                                      Tn);
+        });
       } else {
         thread_pool_run(NH, [&](int h) {
           blas_sgemm(false, true, Tn, C, HS, 1.0f, zs + h * HS, D, wo + h * HS, D, 0.0f, dst + std::size_t(h) * TnC, C);
@@ -574,12 +575,18 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
       // gated: each row holds [gate; up]; TransformerLens's hook_pre is the gate, hook_pre_linear the up
       hook(HookPoint::mlp_pre, l, view2(b.fc, R, F, FC, true));
       if (c.gated()) hook(HookPoint::mlp_pre_linear, l, view2(b.fc + F, R, F, FC, true));
-      switch (c.mlp_kind) {
-        case ModelConfig::Mlp::gelu_tanh: gelu_forward(b.fc_gelu, b.fc, static_cast<int>(Rz * F)); break;
-        case ModelConfig::Mlp::gelu_erf: gelu_erf_forward(b.fc_gelu, b.fc, static_cast<int>(Rz * F)); break;
-        case ModelConfig::Mlp::swiglu: swiglu_forward(b.fc_gelu, b.fc, R, F); break;
-        case ModelConfig::Mlp::geglu: geglu_forward(b.fc_gelu, b.fc, R, F); break;
-      }
+      // the activation's rows split over the pool (the same values as one call)
+      thread_pool_for_parts(Rz, [&](std::size_t r0, std::size_t r1) {
+        float* out = b.fc_gelu + r0 * F;
+        const float* in = b.fc + r0 * FC;
+        const int n = static_cast<int>(r1 - r0);
+        switch (c.mlp_kind) {
+          case ModelConfig::Mlp::gelu_tanh: gelu_forward(out, in, n * F); break;
+          case ModelConfig::Mlp::gelu_erf: gelu_erf_forward(out, in, n * F); break;
+          case ModelConfig::Mlp::swiglu: swiglu_forward(out, in, n, F); break;
+          case ModelConfig::Mlp::geglu: geglu_forward(out, in, n, F); break;
+        }
+      }, std::size_t(F));
       hook(HookPoint::mlp_post, l, view2(b.fc_gelu, R, F, F, true));
       linear(mlp_out, b.fc_gelu, rows_at(w.fcprojw, std::size_t(l) * C * F), layer_of(&PackedWeights::fcprojw, l),
              bias_or_null(w.fcprojb, c.mlp_bias, std::size_t(l) * C),

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <new>
 
 #include <sys/mman.h>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/safetensors.h"
+#include "model/thread_pool.h"
 
 namespace headlab::research {
 
@@ -83,8 +85,56 @@ void pad_prompt(CachedTensor& t, int b, int Tb) {
 }  // namespace
 
 namespace {
+constexpr std::size_t kParallelCopyFloats = std::size_t(1) << 18;  // 1 MB
 constexpr std::size_t kHugePage = std::size_t(2) << 20;
+
+// The block of the last cache freed, kept for the next one that fits in it: the kernel zeroes
+// every page it hands out (for GPT-2 small at 128 tokens, 159 MB per run), where PyTorch's
+// allocator hands the same memory back to the next run_with_cache of a loop. Its pages are
+// given to the kernel as lazily free (MADV_FREE): reclaimed only under memory pressure, and
+// until then written again without a fault.
+struct SpareBlock {
+  std::mutex mutex;
+  void* data = nullptr;
+  std::size_t len = 0;
+};
+SpareBlock& spare_block() {
+  static SpareBlock* spare = new SpareBlock;  // never destroyed: a cache may be freed after main returns
+  return *spare;
 }
+
+// Keeps the block as the spare if there is none, else unmaps it.
+void block_release(void* data, std::size_t len) {
+  SpareBlock& s = spare_block();
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (!s.data) {
+      ::madvise(data, len, MADV_FREE);
+      s.data = data, s.len = len;
+      return;
+    }
+  }
+  ::munmap(data, len);
+}
+
+// The spare block if it holds `len` bytes (its own length in *got), else null.
+void* block_reuse(std::size_t len, std::size_t* got) {
+  SpareBlock& s = spare_block();
+  void* data = nullptr;
+  std::size_t held = 0;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    std::swap(data, s.data);
+    std::swap(held, s.len);
+  }
+  if (data && held >= len) {
+    *got = held;
+    return data;
+  }
+  if (data) ::munmap(data, held);  // too small for this cache: give it back
+  return nullptr;
+}
+}  // namespace
 
 std::shared_ptr<float[]> cache_memory_allocate(std::size_t floats) {
   if (floats == 0) return nullptr;
@@ -94,8 +144,11 @@ std::shared_ptr<float[]> cache_memory_allocate(std::size_t floats) {
     if (!p) throw std::bad_alloc();
     return std::shared_ptr<float[]>(p, [](float* q) { std::free(q); });
   }
-  // over-map by one huge page, keep the 2 MB-aligned part, give back the rest
   const std::size_t len = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  std::size_t held = 0;
+  if (void* reused = block_reuse(len, &held))
+    return std::shared_ptr<float[]>(static_cast<float*>(reused), [held](float* q) { block_release(q, held); });
+  // over-map by one huge page, keep the 2 MB-aligned part, give back the rest
   void* raw = ::mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) throw std::bad_alloc();
   const std::uintptr_t start = reinterpret_cast<std::uintptr_t>(raw);
@@ -104,7 +157,7 @@ std::shared_ptr<float[]> cache_memory_allocate(std::size_t floats) {
   const std::size_t tail = start + len + kHugePage - (aligned + len);
   if (tail > 0) ::munmap(reinterpret_cast<void*>(aligned + len), tail);
   ::madvise(reinterpret_cast<void*>(aligned), len, MADV_HUGEPAGE);  // a hint: without THP, small pages
-  return std::shared_ptr<float[]>(reinterpret_cast<float*>(aligned), [len](float* q) { ::munmap(q, len); });
+  return std::shared_ptr<float[]>(reinterpret_cast<float*>(aligned), [len](float* q) { block_release(q, len); });
 }
 
 std::size_t ActivationCache::bytes() const {
@@ -201,10 +254,33 @@ Result<ActivationCache> cache_run(const model::Parameters& params, const std::ve
     const std::size_t P1 = v.rank > 1 ? std::size_t(t.shape[2]) : 1, P2 = v.rank > 2 ? std::size_t(t.shape[3]) : 1;
     const std::size_t P0 = std::size_t(t.shape[1]);
     float* dst = t.values.data() + std::size_t(b) * P0 * P1 * P2;
+    // row by row along the view's last axis, contiguous in every view the forward hands
+    // (each (T, NH, C) head result's rows of C, each pattern's rows of T): a memcpy each
+    auto copy_row = [](const float* from, std::size_t stride, int n, float* to) {
+      if (stride == 1) std::copy(from, from + n, to);
+      else
+        for (int i = 0; i < n; i++) to[i] = from[std::size_t(i) * stride];
+    };
     const int a0 = v.shape[0], a1 = v.rank > 1 ? v.shape[1] : 1, a2 = v.rank > 2 ? v.shape[2] : 1;
-    for (int x = 0; x < a0; x++)
-      for (int y = 0; y < a1; y++)
-        for (int z = 0; z < a2; z++) dst[(std::size_t(x) * P1 + std::size_t(y)) * P2 + std::size_t(z)] = v.at(x, y, z);
+    // a view of a megabyte or more (a head result, an MLP activation) is copied by the pool's
+    // threads, its first axis split between them; a smaller one is not worth waking a worker
+    const std::size_t per_x = std::size_t(a1) * a2;
+    auto copy_part = [&](std::size_t x0, std::size_t x1) {
+      for (std::size_t x = x0; x < x1; x++) {
+        if (v.rank == 3)
+          for (int y = 0; y < a1; y++) copy_row(&v.at(int(x), y), v.stride[2], a2, dst + (x * P1 + y) * P2);
+        else
+          copy_row(&v.at(int(x)), v.stride[1], a1, dst + x * P1);
+      }
+    };
+    if (v.rank >= 2) {
+      if (std::size_t(a0) * per_x >= kParallelCopyFloats)
+        model::thread_pool_for_parts(std::size_t(a0), copy_part, per_x);
+      else
+        copy_part(0, std::size_t(a0));
+    } else {
+      copy_row(v.data, v.stride[0], a0, dst);
+    }
   };
   model::ForwardOptions opt;
   opt.hooks = &hooks;

@@ -52,7 +52,9 @@ struct CacheOptions {
 // The memory of a cache's tensors, one block for them all: 2 MB pages when the kernel grants
 // them on request (transparent huge pages), so first writing 150 MB of activations costs about
 // 75 page faults, not 38,000 (on a VM each costs microseconds). Uninitialised: the forward's
-// hooks and the padding write every value. Null for 0 floats; throws std::bad_alloc.
+// hooks and the padding write every value. The block of the last cache freed is kept and
+// handed to the next cache it holds (cache.cpp), so a loop of caches does not have the kernel
+// zero 150 MB of fresh pages each time. Null for 0 floats; throws std::bad_alloc.
 std::shared_ptr<float[]> cache_memory_allocate(std::size_t floats);
 
 struct CachedTensor {

@@ -15,7 +15,7 @@
 
 namespace headlab::train {
 
-inline constexpr std::size_t kMinPartWork = 16384;
+inline constexpr std::size_t kMinPartWork = model::kPoolMinWork;
 
 // Part `part` of `parts` of [0, n).
 inline std::size_t split_at(std::size_t n, int part, int parts) {
@@ -26,15 +26,7 @@ inline std::size_t split_at(std::size_t n, int part, int parts) {
 // decide whether splitting is worth it.
 template <class Op>
 void for_parts(std::size_t n, const Op& op, std::size_t work_per_item = 1) {
-  const int parts = n * work_per_item < kMinPartWork ? 1 : model::thread_pool_size();
-  if (parts == 1) {
-    if (n > 0) op(std::size_t(0), n);
-    return;
-  }
-  model::thread_pool_run(parts, [&](int t) {
-    const std::size_t i0 = split_at(n, t, parts), i1 = split_at(n, t + 1, parts);
-    if (i1 > i0) op(i0, i1);
-  });
+  model::thread_pool_for_parts(n, op, work_per_item);
 }
 
 // Like for_parts, and tells op which part it runs (for per-part scratch and partial sums):

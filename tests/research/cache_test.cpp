@@ -1,6 +1,7 @@
 // Tests for research/cache.h: the cache holds each hook's view under its TransformerLens
 // name, batch first; the safetensors file reads back to the same numbers and metadata; a
-// padded prompt is its own run; a cache over its budget is refused before it runs.
+// padded prompt is its own run; a cache over its budget is refused before it runs; a freed
+// cache's memory serves the next.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -269,4 +270,23 @@ TEST(Cache, TheFileHoldsThePyTorchReferencesCacheToOneInTenThousand) {
       EXPECT_LT(worst / scale, 1e-4) << t.name;
     }
   }
+}
+
+TEST(CacheMemory, ALoopOfCachesReusesTheBlockOfTheLastCacheFreed) {
+  const std::size_t floats = (std::size_t(8) << 20) / sizeof(float);  // 8 MB: past the huge-page size
+  float* first = nullptr;
+  {
+    std::shared_ptr<float[]> a = cache_memory_allocate(floats);
+    first = a.get();
+    a[0] = 1.0f, a[floats - 1] = 2.0f;
+  }
+  std::shared_ptr<float[]> b = cache_memory_allocate(floats);
+  EXPECT_EQ(b.get(), first);  // no fresh pages for the kernel to zero
+  std::shared_ptr<float[]> c = cache_memory_allocate(floats);  // b still held: a block of its own
+  EXPECT_NE(c.get(), b.get());
+  c[floats - 1] = 3.0f;
+  b.reset();
+  std::shared_ptr<float[]> larger = cache_memory_allocate(4 * floats);  // the spare is too small: a new block
+  larger[4 * floats - 1] = 4.0f;
+  EXPECT_EQ(larger[4 * floats - 1], 4.0f);
 }
