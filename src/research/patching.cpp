@@ -347,6 +347,14 @@ void patch_metric_options(ForwardOptions& o, const PatchPair& pair, PatchMetric 
   metric_options(o, pair, m, sc);
 }
 
+double patch_run_metric(const ForwardOutput& out, const PatchPair& pair, PatchMetric m, const std::vector<int>& columns) {
+  return run_metric(out, pair, m, columns);
+}
+
+bool patch_batch_fits(const ModelConfig& c, int tokens, const ForwardOptions& options) {
+  return batch_fits(c, tokens, options);
+}
+
 double patch_run_metric(const ForwardOutput& out, const PatchPair& pair, PatchMetric m, bool columns_only) {
   ForwardOptions o;
   patch_metric_options(o, pair, m, columns_only);

@@ -160,5 +160,13 @@ Status patch_check_pairs(const model::ModelConfig& config, std::span<const Patch
 // (normalized: its logit difference, normalised once the sweep is done).
 void patch_metric_options(model::ForwardOptions& options, const PatchPair& pair, PatchMetric metric, bool columns_only);
 double patch_run_metric(const model::ForwardOutput& out, const PatchPair& pair, PatchMetric metric, bool columns_only);
+// The same for a run whose forward unembedded `columns` (its logit_tokens; empty: every one): a
+// batch of several pairs unembeds each pair's answer and wrong token, and each row finds its own.
+double patch_run_metric(const model::ForwardOutput& out, const PatchPair& pair, PatchMetric metric,
+                        const std::vector<int>& columns);
+// Whether a batch of patched runs of `tokens` rows in all stays within a sweep's bounds: 2048
+// tokens, and 64 MB as model::forward_bytes counts a forward with `options` (the workspace's
+// rows and the logits the metric reads).
+bool patch_batch_fits(const model::ModelConfig& config, int tokens, const model::ForwardOptions& options);
 
 }  // namespace headlab::research
