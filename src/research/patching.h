@@ -16,7 +16,7 @@
 // tests/research/patching_test.cpp): a patched run starts at the patched layer from the base
 // run's resid_pre (model::ForwardOptions::start_layer: the blocks before cannot change); the
 // runs that start at one layer, of every pair, go as the rows of one model::forward_batch (each
-// block's weights read once for them all; a batch holds at most 2048 tokens and 64 MB); the
+// block's weights read once for them all; a batch holds at most 2048 tokens and 16 MB); the
 // logit-difference metrics unembed only the answer's and the wrong token's columns; a slice that
 // is the same in both runs (a prefix both prompts share) leaves the base run, whose metric it
 // takes without running. Steering (PatchRequest::steering) is applied in every run, the
@@ -165,7 +165,7 @@ double patch_run_metric(const model::ForwardOutput& out, const PatchPair& pair, 
 double patch_run_metric(const model::ForwardOutput& out, const PatchPair& pair, PatchMetric metric,
                         const std::vector<int>& columns);
 // Whether a batch of patched runs of `tokens` rows in all stays within a sweep's bounds: 2048
-// tokens, and 64 MB as model::forward_bytes counts a forward with `options` (the workspace's
+// tokens, and 16 MB as model::forward_bytes counts a forward with `options` (the workspace's
 // rows and the logits the metric reads).
 bool patch_batch_fits(const model::ModelConfig& config, int tokens, const model::ForwardOptions& options);
 
