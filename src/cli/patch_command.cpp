@@ -372,7 +372,7 @@ int run_patch(const PatchOptions& o) {
     path_rq.senders = std::move(*senders);
     path_rq.receivers = std::move(*receivers);
     path_rq.noising = !o.denoising;  // ARENA's direction unless --denoising
-    if (o.tl_loop) path_rq.shortcuts = {false, false, false};
+    if (o.tl_loop) path_rq.shortcuts = {false, false, false, false};
   } else if (o.senders != "all" || o.receivers != "final") {
     return print_error("--senders and --receivers are path patching's: add --path", 2);
   }
@@ -386,7 +386,7 @@ int run_patch(const PatchOptions& o) {
   rq.metric = *metric;
   rq.noising = o.noising;
   path_rq.metric = *metric;
-  if (o.tl_loop) rq.shortcuts = {false, false, false};
+  if (o.tl_loop) rq.shortcuts = {false, false, false, false};
   if (!o.layers.empty()) {
     auto l = parse_index_list(o.layers, "--layers");
     if (!l) return print_error(l.error().message, 2);

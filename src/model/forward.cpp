@@ -157,8 +157,9 @@ LayerRope rope_of_layer(const ModelConfig& c, int layer) {
 namespace {
 
 // The forward over one or more sequences stacked as rows: `outs[s]` receives sequence s's
-// logits, loss and record. With several, the caller (forward_batch) has refused interventions,
-// hooks and start_layer, so the code under `one` may read the only sequence as all R rows.
+// logits, loss and record, and each hook call sees one sequence's rows (HookView::sequence).
+// With several, the caller (forward_batch) has refused interventions, which are validated
+// against all R rows as one sequence's.
 Status forward_rows(const Parameters& params, std::span<const std::span<const int>> seqs, const ForwardOptions& options,
                     ForwardOutput* const* outs, Workspace& ws) {
   const ModelConfig& c = params.config;
@@ -193,8 +194,20 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
   const int L0 = options.start_layer;
   if (L0 < 0 || L0 > L)
     return make_error(ErrorCode::invalid_argument, "start_layer " + std::to_string(L0) + " is outside 0.." + std::to_string(L));
-  if (L0 > 0 && !options.start_resid)
-    return make_error(ErrorCode::invalid_argument, "start_layer " + std::to_string(L0) + " needs that block's resid_pre");
+  // each sequence's resid_pre at L0, (T_s, C): start_resids[s], or the one start_resid
+  std::vector<const float*> starts(L0 > 0 ? S : 0, nullptr);
+  if (L0 > 0) {
+    if (!options.start_resids.empty() && options.start_resids.size() != std::size_t(S))
+      return make_error(ErrorCode::invalid_argument, "start_layer " + std::to_string(L0) + ": start_resids has " +
+                                                         std::to_string(options.start_resids.size()) +
+                                                         " residuals for " + std::to_string(S) + " sequences");
+    for (int s = 0; s < S; s++)
+      starts[std::size_t(s)] = options.start_resids.empty() ? (one ? options.start_resid : nullptr)
+                                                            : options.start_resids[std::size_t(s)];
+    if (std::find(starts.begin(), starts.end(), nullptr) != starts.end())
+      return make_error(ErrorCode::invalid_argument, "start_layer " + std::to_string(L0) + " needs that block's resid_pre" +
+                                                         (one ? std::string() : " for each sequence (start_resids)"));
+  }
   // the blocks that run end at Ls (stop_at_layer; the record holds blocks [0, Ls))
   const int Ls = options.stop_at_layer < 0 ? L : options.stop_at_layer;
   if (Ls < L0 || Ls > L)
@@ -210,11 +223,28 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
                                                          std::to_string(V) + ")");
   if (options.loss && !options.logit_tokens.empty())
     return make_error(ErrorCode::invalid_argument, "the loss needs every logit: logit_tokens must be empty");
-  // The hooks (one sequence only): `hook(p, l, view)` calls the caller's function where it asked.
+  // The hooks: `hook(p, l, view)` calls the caller's function where it asked, once per
+  // sequence for a view whose first axis is the R rows (each call sees its own rows and is told
+  // which sequence they are); `hook_one` for a view of one sequence (scores, pattern, result).
   const ForwardHooks* H = options.hooks && options.hooks->at && options.hooks->any() ? options.hooks : nullptr;
   auto wants = [&](HookPoint p, int l) { return H && H->wants(p, l); };
   auto hook = [&](HookPoint p, int l, const HookView& v) {
-    if (wants(p, l)) H->at(p, l, v);
+    if (!wants(p, l)) return;
+    if (one) {
+      H->at(p, l, v);
+      return;
+    }
+    for (int s = 0; s < S; s++) {
+      HookView rows = v;
+      rows.data += std::size_t(off[std::size_t(s)]) * v.stride[0];
+      rows.shape[0] = Ts[std::size_t(s)];
+      rows.sequence = s;
+      H->at(p, l, rows);
+    }
+  };
+  auto hook_one = [&](HookPoint p, int l, HookView v, int s) {
+    v.sequence = s;
+    H->at(p, l, v);
   };
   std::vector<float> hook_scale(H ? std::size_t(R) : 0);  // a norm's scale, (T)
   auto hook_norm_scale = [&](HookPoint p, int l, const float* in) {
@@ -315,17 +345,20 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
     }
   };
   if (L0 > 0) {
-    std::copy(options.start_resid, options.start_resid + RC, x);
+    for (int s = 0; s < S; s++)
+      std::copy(starts[std::size_t(s)], starts[std::size_t(s)] + std::size_t(Ts[std::size_t(s)]) * C,
+                x + std::size_t(off[std::size_t(s)]) * C);
   } else if (wants(HookPoint::embed, -1) || wants(HookPoint::pos_embed, -1)) {
     // step by step, so that hook_embed sees wte[ids] (times sqrt(C) for Gemma) and hook_pos_embed wpe
-    embed_rows(0);
+    for (int s = 0; s < S; s++) embed_rows(s);
     if (c.embed_scale) {
       const float sc = static_cast<float>(std::sqrt(double(C)));
       for (std::size_t i = 0; i < RC; i++) x[i] *= sc;
     }
     hook(HookPoint::embed, -1, view2(x, R, C, C, true));
     if (c.positions == ModelConfig::Positions::learned) {
-      std::copy(w.wpe, w.wpe + RC, b.proj);
+      for (int s = 0; s < S; s++)
+        std::copy(w.wpe, w.wpe + std::size_t(Ts[std::size_t(s)]) * C, b.proj + std::size_t(off[std::size_t(s)]) * C);
       hook(HookPoint::pos_embed, -1, view2(b.proj, R, C, C, true));
       residual_forward(x, x, b.proj, static_cast<int>(RC));
     }
@@ -413,106 +446,106 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
         copy_rows(b.heads, std::size_t(3) * D, s, outs[s]->record.qkv, std::size_t(l) * 3 * Ts[std::size_t(s)] * D);
 
     // 2. z = attention(qkv), per sequence (its own causal mask over its own T), with this
-    //    layer's interventions (one sequence only)
-    const int T = R;  // below, until the per-sequence attention: interventions and hooks see one sequence
-    const std::size_t packed = ActivationRecord::packed_size(T);
-    AttentionHeadHooks hooks;
-    bool layer_replaces = false, layer_blocks = false;
-    std::fill(replace_ptrs.begin(), replace_ptrs.end(), nullptr);
-    for (const PatternReplacement& r : options.interventions.replace) {
-      if (r.layer != l) continue;
-      float* dst = b.replaced + std::size_t(r.head) * T * T;
-      if (r.kind == PatternReplacementKind::custom) {
-        std::copy(r.pattern.begin(), r.pattern.end(), dst);
-      } else {
-        for (int t = 0; t < T; t++)
-          for (int t2 = 0; t2 < T; t2++) dst[std::size_t(t) * T + t2] = t2 <= t ? 1.0f / (t + 1) : 0.0f;
-      }
-      replace_ptrs[r.head] = dst;
-      layer_replaces = true;
-    }
-    block_masks.assign(NH, {});
-    std::fill(block_ptrs.begin(), block_ptrs.end(), nullptr);
-    for (const KeyBlock& kb : options.interventions.block) {
-      if (kb.layer != l) continue;
-      for (int h = 0; h < NH; h++) {
-        if (kb.head != -1 && kb.head != h) continue;
-        if (block_masks[h].empty()) block_masks[h].assign(T, 0);
-        block_masks[h][kb.key] = 1;
-        block_ptrs[h] = block_masks[h].data();
-        layer_blocks = true;
-      }
-    }
-    if (layer_replaces) hooks.replace_pattern = replace_ptrs.data();
-    if (layer_blocks) hooks.block_key = block_ptrs.data();
-    // the hooks on scores and pattern see them whole, (NH, T, T): the kernel hands its causal half
+    //    layer's interventions (one sequence only: forward_batch refuses them in a batch) and
+    //    the hooks on each sequence's scores and pattern
     const bool hook_scores = wants(HookPoint::attn_scores, l), hook_pattern = wants(HookPoint::pattern, l);
-    if (hook_scores || hook_pattern) {
-      hook_packed.resize(2 * std::size_t(NH) * packed);
-      hook_full.resize(std::size_t(NH) * T * T);
-    }
-    hooks.window = c.window_of(l);      // sliding layers: keys further back than the window are masked
-    hooks.softcap = c.attn_softcap;     // Gemma 2: scores = cap * tanh(scores / cap)
-    float* scores_packed = nullptr;
-    float* pattern_packed = nullptr;
     for (int s = 0; s < S; s++) {
       ActivationRecord& rec = outs[s]->record;
-      const int Ts_ = Ts[std::size_t(s)];
-      const std::size_t packed_s = ActivationRecord::packed_size(Ts_);
-      scores_packed = rq.scores ? rec.scores.data() + std::size_t(l) * NH * packed_s
-                                : (hook_scores ? hook_packed.data() : nullptr);
-      pattern_packed = rq.pattern ? rec.pattern.data() + std::size_t(l) * NH * packed_s
-                                  : (hook_pattern ? hook_packed.data() + std::size_t(NH) * packed : nullptr);
+      const int T = Ts[std::size_t(s)];
+      const std::size_t packed = ActivationRecord::packed_size(T);
+      float* zs = b.z + std::size_t(off[std::size_t(s)]) * D;                     // (T, D)
+      const float* qkv_s = b.heads + std::size_t(off[std::size_t(s)]) * 3 * D;  // (T, 3D)
+      AttentionHeadHooks hooks;
+      bool layer_replaces = false, layer_blocks = false;
+      std::fill(replace_ptrs.begin(), replace_ptrs.end(), nullptr);
+      for (const PatternReplacement& r : options.interventions.replace) {
+        if (r.layer != l) continue;
+        float* dst = b.replaced + std::size_t(r.head) * T * T;
+        if (r.kind == PatternReplacementKind::custom) {
+          std::copy(r.pattern.begin(), r.pattern.end(), dst);
+        } else {
+          for (int t = 0; t < T; t++)
+            for (int t2 = 0; t2 < T; t2++) dst[std::size_t(t) * T + t2] = t2 <= t ? 1.0f / (t + 1) : 0.0f;
+        }
+        replace_ptrs[r.head] = dst;
+        layer_replaces = true;
+      }
+      block_masks.assign(NH, {});
+      std::fill(block_ptrs.begin(), block_ptrs.end(), nullptr);
+      for (const KeyBlock& kb : options.interventions.block) {
+        if (kb.layer != l) continue;
+        for (int h = 0; h < NH; h++) {
+          if (kb.head != -1 && kb.head != h) continue;
+          if (block_masks[h].empty()) block_masks[h].assign(T, 0);
+          block_masks[h][kb.key] = 1;
+          block_ptrs[h] = block_masks[h].data();
+          layer_blocks = true;
+        }
+      }
+      if (layer_replaces) hooks.replace_pattern = replace_ptrs.data();
+      if (layer_blocks) hooks.block_key = block_ptrs.data();
+      // the hooks on scores and pattern see them whole, (NH, T, T): the kernel hands its causal half
+      if (hook_scores || hook_pattern) {
+        hook_packed.resize(2 * std::size_t(NH) * packed);
+        hook_full.resize(std::size_t(NH) * T * T);
+      }
+      hooks.window = c.window_of(l);      // sliding layers: keys further back than the window are masked
+      hooks.softcap = c.attn_softcap;     // Gemma 2: scores = cap * tanh(scores / cap)
+      float* scores_packed = rq.scores ? rec.scores.data() + std::size_t(l) * NH * packed
+                                       : (hook_scores ? hook_packed.data() : nullptr);
+      float* pattern_packed = rq.pattern ? rec.pattern.data() + std::size_t(l) * NH * packed
+                                         : (hook_pattern ? hook_packed.data() + std::size_t(NH) * packed : nullptr);
       hooks.pattern_out = pattern_packed;
       hooks.scores_out = scores_packed;
-      attention_forward_causal(b.z + std::size_t(off[std::size_t(s)]) * D,
-                               b.heads + std::size_t(off[std::size_t(s)]) * 3 * D, Ts_, D, NH, c.attention_scale(l),
-                               hooks, b.scratch);
-    }
-    if (hook_scores) {  // after the scale, the soft-cap and the mask: -inf where masked, as TransformerLens
-      const int window = c.window_of(l);
-      for (int h = 0; h < NH; h++)
-        for (int t = 0; t < T; t++)
-          for (int t2 = 0; t2 < T; t2++)
-            hook_full[(std::size_t(h) * T + t) * T + t2] =
-                t2 > t || (window > 0 && t - t2 >= window)
-                    ? -std::numeric_limits<float>::infinity()
-                    : scores_packed[std::size_t(h) * packed + ActivationRecord::packed_offset(t) + t2];
-      hook(HookPoint::attn_scores, l, view3(hook_full.data(), NH, T, T, std::size_t(T) * T, T, false));
-    }
-    if (hook_pattern) {
-      auto expand = [&](int h, float* full) {
-        for (int t = 0; t < T; t++)
-          for (int t2 = 0; t2 < T; t2++)
-            full[std::size_t(t) * T + t2] =
-                t2 > t ? 0.0f : pattern_packed[std::size_t(h) * packed + ActivationRecord::packed_offset(t) + t2];
-      };
-      for (int h = 0; h < NH; h++) expand(h, hook_full.data() + std::size_t(h) * T * T);
-      hook(HookPoint::pattern, l, view3(hook_full.data(), NH, T, T, std::size_t(T) * T, T, true));
-      // a head whose pattern the hook changed attends with the new one
-      std::vector<float> made(std::size_t(T) * T);
-      bool changed = false;
-      for (int h = 0; h < NH; h++) {
-        expand(h, made.data());
-        const float* now = hook_full.data() + std::size_t(h) * T * T;
-        if (!std::equal(made.begin(), made.end(), now)) replace_ptrs[h] = now, changed = true;
+      attention_forward_causal(zs, qkv_s, T, D, NH, c.attention_scale(l), hooks, b.scratch);
+      if (hook_scores) {  // after the scale, the soft-cap and the mask: -inf where masked, as TransformerLens
+        const int window = c.window_of(l);
+        for (int h = 0; h < NH; h++)
+          for (int t = 0; t < T; t++)
+            for (int t2 = 0; t2 < T; t2++)
+              hook_full[(std::size_t(h) * T + t) * T + t2] =
+                  t2 > t || (window > 0 && t - t2 >= window)
+                      ? -std::numeric_limits<float>::infinity()
+                      : scores_packed[std::size_t(h) * packed + ActivationRecord::packed_offset(t) + t2];
+        hook_one(HookPoint::attn_scores, l, view3(hook_full.data(), NH, T, T, std::size_t(T) * T, T, false), s);
       }
-      if (changed) {
-        hooks.replace_pattern = replace_ptrs.data();
-        hooks.scores_out = nullptr;
-        attention_forward_causal(b.z, b.heads, T, D, NH, c.attention_scale(l), hooks, b.scratch);
+      if (hook_pattern) {
+        auto expand = [&](int h, float* full) {
+          for (int t = 0; t < T; t++)
+            for (int t2 = 0; t2 < T; t2++)
+              full[std::size_t(t) * T + t2] =
+                  t2 > t ? 0.0f : pattern_packed[std::size_t(h) * packed + ActivationRecord::packed_offset(t) + t2];
+        };
+        for (int h = 0; h < NH; h++) expand(h, hook_full.data() + std::size_t(h) * T * T);
+        hook_one(HookPoint::pattern, l, view3(hook_full.data(), NH, T, T, std::size_t(T) * T, T, true), s);
+        // a head whose pattern the hook changed attends with the new one
+        std::vector<float> made(std::size_t(T) * T);
+        bool changed = false;
+        for (int h = 0; h < NH; h++) {
+          expand(h, made.data());
+          const float* now = hook_full.data() + std::size_t(h) * T * T;
+          if (!std::equal(made.begin(), made.end(), now)) replace_ptrs[h] = now, changed = true;
+        }
+        if (changed) {
+          hooks.replace_pattern = replace_ptrs.data();
+          hooks.scores_out = nullptr;
+          attention_forward_causal(zs, qkv_s, T, D, NH, c.attention_scale(l), hooks, b.scratch);
+        }
       }
     }
 
     for (const HeadAblation& a : options.interventions.ablate) {
       if (a.layer != l) continue;
-      float* zh = b.z + a.head * HS;  // (T, HS), row stride D
-      std::vector<float> fill(HS, 0.0f);
-      if (a.kind == Ablation::mean) {
-        for (int t = 0; t < T; t++)
-          for (int i = 0; i < HS; i++) fill[i] += zh[std::size_t(t) * D + i] / T;
+      for (int s = 0; s < S; s++) {
+        const int T = Ts[std::size_t(s)];
+        float* zh = b.z + std::size_t(off[std::size_t(s)]) * D + a.head * HS;  // (T, HS), row stride D
+        std::vector<float> fill(HS, 0.0f);
+        if (a.kind == Ablation::mean) {
+          for (int t = 0; t < T; t++)
+            for (int i = 0; i < HS; i++) fill[i] += zh[std::size_t(t) * D + i] / T;
+        }
+        for (int t = 0; t < T; t++) std::copy(fill.begin(), fill.end(), zh + std::size_t(t) * D);
       }
-      for (int t = 0; t < T; t++) std::copy(fill.begin(), fill.end(), zh + std::size_t(t) * D);
     }
     hook(HookPoint::z, l, view3(b.z, R, NH, HS, D, HS, true));
     if (rq.z)
@@ -539,13 +572,16 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
       for (int s = 0; s < S; s++)
         head_outputs(outs[s]->record.head_out.data() + std::size_t(l) * NH * Ts[std::size_t(s)] * C, s);
     if (wants(HookPoint::result, l)) {
-      const std::size_t TC = std::size_t(T) * C;
-      float* result = rq.head_out ? outs[0]->record.head_out.data() + std::size_t(l) * NH * TC : nullptr;
-      if (!result) {
-        hook_result.resize(std::size_t(NH) * TC);
-        head_outputs(result = hook_result.data(), 0);
+      for (int s = 0; s < S; s++) {
+        const int T = Ts[std::size_t(s)];
+        const std::size_t TC = std::size_t(T) * C;
+        float* result = rq.head_out ? outs[s]->record.head_out.data() + std::size_t(l) * NH * TC : nullptr;
+        if (!result) {
+          hook_result.resize(std::size_t(NH) * TC);
+          head_outputs(result = hook_result.data(), s);
+        }
+        hook_one(HookPoint::result, l, view3(result, T, NH, C, C, TC, false), s);  // (T, NH, C) over (NH, T, C)
       }
-      hook(HookPoint::result, l, view3(result, T, NH, C, C, TC, false));  // (T, NH, C) over (NH, T, C)
     }
 
     // 3. attn = z @ c_proj^T + b;  sequential: x = x + attn
@@ -707,8 +743,6 @@ Status forward_batch(const Parameters& params, std::span<const std::span<const i
                         what + " cannot run in a batch of several sequences; run each sequence with forward()");
     };
     if (!options.interventions.empty()) return refused("interventions");
-    if (options.hooks && options.hooks->at && options.hooks->any()) return refused("hooks");
-    if (options.start_layer != 0) return refused("start_layer");
   }
   outs.resize(sequences.size());
   std::vector<ForwardOutput*> ptrs(outs.size());

@@ -132,6 +132,9 @@ struct ForwardOptions {
   // record and hooks are not filled). 0: the whole forward. start_layer = L runs only ln_f.
   int start_layer = 0;
   const float* start_resid = nullptr;
+  // forward_batch from start_layer: sequence s starts from start_resids[s], (T_s, C) (one per
+  // sequence; each may come from a different run). Empty: start_resid, for one sequence.
+  std::vector<const float*> start_resids;
   // Stop after block stop_at_layer - 1 (TransformerLens's stop_at_layer): only blocks
   // [start_layer, stop_at_layer) run, for a caller that needs no layer past it. The record
   // then holds those blocks (record.L = stop_at_layer; residual[stop_at_layer] is the last
@@ -184,15 +187,20 @@ std::size_t forward_bytes(const ModelConfig& config, int T, const ForwardOptions
 // sum(T_s) rows, so each block's matrices are read once for the batch, while the positions
 // (wpe, rotary) start at 0 in each sequence and the attention is each sequence's own (its
 // causal mask over its own T); the unembedding writes each sequence's (T, V) logits straight
-// into its own output (one (R, V) block copied again cost more than it saved). outs[s] is what forward(params, sequences[s], options, ...) gives:
-// its logits, loss and record (the same numbers to float rounding; the kernels this CPU runs
-// give them bit for bit, tests/model/forward_batch_test.cpp).
+// into its own output (one (R, V) block copied again cost more than it saved). outs[s] is what
+// forward(params, sequences[s], options, ...) gives: its logits, loss and record (the same
+// numbers to float rounding; the kernels this CPU runs give them bit for bit,
+// tests/model/forward_batch_test.cpp).
 //   std::vector<std::span<const int>> seqs = {a, b, c};
 //   std::vector<ForwardOutput> outs;
 //   Status s = forward_batch(params, seqs, opt, outs, ws);   // outs.size() == 3
+// Hooks are called once per sequence at each site, in sequence order, each with a view of that
+// sequence's own (T_s, ...) activation and HookView::sequence = s, so one callback can treat
+// each row differently (a patching sweep writes each row's own slice). With start_layer > 0,
+// options.start_resids gives each sequence its own resid_pre.
 // Errors: forward's, naming the sequence ("sequence 2 has no tokens"); invalid_argument for an
-// empty batch, and, with several sequences, for interventions, hooks or start_layer (run such
-// a sequence alone with forward()). The workspace grows to the batch's rows.
+// empty batch, for start_resids not one per sequence, and, with several sequences, for
+// interventions (run such a sequence alone with forward()). The workspace grows to the batch's rows.
 Status forward_batch(const Parameters& params, std::span<const std::span<const int>> sequences,
                      const ForwardOptions& options, std::vector<ForwardOutput>& outs, Workspace& workspace);
 

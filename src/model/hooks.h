@@ -8,7 +8,8 @@
 //   ForwardOptions opt;  opt.hooks = &hooks;
 //
 // `at` is called in the forward's own order (TransformerLens's), on the forward's thread,
-// once per wanted site. The view is the activation itself where the forward's next step
+// once per wanted site (in a forward_batch, once per sequence there, HookView::sequence
+// saying which, each view over that sequence's own rows). The view is the activation itself where the forward's next step
 // reads it, so a write there changes the rest of the run (patching, steering); a view made
 // only to be looked at (`writable` false: the norms' scales, the scores, each head's
 // result) is a copy and a write to it changes nothing. `pattern` is writable: a changed
@@ -80,6 +81,7 @@ struct HookView {
   std::array<int, 3> shape{};
   std::array<std::size_t, 3> stride{};
   bool writable = false;
+  int sequence = 0;          // which sequence of a forward_batch the view holds (0 in a lone forward)
   std::size_t size() const;  // elements
   float& at(int i, int j = 0, int k = 0) const {
     return data[std::size_t(i) * stride[0] + std::size_t(j) * stride[1] + std::size_t(k) * stride[2]];

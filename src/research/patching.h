@@ -15,6 +15,8 @@
 // Exact and fast (each shortcut is tested equal to TL's loop, one full forward per index,
 // tests/research/patching_test.cpp): a patched run starts at the patched layer from the base
 // run's resid_pre (model::ForwardOptions::start_layer: the blocks before cannot change); the
+// runs that start at one layer, of every pair, go as the rows of one model::forward_batch (each
+// block's weights read once for them all; a batch holds at most 2048 tokens and 16 MB); the
 // logit-difference metrics unembed only the answer's and the wrong token's columns; a slice that
 // is the same in both runs (a prefix both prompts share) leaves the base run, whose metric it
 // takes without running. Steering (PatchRequest::steering) is applied in every run, the
@@ -82,6 +84,7 @@ struct PatchShortcuts {
   bool start_at_layer = true;       // start each patched run at its layer from the base run's resid_pre
   bool metric_columns_only = true;  // logit_diff/normalized: unembed only the answer and wrong columns
   bool skip_unchanged = true;       // a slice equal in both runs: the base run's metric, no run
+  bool batch_rows = true;           // the runs that start at one layer go as the rows of one forward_batch
 };
 
 struct PatchRequest {
@@ -97,8 +100,9 @@ struct PatchRequest {
   std::vector<Steering> steering;
   // Called after each patched run (or skipped one): done of total. Empty: nothing.
   std::function<void(std::size_t done, std::size_t total)> progress;
-  // Asked before each patched run; false stops the sweep (unavailable): a server whose client
-  // has gone frees its worker. Empty: run to the end.
+  // Asked before each patched run joins a batch; false stops the sweep (unavailable) once the
+  // runs already let in have run: a server whose client has gone frees its worker. Empty: run
+  // to the end.
   std::function<bool()> keep_going;
 };
 
@@ -156,5 +160,13 @@ Status patch_check_pairs(const model::ModelConfig& config, std::span<const Patch
 // (normalized: its logit difference, normalised once the sweep is done).
 void patch_metric_options(model::ForwardOptions& options, const PatchPair& pair, PatchMetric metric, bool columns_only);
 double patch_run_metric(const model::ForwardOutput& out, const PatchPair& pair, PatchMetric metric, bool columns_only);
+// The same for a run whose forward unembedded `columns` (its logit_tokens; empty: every one): a
+// batch of several pairs unembeds each pair's answer and wrong token, and each row finds its own.
+double patch_run_metric(const model::ForwardOutput& out, const PatchPair& pair, PatchMetric metric,
+                        const std::vector<int>& columns);
+// Whether a batch of patched runs of `tokens` rows in all stays within a sweep's bounds: 2048
+// tokens, and 16 MB as model::forward_bytes counts a forward with `options` (the workspace's
+// rows and the logits the metric reads).
+bool patch_batch_fits(const model::ModelConfig& config, int tokens, const model::ForwardOptions& options);
 
 }  // namespace headlab::research

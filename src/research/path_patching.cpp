@@ -234,103 +234,163 @@ Result<PathPatchResult> path_patch(const model::Parameters& params, std::span<co
                ": the corrupted prompts do not change the answer. Use --metric logit_diff, or corrupted prompts "
                "that favour the wrong token");
 
-  // 2. per sender, per pair: run 2 (and run 3 for receiver heads)
-  std::vector<double> acc(senders.size(), 0.0);
-  const std::size_t total = senders.size() * pairs.size();
+  // 2. per sender, per pair: run 2 (and run 3 for receiver heads). The senders of one layer, of
+  //    every pair, go as the rows of one forward_batch (run 2 starts at their layer, run 3 at the
+  //    first receiver's), each row's hooks reading its own pair and sender (HookView::sequence);
+  //    values[pair * senders + sender], averaged over the pairs at the end in pair order.
+  const std::size_t n_senders = senders.size();
+  std::vector<double> values(n_senders * pairs.size(), 0.0);
+  const std::size_t total = n_senders * pairs.size();
   std::size_t done = 0, skipped = 0;
-  std::vector<std::vector<float>> inputs(rq.receivers.size());  // run 2's receiver inputs, (T, HS) each
-  for (std::size_t pi = 0; pi < pairs.size(); pi++) {
-    const PatchPair& pair = pairs[pi];
-    const PairRuns& pr = runs[pi];
-    const std::vector<int>& orig_ids = rq.noising ? pair.clean : pair.corrupted;
-    const int T = static_cast<int>(orig_ids.size());
-    for (std::size_t si = 0; si < senders.size(); si++) {
-      const HeadIndex sender = senders[si];
-      const std::vector<float>& orig_z = pr.orig_z[std::size_t(sender.layer)];
-      const std::vector<float>& new_z = pr.new_z[std::size_t(sender.layer)];
-      bool run = !(to_heads && sender.layer >= last);  // no receiver after it: no path
-      if (run || !sc.skip_unreachable) {
-        bool same = true;  // the sender's z the same in both runs (a prompt pair equal up to the end)
-        for (int t = 0; t < T && same; t++)
-          for (int k = 0; k < HS; k++) {
-            const std::size_t at = (std::size_t(t) * NH + sender.head) * HS + k;
-            if (orig_z[at] != new_z[at]) {
-              same = false;
-              break;
-            }
+  auto count = [&] {
+    ++done;
+    if (rq.progress) rq.progress(done, total);
+  };
+  auto orig_ids = [&](const PatchPair& pair) -> const std::vector<int>& { return rq.noising ? pair.clean : pair.corrupted; };
+  struct Run {
+    std::size_t pair, sender;
+  };
+  std::vector<Run> batch;
+  int batch_tokens = 0;
+  std::vector<std::vector<std::vector<float>>> inputs;  // [row][receiver]: run 2's receiver inputs, (T, HS) each
+  std::vector<ForwardOutput> outs;
+  // the metric's options for a batch: every row's answer and wrong token among the columns
+  auto batch_metric_options = [&](ForwardOptions& o) {
+    patch_metric_options(o, pairs[batch[0].pair], rq.metric, sc.metric_columns_only);
+    if (!o.logit_tokens.empty())
+      for (const Run& r : batch)
+        for (int token : {pairs[r.pair].answer, pairs[r.pair].wrong})
+          if (std::find(o.logit_tokens.begin(), o.logit_tokens.end(), token) == o.logit_tokens.end())
+            o.logit_tokens.push_back(token);
+  };
+  auto run_batch = [&]() -> Status {
+    if (batch.empty()) return {};
+    const int layer = senders[batch[0].sender].layer;
+    std::vector<std::span<const int>> seqs;
+    for (const Run& r : batch) seqs.push_back(orig_ids(pairs[r.pair]));
+    // run 2: the sender's z from new, every other head's frozen to orig's; the receivers' inputs kept
+    inputs.assign(batch.size(), std::vector<std::vector<float>>(rq.receivers.size()));
+    ForwardHooks hooks(L);
+    hooks.want(HookPoint::z, HookLayer::every);
+    for (const PathReceiver& r : rq.receivers) hooks.want(input_point(r.input), r.layer);
+    hooks.at = [&](HookPoint p, int at_layer, const HookView& v) {
+      const std::size_t row = std::size_t(v.sequence);
+      const PairRuns& pr = runs[batch[row].pair];
+      const HeadIndex sender = senders[batch[row].sender];
+      const int T = v.shape[0];
+      if (p == HookPoint::z) {
+        const std::vector<float>& frozen = pr.orig_z[std::size_t(at_layer)];
+        const std::vector<float>& fresh = pr.new_z[std::size_t(at_layer)];
+        for (int t = 0; t < T; t++)
+          for (int h = 0; h < NH; h++) {
+            const float* src = (at_layer == sender.layer && h == sender.head ? fresh : frozen).data() +
+                               (std::size_t(t) * NH + h) * HS;
+            for (int k = 0; k < HS; k++) v.at(t, h, k) = src[k];
           }
-        run = sc.skip_unreachable ? run && !same : true;
+        return;
       }
-      double value = pr.orig_metric;
-      if (run && rq.keep_going && !rq.keep_going())
-        return make_error(ErrorCode::unavailable, "path patching was stopped after " + std::to_string(done) + " of " +
-                                                      std::to_string(total) + " senders");
-      if (run) {
-        // run 2: the sender's z from new, every other head's frozen to orig's; the receivers' inputs kept
-        ForwardHooks hooks(L);
-        hooks.want(HookPoint::z, HookLayer::every);
-        for (const PathReceiver& r : rq.receivers) hooks.want(input_point(r.input), r.layer);
-        hooks.at = [&](HookPoint p, int layer, const HookView& v) {
-          if (p == HookPoint::z) {
-            const std::vector<float>& frozen = pr.orig_z[std::size_t(layer)];
-            const std::vector<float>& fresh = pr.new_z[std::size_t(layer)];
-            for (int t = 0; t < T; t++)
-              for (int h = 0; h < NH; h++) {
-                const float* src = (layer == sender.layer && h == sender.head ? fresh : frozen).data() +
-                                   (std::size_t(t) * NH + h) * HS;
-                for (int k = 0; k < HS; k++) v.at(t, h, k) = src[k];
-              }
-            return;
-          }
-          for (std::size_t ri = 0; ri < rq.receivers.size(); ri++) {
-            const PathReceiver& r = rq.receivers[ri];
-            if (r.layer != layer || input_point(r.input) != p) continue;
-            inputs[ri].resize(std::size_t(T) * HS);
-            for (int t = 0; t < T; t++)
-              for (int k = 0; k < HS; k++) inputs[ri][std::size_t(t) * HS + k] = v.at(t, r.head, k);
-          }
-        };
-        ForwardOptions o;
-        o.hooks = &hooks;
-        if (to_heads) o.logits = false;
-        else patch_metric_options(o, pair, rq.metric, sc.metric_columns_only);
-        if (sc.start_at_layer && sender.layer > 0) {
-          o.start_layer = sender.layer;
-          o.start_resid = pr.orig_resid[std::size_t(sender.layer)].data();
-        }
-        if (Status s = model::forward(params, orig_ids, o, out, ws); !s) return tl::unexpected(s.error());
-        if (!to_heads) {
-          value = patch_run_metric(out, pair, rq.metric, sc.metric_columns_only);
-        } else {
-          // run 3: orig with only the receivers' inputs from run 2
-          ForwardHooks put(L);
-          for (const PathReceiver& r : rq.receivers) put.want(input_point(r.input), r.layer);
-          put.at = [&](HookPoint p, int layer, const HookView& v) {
-            for (std::size_t ri = 0; ri < rq.receivers.size(); ri++) {
-              const PathReceiver& r = rq.receivers[ri];
-              if (r.layer != layer || input_point(r.input) != p) continue;
-              for (int t = 0; t < T; t++)
-                for (int k = 0; k < HS; k++) v.at(t, r.head, k) = inputs[ri][std::size_t(t) * HS + k];
-            }
-          };
-          ForwardOptions o3;
-          o3.hooks = &put;
-          patch_metric_options(o3, pair, rq.metric, sc.metric_columns_only);
-          if (sc.start_at_layer && first > 0) {
-            o3.start_layer = first;
-            o3.start_resid = pr.orig_resid[std::size_t(first)].data();
-          }
-          if (Status s = model::forward(params, orig_ids, o3, out, ws); !s) return tl::unexpected(s.error());
-          value = patch_run_metric(out, pair, rq.metric, sc.metric_columns_only);
-        }
-      } else {
-        skipped++;
+      for (std::size_t ri = 0; ri < rq.receivers.size(); ri++) {
+        const PathReceiver& r = rq.receivers[ri];
+        if (r.layer != at_layer || input_point(r.input) != p) continue;
+        std::vector<float>& in = inputs[row][ri];
+        in.resize(std::size_t(T) * HS);
+        for (int t = 0; t < T; t++)
+          for (int k = 0; k < HS; k++) in[std::size_t(t) * HS + k] = v.at(t, r.head, k);
       }
-      acc[si] += value / n_pairs;
-      ++done;
-      if (rq.progress) rq.progress(done, total);
+    };
+    ForwardOptions o;
+    o.hooks = &hooks;
+    if (to_heads) o.logits = false;
+    else batch_metric_options(o);
+    if (sc.start_at_layer && layer > 0) {
+      o.start_layer = layer;
+      for (const Run& r : batch) o.start_resids.push_back(runs[r.pair].orig_resid[std::size_t(layer)].data());
     }
+    if (Status s = model::forward_batch(params, seqs, o, outs, ws); !s) return s;
+    std::vector<int> columns = o.logit_tokens;
+    if (to_heads) {
+      // run 3: orig with only the receivers' inputs from run 2
+      ForwardHooks put(L);
+      for (const PathReceiver& r : rq.receivers) put.want(input_point(r.input), r.layer);
+      put.at = [&](HookPoint p, int at_layer, const HookView& v) {
+        const std::size_t row = std::size_t(v.sequence);
+        const int T = v.shape[0];
+        for (std::size_t ri = 0; ri < rq.receivers.size(); ri++) {
+          const PathReceiver& r = rq.receivers[ri];
+          // a receiver before the sender's layer is not reached by run 2 (started there): its
+          // input is orig's, as in this run
+          if (r.layer != at_layer || input_point(r.input) != p || inputs[row][ri].empty()) continue;
+          for (int t = 0; t < T; t++)
+            for (int k = 0; k < HS; k++) v.at(t, r.head, k) = inputs[row][ri][std::size_t(t) * HS + k];
+        }
+      };
+      ForwardOptions o3;
+      o3.hooks = &put;
+      batch_metric_options(o3);
+      if (sc.start_at_layer && first > 0) {
+        o3.start_layer = first;
+        for (const Run& r : batch) o3.start_resids.push_back(runs[r.pair].orig_resid[std::size_t(first)].data());
+      }
+      if (Status s = model::forward_batch(params, seqs, o3, outs, ws); !s) return s;
+      columns = o3.logit_tokens;
+    }
+    for (std::size_t i = 0; i < batch.size(); i++) {
+      const Run& r = batch[i];
+      values[r.pair * n_senders + r.sender] = patch_run_metric(outs[i], pairs[r.pair], rq.metric, columns);
+      count();
+    }
+    batch.clear();
+    batch_tokens = 0;
+    return {};
+  };
+  for (std::size_t lo = 0; lo < n_senders;) {  // senders are sorted by layer: [lo, hi) is one layer's
+    std::size_t hi = lo;
+    while (hi < n_senders && senders[hi].layer == senders[lo].layer) hi++;
+    ForwardOptions probe;  // what a batch's forward keeps, for its bytes
+    patch_metric_options(probe, pairs[0], rq.metric, sc.metric_columns_only);
+    for (std::size_t pi = 0; pi < pairs.size(); pi++) {
+      const PairRuns& pr = runs[pi];
+      const int T = static_cast<int>(orig_ids(pairs[pi]).size());
+      for (std::size_t si = lo; si < hi; si++) {
+        const HeadIndex sender = senders[si];
+        const std::vector<float>& orig_z = pr.orig_z[std::size_t(sender.layer)];
+        const std::vector<float>& new_z = pr.new_z[std::size_t(sender.layer)];
+        bool run = !(to_heads && sender.layer >= last);  // no receiver after it: no path
+        if (run || !sc.skip_unreachable) {
+          bool same = true;  // the sender's z the same in both runs (a prompt pair equal up to the end)
+          for (int t = 0; t < T && same; t++)
+            for (int k = 0; k < HS; k++) {
+              const std::size_t at = (std::size_t(t) * NH + sender.head) * HS + k;
+              if (orig_z[at] != new_z[at]) {
+                same = false;
+                break;
+              }
+            }
+          run = sc.skip_unreachable ? run && !same : true;
+        }
+        if (!run) {
+          values[pi * n_senders + si] = pr.orig_metric;
+          skipped++;
+          count();
+          continue;
+        }
+        if (rq.keep_going && !rq.keep_going()) {  // the runs let through before still run
+          if (Status s = run_batch(); !s) return tl::unexpected(s.error());
+          return make_error(ErrorCode::unavailable, "path patching was stopped after " + std::to_string(done) + " of " +
+                                                        std::to_string(total) + " senders");
+        }
+        if (!batch.empty() && !(sc.batch_rows && patch_batch_fits(c, batch_tokens + T, probe)))
+          if (Status s = run_batch(); !s) return tl::unexpected(s.error());
+        batch.push_back({pi, si});
+        batch_tokens += T;
+      }
+    }
+    if (Status s = run_batch(); !s) return tl::unexpected(s.error());
+    lo = hi;
   }
+  std::vector<double> acc(n_senders, 0.0);
+  for (std::size_t pi = 0; pi < pairs.size(); pi++)
+    for (std::size_t si = 0; si < n_senders; si++) acc[si] += values[pi * n_senders + si] / n_pairs;
 
   // 3. the (layer, head) grid over the senders' layers
   PathPatchResult r;

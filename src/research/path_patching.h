@@ -20,7 +20,8 @@
 // run 2 starts at the sender's layer from orig's resid_pre (the layers before are orig's), run 3
 // at the first receiver's layer; logit differences unembed only their two columns; a sender at or
 // after every receiver's layer reaches none of them (its value is orig's metric, no run), and a
-// sender whose z is the same in both runs changes nothing.
+// sender whose z is the same in both runs changes nothing; the runs of the senders of one layer,
+// of every pair, go as the rows of one model::forward_batch (as activation patching's).
 #pragma once
 
 #include <cstddef>
@@ -58,6 +59,7 @@ struct PathShortcuts {
   bool start_at_layer = true;       // run 2 at the sender's layer, run 3 at the first receiver's
   bool metric_columns_only = true;  // logit differences: only the answer's and wrong token's columns
   bool skip_unreachable = true;     // a sender after every receiver, or whose z is the same in both runs: no run
+  bool batch_rows = true;           // the senders of one layer, of every pair, as the rows of one forward_batch
 };
 
 struct PathPatchRequest {

@@ -1,10 +1,13 @@
 // Tests for model/forward.h's forward_batch: several sequences as the rows of one forward give
-// each sequence what a lone forward gives, on every family fixture (GPT-2's and the others').
+// each sequence what a lone forward gives, on every family fixture (GPT-2's and the others'),
+// with hooks that treat each row its own way and each row started from its own resid_pre.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "model/forward.h"
@@ -100,7 +103,7 @@ TEST(ForwardBatch, OnlyTheAskedLogitColumnsComeBackPerSequence) {
   EXPECT_EQ(outs[1].logits, lone.logits);
 }
 
-TEST(ForwardBatch, RefusesInterventionsAndHooksAcrossSeveralSequencesButRunsOneWithThem) {
+TEST(ForwardBatch, RefusesInterventionsAcrossSeveralSequencesButRunsOneWithThem) {
   Parameters p = load_fixture("gpt2_tiny", "model.safetensors");
   std::vector<int> a = {1, 2, 3}, b = {4, 5};
   std::vector<std::span<const int>> two = {a, b}, one = {a};
@@ -114,18 +117,104 @@ TEST(ForwardBatch, RefusesInterventionsAndHooksAcrossSeveralSequencesButRunsOneW
   EXPECT_NE(s.error().message.find("interventions cannot run in a batch"), std::string::npos) << s.error().message;
   EXPECT_TRUE(forward_batch(p, one, ablate, outs, ws));
 
-  ForwardHooks hooks(p.config.n_layer);
-  hooks.want(HookPoint::z, 0);
-  hooks.at = [](HookPoint, int, const HookView&) {};
-  ForwardOptions hooked;
-  hooked.hooks = &hooks;
-  s = forward_batch(p, two, hooked, outs, ws);
+  std::vector<float> resid(3 * std::size_t(p.config.n_embd), 0.0f);
+  ForwardOptions from1;
+  from1.start_layer = 1;
+  from1.start_resids = {resid.data()};  // one residual for two sequences
+  s = forward_batch(p, two, from1, outs, ws);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.error().message.find("hooks"), std::string::npos);
+  EXPECT_EQ(s.error().message, "start_layer 1: start_resids has 1 residuals for 2 sequences");
+  from1.start_resids.clear();
+  from1.start_resid = resid.data();  // a lone forward's field: not one per sequence
+  s = forward_batch(p, two, from1, outs, ws);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("for each sequence (start_resids)"), std::string::npos) << s.error().message;
 
   std::vector<int> empty;
   std::vector<std::span<const int>> with_empty = {a, empty};
   s = forward_batch(p, with_empty, ForwardOptions{}, outs, ws);
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().message, "sequence 1 has no tokens");
+}
+
+// Hooks at every site of the model that keep a copy of each view and change some, each
+// sequence its own way: `row` is the sequence the calls stand for (-1: HookView::sequence).
+struct RowHooks {
+  std::map<std::tuple<int, HookPoint, int>, std::vector<float>> seen;  // (sequence, point, layer) -> the view, dense
+  int calls = 0;
+  ForwardHooks make(const ModelConfig& c, int row) {
+    ForwardHooks h(c.n_layer);
+    for (const NamedHook& site : model_hooks(c)) h.want(site.point, site.layer);
+    h.at = [this, row, L = c.n_layer](HookPoint p, int layer, const HookView& v) {
+      const int s = row < 0 ? v.sequence : row;
+      calls++;
+      if (v.writable) {  // each sequence its own change, before the copy
+        const float k = 0.05f * float(s + 1);
+        if (p == HookPoint::resid_pre || p == HookPoint::mlp_post)
+          for (int j = 0; j < v.shape[1]; j++) v.at(0, j) += k;
+        if (p == HookPoint::z)
+          for (int i = 0; i < v.shape[2]; i++) v.at(v.shape[0] - 1, s % v.shape[1], i) *= 1.0f + k;
+        if (p == HookPoint::pattern && layer == L - 1) {  // a head's last query attends to every key alike
+          const int T = v.shape[1];
+          for (int key = 0; key < T; key++) v.at(s % v.shape[0], T - 1, key) = 1.0f / float(T);
+        }
+      }
+      std::vector<float>& dst = seen[{s, p, layer}];
+      dst.resize(v.size());
+      v.copy_to(dst.data());
+    };
+    return h;
+  }
+};
+
+TEST(ForwardBatch, PerRowHooksAndStartLayersGiveEachRowTheAnswerOfALoneForward) {
+  for (const char* name : kAllFixtures) {
+    auto expected = read_json_file(fixture_dir(name) + "/expected.json");
+    Parameters p = load_fixture(name, "model.safetensors");
+    const ModelConfig& c = p.config;
+    const auto seqs = three_sequences(expected["ids"].get<std::vector<int>>());
+    std::vector<std::span<const int>> spans(seqs.begin(), seqs.end());
+    Workspace ws;
+    // each sequence's own resid_pre at every layer, from an unhooked lone run
+    std::vector<ForwardOutput> plain(seqs.size());
+    ForwardOptions rec;
+    rec.record.residual = true;
+    for (std::size_t s = 0; s < seqs.size(); s++) ASSERT_TRUE(forward(p, seqs[s], rec, plain[s], ws)) << name;
+    for (int start : {0, c.n_layer - 1}) {
+      const std::string where = std::string(name) + ", start_layer " + std::to_string(start);
+      auto resid_at = [&](std::size_t s) {
+        return plain[s].record.residual.data() + std::size_t(start) * seqs[s].size() * c.n_embd;
+      };
+      RowHooks batch_hooks;
+      const ForwardHooks bh = batch_hooks.make(c, -1);
+      ForwardOptions o;
+      o.hooks = &bh;
+      o.loss = true;
+      o.start_layer = start;
+      if (start > 0)
+        for (std::size_t s = 0; s < seqs.size(); s++) o.start_resids.push_back(resid_at(s));
+      std::vector<ForwardOutput> batch;
+      ASSERT_TRUE(forward_batch(p, spans, o, batch, ws)) << where;
+      RowHooks lone_hooks;
+      for (std::size_t s = 0; s < seqs.size(); s++) {
+        const ForwardHooks lh = lone_hooks.make(c, static_cast<int>(s));
+        ForwardOptions lo;
+        lo.hooks = &lh;
+        lo.loss = true;
+        lo.start_layer = start;
+        if (start > 0) lo.start_resid = resid_at(s);
+        ForwardOutput lone;
+        ASSERT_TRUE(forward(p, seqs[s], lo, lone, ws)) << where;
+        EXPECT_EQ(max_diff(batch[s].logits, lone.logits), 0.0) << where << ", sequence " << s;
+        EXPECT_EQ(batch[s].loss, lone.loss) << where << ", sequence " << s;
+      }
+      EXPECT_EQ(batch_hooks.calls, lone_hooks.calls) << where;
+      ASSERT_EQ(batch_hooks.seen.size(), lone_hooks.seen.size()) << where;
+      for (const auto& [key, view] : lone_hooks.seen) {
+        const auto& [s, point, layer] = key;
+        EXPECT_EQ(max_diff(batch_hooks.seen[key], view), 0.0)
+            << where << ", sequence " << s << ": " << hook_name(point, layer);
+      }
+    }
+  }
 }

@@ -228,12 +228,12 @@ TEST(Patching, EachShortcutAloneEqualsTheFullRerun) {
   Parameters p = load_fixture("families/llama", "model.safetensors");
   const PatchPair pair = pair_for(p, 7, 3);
   Workspace ws;
-  for (int which = 0; which < 4; which++) {
+  for (int which = 0; which < 5; which++) {  // 4: all of them
     PatchRequest rq;
     rq.what = PatchWhat::attn_head_by_pos_every;
-    rq.shortcuts = {which == 0 || which == 3, which == 1 || which == 3, which == 2 || which == 3};
+    rq.shortcuts = {which == 0 || which == 4, which == 1 || which == 4, which == 2 || which == 4, which == 3 || which == 4};
     PatchRequest none = rq;
-    none.shortcuts = {false, false, false};
+    none.shortcuts = {false, false, false, false};
     auto fast = patch(p, {&pair, 1}, rq, ws);
     auto slow = patch(p, {&pair, 1}, none, ws);
     ASSERT_TRUE(fast && slow);
@@ -242,9 +242,43 @@ TEST(Patching, EachShortcutAloneEqualsTheFullRerun) {
     for (std::size_t i = 0; i < fast->values.size(); i++) d = std::max(d, double(std::fabs(fast->values[i] - slow->values[i])));
     EXPECT_LT(d, 1e-5) << "shortcuts " << which;
     EXPECT_EQ(slow->skipped, 0u);
-    if (which >= 2) {
+    if (which == 2 || which == 4) {
       EXPECT_GT(fast->skipped, 0u) << "positions before the changed token are the same in both runs";
     }
+  }
+}
+
+TEST(Patching, ABatchedSweepGivesTheValuesOfOneForwardPerRunOnEveryFamily) {
+  // Three pairs of different lengths (the short ones' rows end early), the runs of each layer
+  // as the rows of one forward_batch against one forward per run: the same values, bit for bit
+  // (the fixtures' packed kernels give each row what a lone forward gives), the same runs
+  // skipped and the same progress.
+  const PatchWhat whats[] = {PatchWhat::resid_pre, PatchWhat::block_every, PatchWhat::z_by_pos,
+                             PatchWhat::k_all_pos, PatchWhat::pattern_by_pos, PatchWhat::attn_head_all_pos_every};
+  for (const char* fixture : {"gpt2_tiny", "families/llama", "families/pythia", "families/gemma2", "families/mistral_window"}) {
+    Parameters p = load_fixture(fixture, "model.safetensors");
+    const PatchPair pairs[] = {pair_for(p, 6, 2), pair_for(p, 4, 1, 9), pair_for(p, 7, 0, 3)};
+    Workspace ws;
+    for (PatchWhat w : whats)
+      for (PatchMetric m : {PatchMetric::logit_diff, PatchMetric::logprob}) {
+        if (w == PatchWhat::block_every && !p.config.mlp) continue;
+        PatchRequest rq;
+        rq.what = w, rq.metric = m, rq.noising = w == PatchWhat::z_by_pos;
+        std::size_t batched_calls = 0, lone_calls = 0;
+        rq.progress = [&](std::size_t, std::size_t) { batched_calls++; };
+        auto batched = patch(p, pairs, rq, ws);
+        rq.shortcuts.batch_rows = false;
+        rq.progress = [&](std::size_t, std::size_t) { lone_calls++; };
+        auto lone = patch(p, pairs, rq, ws);
+        const std::string where = std::string(fixture) + " " + std::string(patch_what_name(w)) + " " +
+                                  std::string(patch_metric_name(m));
+        ASSERT_TRUE(batched && lone) << where;
+        EXPECT_EQ(batched->values, lone->values) << where;
+        EXPECT_EQ(batched->clean, lone->clean) << where;
+        EXPECT_EQ(batched->corrupted, lone->corrupted) << where;
+        EXPECT_EQ(batched->skipped, lone->skipped) << where;
+        EXPECT_EQ(batched_calls, lone_calls) << where;
+      }
   }
 }
 

@@ -1,6 +1,7 @@
 // Tests for research/path_patching.h: the grids equal the PyTorch float64 reference (full runs
 // only, tools/reference/research_reference.py path_patch) on every family fixture; each shortcut
-// equals the full runs; a batch averages; the normalized metric; explicit senders; bad input.
+// equals the full runs; senders batched as rows equal one forward each; a batch averages; the
+// normalized metric; explicit senders; bad input.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -99,12 +100,12 @@ TEST(PathPatching, EachShortcutAloneEqualsTheFullRunsOnGqaParallelAndSandwichBlo
     for (const char* receivers : {"final", "1.0:q,1.1:k,1.0:v"}) {
       PathPatchRequest rq;
       rq.receivers = *parse_path_receivers(receivers);
-      rq.shortcuts = {false, false, false};
+      rq.shortcuts = {false, false, false, false};
       auto full = path_patch(f->params, {&f->pair, 1}, rq, ws);
       ASSERT_TRUE(full) << full.error().message;
       EXPECT_EQ(full->skipped, 0u);
-      for (int which = 0; which < 4; which++) {
-        rq.shortcuts = {which == 0 || which == 3, which == 1 || which == 3, which == 2 || which == 3};
+      for (int which = 0; which < 5; which++) {  // 4: all of them
+        rq.shortcuts = {which == 0 || which == 4, which == 1 || which == 4, which == 2 || which == 4, which == 3 || which == 4};
         auto fast = path_patch(f->params, {&f->pair, 1}, rq, ws);
         ASSERT_TRUE(fast) << fast.error().message;
         expect_same_grid(*fast, *full, 1e-5, std::string(model) + " " + receivers + " shortcut " + std::to_string(which));
@@ -113,6 +114,33 @@ TEST(PathPatching, EachShortcutAloneEqualsTheFullRunsOnGqaParallelAndSandwichBlo
         EXPECT_LE(fast->cost.block_tokens, full->cost.block_tokens);
       }
     }
+  }
+}
+
+TEST(PathPatching, BatchedSendersGiveTheGridOfOneForwardPerSenderIntoTheLogitsAndIntoHeads) {
+  // Two pairs of different lengths, each layer's senders of both as the rows of one batch
+  // against one forward per sender (and per run 3): the same grid, bit for bit.
+  for (const char* model : {"gpt2_tiny", "llama", "pythia", "gemma2"}) {
+    auto f = fixture(model);
+    if (!f) GTEST_SKIP();
+    PatchPair shorter = f->pair;
+    shorter.clean.pop_back(), shorter.corrupted.pop_back();
+    shorter.clean[1] = (shorter.clean[1] + 3) % f->params.config.vocab_size;
+    const PatchPair pairs[] = {f->pair, shorter};
+    headlab::model::Workspace ws;
+    for (const char* receivers : {"final", "1.0:q,1.1:k,1.0:v"})
+      for (PatchMetric m : {PatchMetric::logit_diff, PatchMetric::logprob}) {
+        PathPatchRequest rq;
+        rq.receivers = *parse_path_receivers(receivers);
+        rq.metric = m;
+        auto batched = path_patch(f->params, pairs, rq, ws);
+        rq.shortcuts.batch_rows = false;
+        auto lone = path_patch(f->params, pairs, rq, ws);
+        ASSERT_TRUE(batched && lone);
+        const std::string what = std::string(model) + " " + receivers + " " + std::string(patch_metric_name(m));
+        expect_same_grid(*batched, *lone, 0.0, what);
+        EXPECT_EQ(batched->skipped, lone->skipped) << what;
+      }
   }
 }
 

@@ -11,11 +11,12 @@ thread_local std::string t_client;
 thread_local std::string t_request;
 
 // Forwards that can share a batch: what they record and return is the same, and nothing
-// changes the run of one sequence alone (model::forward_batch refuses those).
+// changes the run of one sequence alone (interventions, which model::forward_batch refuses;
+// hooks and start residuals, which belong to one request).
 bool batchable(const model::ForwardOptions& o) {
   return o.interventions.empty() && !(o.hooks && o.hooks->any()) && o.start_layer == 0;
 }
-// Every field of ForwardOptions but interventions, hooks and start_layer/start_resid (which
+// Every field of ForwardOptions but interventions, hooks and start_layer/start_resid(s) (which
 // batchable() requires empty, null, 0): a field added to ForwardOptions must be added here.
 bool same_batch(const model::ForwardOptions& a, const model::ForwardOptions& b) {
   const model::RecordRequest &x = a.record, &y = b.record;
