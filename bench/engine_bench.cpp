@@ -10,10 +10,13 @@
 //       [--compute f32|bf16]         headlab's --compute (bf16: the products with bf16 matrices
 //                                    round their inputs, AVX512_BF16 dot products where present)
 //       [--rows]                     float32 rows through sgemm, as before the packed matrices (A/B runs)
+//       [--calls N]                  N forwards a timed round; prints only the best round's time per
+//                                    forward (best_us, best_cpu_us): a small model's calling floor
 //   headlab_engine_bench --kernels                   the kernels it would use, and why
 // prints: tokens=256 median_ms=... min_ms=... cpu_ms=... peak_rss_mb=... load_rss_mb=...
 //         weights_mb=... bytes_per_weight=... load_ms=... argmax_last=... logit_sum_last=...
 //         dtype=... compute=... kernels=... blas=...
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -36,6 +39,7 @@ int usage() {
                "       headlab_engine_bench --model DIR|FILE.gguf --tokens T [--repeats N] [--plain]\n"
                "                            [--dtype auto|f32|bf16|f16] [--compute f32|bf16] [--rows]\n"
                "                            [--dump-last FILE]   (the last position's logits, float32)\n"
+               "                            [--calls N]   (N forwards a round: best µs per forward)\n"
                "       headlab_engine_bench --blas      (the OpenBLAS kernels it would use)\n"
                "       headlab_engine_bench --kernels   (every kernel choice, one line)\n");
   return 2;
@@ -59,7 +63,7 @@ std::string kernels_line() {
 int main(int argc, char** argv) {
   blas_use_cpu_kernels(argv);  // OpenBLAS's kernels by the CPU's features, as `headlab` chooses them
   std::string make_dir, model_dir, dump_last, dtype = "auto", compute = "f32", file_dtype = "f32";
-  int tokens = 0, repeats = 5;
+  int tokens = 0, repeats = 5, calls = 1;
   bool plain = false, rows = false;
   unsigned seed = 1;
   for (int i = 1; i < argc; i++) {
@@ -69,6 +73,7 @@ int main(int argc, char** argv) {
     else if (a == "--model") model_dir = next();
     else if (a == "--tokens") tokens = std::atoi(next().c_str());
     else if (a == "--repeats") repeats = std::atoi(next().c_str());
+    else if (a == "--calls") calls = std::atoi(next().c_str());
     else if (a == "--seed") seed = static_cast<unsigned>(std::atoi(next().c_str()));
     else if (a == "--plain") plain = true;
     else if (a == "--dtype") dtype = next();
@@ -95,7 +100,7 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  if (model_dir.empty() || tokens <= 0 || repeats <= 0) return usage();
+  if (model_dir.empty() || tokens <= 0 || repeats <= 0 || calls <= 0) return usage();
   auto choice = dtype_choice_parse(dtype);
   if (!choice) {
     std::fprintf(stderr, "headlab_engine_bench: %s\n", choice.error().message.c_str());
@@ -127,12 +132,13 @@ int main(int argc, char** argv) {
   std::vector<double> ms, cpu_ms;
   for (int r = 0; r < repeats + 1; r++) {  // the first run warms up and is not counted
     const double c0 = bench_cpu_ms(), t0 = bench_wall_ms();
-    if (auto s = forward(*params, ids, opt, out, ws); !s) {
-      std::fprintf(stderr, "headlab_engine_bench: %s\n", s.error().message.c_str());
-      return 1;
-    }
-    if (r > 0) ms.push_back(bench_wall_ms() - t0);
-    if (r > 0) cpu_ms.push_back(bench_cpu_ms() - c0);
+    for (int c = 0; c < calls; c++)
+      if (auto s = forward(*params, ids, opt, out, ws); !s) {
+        std::fprintf(stderr, "headlab_engine_bench: %s\n", s.error().message.c_str());
+        return 1;
+      }
+    if (r > 0) ms.push_back((bench_wall_ms() - t0) / calls);
+    if (r > 0) cpu_ms.push_back((bench_cpu_ms() - c0) / calls);
   }
   const float* last = out.logits.data() + std::size_t(tokens - 1) * out.V;
   double sum = 0;
@@ -142,6 +148,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   const double median = bench_median(ms.data(), int(ms.size()));
+  if (calls > 1) {  // a small model's time per call: best of the rounds, in µs
+    std::printf("tokens=%d calls=%d best_us=%.1f best_cpu_us=%.1f\n", tokens, calls,
+                1e3 * *std::min_element(ms.begin(), ms.end()), 1e3 * *std::min_element(cpu_ms.begin(), cpu_ms.end()));
+    return 0;
+  }
   const int qkvw = parameters_index(&ParameterTensors::qkvw);
   std::printf("tokens=%d median_ms=%.1f min_ms=%.1f cpu_ms=%.1f peak_rss_mb=%.0f load_rss_mb=%.0f weights_mb=%.0f "
               "bytes_per_weight=%.2f engine_mb=%.0f dtype=%s compute=%s load_ms=%.0f argmax_last=%d logit_sum_last=%.4f mode=%s %s\n",

@@ -28,6 +28,9 @@ class ThreadPool {
   }
   int size() const { return static_cast<int>(workers_.size()) + 1; }
 
+  // The caller takes tasks too, and when it runs out it waits only for the workers that joined
+  // the job: a worker still waking when the tasks are gone finds the job closed and sleeps again,
+  // so a small job is not held up by a sleeping worker's wake-up (tens of µs on a busy machine).
   void run(int n_tasks, const std::function<void(int)>& fn) {
     std::unique_lock<std::mutex> busy(run_mu_, std::try_to_lock);
     if (!busy.owns_lock() || workers_.empty() || n_tasks <= 1) {
@@ -39,13 +42,14 @@ class ThreadPool {
       fn_ = &fn;
       n_tasks_ = n_tasks;
       next_.store(0);
-      pending_ = static_cast<int>(workers_.size());
+      open_ = true;
       generation_++;
     }
     wake_.notify_all();
-    take_tasks(fn, n_tasks);
+    take_tasks(fn, n_tasks);  // returns when every task is taken, by this thread or a worker
     std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [this] { return pending_ == 0; });
+    open_ = false;
+    done_.wait(lock, [this] { return active_ == 0; });
     fn_ = nullptr;
   }
 
@@ -63,13 +67,15 @@ class ThreadPool {
         wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
         if (stop_) return;
         seen = generation_;
+        if (!open_) continue;  // woke after the caller took the last task
+        active_++;
         fn = fn_;
         n = n_tasks_;
       }
       take_tasks(*fn, n);
       {
         std::lock_guard<std::mutex> lock(mu_);
-        if (--pending_ == 0) done_.notify_one();
+        if (--active_ == 0) done_.notify_one();
       }
     }
   }
@@ -80,7 +86,8 @@ class ThreadPool {
   std::condition_variable wake_, done_;
   const std::function<void(int)>* fn_ = nullptr;
   int n_tasks_ = 0;
-  int pending_ = 0;
+  int active_ = 0;    // workers inside the current job
+  bool open_ = false;  // the current job still takes workers
   unsigned long generation_ = 0;
   bool stop_ = false;
   std::atomic<int> next_{0};
@@ -103,5 +110,10 @@ ThreadPool& pool() {
 
 void thread_pool_run(int n_tasks, const std::function<void(int)>& fn) { pool().run(n_tasks, fn); }
 int thread_pool_size() { return pool().size(); }
+
+int thread_pool_parts(std::size_t work, int most) {
+  if (work < kPoolMinWork) return 1;
+  return std::max(1, std::min(pool().size(), most));
+}
 
 }  // namespace headlab::model

@@ -15,7 +15,7 @@
 
 namespace headlab::train {
 
-inline constexpr std::size_t kMinPartWork = model::kPoolMinWork;
+inline constexpr std::size_t kMinPartWork = model::kPoolMinWork / model::kPoolElementWork;
 
 // Part `part` of `parts` of [0, n).
 inline std::size_t split_at(std::size_t n, int part, int parts) {

@@ -259,7 +259,7 @@ void causal_head_forward(float* out, const float* inp, int T, int C, int NH, int
 void attention_forward_causal(float* out, const float* inp, int T, int C, int NH, float scale,
                               const AttentionHeadHooks& hooks, float* scratch) {
   // the heads split over the pool, one contiguous run of heads and one scratch per thread
-  const int parts = std::min(thread_pool_size(), NH);
+  const int parts = thread_pool_parts(std::size_t(T) * T * C, NH);  // q.k and pattern.v: T*T*C/2 each
   const std::size_t per_part = attention_block_scratch_size(T);
   thread_pool_run(parts, [&](int part) {
     for (int h = NH * part / parts; h < NH * (part + 1) / parts; h++)

@@ -100,8 +100,9 @@ bool matmul_small_applies(int N, int C) { return N <= matmul_small_max_rows() &&
 
 void matmul_forward_small(float* out, const float* inp, const float* weight, const float* bias, int N, int C,
                           int OC) {
-  // split the output columns over the pool, in chunks of whole 4-row blocks
-  const int chunks = std::min(thread_pool_size() * 4, std::max(1, OC / 64));
+  // split the output columns over the pool, in chunks of whole 4-row blocks (one, when small)
+  const int parts = thread_pool_parts(std::size_t(N) * C * OC, OC / 64);
+  const int chunks = parts == 1 ? 1 : std::min(parts * 4, OC / 64);
   const int per = ((OC + chunks - 1) / chunks + 3) / 4 * 4;
   thread_pool_run(chunks, [&](int c) {
     const int o0 = std::min(OC, c * per), o1 = std::min(OC, o0 + per);
@@ -117,7 +118,7 @@ void matmul_forward(float* out, const float* inp, const float* weight, const flo
     return;
   }
   // the output columns split over the pool: each thread reads only its part of the weights
-  const int parts = std::max(1, std::min(thread_pool_size(), OC / 64));
+  const int parts = thread_pool_parts(std::size_t(N) * C * OC, OC / 64);
   thread_pool_run(parts, [&](int part) {
     const int o0 = int(std::int64_t(OC) * part / parts), o1 = int(std::int64_t(OC) * (part + 1) / parts);
     float beta = 0.0f;

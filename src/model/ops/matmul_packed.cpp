@@ -641,7 +641,7 @@ void matmul_forward_packed_with(PackedKernel kernel, float* out, int ldo, const 
   HEADLAB_CHECK(matmul_packed_kernel_supported(kernel));
   HEADLAB_CHECK(N >= 1 && k0 >= 0 && K >= 0 && k0 + K <= w.cols && ldo >= w.rows && ldx >= K);
   const int n_panels = w.panels();
-  const int parts = std::max(1, std::min(thread_pool_size(), n_panels));
+  const int parts = thread_pool_parts(std::size_t(N) * K * w.rows, n_panels);
   auto split = [&](int part, int& p0, int& p1) {
     p0 = int(std::int64_t(n_panels) * part / parts), p1 = int(std::int64_t(n_panels) * (part + 1) / parts);
   };
@@ -661,7 +661,7 @@ void matmul_forward_packed_with(PackedKernel kernel, float* out, int ldo, const 
       const int P = (k0 + K + 1) / 2 - k0 / 2;  // the weights' pairs the product touches
       rounded.resize(std::size_t(N) * P);
       auto* xb = reinterpret_cast<std::uint32_t*>(rounded.data());
-      const int row_parts = std::max(1, std::min(thread_pool_size(), N / 16));
+      const int row_parts = thread_pool_parts(std::size_t(N) * K, N / 16);
       thread_pool_run(row_parts, [&](int part) {
         bf16_pairs(xb, P, inp, ldx, k0, K, int(std::int64_t(N) * part / row_parts), int(std::int64_t(N) * (part + 1) / row_parts));
       });
