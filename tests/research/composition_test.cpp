@@ -263,19 +263,6 @@ TEST(HeadWeights, FoldedWeightsReadTheResidualOverTheNormsScale) {
   }
 }
 
-namespace {
-
-Parameters random_parameters(int n_layer, int n_head, int n_embd) {
-  ModelConfig c;
-  c.n_layer = n_layer, c.n_head = n_head, c.n_embd = n_embd, c.n_ctx = 16, c.vocab_size = 64, c.mlp = false;
-  c.bos_token_id = c.eos_token_id = 0;
-  Parameters p = parameters_allocate(c);
-  parameters_init_random(p, 7);
-  return p;
-}
-
-}  // namespace
-
 // The work the server bounds a request by counts every step: the baseline's samples (Gaussian
 // draws, two factors and a product each) and every head's factors, not only the scores'
 // products. On one head of 640 channels those products are 7.9e8 multiply-adds; the whole
