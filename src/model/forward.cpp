@@ -186,10 +186,38 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
                                                            " has id " + std::to_string(ids[i]) +
                                                            ", outside the vocabulary [0, " + std::to_string(V) + ")");
     Ts[std::size_t(s)] = static_cast<int>(ids.size());
-    off[std::size_t(s) + 1] = off[std::size_t(s)] + Ts[std::size_t(s)];
   }
+  // start_rows: sequence s runs only its rows first[s].. (Ts then counts those), the others'
+  // q, k and v from prefix_qkv[s]; Ns keeps every sequence's whole length
+  const std::vector<int> Ns = Ts;
+  std::vector<int> first(S, 0);
+  const bool prefix = !options.start_rows.empty();
+  if (prefix) {
+    if (options.start_rows.size() != std::size_t(S) || options.prefix_qkv.size() != std::size_t(S))
+      return make_error(ErrorCode::invalid_argument, "start_rows and prefix_qkv need one entry per sequence (" +
+                                                         std::to_string(S) + "), got " +
+                                                         std::to_string(options.start_rows.size()) + " and " +
+                                                         std::to_string(options.prefix_qkv.size()));
+    const RecordRequest& r = options.record;
+    if (r.pattern || r.scores || r.qkv || r.z || r.head_out || r.residual || options.loss || !options.interventions.empty())
+      return make_error(ErrorCode::invalid_argument, "start_rows runs only the last rows: a record, the loss and "
+                                                     "interventions read every row (run without start_rows)");
+    for (int s = 0; s < S; s++) {
+      const int f = options.start_rows[std::size_t(s)];
+      if (f < 0 || f >= Ts[std::size_t(s)])
+        return make_error(ErrorCode::invalid_argument, "start row " + std::to_string(f) + " of sequence " +
+                                                           std::to_string(s) + " is outside its rows 0.." +
+                                                           std::to_string(Ts[std::size_t(s)] - 1));
+      if (f > 0 && !options.prefix_qkv[std::size_t(s)])
+        return make_error(ErrorCode::invalid_argument, "start row " + std::to_string(f) + " of sequence " +
+                                                           std::to_string(s) + " needs the q, k and v of the rows before it (prefix_qkv)");
+      first[std::size_t(s)] = f;
+      Ts[std::size_t(s)] -= f;
+    }
+  }
+  for (int s = 0; s < S; s++) off[std::size_t(s) + 1] = off[std::size_t(s)] + Ts[std::size_t(s)];
   const int R = off[std::size_t(S)];  // rows: every sequence's tokens, one after another
-  const int Tmax = *std::max_element(Ts.begin(), Ts.end());
+  const int Tmax = *std::max_element(Ns.begin(), Ns.end());  // the attention's rows
   if (Status s = validate_interventions(options.interventions, c, R); !s) return s;
   const int L0 = options.start_layer;
   if (L0 < 0 || L0 > L)
@@ -231,7 +259,9 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
   auto hook = [&](HookPoint p, int l, const HookView& v) {
     if (!wants(p, l)) return;
     if (one) {
-      H->at(p, l, v);
+      HookView rows = v;
+      rows.first_row = first[0];
+      H->at(p, l, rows);
       return;
     }
     for (int s = 0; s < S; s++) {
@@ -239,6 +269,7 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
       rows.data += std::size_t(off[std::size_t(s)]) * v.stride[0];
       rows.shape[0] = Ts[std::size_t(s)];
       rows.sequence = s;
+      rows.first_row = first[std::size_t(s)];
       H->at(p, l, rows);
     }
   };
@@ -307,6 +338,7 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
 
   std::vector<const float*> replace_ptrs(NH, nullptr);
   std::vector<float> hook_packed, hook_full, hook_result;  // the hooks' views of scores, pattern, result
+  std::vector<float> prefix_heads, prefix_z;               // start_rows: one sequence's whole (T, 3D) and (T, D)
   std::vector<std::vector<unsigned char>> block_masks;
   std::vector<const unsigned char*> block_ptrs(NH, nullptr);
 
@@ -337,7 +369,7 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
   // 0. x = wte[ids] + wpe[0..T)   (rotary and no positions: x = wte[ids]); the positions
   //    start again at 0 with each sequence (or, from start_layer, x = that block's resid_pre)
   auto embed_rows = [&](int s) {  // x[rows of s] = wte[ids of s]
-    std::span<const int> ids = seqs[std::size_t(s)];
+    std::span<const int> ids = seqs[std::size_t(s)].subspan(std::size_t(first[std::size_t(s)]));
     float* xs = x + std::size_t(off[std::size_t(s)]) * C;
     for (int t = 0; t < Ts[std::size_t(s)]; t++) {
       if (pk) packed_read_rows(pk->wte, ids[t], 1, xs + std::size_t(t) * C);
@@ -346,8 +378,8 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
   };
   if (L0 > 0) {
     for (int s = 0; s < S; s++)
-      std::copy(starts[std::size_t(s)], starts[std::size_t(s)] + std::size_t(Ts[std::size_t(s)]) * C,
-                x + std::size_t(off[std::size_t(s)]) * C);
+      std::copy(starts[std::size_t(s)] + std::size_t(first[std::size_t(s)]) * C,
+                starts[std::size_t(s)] + std::size_t(Ns[std::size_t(s)]) * C, x + std::size_t(off[std::size_t(s)]) * C);
   } else if (wants(HookPoint::embed, -1) || wants(HookPoint::pos_embed, -1)) {
     // step by step, so that hook_embed sees wte[ids] (times sqrt(C) for Gemma) and hook_pos_embed wpe
     for (int s = 0; s < S; s++) embed_rows(s);
@@ -358,19 +390,20 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
     hook(HookPoint::embed, -1, view2(x, R, C, C, true));
     if (c.positions == ModelConfig::Positions::learned) {
       for (int s = 0; s < S; s++)
-        std::copy(w.wpe, w.wpe + std::size_t(Ts[std::size_t(s)]) * C, b.proj + std::size_t(off[std::size_t(s)]) * C);
+        std::copy(w.wpe + std::size_t(first[std::size_t(s)]) * C, w.wpe + std::size_t(Ns[std::size_t(s)]) * C,
+                  b.proj + std::size_t(off[std::size_t(s)]) * C);
       hook(HookPoint::pos_embed, -1, view2(b.proj, R, C, C, true));
       residual_forward(x, x, b.proj, static_cast<int>(RC));
     }
   } else {
     for (int s = 0; s < S; s++) {
       float* xs = x + std::size_t(off[std::size_t(s)]) * C;
-      const int T = Ts[std::size_t(s)];
+      const int T = Ts[std::size_t(s)], f = first[std::size_t(s)];
       if (pk) {
         embed_rows(s);
-        if (c.positions == ModelConfig::Positions::learned) residual_forward(xs, xs, w.wpe, T * C);
+        if (c.positions == ModelConfig::Positions::learned) residual_forward(xs, xs, w.wpe + std::size_t(f) * C, T * C);
       } else if (c.positions == ModelConfig::Positions::learned) {
-        embedding_forward(xs, seqs[std::size_t(s)].data(), w.wte, w.wpe, 1, T, C);
+        embedding_forward(xs, seqs[std::size_t(s)].data() + f, w.wte, w.wpe + std::size_t(f) * C, 1, T, C);
       } else {
         embed_rows(s);
       }
@@ -420,8 +453,9 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
       for (int s = 0; s < S; s++) {
         float* qs = b.qkv + std::size_t(off[std::size_t(s)]) * QKV;
         const int T = Ts[std::size_t(s)];
-        rope_forward_frequencies(qs, T, NH, HS, QKV, rd, c.rotary_interleaved, r.inv_freq.data(), r.scale);
-        rope_forward_frequencies(qs + D, T, NKV, HS, QKV, rd, c.rotary_interleaved, r.inv_freq.data(), r.scale);
+        const int f = first[std::size_t(s)];
+        rope_forward_frequencies(qs, T, NH, HS, QKV, rd, c.rotary_interleaved, r.inv_freq.data(), r.scale, f);
+        rope_forward_frequencies(qs + D, T, NKV, HS, QKV, rd, c.rotary_interleaved, r.inv_freq.data(), r.scale, f);
       }
       hook(HookPoint::rot_q, l, view3(b.qkv, R, NH, HS, QKV, HS, true));
       hook(HookPoint::rot_k, l, view3(b.qkv + D, R, NKV, HS, QKV, HS, true));
@@ -451,10 +485,20 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
     const bool hook_scores = wants(HookPoint::attn_scores, l), hook_pattern = wants(HookPoint::pattern, l);
     for (int s = 0; s < S; s++) {
       ActivationRecord& rec = outs[s]->record;
-      const int T = Ts[std::size_t(s)];
+      const int T = Ns[std::size_t(s)], f = first[std::size_t(s)];
       const std::size_t packed = ActivationRecord::packed_size(T);
       float* zs = b.z + std::size_t(off[std::size_t(s)]) * D;                     // (T, D)
       const float* qkv_s = b.heads + std::size_t(off[std::size_t(s)]) * 3 * D;  // (T, 3D)
+      if (f > 0) {  // start_rows: rows 0..f from the earlier run, f..T from this one; z of all T, rows f.. kept
+        const std::size_t D3 = std::size_t(3) * D;
+        prefix_heads.resize(std::size_t(T) * D3);
+        prefix_z.resize(std::size_t(T) * D);
+        const float* earlier = options.prefix_qkv[std::size_t(s)] + std::size_t(l) * T * D3;
+        std::copy(earlier, earlier + std::size_t(f) * D3, prefix_heads.begin());
+        std::copy(qkv_s, qkv_s + std::size_t(T - f) * D3, prefix_heads.begin() + std::ptrdiff_t(std::size_t(f) * D3));
+        qkv_s = prefix_heads.data();
+        zs = prefix_z.data();
+      }
       AttentionHeadHooks hooks;
       bool layer_replaces = false, layer_blocks = false;
       std::fill(replace_ptrs.begin(), replace_ptrs.end(), nullptr);
@@ -532,6 +576,7 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
           attention_forward_causal(zs, qkv_s, T, D, NH, c.attention_scale(l), hooks, b.scratch);
         }
       }
+      if (f > 0) std::copy(zs + std::size_t(f) * D, zs + std::size_t(T) * D, b.z + std::size_t(off[std::size_t(s)]) * D);
     }
 
     for (const HeadAblation& a : options.interventions.ablate) {
@@ -580,7 +625,9 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
           hook_result.resize(std::size_t(NH) * TC);
           head_outputs(result = hook_result.data(), s);
         }
-        hook_one(HookPoint::result, l, view3(result, T, NH, C, C, TC, false), s);  // (T, NH, C) over (NH, T, C)
+        HookView rv = view3(result, T, NH, C, C, TC, false);  // (T, NH, C) over (NH, T, C)
+        rv.first_row = first[std::size_t(s)];
+        hook_one(HookPoint::result, l, rv, s);
       }
     }
 

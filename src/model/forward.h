@@ -135,6 +135,18 @@ struct ForwardOptions {
   // forward_batch from start_layer: sequence s starts from start_resids[s], (T_s, C) (one per
   // sequence; each may come from a different run). Empty: start_resid, for one sequence.
   std::vector<const float*> start_resids;
+  // Run only rows start_rows[s].. of sequence s (one per sequence; empty: every row). A change
+  // at position p leaves positions < p as they were at every layer (causality), so a patching
+  // sweep need not run them again: their q, k and v at each layer come from prefix_qkv[s], the
+  // record.qkv (L, T_s, 3D) of an earlier run of the same ids (after the rotary and q/k norm,
+  // one k and v per query head), and the attention runs over all T_s rows as in the whole
+  // forward (the masks, windows and soft-caps unchanged). The rows that run start from the
+  // embedding at their positions, or from start_resids' rows start_rows[s]..; the hooks on
+  // rows see those rows only (HookView::first_row says which), the hooks on scores and
+  // pattern all T_s rows; outs[s].T is T_s - start_rows[s] and the logits are those rows'.
+  // Not with a record, interventions or the loss (they read every row).
+  std::vector<int> start_rows;
+  std::vector<const float*> prefix_qkv;
   // Stop after block stop_at_layer - 1 (TransformerLens's stop_at_layer): only blocks
   // [start_layer, stop_at_layer) run, for a caller that needs no layer past it. The record
   // then holds those blocks (record.L = stop_at_layer; residual[stop_at_layer] is the last
@@ -147,7 +159,7 @@ struct ForwardOptions {
 };
 
 struct ForwardOutput {
-  int T = 0, V = 0;
+  int T = 0, V = 0;           // T: the rows run (the tokens, less options.start_rows')
   std::vector<float> logits;  // (T, V) when options.logits
   float loss = 0.0f;          // when options.loss and T >= 2, else NaN
   ActivationRecord record;

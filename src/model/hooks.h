@@ -82,6 +82,7 @@ struct HookView {
   std::array<std::size_t, 3> stride{};
   bool writable = false;
   int sequence = 0;          // which sequence of a forward_batch the view holds (0 in a lone forward)
+  int first_row = 0;         // the position of the view's row 0 (ForwardOptions::start_rows; 0 for scores, pattern)
   std::size_t size() const;  // elements
   float& at(int i, int j = 0, int k = 0) const {
     return data[std::size_t(i) * stride[0] + std::size_t(j) * stride[1] + std::size_t(k) * stride[2]];

@@ -115,6 +115,12 @@ bool is_every(PatchWhat w) {
          w == PatchWhat::attn_head_by_pos_every;
 }
 bool has_pos(Slice s) { return s == Slice::row || s == Slice::head_pos || s == Slice::pattern_head_dest; }
+// Whether a sweep's runs patched at position p may run only rows p.. (PatchShortcuts::reuse_prefix):
+// a slice at one position changes no row before it, at any layer (causality); steering and the
+// loss read every row.
+bool reuses_prefix(const PatchRequest& rq, const Part& part) {
+  return rq.shortcuts.reuse_prefix && has_pos(part.slice) && rq.steering.empty() && rq.metric != PatchMetric::loss;
+}
 // k and v index the KV heads, as TL's hook_k / hook_v (n_key_value_heads of them)
 int heads_of(const ModelConfig& c, HookPoint p) {
   return p == HookPoint::k || p == HookPoint::v ? c.kv_heads() : c.n_head;
@@ -186,8 +192,9 @@ std::array<int, 3> dense_shape(const ModelConfig& c, HookPoint p, int T) {
 // The activations one pair's base and source runs record: the parts' points at the swept
 // layers, twice, and the base run's resid_pre at every layer when patched runs start there.
 std::size_t capture_bytes(const ModelConfig& c, const std::vector<Part>& parts, std::size_t n_layers, int T,
-                          bool resid_pre) {
+                          bool resid_pre, bool qkv) {
   std::size_t floats = resid_pre ? std::size_t(c.n_layer) * T * c.n_embd : 0;
+  if (qkv) floats += std::size_t(c.n_layer) * T * 3 * c.q_width();  // the base run's q, k, v (start_rows)
   for (const Part& part : parts) {
     const std::array<int, 3> s = dense_shape(c, part.point, T);
     floats += 2 * n_layers * std::size_t(s[0]) * s[1] * s[2];
@@ -475,10 +482,12 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
   // each chunk's base and source runs, then its patched runs, batched across its pairs.
   const std::size_t n = pairs.size();
   std::vector<Captures> base(n), source(n);
+  std::vector<std::vector<float>> base_qkv(n);  // the base run's record.qkv (L, T, 3D), when a part reuses its rows
+  const bool any_prefix = std::any_of(parts.begin(), parts.end(), [&](const Part& p) { return reuses_prefix(rq, p); });
   std::vector<double> base_metric(n, 0.0);
   std::vector<ForwardOutput> outs;
   auto capture = [&](const PatchPair& pair) {
-    return capture_bytes(c, parts, layers.size(), static_cast<int>(pair.clean.size()), sc.start_at_layer);
+    return capture_bytes(c, parts, layers.size(), static_cast<int>(pair.clean.size()), sc.start_at_layer, any_prefix);
   };
   for (std::size_t first = 0; first < n;) {
     std::size_t end = first, bytes = 0;
@@ -503,12 +512,14 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
         ForwardOptions o;
         o.hooks = &all;
         metric_options(o, pair, rq.metric, sc);
+        o.record.qkv = is_base && any_prefix;
         if (Status s = model::forward(params, ids, o, out, ws); !s) return s;
         metric = run_metric(out, pair, rq.metric, o.logit_tokens);
         return {};
       };
       double source_metric = 0;
       if (Status s = record(base_ids(pair), true, base[k], base_metric[k]); !s) return tl::unexpected(s.error());
+      if (any_prefix) base_qkv[k] = std::move(out.record.qkv);
       if (Status s = record(rq.noising ? pair.corrupted : pair.clean, false, source[k], source_metric); !s)
         return tl::unexpected(s.error());
       (rq.noising ? clean_sum : corrupted_sum) += base_metric[k] / n_pairs;
@@ -520,6 +531,7 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
     //    kBatchBytes), each row's hook writing its own slice and its metric read from its own output
     for (std::size_t pi = 0; pi < parts.size(); pi++) {
       const Part& part = parts[pi];
+      const bool prefix = reuses_prefix(rq, part);
       const std::size_t n_sites = sites[pi].size();
       for (std::size_t lo = 0; lo < n_sites;) {  // sites_of goes layer by layer: [lo, hi) is one layer's
         const int layer = sites[pi][lo].layer;
@@ -543,6 +555,10 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
                 if (std::find(o.logit_tokens.begin(), o.logit_tokens.end(), token) == o.logit_tokens.end())
                   o.logit_tokens.push_back(token);
             if (sc.start_at_layer && layer > 0) o.start_resids.push_back(base[r.pair].at({HookPoint::resid_pre, layer}).data());
+            if (prefix) {  // rows site.pos.. run; the rows before are the base run's
+              o.start_rows.push_back(sites[pi][r.site].pos);
+              o.prefix_qkv.push_back(base_qkv[r.pair].data());
+            }
           }
           if (sc.start_at_layer && layer > 0) o.start_layer = layer;
           ForwardHooks hooks(L);
@@ -553,7 +569,7 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
             const std::vector<float>& src = source[r.pair].at({part.point, layer});
             const std::array<int, 3> shape = dense_shape(c, part.point, static_cast<int>(base_ids(pairs[r.pair]).size()));
             for_slice(shape, part.slice, site.pos, site.head,
-                      [&](int i, int j, int k, std::size_t at) { v.at(i, j, k) = src[at]; });
+                      [&](int i, int j, int k, std::size_t at) { v.at(i - v.first_row, j, k) = src[at]; });
           };
           const ForwardHooks all = steered(std::move(hooks), rq.steering, o.start_layer);
           o.hooks = &all;
@@ -595,17 +611,18 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
               return make_error(ErrorCode::unavailable, "the patching sweep was stopped after " + std::to_string(done) +
                                                             " of " + std::to_string(total) + " runs");
             }
-            if (!batch.empty() && !(sc.batch_rows && batch_fits(c, batch_tokens + T, probe)))
+            const int rows = prefix ? T - site.pos : T;
+            if (!batch.empty() && !(sc.batch_rows && batch_fits(c, batch_tokens + rows, probe)))
               if (Status s = run_batch(); !s) return tl::unexpected(s.error());
             batch.push_back({k, si});
-            batch_tokens += T;
+            batch_tokens += rows;
           }
         }
         if (Status s = run_batch(); !s) return tl::unexpected(s.error());
         lo = hi;
       }
     }
-    for (std::size_t k = first; k < end; k++) base[k].clear(), source[k].clear();
+    for (std::size_t k = first; k < end; k++) base[k].clear(), source[k].clear(), base_qkv[k] = {};
     first = end;
   }
   std::vector<std::vector<double>> acc(parts.size());  // each part's values (its own TL shape, flattened)

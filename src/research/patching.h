@@ -17,7 +17,11 @@
 // run's resid_pre (model::ForwardOptions::start_layer: the blocks before cannot change); the
 // runs that start at one layer, of every pair, go as the rows of one model::forward_batch (each
 // block's weights read once for them all; a batch holds at most 2048 tokens and 16 MB); the
-// logit-difference metrics unembed only the answer's and the wrong token's columns; a slice that
+// logit-difference metrics unembed only the answer's and the wrong token's columns; a run that
+// patches position p only (the by-position sweeps, pattern_by_pos's destination row) runs only
+// rows p.. (model::ForwardOptions::start_rows: by causality the rows before are the base run's at
+// every layer, and their q, k and v come from its record; not with steering or the loss, which
+// read every row); a slice that
 // is the same in both runs (a prefix both prompts share) leaves the base run, whose metric it
 // takes without running. Steering (PatchRequest::steering) is applied in every run, the
 // shortcuts included.
@@ -85,6 +89,7 @@ struct PatchShortcuts {
   bool metric_columns_only = true;  // logit_diff/normalized: unembed only the answer and wrong columns
   bool skip_unchanged = true;       // a slice equal in both runs: the base run's metric, no run
   bool batch_rows = true;           // the runs that start at one layer go as the rows of one forward_batch
+  bool reuse_prefix = true;         // a run patched at position p only runs rows p.., the rows before are the base run's
 };
 
 struct PatchRequest {
@@ -106,7 +111,8 @@ struct PatchRequest {
   std::function<bool()> keep_going;
 };
 
-// What a sweep costs, known before it runs (an upper bound: skipped runs are counted).
+// What a sweep costs, known before it runs (an upper bound: skipped runs are counted, and a run that
+// starts at its patched row as if it ran every row).
 struct PatchCost {
   std::size_t forwards = 0;      // 2 per pair (the clean and corrupted runs) + one per patched index per pair
   std::size_t block_tokens = 0;  // sum over those forwards of T x the blocks it runs: the work

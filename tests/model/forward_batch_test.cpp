@@ -218,3 +218,72 @@ TEST(ForwardBatch, PerRowHooksAndStartLayersGiveEachRowTheAnswerOfALoneForward) 
     }
   }
 }
+
+TEST(ForwardBatch, StartRowsRunOnlyTheLastRowsAndGiveTheirLogitsOfTheWholeForward) {
+  // Each sequence from its own row (the middle, the first, the last), with the q, k and v of the
+  // rows before from an earlier run's record: the rows that run get the whole forward's logits,
+  // from the embedding and from a later block, on every family (the rotary from the start row's
+  // position, GQA's KV heads, sliding windows, soft-caps).
+  for (const char* name : kAllFixtures) {
+    for (bool packed : {true, false}) {
+      auto expected = read_json_file(fixture_dir(name) + "/expected.json");
+      Parameters p = load_fixture(name, "model.safetensors", {.rows = !packed});
+      const ModelConfig& c = p.config;
+      const auto seqs = three_sequences(expected["ids"].get<std::vector<int>>());
+      std::vector<std::span<const int>> spans(seqs.begin(), seqs.end());
+      Workspace ws;
+      std::vector<ForwardOutput> whole(seqs.size());
+      ForwardOptions rec;
+      rec.record.qkv = rec.record.residual = true;
+      for (std::size_t s = 0; s < seqs.size(); s++) ASSERT_TRUE(forward(p, seqs[s], rec, whole[s], ws)) << name;
+      const std::vector<int> rows = {int(seqs[0].size() / 2), 0, int(seqs[2].size()) - 1};
+      for (int start : {0, c.n_layer - 1}) {
+        const std::string where = std::string(name) + (packed ? " packed" : " rows") + ", start_layer " + std::to_string(start);
+        ForwardOptions o;
+        o.start_layer = start;
+        o.start_rows = rows;
+        for (std::size_t s = 0; s < seqs.size(); s++) {
+          o.prefix_qkv.push_back(whole[s].record.qkv.data());
+          if (start > 0) o.start_resids.push_back(whole[s].record.residual.data() + std::size_t(start) * seqs[s].size() * c.n_embd);
+        }
+        std::vector<ForwardOutput> outs;
+        ASSERT_TRUE(forward_batch(p, spans, o, outs, ws)) << where;
+        for (std::size_t s = 0; s < seqs.size(); s++) {
+          const int T = static_cast<int>(seqs[s].size()), f = rows[s], V = c.vocab_size;
+          ASSERT_EQ(outs[s].T, T - f) << where;
+          const std::vector<float> last(whole[s].logits.begin() + std::ptrdiff_t(std::size_t(f) * V), whole[s].logits.end());
+          EXPECT_LT(max_diff(outs[s].logits, last), 1e-6) << where << ", sequence " << s << " from row " << f;
+        }
+      }
+    }
+  }
+}
+
+TEST(ForwardBatch, StartRowsAreRefusedWithoutThePrefixOrWithWhatReadsEveryRow) {
+  Parameters p = load_fixture("gpt2_tiny", "model.safetensors");
+  const std::vector<int> ids = {1, 2, 3, 4};
+  Workspace ws;
+  ForwardOutput whole, out;
+  ForwardOptions rec;
+  rec.record.qkv = true;
+  ASSERT_TRUE(forward(p, ids, rec, whole, ws));
+  ForwardOptions o;
+  o.start_rows = {2};
+  o.prefix_qkv = {nullptr};
+  Status s = forward(p, ids, o, out, ws);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().message, "start row 2 of sequence 0 needs the q, k and v of the rows before it (prefix_qkv)");
+  o.prefix_qkv = {whole.record.qkv.data()};
+  o.start_rows = {4};
+  s = forward(p, ids, o, out, ws);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().message, "start row 4 of sequence 0 is outside its rows 0..3");
+  o.start_rows = {2};
+  o.loss = true;
+  s = forward(p, ids, o, out, ws);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("read every row"), std::string::npos) << s.error().message;
+  o.loss = false;
+  ASSERT_TRUE(forward(p, ids, o, out, ws));
+  EXPECT_EQ(out.T, 2);
+}

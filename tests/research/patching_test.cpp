@@ -228,12 +228,13 @@ TEST(Patching, EachShortcutAloneEqualsTheFullRerun) {
   Parameters p = load_fixture("families/llama", "model.safetensors");
   const PatchPair pair = pair_for(p, 7, 3);
   Workspace ws;
-  for (int which = 0; which < 5; which++) {  // 4: all of them
+  for (int which = 0; which < 6; which++) {  // 5: all of them
     PatchRequest rq;
     rq.what = PatchWhat::attn_head_by_pos_every;
-    rq.shortcuts = {which == 0 || which == 4, which == 1 || which == 4, which == 2 || which == 4, which == 3 || which == 4};
+    rq.shortcuts = {which == 0 || which == 5, which == 1 || which == 5, which == 2 || which == 5, which == 3 || which == 5,
+                    which == 4 || which == 5};
     PatchRequest none = rq;
-    none.shortcuts = {false, false, false, false};
+    none.shortcuts = {false, false, false, false, false};
     auto fast = patch(p, {&pair, 1}, rq, ws);
     auto slow = patch(p, {&pair, 1}, none, ws);
     ASSERT_TRUE(fast && slow);
@@ -242,7 +243,7 @@ TEST(Patching, EachShortcutAloneEqualsTheFullRerun) {
     for (std::size_t i = 0; i < fast->values.size(); i++) d = std::max(d, double(std::fabs(fast->values[i] - slow->values[i])));
     EXPECT_LT(d, 1e-5) << "shortcuts " << which;
     EXPECT_EQ(slow->skipped, 0u);
-    if (which == 2 || which == 4) {
+    if (which == 2 || which == 5) {
       EXPECT_GT(fast->skipped, 0u) << "positions before the changed token are the same in both runs";
     }
   }
@@ -279,6 +280,39 @@ TEST(Patching, ABatchedSweepGivesTheValuesOfOneForwardPerRunOnEveryFamily) {
         EXPECT_EQ(batched->skipped, lone->skipped) << where;
         EXPECT_EQ(batched_calls, lone_calls) << where;
       }
+  }
+}
+
+TEST(Patching, RunningOnlyTheRowsFromThePatchedPositionGivesTheValuesOfTheWholeRunsOnEveryFamily) {
+  // A run patched at position p leaves the rows before p as the base run's at every layer: it
+  // runs rows p.. with the base run's q, k and v before them (GQA's KV heads, the rotary, Gemma
+  // 2's soft-caps, Mistral's window), batched with runs that start at other rows, and gives the
+  // sweep's values without the shortcut, bit for bit.
+  const PatchWhat whats[] = {PatchWhat::resid_pre, PatchWhat::resid_mid, PatchWhat::block_every,
+                             PatchWhat::attn_head_by_pos_every, PatchWhat::z_all_pos};
+  for (const char* fixture : {"gpt2_tiny", "families/llama", "families/pythia", "families/gemma2", "families/mistral_window"}) {
+    Parameters p = load_fixture(fixture, "model.safetensors");
+    const PatchPair pairs[] = {pair_for(p, 6, 2), pair_for(p, 4, 1, 9), pair_for(p, 7, 0, 3)};
+    Workspace ws;
+    for (PatchWhat w : whats)
+      for (PatchMetric m : {PatchMetric::logit_diff, PatchMetric::logprob})
+        for (bool start_at_layer : {true, false}) {
+          if ((w == PatchWhat::block_every || w == PatchWhat::resid_mid) && !hook_exists(p.config, HookPoint::resid_mid))
+            continue;
+          PatchRequest rq;
+          rq.what = w, rq.metric = m, rq.noising = m == PatchMetric::logprob;
+          rq.shortcuts.start_at_layer = start_at_layer;
+          rq.shortcuts.skip_unchanged = false;  // every position runs, from row 0 to the last
+          auto rows = patch(p, pairs, rq, ws);
+          rq.shortcuts.reuse_prefix = false;
+          auto whole = patch(p, pairs, rq, ws);
+          const std::string where = std::string(fixture) + " " + std::string(patch_what_name(w)) + " " +
+                                    std::string(patch_metric_name(m)) + (start_at_layer ? "" : " from the embedding");
+          ASSERT_TRUE(rows && whole) << where;
+          EXPECT_EQ(rows->values, whole->values) << where;
+          EXPECT_EQ(rows->clean, whole->clean) << where;
+          EXPECT_EQ(rows->corrupted, whole->corrupted) << where;
+        }
   }
 }
 

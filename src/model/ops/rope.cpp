@@ -41,13 +41,13 @@ namespace {
 
 // Turns each pair by sign * angle(t, i): +1 the forward, -1 its backward.
 void rope_turn(float* x, int T, int n_heads, int HS, int row_stride, int rotary_dim, bool interleaved,
-               const float* inv_freq, float scale, float sign) {
+               const float* inv_freq, float scale, float sign, int first_position = 0) {
   const int half = rotary_dim / 2;
   if (half == 0) return;
   // The angles and their cos/sin in double, then rounded: one table for every head of a row.
   std::vector<float> cosv(half), sinv(half);
   for (int t = 0; t < T; t++) {
-    const double pos = double(t) / scale;
+    const double pos = double(first_position + t) / scale;
     for (int i = 0; i < half; i++) {
       const double a = pos * double(inv_freq[i]);
       cosv[i] = static_cast<float>(std::cos(a));
@@ -69,8 +69,8 @@ void rope_turn(float* x, int T, int n_heads, int HS, int row_stride, int rotary_
 }  // namespace
 
 void rope_forward_frequencies(float* x, int T, int n_heads, int HS, int row_stride, int rotary_dim, bool interleaved,
-                              const float* inv_freq, float scale) {
-  rope_turn(x, T, n_heads, HS, row_stride, rotary_dim, interleaved, inv_freq, scale, 1.0f);
+                              const float* inv_freq, float scale, int first_position) {
+  rope_turn(x, T, n_heads, HS, row_stride, rotary_dim, interleaved, inv_freq, scale, 1.0f, first_position);
 }
 
 void rope_backward_frequencies(float* dx, int T, int n_heads, int HS, int row_stride, int rotary_dim, bool interleaved,

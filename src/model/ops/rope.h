@@ -18,9 +18,10 @@ void rope_forward(float* x,  // (T, row_stride): head h at columns h*HS..; rotat
                   int T, int n_heads, int HS, int row_stride, int rotary_dim, bool interleaved, float theta,
                   float scale);
 
-// The same with the frequencies given: inv_freq (rotary_dim / 2).
+// The same with the frequencies given: inv_freq (rotary_dim / 2). Row t of x is position
+// first_position + t (a forward that runs only the rows from first_position on).
 void rope_forward_frequencies(float* x, int T, int n_heads, int HS, int row_stride, int rotary_dim, bool interleaved,
-                              const float* inv_freq, float scale);
+                              const float* inv_freq, float scale, int first_position = 0);
 
 // f_i = theta^(-2i/d) for i in [0, d/2), in float32 as Hugging Face computes them.  (d/2)
 std::vector<float> rope_frequencies(int rotary_dim, float theta);
