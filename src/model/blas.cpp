@@ -1,4 +1,4 @@
-// model/blas.cpp — OpenBLAS's sgemm behind one function, and its kernels chosen by the
+// model/blas.cpp — OpenBLAS's products and the two LAPACK routines behind one door, and its kernels chosen by the
 // CPU's features (see blas.h).
 #include "model/blas.h"
 
@@ -9,6 +9,17 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
+
+extern "C" {
+// LAPACK (in OpenBLAS): the QR factorisation and the general real eigensolver. The trailing
+// lengths are the Fortran ABI's hidden lengths of the character arguments.
+void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work, const int* lwork,
+             int* info);
+void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr, double* wi,
+            double* vl, const int* ldvl, double* vr, const int* ldvr, double* work, const int* lwork, int* info,
+            std::size_t, std::size_t);
+}
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -29,29 +40,55 @@ std::string lower(std::string s) {
   return s;
 }
 
+// Every product is one part of a job on the engine's own pool (thread_pool.h): OpenBLAS must not
+// start threads of its own under it. Set once, before the first call.
+void blas_single_threaded() {
+  static const bool once = (openblas_set_num_threads(1), true);
+  (void)once;
+}
+
 }  // namespace
 
 void blas_sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                 const float* B, int ldb, float beta, float* C, int ldc) {
-  static const bool single_threaded = (openblas_set_num_threads(1), true);
-  (void)single_threaded;
+  blas_single_threaded();
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha,
               A, lda, B, ldb, beta, C, ldc);
 }
 
 void blas_dgemm(bool trans_a, bool trans_b, int M, int N, int K, double alpha, const double* A, int lda,
                 const double* B, int ldb, double beta, double* C, int ldc) {
-  static const bool single_threaded = (openblas_set_num_threads(1), true);
-  (void)single_threaded;
+  blas_single_threaded();
   cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha,
               A, lda, B, ldb, beta, C, ldc);
 }
 
 void blas_dtrmm_upper(bool left, bool trans_a, int M, int N, const double* A, int lda, double* B, int ldb) {
-  static const bool single_threaded = (openblas_set_num_threads(1), true);
-  (void)single_threaded;
+  blas_single_threaded();
   cblas_dtrmm(CblasRowMajor, left ? CblasLeft : CblasRight, CblasUpper, trans_a ? CblasTrans : CblasNoTrans,
               CblasNonUnit, M, N, 1.0, A, lda, B, ldb);
+}
+
+int lapack_dgeqrf(int m, int n, double* A, int lda, double* tau) {
+  blas_single_threaded();
+  int info = 0, lwork = -1;
+  double query = 0;
+  dgeqrf_(&m, &n, A, &lda, tau, &query, &lwork, &info);
+  if (info != 0) return info;
+  lwork = std::max(1, static_cast<int>(query));
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  dgeqrf_(&m, &n, A, &lda, tau, work.data(), &lwork, &info);
+  return info;
+}
+
+int lapack_dgeev_values(int n, double* A, int lda, double* wr, double* wi) {
+  blas_single_threaded();
+  std::vector<double> work(static_cast<std::size_t>(8 * n + 8));
+  const int lwork = static_cast<int>(work.size()), one = 1;
+  int info = 0;
+  double dummy = 0;
+  dgeev_("N", "N", &n, A, &lda, wr, wi, &dummy, &one, &dummy, &one, work.data(), &lwork, &info, 1, 1);
+  return info;
 }
 
 const char* blas_core_name() { return openblas_get_corename(); }

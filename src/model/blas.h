@@ -1,5 +1,6 @@
-// model/blas.h — the engine's one door to OpenBLAS's sgemm and dgemm (row-major), and the choice of
-// OpenBLAS's kernels by the CPU's features.
+// model/blas.h — the engine's one door to OpenBLAS (sgemm, dgemm, dtrmm and two LAPACK routines,
+// each single-threaded under the engine's pool), and the choice of OpenBLAS's kernels
+// by the CPU's features.
 //
 //   int main(int argc, char** argv) {
 //     blas_use_cpu_kernels(argv);   // first line: may re-execute the program (see below)
@@ -28,6 +29,13 @@ void blas_dgemm(bool trans_a, bool trans_b, int M, int N, int K, double alpha, c
 // B (M, N) = op(A) B (left: A (M, M)) or B op(A) (right: A (N, N)) for an upper-triangular A, in
 // place, row-major, double: half a general product's multiply-adds.
 void blas_dtrmm_upper(bool left, bool trans_a, int M, int N, const double* A, int lda, double* B, int ldb);
+
+// LAPACK (in OpenBLAS), column-major as LAPACK is, single-threaded as the products are:
+// the QR factorisation A = QR of A (m, n), R left in A's upper triangle and tau the reflectors
+// (dgeqrf, its workspace sized by query); returns LAPACK's info (0 on success).
+int lapack_dgeqrf(int m, int n, double* A, int lda, double* tau);
+// The eigenvalues (wr + i wi) of a general A (n, n), destroyed (dgeev without vectors); info.
+int lapack_dgeev_values(int n, double* A, int lda, double* wr, double* wi);
 
 // OpenBLAS's name for the kernels in use ("Haswell", "SkylakeX", ...).
 const char* blas_core_name();

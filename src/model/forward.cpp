@@ -602,16 +602,19 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
       const int Tn = Ts[std::size_t(s)];
       const std::size_t TnC = std::size_t(Tn) * C;
       const float* zs = b.z + std::size_t(off[std::size_t(s)]) * D;
-      if (pk) {  // head h's columns of each panel; one pool job for the heads, not one per head
-        thread_pool_run(NH, [&](int h) {
+      // head h: z_h (Tn, HS) @ W_O[:, h*HS..]^T -> (Tn, C); the heads go over the pool as one job
+      // (not one per head), on the caller alone when small (thread_pool_parts)
+      auto head = [&](int h) {
+        if (pk)  // head h's columns of each panel
           matmul_forward_packed_part(dst + std::size_t(h) * TnC, zs + h * HS, D, pk->attprojw[std::size_t(l)], h * HS, HS,
                                      Tn);
-        });
-      } else {
-        thread_pool_run(NH, [&](int h) {
+        else
           blas_sgemm(false, true, Tn, C, HS, 1.0f, zs + h * HS, D, wo + h * HS, D, 0.0f, dst + std::size_t(h) * TnC, C);
-        });
-      }
+      };
+      if (thread_pool_parts(std::size_t(Tn) * C * D, NH) == 1)
+        for (int h = 0; h < NH; h++) head(h);
+      else
+        thread_pool_run(NH, head);
     };
     if (rq.head_out)
       for (int s = 0; s < S; s++)

@@ -12,16 +12,6 @@
 #include "model/blas.h"
 #include "model/head_range.h"
 
-extern "C" {
-// LAPACK (in OpenBLAS): the QR factorisation and the general real eigensolver. The trailing
-// lengths are the Fortran ABI's hidden lengths of the character arguments.
-void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work, const int* lwork,
-             int* info);
-void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr, double* wi,
-            double* vl, const int* ldvl, double* vr, const int* ldvr, double* work, const int* lwork, int* info,
-            std::size_t, std::size_t);
-}
-
 namespace headlab::research {
 
 std::string_view composition_kind_name(CompositionKind k) {
@@ -101,12 +91,7 @@ std::vector<double> gram_factor(const float* W, int rows, int n, bool transposed
       for (int a = 0; a < n; a++) A[std::size_t(a) * rows + i] = W[std::size_t(i) * n + a];
   const int k = std::min(rows, n);
   std::vector<double> tau(static_cast<std::size_t>(std::max(1, k)));
-  int info = 0, lwork = -1;
-  double query = 0;
-  dgeqrf_(&rows, &n, A.data(), &rows, tau.data(), &query, &lwork, &info);
-  lwork = std::max(1, static_cast<int>(query));
-  std::vector<double> work(static_cast<std::size_t>(lwork));
-  dgeqrf_(&rows, &n, A.data(), &rows, tau.data(), work.data(), &lwork, &info);
+  const int info = model::lapack_dgeqrf(rows, n, A.data(), rows, tau.data());
   std::vector<double> R(std::size_t(n) * n, 0.0);
   if (info != 0) return R;  // only for an illegal argument; a zero factor scores 0
   for (int a = 0; a < k; a++)
@@ -407,12 +392,8 @@ Status ov_eigenvalues(const VocabFactors& f, int V, int HS, std::vector<std::com
       const float* ev = f.EV.data() + std::size_t(v) * HS;
       for (int j = 0; j < HS; j++) M[std::size_t(i) * HS + j] += ou * ev[j];
     }
-  std::vector<double> wr(static_cast<std::size_t>(HS)), wi(static_cast<std::size_t>(HS)),
-      work(static_cast<std::size_t>(8 * HS + 8));
-  const int lwork = static_cast<int>(work.size()), one = 1;
-  int info = 0;
-  double dummy = 0;
-  dgeev_("N", "N", &HS, M.data(), &HS, wr.data(), wi.data(), &dummy, &one, &dummy, &one, work.data(), &lwork, &info, 1, 1);
+  std::vector<double> wr(static_cast<std::size_t>(HS)), wi(static_cast<std::size_t>(HS));
+  const int info = model::lapack_dgeev_values(HS, M.data(), HS, wr.data(), wi.data());
   if (info != 0)
     return make_error(ErrorCode::internal, "LAPACK's dgeev did not converge on an OV circuit (info " + std::to_string(info) + ")");
   double sum = 0, abs_sum = 0;

@@ -252,7 +252,9 @@ TEST(ForwardBatch, StartRowsRunOnlyTheLastRowsAndGiveTheirLogitsOfTheWholeForwar
           const int T = static_cast<int>(seqs[s].size()), f = rows[s], V = c.vocab_size;
           ASSERT_EQ(outs[s].T, T - f) << where;
           const std::vector<float> last(whole[s].logits.begin() + std::ptrdiff_t(std::size_t(f) * V), whole[s].logits.end());
-          EXPECT_LT(max_diff(outs[s].logits, last), 1e-6) << where << ", sequence " << s << " from row " << f;
+          // unpacked weights go through OpenBLAS's sgemm, which sums one row in another order than
+          // a block of rows (1.9e-6 on gpt2_wide's logits on an AVX-512 "Cooperlake" kernel)
+          EXPECT_LT(max_diff(outs[s].logits, last), packed ? 1e-6 : 1e-5) << where << ", sequence " << s << " from row " << f;
         }
       }
     }
