@@ -22,6 +22,37 @@ std::vector<int> index_list(py::handle h) {
   return out;
 }
 
+// The loss metric's positions: slice(9, 16) (TL's loss_per_token[:, 9:16]), (9, 16), "9:16";
+// None in a slice or a pair leaves that end open. None: every position.
+std::optional<research::LossPositions> loss_positions_from(py::handle h) {
+  if (h.is_none()) return std::nullopt;
+  const std::string form = "loss_positions: give slice(from, to), (from, to) or \"from:to\", like slice(9, 16)";
+  research::LossPositions lp;
+  auto end = [&](py::handle x, int& v) {
+    if (x.is_none()) return;
+    if (!py::isinstance<py::int_>(x) || x.cast<long long>() < 0 || x.cast<long long>() > 10000000)
+      raise_error({ErrorCode::invalid_argument, form + " (whole numbers from 0)"});
+    v = x.cast<int>();
+  };
+  if (py::isinstance<py::str>(h)) {
+    auto parsed = research::parse_loss_positions(h.cast<std::string>());
+    if (!parsed) raise_error({ErrorCode::invalid_argument, form});
+    return parsed;
+  }
+  if (py::isinstance<py::slice>(h)) {
+    py::object step = h.attr("step");
+    if (!step.is_none() && step.cast<long long>() != 1) raise_error({ErrorCode::invalid_argument, form + " (no step)"});
+    end(h.attr("start"), lp.from), end(h.attr("stop"), lp.to);
+    return lp;
+  }
+  if (py::isinstance<py::sequence>(h) && py::len(h) == 2) {
+    auto seq = py::reinterpret_borrow<py::sequence>(h);
+    end(seq[0], lp.from), end(seq[1], lp.to);
+    return lp;
+  }
+  raise_error({ErrorCode::invalid_argument, form});
+}
+
 research::TextPrompt text_prompt(py::handle input, std::optional<bool> bos) {
   research::TextPrompt p;
   if (auto ids = ids_from(input)) p.ids = std::move(*ids);
@@ -90,7 +121,8 @@ research::PatchInput patch_input(const Session& s, py::handle clean, py::handle 
 void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
   cls.def("patch", [](Session& s, py::handle clean, py::handle corrupted, py::handle answer, py::handle wrong,
                       const std::string& what, const std::string& metric, bool noising, py::handle layers,
-                      py::handle positions, std::optional<bool> prepend_bos, py::handle steer, const std::string& method) {
+                      py::handle positions, std::optional<bool> prepend_bos, py::handle steer, const std::string& method,
+                      py::handle loss_positions) {
     research::PatchRequest rq;
     auto how = research::parse_patch_method(method);
     if (!how) raise_error({ErrorCode::invalid_argument, "method: \"" + method + "\" is not activation or attribution"});
@@ -103,6 +135,7 @@ void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
     rq.noising = noising;
     rq.layers = index_list(layers);
     rq.positions = index_list(positions);
+    rq.loss_positions = loss_positions_from(loss_positions);
     rq.steering = steering_from(s, steer);
     research::PatchInput input = patch_input(s, clean, corrupted, answer, wrong, prepend_bos, rq.metric);
     Result<research::PatchResult> r = make_error(ErrorCode::internal, "not run");
@@ -119,6 +152,9 @@ void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
     d["what"] = std::string(research::patch_what_name(p.what));
     d["metric"] = std::string(research::patch_metric_name(p.metric));
     d["noising"] = p.noising;
+    if (p.loss_positions)
+      d["loss_positions"] = py::make_tuple(p.loss_positions->from,
+                                           p.loss_positions->to < 0 ? py::object(py::none()) : py::int_(p.loss_positions->to));
     d["axes"] = p.axes;
     d["values"] = array_from(std::move(p.values), std::vector<py::ssize_t>(p.shape.begin(), p.shape.end()));
     d["patch_types"] = p.patch_types;
@@ -138,12 +174,14 @@ void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
   }, py::arg("clean"), py::arg("corrupted"), py::arg("answer") = py::none(), py::arg("wrong") = py::none(),
      py::arg("what") = "resid_pre", py::arg("metric") = "logit_diff", py::arg("noising") = false,
      py::arg("layers") = py::none(), py::arg("positions") = py::none(), py::arg("prepend_bos") = py::none(),
-     py::arg("steer") = py::none(), py::arg("method") = "activation",
+     py::arg("steer") = py::none(), py::arg("method") = "activation", py::arg("loss_positions") = py::none(),
      "Activation patching (research/patching.h, `headlab patch`): TransformerLens's get_act_patch_<what>.\n"
      "clean/corrupted: texts (or lists of texts: a batch of pairs) or token ids; answer/wrong: one-token\n"
      "texts (\" Mary\"), \"#id\" or ints. Returns values with TL's axes and the clean and corrupted metrics.\n"
      "method=\"attribution\" (research/attribution_patching.h, `headlab patch --method attribution`): the same\n"
-     "sweep estimated to first order from one backward per pair; the answer's shape is the same, 'method' says which.");
+     "sweep estimated to first order from one backward per pair; the answer's shape is the same, 'method' says which.\n"
+     "loss_positions=slice(9, 16) with metric=\"loss\": the mean loss over positions 9..15 only (TL's\n"
+     "loss_per_token[:, 9:16]; position t's loss is token t+1's), e.g. a repeated sequence's second copy.");
 
   cls.def("path_patch", [](Session& s, py::handle clean, py::handle corrupted, py::handle answer, py::handle wrong,
                            const std::string& senders, const std::string& receivers, const std::string& metric,

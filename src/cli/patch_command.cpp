@@ -53,6 +53,7 @@ struct PatchOptions {
   std::string senders = "all", receivers = "final";
   bool tl_loop = false;
   std::string layers, positions;
+  std::string loss_positions;  // --metric loss over positions [from, to): "9:16"
   SteerOptions steering;  // --steer, --steer-prompts, --steer-from: every run of the sweep steered
   std::string format = "table";
   std::string out;
@@ -168,7 +169,9 @@ std::string patch_table(const server::ModelPatchResult& m, const model::BpeToken
   if (attribution) out << "Attribution patching (each value a first-order estimate: the base run's metric + gradient . difference)\n";
   out << "Patching " << research::patch_what_name(r.what) << " ("
       << (r.noising ? "noising: corrupted activations into the clean run" : "denoising: clean activations into the corrupted run")
-      << "), metric " << research::patch_metric_name(r.metric) << ": clean " << cell(r.clean) << ", corrupted "
+      << "), metric " << research::patch_metric_name(r.metric)
+      << (r.loss_positions ? " over positions " + research::loss_positions_text(*r.loss_positions) : std::string())
+      << ": clean " << cell(r.clean) << ", corrupted "
       << cell(r.corrupted) << ".\n" << m.pairs << (m.pairs == 1 ? " pair, " : " pairs, ") << r.cost.forwards
       << (attribution ? " forwards and one backward per pair.\n"
                       : " forwards, " + std::to_string(r.skipped) + " of them skipped (the patched slice was the same in both runs).\n");
@@ -361,9 +364,9 @@ int run_patch(const PatchOptions& o) {
   research::PathPatchRequest path_rq;
   if (o.path) {
     if (!o.what.empty() || !o.layers.empty() || !o.positions.empty() || !o.steering.steer.empty() ||
-        !o.steering.steer_prompts.empty())
+        !o.steering.steer_prompts.empty() || !o.loss_positions.empty())
       return print_error("--path sweeps sender heads (--senders) into receivers (--receivers); --what, --layers, "
-                         "--positions and --steer are activation patching's: leave them out",
+                         "--positions, --loss-positions and --steer are activation patching's: leave them out",
                          2);
     auto senders = research::parse_path_senders(o.senders);
     if (!senders) return print_error("--senders: " + senders.error().message, 2);
@@ -396,6 +399,17 @@ int run_patch(const PatchOptions& o) {
     auto p = parse_index_list(o.positions, "--positions");
     if (!p) return print_error(p.error().message, 2);
     rq.positions = std::move(*p);
+  }
+  if (!o.loss_positions.empty()) {
+    rq.loss_positions = research::parse_loss_positions(o.loss_positions);
+    if (!rq.loss_positions)
+      return print_error("--loss-positions: \"" + o.loss_positions +
+                             "\" is not FROM:TO (like 9:16, positions 9 to 15; 9: runs to the end, :16 from 0)",
+                         2);
+    if (*metric != research::PatchMetric::loss)
+      return print_error("--loss-positions says which positions' losses --metric loss averages: add --metric loss, "
+                         "or leave it out (the metric is " + o.metric + ")",
+                         2);
   }
   std::vector<research::PromptPair> prompts;
   if (!o.prompts.empty()) {
@@ -503,7 +517,11 @@ void add_patch_command(CLI::App& app, int& exit_code) {
       "it, so 1 is the clean run and 0 the corrupted one; loss, the mean next-token loss of the\n"
       "run's own tokens; logprob, the answer's log-probability at the last position. The answer\n"
       "and wrong token must be one token each (with its leading space after a word: ' Mary').\n"
-      "Both prompts of a pair must have the same number of tokens.\n\n"
+      "Both prompts of a pair must have the same number of tokens.\n"
+      "--loss-positions FROM:TO averages the loss over positions FROM..TO-1 only, TransformerLens's\n"
+      "loss_per_token[:, FROM:TO]: position t's loss is that of token t+1, so on BOS + 8 tokens + the\n"
+      "same 8 again, 9:16 is the losses of the second copy's tokens 10 to 16, the ones an induction\n"
+      "head can predict (9: runs to the end; :8 from 0). Each run's loss is of its own tokens.\n\n"
       "Examples:\n"
       "  headlab patch --model models/gpt2 --clean \"When Mary and John went to the store, John gave a drink to\"\n"
       "      --corrupted \"When Mary and John went to the store, Mary gave a drink to\" --answer ' Mary' --wrong ' John'\n"
@@ -512,6 +530,10 @@ void add_patch_command(CLI::App& app, int& exit_code) {
       "      --clean \" gray whale ink crown plum fog violin arch gray whale ink crown plum fog\" --answer ' viol'\n"
       "      --corrupted \" gray whale ink crown plum fog arch violin gray whale ink crown plum fog\" --wrong ' ar'\n"
       "  headlab patch --model models/gpt2 --prompts ioi.jsonl --what resid_pre --layers 3-5 --positions 10-14 --format csv\n"
+      "  headlab patch --model models/headlab-tiny --metric loss --loss-positions 9:16 --what attn_out\n"
+      "      --clean \" close living reform today percent hands single worth close living reform today percent hands single worth\"\n"
+      "      --corrupted \" press doubt account level threat schools former history close living reform today percent hands single worth\"\n"
+      "      (the loss over the second copy: at layer 1 each of its positions restores its own share)\n"
       "  headlab patch --model tests/fixtures/model/families/llama --clean-ids \"1 5 9 12 30\" --corrupted-ids \"1 5 7 12 30\"\n"
       "      --answer '#3' --wrong '#4' --what k_all_pos     (ids as given, answers as ids: no tokenizer needed)\n\n"
       "--prompts FILE: one JSON object a line, {\"clean\": ..., \"corrupted\": ..., \"answer\": ..., \"wrong\": ...};\n"
@@ -575,6 +597,9 @@ void add_patch_command(CLI::App& app, int& exit_code) {
                 "numbers, slower (to check them, or to time the shortcuts)");
   cmd->add_option("--layers", opts->layers, "Only these layers, like 3-5 or 0,2,4 (default: every layer)");
   cmd->add_option("--positions", opts->positions, "Only these positions, like 10-14 (default: every position; BOS is 0)");
+  cmd->add_option("--loss-positions", opts->loss_positions,
+                  "--metric loss: the mean next-token loss over positions FROM:TO only, like 9:16 (position t's loss "
+                  "is token t+1's; 9: to the end)");
   add_steer_options(cmd, opts->steering);
   cmd->add_option("--format", opts->format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}))

@@ -83,7 +83,8 @@ std::string patch_type_name(const Part& part) {
 // d metric / d logits of one run, the metric as patching's run_metric (normalized: the logit
 // difference; it is normalised once the sweep is done).
 std::vector<model::LogitGradient> metric_gradient(const ForwardOutput& out, const std::vector<int>& ids,
-                                                  const PatchPair& pair, PatchMetric m) {
+                                                  const PatchPair& pair, PatchMetric m,
+                                                  const std::optional<LossPositions>& loss_positions) {
   const int T = out.T, V = out.V;
   if (m == PatchMetric::logit_diff || m == PatchMetric::normalized) return {{T - 1, {pair.answer, pair.wrong}, {1.0f, -1.0f}}};
   // softmax of row t, in double
@@ -102,9 +103,10 @@ std::vector<model::LogitGradient> metric_gradient(const ForwardOutput& out, cons
     g.push_back({T - 1, {}, std::move(d)});
     return g;
   }
-  // loss: the mean over t < T-1 of -log softmax(logits[t])[ids[t+1]]
-  const float inv = 1.0f / float(T - 1);
-  for (int t = 0; t + 1 < T; t++) {
+  // loss: the mean over t in [from, to) (every t < T-1 by default) of -log softmax(logits[t])[ids[t+1]]
+  const LossPositions lp = loss_positions_for(loss_positions.value_or(LossPositions{}), T);
+  const float inv = 1.0f / float(lp.to - lp.from);
+  for (int t = lp.from; t < lp.to; t++) {
     std::vector<float> d = softmax(t);
     d[std::size_t(ids[std::size_t(t) + 1])] -= 1.0f;
     for (float& x : d) x *= inv;
@@ -222,6 +224,8 @@ Result<PatchResult> attribution_patch(const model::Parameters& params, std::span
       if (rq.metric == PatchMetric::loss) o.logits = true;  // its gradient reads every logit
       if (Status s = model::forward(params, ids, o, out, ws); !s) return s;
       metric = patch_run_metric(out, pair, rq.metric, /*columns_only=*/true);
+      if (rq.metric == PatchMetric::loss && rq.loss_positions)
+        metric = patch_loss_over(out, ids, loss_positions_for(*rq.loss_positions, static_cast<int>(ids.size())));
       return {};
     };
     Captures base, source;
@@ -233,7 +237,7 @@ Result<PatchResult> attribution_patch(const model::Parameters& params, std::span
 
     // 2. the base run's metric back to every hook point
     model::ActivationGradients grads;
-    const auto dlogits = metric_gradient(base_out, base_ids, pair, rq.metric);
+    const auto dlogits = metric_gradient(base_out, base_ids, pair, rq.metric, rq.loss_positions);
     if (Status s = model::backward(params, base_ids, base_out.record.residual, dlogits, grads); !s)
       return tl::unexpected(s.error());
 
@@ -339,6 +343,7 @@ Result<PatchResult> attribution_patch(const model::Parameters& params, std::span
                           "prompts that favour the wrong token");
   PatchResult r;
   r.what = rq.what, r.metric = rq.metric, r.noising = rq.noising;
+  r.loss_positions = rq.loss_positions;
   r.layers = layers;
   for (const Steering& st : rq.steering) r.steering.push_back({st.layer, st.from, st.rows, st.coef});
   r.cost = *cost;

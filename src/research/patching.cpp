@@ -12,6 +12,7 @@
 #include "model/head_range.h"
 #include "model/hooks.h"
 #include "model/next_token.h"
+#include "util/check.h"
 
 namespace headlab::research {
 
@@ -117,9 +118,14 @@ bool is_every(PatchWhat w) {
 bool has_pos(Slice s) { return s == Slice::row || s == Slice::head_pos || s == Slice::pattern_head_dest; }
 // Whether a sweep's runs patched at position p may run only rows p.. (PatchShortcuts::reuse_prefix):
 // a slice at one position changes no row before it, at any layer (causality); steering and the
-// loss read every row.
+// loss over every position read every row. The loss over positions from.. runs rows
+// min(p, from).. (first_row): the rows before are neither changed nor read.
 bool reuses_prefix(const PatchRequest& rq, const Part& part) {
-  return rq.shortcuts.reuse_prefix && has_pos(part.slice) && rq.steering.empty() && rq.metric != PatchMetric::loss;
+  return rq.shortcuts.reuse_prefix && has_pos(part.slice) && rq.steering.empty() &&
+         (rq.metric != PatchMetric::loss || rq.loss_positions);
+}
+int first_row(const PatchRequest& rq, int pos) {
+  return rq.metric == PatchMetric::loss && rq.loss_positions ? std::min(pos, rq.loss_positions->from) : pos;
 }
 // k and v index the KV heads, as TL's hook_k / hook_v (n_key_value_heads of them)
 int heads_of(const ModelConfig& c, HookPoint p) {
@@ -219,17 +225,23 @@ bool batch_fits(const ModelConfig& c, int tokens, const ForwardOptions& options)
 
 bool reads_columns(PatchMetric m) { return m == PatchMetric::logit_diff || m == PatchMetric::normalized; }
 
-// The forward's options for what the metric reads: two columns, the loss, or every logit.
-void metric_options(ForwardOptions& o, const PatchPair& pair, PatchMetric m, const PatchShortcuts& sc) {
+// The forward's options for what the metric reads: two columns, the loss, or every logit (the
+// loss over some positions reads their rows' logits).
+void metric_options(ForwardOptions& o, const PatchPair& pair, PatchMetric m, const PatchShortcuts& sc,
+                    const std::optional<LossPositions>& loss_positions = std::nullopt) {
   if (reads_columns(m) && sc.metric_columns_only) o.logit_tokens = {pair.answer, pair.wrong};
-  if (m == PatchMetric::loss) o.loss = true, o.logits = false;
+  if (m == PatchMetric::loss && !loss_positions) o.loss = true, o.logits = false;
 }
 
 // The metric of one pair's run, before averaging (normalized: the logit difference). `columns`:
 // the vocabulary columns the forward unembedded (its logit_tokens; empty: every one). A batch
-// of several pairs unembeds each pair's answer and wrong token, so a row finds its own.
-double run_metric(const ForwardOutput& out, const PatchPair& pair, PatchMetric m, const std::vector<int>& columns) {
-  if (m == PatchMetric::loss) return out.loss;
+// of several pairs unembeds each pair's answer and wrong token, so a row finds its own. The
+// loss over loss_positions reads the run's own `ids`.
+double run_metric(const ForwardOutput& out, const PatchPair& pair, PatchMetric m, const std::vector<int>& columns,
+                  std::span<const int> ids = {}, const std::optional<LossPositions>& loss_positions = std::nullopt) {
+  if (m == PatchMetric::loss)
+    return loss_positions ? patch_loss_over(out, ids, loss_positions_for(*loss_positions, static_cast<int>(ids.size())))
+                          : out.loss;
   const int T = out.T;
   if (reads_columns(m)) {
     if (!columns.empty()) {
@@ -268,6 +280,7 @@ ForwardHooks steered(ForwardHooks hooks, std::span<const Steering> steering, int
 Status check_request(const ModelConfig& c, std::span<const PatchPair> pairs, const PatchRequest& rq,
                      std::vector<int>& layers, std::vector<int>& positions, int& max_T) {
   if (Status s = patch_check_pairs(c, pairs, rq.metric, max_T); !s) return s;
+  if (Status s = patch_check_loss_positions(pairs, rq.metric, rq.loss_positions); !s) return s;
   for (std::size_t i = 0; i < rq.steering.size(); i++)
     if (Status s = steering_check(c, rq.steering[i]); !s)
       return bad("steering " + std::to_string(i + 1) + ": " + s.error().message);
@@ -348,6 +361,61 @@ Status patch_check_pairs(const ModelConfig& c, std::span<const PatchPair> pairs,
     max_T = std::max(max_T, static_cast<int>(p.clean.size()));
   }
   return {};
+}
+
+Status patch_check_loss_positions(std::span<const PatchPair> pairs, PatchMetric metric,
+                                  const std::optional<LossPositions>& lp) {
+  if (!lp) return {};
+  const std::string given = "loss positions " + loss_positions_text(*lp);
+  if (metric != PatchMetric::loss)
+    return bad(given + ": they say which positions' next-token losses the loss metric averages, and the metric is " +
+               std::string(patch_metric_name(metric)) + "; add --metric loss (\"metric\": \"loss\"), or leave them out");
+  if (lp->from < 0 || lp->to < -1 || (lp->to >= 0 && lp->to <= lp->from))
+    return bad(given + " are empty: they are [from, to), from included, to not, like 9:16 (positions 9 to 15, "
+                       "the losses of tokens 10 to 16)");
+  for (std::size_t i = 0; i < pairs.size(); i++) {
+    const int T = static_cast<int>(pairs[i].clean.size());
+    const LossPositions r = loss_positions_for(*lp, T);
+    if (r.to <= T - 1 && r.from < r.to) continue;
+    const std::string which = pairs.size() == 1 ? std::string("the prompt pair") : "pair " + std::to_string(i + 1);
+    return bad(given + " are past the end of " + which + ": it has " + std::to_string(T) +
+               " tokens, so its next-token losses are read at positions 0 to " + std::to_string(T - 2) +
+               " (position t's is token t+1's): from at most " + std::to_string(T - 2) + ", to at most " +
+               std::to_string(T - 1) + ", or no to ('" + std::to_string(std::max(0, std::min(lp->from, T - 2))) +
+               ":' runs to the end)");
+  }
+  return {};
+}
+
+LossPositions loss_positions_for(const LossPositions& lp, int T) { return {lp.from, lp.to < 0 ? T - 1 : lp.to}; }
+
+double patch_loss_over(const ForwardOutput& out, std::span<const int> ids, const LossPositions& lp) {
+  const int first = static_cast<int>(ids.size()) - out.T;  // the rows a start_rows run left out
+  HEADLAB_CHECK(first <= lp.from && lp.from < lp.to && lp.to < static_cast<int>(ids.size()));
+  HEADLAB_CHECK(out.logits.size() >= std::size_t(out.T) * out.V);
+  double total = 0.0;
+  for (int t = lp.from; t < lp.to; t++)
+    total += model::token_loss(out.logits.data() + std::size_t(t - first) * out.V, out.V, ids[std::size_t(t) + 1]);
+  return total / (lp.to - lp.from);
+}
+
+std::optional<LossPositions> parse_loss_positions(std::string_view text) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  auto number = [](std::string_view s, int& v) {
+    if (s.empty() || s.size() > 7 || s.find_first_not_of("0123456789") != std::string_view::npos) return false;
+    v = std::stoi(std::string(s));
+    return true;
+  };
+  LossPositions lp;
+  const std::string_view a = text.substr(0, colon), b = text.substr(colon + 1);
+  if (!a.empty() && !number(a, lp.from)) return std::nullopt;
+  if (!b.empty() && !number(b, lp.to)) return std::nullopt;
+  return lp;
+}
+
+std::string loss_positions_text(const LossPositions& lp) {
+  return std::to_string(lp.from) + ":" + (lp.to < 0 ? std::string() : std::to_string(lp.to));
 }
 
 void patch_metric_options(ForwardOptions& o, const PatchPair& pair, PatchMetric m, bool columns_only) {
@@ -511,10 +579,10 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
         const ForwardHooks all = steered(std::move(hooks), rq.steering, 0);
         ForwardOptions o;
         o.hooks = &all;
-        metric_options(o, pair, rq.metric, sc);
+        metric_options(o, pair, rq.metric, sc, rq.loss_positions);
         o.record.qkv = is_base && any_prefix;
         if (Status s = model::forward(params, ids, o, out, ws); !s) return s;
-        metric = run_metric(out, pair, rq.metric, o.logit_tokens);
+        metric = run_metric(out, pair, rq.metric, o.logit_tokens, ids, rq.loss_positions);
         return {};
       };
       double source_metric = 0;
@@ -545,7 +613,7 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
         auto run_batch = [&]() -> Status {
           if (batch.empty()) return {};
           ForwardOptions o;
-          metric_options(o, pairs[batch[0].pair], rq.metric, sc);
+          metric_options(o, pairs[batch[0].pair], rq.metric, sc, rq.loss_positions);
           std::vector<std::span<const int>> seqs;
           for (const Run& r : batch) {
             const PatchPair& pair = pairs[r.pair];
@@ -556,7 +624,7 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
                   o.logit_tokens.push_back(token);
             if (sc.start_at_layer && layer > 0) o.start_resids.push_back(base[r.pair].at({HookPoint::resid_pre, layer}).data());
             if (prefix) {  // rows site.pos.. run; the rows before are the base run's
-              o.start_rows.push_back(sites[pi][r.site].pos);
+              o.start_rows.push_back(first_row(rq, sites[pi][r.site].pos));
               o.prefix_qkv.push_back(base_qkv[r.pair].data());
             }
           }
@@ -576,7 +644,8 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
           if (Status s = model::forward_batch(params, seqs, o, outs, ws); !s) return s;
           for (std::size_t i = 0; i < batch.size(); i++) {
             const Run& r = batch[i];
-            values[pi][r.pair * n_sites + r.site] = run_metric(outs[i], pairs[r.pair], rq.metric, o.logit_tokens);
+            values[pi][r.pair * n_sites + r.site] =
+                run_metric(outs[i], pairs[r.pair], rq.metric, o.logit_tokens, base_ids(pairs[r.pair]), rq.loss_positions);
             count();
           }
           batch.clear();
@@ -584,7 +653,7 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
           return {};
         };
         ForwardOptions probe;  // what a batch's forward keeps, for its bytes
-        metric_options(probe, pairs[first], rq.metric, sc);
+        metric_options(probe, pairs[first], rq.metric, sc, rq.loss_positions);
         for (std::size_t k = first; k < end; k++) {
           const PatchPair& pair = pairs[k];
           const int T = static_cast<int>(pair.clean.size());
@@ -611,7 +680,7 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
               return make_error(ErrorCode::unavailable, "the patching sweep was stopped after " + std::to_string(done) +
                                                             " of " + std::to_string(total) + " runs");
             }
-            const int rows = prefix ? T - site.pos : T;
+            const int rows = prefix ? T - first_row(rq, site.pos) : T;
             if (!batch.empty() && !(sc.batch_rows && batch_fits(c, batch_tokens + rows, probe)))
               if (Status s = run_batch(); !s) return tl::unexpected(s.error());
             batch.push_back({k, si});
@@ -637,6 +706,7 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
   //    (head, pos) transposed to (pos, head), as TL's get_act_patch_attn_head_by_pos_every)
   PatchResult r;
   r.what = rq.what, r.metric = rq.metric, r.noising = rq.noising;
+  r.loss_positions = rq.loss_positions;
   r.layers = layers;
   for (const Steering& st : rq.steering) r.steering.push_back({st.layer, st.from, st.rows, st.coef});
   r.cost = *cost;

@@ -20,8 +20,8 @@
 // logit-difference metrics unembed only the answer's and the wrong token's columns; a run that
 // patches position p only (the by-position sweeps, pattern_by_pos's destination row) runs only
 // rows p.. (model::ForwardOptions::start_rows: by causality the rows before are the base run's at
-// every layer, and their q, k and v come from its record; not with steering or the loss, which
-// read every row); a slice that
+// every layer, and their q, k and v come from its record; not with steering or the loss over
+// every position, which read every row; the loss over positions from.. runs rows min(p, from)..); a slice that
 // is the same in both runs (a prefix both prompts share) leaves the base run, whose metric it
 // takes without running. Steering (PatchRequest::steering) is applied in every run, the
 // shortcuts included.
@@ -69,11 +69,24 @@ std::string patch_what_list();                  // "resid_pre, resid_mid, …" f
 enum class PatchMetric : std::uint8_t {
   logit_diff,  // logit(answer) - logit(wrong) at the last position, per pair, averaged
   normalized,  // (patched - corrupted) / (clean - corrupted) of the averaged logit differences
-  loss,        // mean next-token cross-entropy of the run's own tokens, per pair, averaged
+  loss,        // mean next-token cross-entropy of the run's own tokens (PatchRequest::loss_positions of them), per pair, averaged
   logprob,     // log softmax(logits at the last position)[answer], per pair, averaged
 };
 std::string_view patch_metric_name(PatchMetric m);
 std::optional<PatchMetric> parse_patch_metric(std::string_view name);
+
+// The positions the loss metric reads: TransformerLens's loss_per_token[:, from:to], where
+// position t's loss is that of token t+1 given tokens 0..t. On BOS, 8 tokens and the same 8
+// again (T = 17), the second copy's tokens an induction head can predict (10..16, all but its
+// first) have their losses read at positions 9..15: {9, 16}. to = -1: to the end (T - 1, the
+// last position with a next token).
+struct LossPositions {
+  int from = 0;
+  int to = -1;
+};
+// "9:16", "9:" (to the end), ":16" (from 0). nullopt: not that form.
+std::optional<LossPositions> parse_loss_positions(std::string_view text);
+std::string loss_positions_text(const LossPositions& lp);  // "9:16", "9:" …
 
 // One prompt pair as token ids (BOS already applied: research/patch_input.h makes them from text).
 struct PatchPair {
@@ -98,6 +111,10 @@ struct PatchRequest {
   bool noising = false;        // true: clean run, corrupted slices
   std::vector<int> layers;     // the layers swept (sorted, unique); empty: every layer
   std::vector<int> positions;  // the positions swept (sorted, unique); empty: 0 .. longest T - 1
+  // The loss metric's positions (only with metric loss); none: every position. A run patched at
+  // position p then runs only rows min(p, from).. (reuse_prefix: the rows before are neither
+  // changed nor read).
+  std::optional<LossPositions> loss_positions;
   PatchShortcuts shortcuts;
   // Added to every run of the sweep, clean, corrupted and patched (research/steering.h): each at
   // its layer's resid_pre, before the patch, so a patched slice of a steered point is the source
@@ -123,6 +140,7 @@ struct PatchResult {
   PatchWhat what = PatchWhat::resid_pre;
   PatchMetric metric = PatchMetric::logit_diff;
   bool noising = false;
+  std::optional<LossPositions> loss_positions;  // the request's, as given
   std::vector<std::string> axes;         // TL's axis names: "patch_type", "layer", "pos", "head", "dest_pos"
   std::vector<int> shape;                // the length of each axis
   std::vector<float> values;             // row-major over shape
@@ -150,8 +168,8 @@ Result<PatchCost> patch_cost(const model::ModelConfig& config, std::span<const P
 // a pair whose clean and corrupted lengths differ (pair N, both lengths); a metric's token
 // missing or outside the vocabulary; what the model has no hook for (resid_mid in a parallel or
 // attention-only block, mlp_out without an MLP); a layer or position outside the model or the
-// prompts; loss on a one-token prompt; normalized when the clean and corrupted logit
-// differences are equal. The forward's (too_long past n_ctx). unavailable when keep_going said stop.
+// prompts; loss on a one-token prompt; loss_positions that are empty, past a pair's end or
+// with a metric other than loss; normalized when the clean and corrupted logit differences are equal. The forward's (too_long past n_ctx). unavailable when keep_going said stop.
 Result<PatchResult> patch(const model::Parameters& params, std::span<const PatchPair> pairs,
                           const PatchRequest& request, model::Workspace& workspace);
 
@@ -161,6 +179,16 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
 // metric's tokens inside the vocabulary; loss on two tokens at least. max_T: the longest.
 Status patch_check_pairs(const model::ModelConfig& config, std::span<const PatchPair> pairs, PatchMetric metric,
                          int& max_T);
+// loss_positions' checks: only with the loss metric; from < to, and to at most every pair's T - 1.
+Status patch_check_loss_positions(std::span<const PatchPair> pairs, PatchMetric metric,
+                                  const std::optional<LossPositions>& loss_positions);
+// [from, to) for a run of T tokens (to = -1: T - 1).
+LossPositions loss_positions_for(const LossPositions& lp, int T);
+// The mean over t in [from, to) of -log softmax(logits[t])[ids[t+1]], in double, the terms
+// summed in order (over every position: mean_next_token_loss's value, bit for bit). out holds
+// every vocabulary column of its rows; a run of start_rows r holds rows r.. (r <= from).
+double patch_loss_over(const model::ForwardOutput& out, std::span<const int> ids, const LossPositions& lp);
+
 // The forward's options for what the metric reads (two logit columns when columns_only and
 // the metric is a logit difference; the loss without logits), and the metric of one run
 // (normalized: its logit difference, normalised once the sweep is done).

@@ -107,6 +107,25 @@ def test_patch_equals_cli(tiny, cli):
     assert got["corrupted"] == pytest.approx(want["corrupted"], abs=1e-3)
 
 
+def test_patch_loss_positions_equal_cli(tiny, cli):
+    # the loss over the second copy (docs/research.md, "the loss on the second copy"), as a slice,
+    # a pair or the CLI's text; refused with another metric in the engine's words
+    a = " close living reform today percent hands single worth"
+    b = " press doubt account level threat schools former history"
+    want = cli.json("patch", "--model", TINY, "--clean", a + a, "--corrupted", b + a, "--metric", "loss",
+                    "--loss-positions", "9:16", "--what", "z_all_pos", "--noising", "--no-cache")
+    for lp in (slice(9, 16), (9, 16), "9:16"):
+        got = tiny.patch(a + a, b + a, what="z_all_pos", metric="loss", noising=True, loss_positions=lp)
+        assert got["loss_positions"] == (9, 16)
+        np.testing.assert_allclose(got["values"], np.array(want["values"]), atol=1e-4)
+        assert got["clean"] == pytest.approx(want["clean"], abs=1e-4)
+    assert tiny.patch(a + a, b + a, metric="loss", loss_positions=slice(9, None))["loss_positions"] == (9, None)
+    with pytest.raises(headlab.InvalidArgumentError, match="add --metric loss"):
+        tiny.patch(a + a, b + a, " close", " press", loss_positions=slice(9, 16))
+    with pytest.raises(headlab.InvalidArgumentError, match="loss_positions: give slice"):
+        tiny.patch(a + a, b + a, metric="loss", loss_positions=slice(9, 16, 2))
+
+
 def test_attribution_patch_equals_cli(tiny, cli):
     clean = " gray whale ink crown plum fog violin arch gray whale ink crown plum fog"
     corrupted = " gray whale ink crown plum fog arch violin gray whale ink crown plum fog"

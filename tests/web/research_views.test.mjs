@@ -251,6 +251,45 @@ test('attribution patching refuses exactly what activation patching refuses, so 
   assert.equal(await page.getByRole('button', { name: 'Compare with activation patching' }).count(), 0, 'the comparison is offered with attribution only');
 });
 
+// The loss story (patch_stories.ts, docs/research.md "the loss on the second copy"): eight words
+// twice against other words then the same eight, the loss read over the second copy only.
+const COPY = ' close living reform today percent hands single worth';
+const LOSS = { clean: COPY + COPY, corrupted: ' press doubt account level threat schools former history' + COPY, answer: '', metric: 'loss', loss_positions: { from: 9, to: 16 } };
+
+test('the loss stories: each button sends the loss over the second copy and draws the API’s answer cell for cell; a bad range is refused in the API’s words', async () => {
+  await tab('Patching').click();
+  await page.getByRole('button', { name: 'The loss on the second copy' }).click();
+  const want = await patch({ ...LOSS, what: 'attn_out', noising: false });
+  assert.deepEqual(want.loss_positions, { from: 9, to: 16 });
+  await eventually(async () => assert.match(await page.getByTestId('patch-header').textContent(), /attn_out[\s\S]*loss\s+over positions 9:16: clean run/), 30_000);
+  await eventually(async () => assert.deepEqual(await heatmap_cells().evaluateAll((tds) => tds.map((td) => Number(td.dataset.value))), flat(want.values)));
+  assert.match(await page.getByTestId('patch-header').textContent(), new RegExp(`clean run ${want.clean.toFixed(4)}, corrupted run ${want.corrupted.toFixed(4)}`));
+  assert.equal(await page.getByRole('textbox', { name: 'Loss positions' }).inputValue(), '9:16');
+  assert.match(await page.getByTestId('patch-story').textContent(), /each position of the second copy brings back its own share/);
+  if (!process.env.HEADLAB_MODEL) {
+    // the built-in model: at layer 1 each of the second copy's positions restores a share, together about all
+    const share = (v) => (want.corrupted - v) / (want.corrupted - want.clean);
+    const layer1 = want.values[1].slice(9, 16).map(share);
+    assert.ok(Math.min(...layer1) > 0.08 && layer1.reduce((a, b) => a + b) > 0.85, JSON.stringify(layer1));
+  }
+  await page.getByRole('button', { name: 'Which heads carry that loss' }).click();
+  const heads = await patch({ ...LOSS, what: 'z_all_pos', noising: true });
+  await eventually(async () => assert.match(await page.getByTestId('patch-header').textContent(), /z_all_pos \(noising/), 30_000);
+  await eventually(async () => assert.deepEqual(await heatmap_cells().evaluateAll((tds) => tds.map((td) => Number(td.dataset.value))), flat(heads.values)));
+  if (!process.env.HEADLAB_MODEL) assert.match(await page.getByTestId('patch-summary').textContent(), /^The largest damage: layer 0, head 3, /);
+  // a range past the prompts' end: the server's refusal, word for word
+  await page.getByRole('textbox', { name: 'Loss positions' }).fill('9:40');
+  await page.getByRole('button', { name: 'Run patching' }).click();
+  const bad = await api_post(server, '/api/model/patch', { ...LOSS, what: 'z_all_pos', noising: true, loss_positions: { from: 9, to: 40 } });
+  assert.equal(bad.status, 400);
+  assert.match(bad.body.error.message, /loss positions 9:40 are past the end of the prompt pair/);
+  await eventually(async () => assert.equal(await page.getByTestId('patch-error').textContent(), bad.body.error.message));
+  // back to the induction answer, the fields the tests below start from
+  await page.getByRole('button', { name: 'The induction answer' }).click();
+  await eventually(async () => assert.equal(await page.getByTestId('patch-error').count(), 0));
+  assert.equal(await page.getByRole('textbox', { name: 'Loss positions' }).count(), 0, 'the field shows with the loss metric only');
+});
+
 test('the lens view: a layer × position table whose top tokens and probabilities are the API’s; hover gives the answer’s rank', async () => {
   await tab('Logit lens').click();
   const want = (await api_post(server, '/api/model/lens', { text: CLEAN, top_k: 3, answers: [' viol'] })).body;

@@ -50,6 +50,30 @@ Status read_int_list(const json& j, const char* name, std::vector<int>& out) {
   return {};
 }
 
+// "loss_positions": {"from": 9, "to": 16} ("to" left out or null: to the end), only with "metric": "loss".
+Status read_loss_positions(const json& j, research::PatchMetric metric, std::optional<research::LossPositions>& out) {
+  auto it = j.find("loss_positions");
+  if (it == j.end() || it->is_null()) return {};
+  const std::string form = "Field 'loss_positions' must be {\"from\": 9, \"to\": 16}: the loss metric's positions "
+                           "[from, to), position t's loss being token t+1's (\"to\" left out: to the end).";
+  if (!it->is_object()) return tl::unexpected(bad(form));
+  HEADLAB_TRY(only_fields(*it, {"from", "to"}, " in 'loss_positions'"));
+  research::LossPositions lp;
+  for (const char* name : {"from", "to"}) {
+    auto v = it->find(name);
+    if (v == it->end() || v->is_null()) continue;
+    if (!v->is_number_integer() || v->get<long long>() < 0 || v->get<long long>() > kMaxRequestInteger)
+      return tl::unexpected(bad(form));
+    (std::string_view(name) == "from" ? lp.from : lp.to) = static_cast<int>(v->get<long long>());
+  }
+  if (metric != research::PatchMetric::loss)
+    return tl::unexpected(bad("Field 'loss_positions' says which positions' losses the loss metric averages, and "
+                              "'metric' is \"" + std::string(research::patch_metric_name(metric)) +
+                              "\": send \"metric\": \"loss\", or leave 'loss_positions' out."));
+  out = lp;
+  return {};
+}
+
 Status read_pair(const json& j, research::PromptPair& p, const std::string& where) {
   HEADLAB_TRY(read_field(j, "clean", p.clean, true));
   HEADLAB_TRY(read_field(j, "corrupted", p.corrupted, true));
@@ -66,7 +90,7 @@ Result<ModelPatchRequest> decode_model_patch_request(std::string_view body) {
   auto j = parse_json_object(body, kExample);
   if (!j) return tl::unexpected(j.error());
   HEADLAB_TRY(only_fields(*j, {"clean", "corrupted", "clean_ids", "corrupted_ids", "answer", "wrong", "prompts", "bos",
-                               "what", "metric", "noising", "layers", "positions", "steer", "method"}));
+                               "what", "metric", "noising", "layers", "positions", "loss_positions", "steer", "method"}));
   ModelPatchRequest r;
   if (j->contains("clean_ids") || j->contains("corrupted_ids")) {
     for (const char* text : {"clean", "corrupted", "prompts"})
@@ -132,6 +156,7 @@ Result<ModelPatchRequest> decode_model_patch_request(std::string_view body) {
   HEADLAB_TRY(read_field(*j, "noising", r.noising, false));
   HEADLAB_TRY(read_int_list(*j, "layers", r.layers));
   HEADLAB_TRY(read_int_list(*j, "positions", r.positions));
+  HEADLAB_TRY(read_loss_positions(*j, r.metric, r.loss_positions));
   HEADLAB_TRY(read_steer_list(*j, r.steer));
   return r;
 }
@@ -162,6 +187,11 @@ std::string encode_model_patch(const ModelPatchResult& m) {
              {{"forwards", r.cost.forwards}, {"block_tokens", r.cost.block_tokens}, {"multiply_adds", r.cost.multiply_adds}}},
             {"skipped", r.skipped}};
   if (!r.patch_types.empty()) j["patch_types"] = r.patch_types;
+  if (r.loss_positions) {  // the loss metric's positions [from, to), as asked (to null: to the end)
+    nlohmann::ordered_json to = nullptr;
+    if (r.loss_positions->to >= 0) to = r.loss_positions->to;
+    j["loss_positions"] = {{"from", r.loss_positions->from}, {"to", to}};
+  }
   // attribution patching's values are estimates (research/attribution_patching.h): said so
   if (m.method == research::PatchMethod::attribution) j["method"] = "attribution";
   if (!r.steering.empty()) {

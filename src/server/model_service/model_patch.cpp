@@ -44,6 +44,7 @@ Result<ModelPatchResult> ModelService::patch(const ModelPatchRequest& req) {
   rq.noising = req.noising;
   rq.layers = req.layers;
   rq.positions = req.positions;
+  rq.loss_positions = req.loss_positions;
   auto steering = prepare_steering(req.steer, req.bos);
   if (!steering) return tl::unexpected(steering.error());
   rq.steering = steering->steering;  // checked with the request; ActAdd's rows come in the turn

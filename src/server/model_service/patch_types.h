@@ -25,6 +25,7 @@ struct ModelPatchRequest {
   bool noising = false;
   std::vector<int> layers;     // empty: every layer
   std::vector<int> positions;  // empty: every position
+  std::optional<research::LossPositions> loss_positions;  // "loss_positions": the loss metric's [from, to)
   std::vector<SteerSpec> steer;  // added in every run of the sweep, as in intervene
   // "method": activation (one patched run per index) or attribution (research/attribution_patching.h)
   research::PatchMethod method = research::PatchMethod::activation;

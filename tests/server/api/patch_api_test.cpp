@@ -175,3 +175,47 @@ TEST(PatchApi, AttributionIsTheClisAttributionAndSaysSo) {
   EXPECT_EQ(unknown.status, 400);
   EXPECT_NE(unknown.raw.find("Unknown 'method'"), std::string::npos) << unknown.raw;
 }
+
+TEST(PatchApi, LossPositionsAreTheClisAndABadRangeIsRefusedByNameInTheErrorEnvelope) {
+  TestServer s(temp_path("p.db"), kModel);
+  const json range = {{"from", 16}, {"to", 30}};  // the second copy's losses (31 tokens: BOS, 15, 15)
+  auto api = s.post("/api/model/patch", pair_body({{"what", "attn_out"}, {"metric", "loss"}, {"loss_positions", range}}));
+  ASSERT_EQ(api.status, 200) << api.raw.substr(0, 400);
+  auto cli = cli_patch("--what attn_out --metric loss --loss-positions 16:30");
+  ASSERT_EQ(cli.exit_code, 0) << cli.out;
+  EXPECT_EQ(json::parse(cli.out), api.body);
+  EXPECT_EQ(api.body["loss_positions"], range);
+  auto open = s.post("/api/model/patch", pair_body({{"metric", "loss"}, {"loss_positions", {{"from", 16}}}}));
+  ASSERT_EQ(open.status, 200) << open.raw.substr(0, 400);
+  EXPECT_EQ(open.body["loss_positions"], (json{{"from", 16}, {"to", nullptr}}));
+  EXPECT_EQ(open.body["clean"], api.body["clean"]) << "16: runs to the end, 30";
+  struct Case {
+    json body;
+    std::string says;
+  };
+  const Case cases[] = {
+      {pair_body({{"loss_positions", range}}), "Field 'loss_positions' says which positions' losses the loss metric "
+                                               "averages, and 'metric' is \"logit_diff\""},
+      {pair_body({{"metric", "loss"}, {"loss_positions", {{"from", 16}, {"to", 31}}}}),
+       "loss positions 16:31 are past the end of the prompt pair: it has 31 tokens"},
+      {pair_body({{"metric", "loss"}, {"loss_positions", {{"from", 9}, {"to", 9}}}}), "loss positions 9:9 are empty"},
+      {pair_body({{"metric", "loss"}, {"loss_positions", {{"from", -1}}}}), "Field 'loss_positions' must be"},
+      {pair_body({{"metric", "loss"}, {"loss_positions", "16:30"}}), "Field 'loss_positions' must be"},
+      {pair_body({{"metric", "loss"}, {"loss_positions", {{"from", 1}, {"stop", 3}}}}), "stop"},
+  };
+  for (const Case& c : cases) {
+    auto r = s.post("/api/model/patch", c.body);
+    EXPECT_EQ(r.status, 400) << c.body.dump() << "\n" << r.raw;
+    ASSERT_TRUE(r.body.contains("error")) << r.raw;
+    const std::string message = r.body["error"]["message"];
+    EXPECT_NE(message.find(c.says), std::string::npos) << c.body.dump() << "\n" << message;
+  }
+  // the CLI refuses them too (exit 2; a metric other than loss before the model loads)
+  auto cli_bad = headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab patch --model " + kModel +
+                                               " --clean a --corrupted b --loss-positions 3:2 --metric loss 2>&1");
+  EXPECT_EQ(cli_bad.exit_code, 2) << cli_bad.out;
+  auto cli_metric = headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab patch --model " + kModel +
+                                                  " --clean a --corrupted b --loss-positions 3:5 2>&1");
+  EXPECT_EQ(cli_metric.exit_code, 2);
+  EXPECT_NE(cli_metric.out.find("add --metric loss"), std::string::npos) << cli_metric.out;
+}

@@ -45,6 +45,7 @@ export interface PatchRequest {
   noising?: boolean;
   layers?: number[];
   positions?: number[];
+  loss_positions?: { from: number; to?: number }; // metric loss only: the mean over positions [from, to) (to absent: to the end)
   method?: PatchMethod; // absent: activation
 }
 
@@ -69,6 +70,7 @@ export interface PatchResponse {
   cost: { forwards: number; block_tokens: number; multiply_adds: number };
   skipped: number;
   method?: 'attribution'; // present only for attribution patching's estimates
+  loss_positions?: { from: number; to: number | null }; // the loss metric's positions [from, to), when asked (to null: to the end)
 }
 
 export interface LensRequest {
