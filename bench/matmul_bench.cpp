@@ -3,9 +3,9 @@
 // matmul_forward (sgemm on float32 rows, as the trainer runs them) and through the packed
 // matrices (matmul_forward_packed) in f32, bf16 and f16, and the bf16 matrices once more with
 // their inputs rounded to bfloat16 (--compute bf16: path=bf16-inputs, AVX512_BF16 dot products
-// under the avx512bf16 kernel), and as GGUF's Q8_0 and Q4_K blocks (random quants and scales;
-// Q4_K only where every C is a multiple of its 256-weight blocks: --shape gpt2), all taking turns
-// on the same inputs.
+// under the avx512bf16 kernel), and as GGUF's Q8_0, Q4_K and Q6_K blocks (random quants and
+// scales; Q4_K and Q6_K only where every C is a multiple of their 256-weight blocks: --shape gpt2),
+// all taking turns on the same inputs.
 // Random weights, so nothing finds them in cache. The figures behind the packed path's
 // choices (ops/matmul_packed.h).
 //
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
     int C, OC;
     std::vector<float> w, b;
     OwnedPackedMatrix packed[3];
-    OwnedPackedMatrix blocks[2];  // Q8_0, Q4_K (rows = 0 when C is not whole blocks)
+    OwnedPackedMatrix blocks[3];  // Q8_0, Q4_K, Q6_K (rows = 0 when C is not whole blocks)
   };
   // random blocks: random bytes, the half scales (quant_scale_offsets: d, and dmin or m) set
   // to 0.01 so every weight is finite and small
@@ -89,8 +89,8 @@ int main(int argc, char** argv) {
     for (float& x : l.w) x = u(rng);
     for (float& x : l.b) x = u(rng);
     for (int t = 0; t < 3; t++) l.packed[t] = packed_matrix_from_rows(types[t], l.w.data(), OC, C);
-    for (int q = 0; q < 2; q++) {
-      const WeightType t = q == 0 ? WeightType::q8_0 : WeightType::q4_k;
+    for (int q = 0; q < 3; q++) {
+      const WeightType t = q == 0 ? WeightType::q8_0 : q == 1 ? WeightType::q4_k : WeightType::q6_k;
       if (C % quant_block_elements(t) != 0) continue;
       const RowBand band{t, OC};
       l.blocks[q] = packed_matrix_from_blocks({&band, 1}, C, random_blocks(t, OC, C, rng).data());
@@ -125,11 +125,12 @@ int main(int argc, char** argv) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
   };
   auto bias_of = [](const Layer& l) { return l.b.empty() ? nullptr : l.b.data(); };
-  constexpr int kPaths = 7;
-  std::vector<double> t[kPaths], cpu[kPaths];  // sgemm, f32, bf16, f16, bf16 with bf16 inputs, Q8_0, Q4_K
-  double diff[kPaths] = {0, 0, 0, 0, 0, 0, 0};
-  bool have[kPaths] = {true, true, true, true, true, true, true};
-  for (const Layer& l : layers) have[5] = have[5] && l.blocks[0].m.rows > 0, have[6] = have[6] && l.blocks[1].m.rows > 0;
+  constexpr int kPaths = 8;
+  std::vector<double> t[kPaths], cpu[kPaths];  // sgemm, f32, bf16, f16, bf16 with bf16 inputs, Q8_0, Q4_K, Q6_K
+  double diff[kPaths] = {0, 0, 0, 0, 0, 0, 0, 0};
+  bool have[kPaths] = {true, true, true, true, true, true, true, true};
+  for (const Layer& l : layers)
+    for (int q = 0; q < 3; q++) have[5 + q] = have[5 + q] && l.blocks[q].m.rows > 0;
   for (int r = 0; r <= repeats; r++) {  // round 0 warms up
     for (int path = 0; path < kPaths; path++) {
       if (!have[path]) continue;
@@ -150,7 +151,7 @@ int main(int argc, char** argv) {
       if (r > 0) t[path].push_back(ms(a, b)), cpu[path].push_back(cpu_now() - c0);
     }
   }
-  const char* names[kPaths] = {"sgemm", "f32", "bf16", "f16", "bf16-inputs", "q8_0", "q4_k"};
+  const char* names[kPaths] = {"sgemm", "f32", "bf16", "f16", "bf16-inputs", "q8_0", "q4_k", "q6_k"};
   for (auto& v : t) std::sort(v.begin(), v.end());
   for (auto& v : cpu) std::sort(v.begin(), v.end());
   const double s = t[0][t[0].size() / 2];

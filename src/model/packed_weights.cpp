@@ -76,6 +76,33 @@ const unsigned char* packed_quant_row(const PackedMatrix& m, int r, WeightType& 
   return nullptr;
 }
 
+void packed_quant_panel(QuantDecoder d, const PackedMatrix& m, int p, int k0, int K, float* panel) {
+  HEADLAB_CHECK(m.quantized() && p >= 0 && p < m.panels() && k0 >= 0 && K >= 0 && k0 + K <= m.cols);
+  if (K == 0) return;
+  // 256 columns a step: a whole number of blocks of every type (a matrix with 256-weight blocks
+  // has cols a multiple of 256; else every block is 32 and cols a multiple of 32)
+  constexpr int kStep = 256, kGroup = 8;
+  alignas(64) float buf[kGroup * kStep];  // (8, 256): 8 rows' weights of one step
+  const int n0 = p * kPanel, nn = std::min(kPanel, m.rows - n0);
+  for (int g = 0; g < kPanel; g += kGroup)
+    for (int c0 = k0 / kStep * kStep; c0 < k0 + K; c0 += kStep) {
+      const int c1 = std::min(c0 + kStep, m.cols);
+      for (int i = 0; i < kGroup; i++) {
+        float* row = buf + i * kStep;
+        if (g + i >= nn) {  // past the last row: zeros
+          std::fill(row, row + (c1 - c0), 0.0f);
+          continue;
+        }
+        WeightType t;
+        const unsigned char* blocks = packed_quant_row(m, n0 + g + i, t);
+        quant_dequantize_with(d, t, blocks + std::size_t(c0 / quant_block_elements(t)) * std::size_t(quant_block_bytes(t)),
+                              c1 - c0, row);
+      }
+      const int ka = std::max(c0, k0), kb = std::min(c1, k0 + K);
+      quant_transpose8(d, buf + (ka - c0), kStep, kb - ka, panel + std::size_t(ka - k0) * kPanel + g);
+    }
+}
+
 void packed_write_blocks(PackedMatrix& m, int row0, int n, const unsigned char* blocks) {
   HEADLAB_CHECK(m.quantized() && row0 >= 0 && n >= 0 && row0 + n <= m.rows);
   if (n == 0) return;
@@ -146,7 +173,7 @@ void packed_read_rows(const PackedMatrix& m, int row0, int n, float* out) {
     for (int r = row0; r < row0 + n; r++) {
       WeightType t;
       const unsigned char* blocks = packed_quant_row(m, r, t);
-      quant_dequantize(t, blocks, C, out + std::size_t(r - row0) * C);
+      quant_dequantize_with(quant_decoder_best(), t, blocks, C, out + std::size_t(r - row0) * C);
     }
     return;
   }

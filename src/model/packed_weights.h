@@ -22,7 +22,8 @@
 //             after row as the file has them, each row C / block_elements blocks, in up to three
 //             bands of rows of one type each (c_attn's q, k and v are three tensors of the file,
 //             which may differ: llama.cpp's Q4_K_M keeps v of some layers in Q6_K). A product
-//             widens 32 rows at a time into a float32 panel and runs the f32 kernel on it.
+//             widens 32 rows at a time into a float32 panel (packed_quant_panel: SIMD block
+//             decoders, quant_simd.h, and 8 x 8 transpositions) and runs the f32 kernel on it.
 // Why panels: with few
 // input rows a product reads far more weights than inputs; sgemm would copy every weight into
 // its own panel layout on every call (30% of a 64-token GPT-2-small forward); packed once, each
@@ -37,6 +38,7 @@
 #include <vector>
 
 #include "model/quant_blocks.h"
+#include "model/quant_simd.h"
 #include "model/weight_type.h"
 
 namespace headlab::model {
@@ -79,6 +81,11 @@ std::size_t packed_matrix_bytes(const PackedMatrix& m);
 bool packed_set_bands(PackedMatrix& m, std::span<const RowBand> bands);
 // Row r of a quantized matrix: its blocks and their type.
 const unsigned char* packed_quant_row(const PackedMatrix& m, int r, WeightType& type);
+// Panel p of a quantized matrix widened, columns [k0, k0 + K) only: panel (K, 32) float32,
+// panel[k][j] = W[32p + j][k0 + k] as quant_dequantize gives it, 0 for rows past m.rows. Rows go
+// 8 at a time: each row's blocks over 256 columns decoded by d into a buffer, then transposed
+// into the panel's 8 columns.
+void packed_quant_panel(QuantDecoder d, const PackedMatrix& m, int p, int k0, int K, float* panel);
 // Copies rows [row0, row0 + n) of a quantized matrix from `blocks` (n rows of the band's type,
 // as a GGUF file stores them); the rows must lie in one band.
 void packed_write_blocks(PackedMatrix& m, int row0, int n, const unsigned char* blocks);

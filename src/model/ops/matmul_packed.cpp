@@ -520,15 +520,24 @@ void run(PackedKernel kernel, const Job& j, int p0, int p1) {
   run_portable<T>(j, p0, p1);
 }
 
+// The block decoders of a kernel's instruction set (the tests force each kernel, so each decoder).
+QuantDecoder decoder_for(PackedKernel kernel) {
+  return kernel == PackedKernel::portable ? QuantDecoder::scalar
+         : kernel == PackedKernel::avx2   ? QuantDecoder::avx2
+                                          : QuantDecoder::avx512;
+}
+
 // A quantized matrix (packed_weights.h): each panel's 32 rows, the k asked for only, widened
-// into a float32 panel of this thread's (exactly: quant_blocks.h), then the f32 kernel on it.
-// The widening is once per panel and product, shared by all N rows.
+// into a float32 panel of this thread's (exactly: quant_blocks.h) by the block decoders of the
+// kernel's instruction set (packed_quant_panel, quant_simd.h), then the f32 kernel on it. The
+// widening is once per panel and product, shared by all N rows. (Widening 256 k at a time into
+// an L1-sized panel, the kernel adding each piece to the last, measured no faster: 2026-12-06.)
 void run_quantized(PackedKernel kernel, const Job& j, int p0, int p1) {
   const PackedMatrix& w = *j.w;
+  const QuantDecoder decoder = decoder_for(kernel);
   struct Scratch {
     float* panel = nullptr;
     std::size_t floats = 0;
-    std::vector<float> row;
     ~Scratch() { std::free(panel); }
   };
   thread_local Scratch s;
@@ -541,21 +550,7 @@ void run_quantized(PackedKernel kernel, const Job& j, int p0, int p1) {
   }
   for (int p = p0; p < p1; p++) {
     const int n0 = p * kPanel, nn = std::min(kPanel, w.rows - n0);
-    for (int r = 0; r < kPanel; r++) {
-      if (r >= nn) {  // the columns past the last row: zeros, never stored
-        for (int k = 0; k < j.K; k++) s.panel[std::size_t(k) * kPanel + r] = 0.0f;
-        continue;
-      }
-      WeightType t;
-      const unsigned char* blocks = packed_quant_row(w, n0 + r, t);
-      const int be = quant_block_elements(t);
-      const int kb0 = j.k0 / be * be, kb1 = std::min(w.cols, (j.k0 + j.K + be - 1) / be * be);
-      if (kb1 <= kb0) continue;
-      s.row.resize(std::size_t(kb1 - kb0));
-      quant_dequantize(t, blocks + std::size_t(kb0 / be) * std::size_t(quant_block_bytes(t)), kb1 - kb0, s.row.data());
-      const float* from = s.row.data() + (j.k0 - kb0);
-      for (int k = 0; k < j.K; k++) s.panel[std::size_t(k) * kPanel + r] = from[k];
-    }
+    packed_quant_panel(decoder, w, p, j.k0, j.K, s.panel);  // the columns past the last row: zeros
     PackedMatrix panel;
     panel.type = WeightType::f32, panel.rows = nn, panel.cols = j.K, panel.data = reinterpret_cast<unsigned char*>(s.panel);
     const Job one{j.out + n0, j.ldo, j.inp, j.ldx, &panel, 0, j.K, j.bias ? j.bias + n0 : nullptr, j.N};
@@ -625,7 +620,9 @@ std::string matmul_packed_kernels_description() {
                      : k == PackedKernel::avx2     ? "AVX2, FMA, F16C"
                                                    : "plain loops";
   std::string line = "packed-weight kernels " + std::string(matmul_packed_kernel_name(k)) + " (" + what +
-                     "; f32, bf16 and f16 weights, and GGUF's quantized blocks widened 32 rows at a time; float32 "
+                     "; f32, bf16 and f16 weights, and GGUF's quantized blocks widened 32 rows at a time by " +
+                     std::string(quant_decoder_name(decoder_for(k))) +
+                     " block decoders; float32 "
                      "activations and arithmetic; " +
                      (k == PackedKernel::avx512bf16 ? "bf16 dot products under --compute bf16; "
                                                     : "--compute bf16 rounds the inputs, no faster; ");

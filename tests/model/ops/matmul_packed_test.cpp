@@ -1,16 +1,21 @@
 // Tests for model/ops/matmul_packed.h and model/packed_weights.h: every kernel this CPU runs,
 // in each weight type, against the plain loops on the same (rounded) weights; the packed
-// layout and its rounding.
+// layout and its rounding; GGUF's blocks, and their SIMD decoders (model/quant_simd.h) against
+// the scalar ones bit for bit (each kernel widens with its own: portable scalar, avx2 AVX2,
+// avx512 and avx512bf16 AVX-512).
 #include "model/ops/matmul_packed.h"
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "model/ops/matmul.h"
 #include "model/packed_weights.h"
 #include "model/quant_blocks.h"
+#include "model/quant_simd.h"
 #include "testing/gradcheck.h"
 
 using namespace headlab::model;
@@ -338,4 +343,144 @@ TEST(MatmulForwardPackedQuantized, QuantizedBlocksAreTheirFilesSizeNotFloat32s) 
   PackedMatrix odd;
   odd.rows = 64, odd.cols = 100;  // not a whole number of blocks
   EXPECT_FALSE(packed_set_bands(odd, {&band, 1}));
+}
+
+namespace {
+
+const QuantDecoder kDecoders[] = {QuantDecoder::scalar, QuantDecoder::avx2, QuantDecoder::avx512};
+
+// The half scales every type's test blocks are given beside the sweep: zeros, the subnormals'
+// ends, the largest finite, infinities, quiet and signalling NaNs, each sign.
+const std::uint16_t kSpecialHalves[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x83ff, 0x0400, 0x3c00, 0x7bff,
+                                        0xfbff, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01, 0x7fff};
+
+// n_blocks random blocks of t whose half scales (d, and m or dmin) sweep the half values: the
+// special ones first, then every exponent and sign with assorted mantissas.
+std::vector<unsigned char> blocks_with_every_half(WeightType t, int n_blocks, unsigned seed) {
+  std::vector<unsigned char> b = random_blocks(t, 1, quant_block_elements(t) * n_blocks, seed);
+  const QuantScaleOffsets o = quant_scale_offsets(t);
+  const std::size_t bytes = std::size_t(quant_block_bytes(t));
+  const int n_special = int(std::size(kSpecialHalves));
+  for (int k = 0; k < n_blocks; k++) {
+    const std::uint16_t d = k < n_special ? kSpecialHalves[k] : std::uint16_t(unsigned(k) * 16u + unsigned(k) % 16u);
+    const std::uint16_t m = k < n_special ? kSpecialHalves[(k * 5 + 3) % n_special] : std::uint16_t(unsigned(k) * 592u + 5u);
+    for (auto [at, h] : {std::pair{o.d, d}, {o.min, m}})
+      if (at >= 0) {
+        b[std::size_t(k) * bytes + std::size_t(at)] = h & 0xff;
+        b[std::size_t(k) * bytes + std::size_t(at) + 1] = h >> 8;
+      }
+  }
+  return b;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST(QuantSimd, EveryDecoderGivesTheScalarDecodersFloatsBitForBitWhateverTheHalfScales) {
+  // 4,096 blocks a type: random quants and sub-block scales; d (and dmin or m) every sign and
+  // exponent of a half, subnormal, infinite and NaN ones too
+  for (QuantDecoder d : kDecoders) {
+    if (!quant_decoder_supported(d)) continue;
+    for (WeightType t : kBlockTypes) {
+      const int n_blocks = 4096;
+      const std::vector<unsigned char> blocks = blocks_with_every_half(t, n_blocks, unsigned(int(t) + 7));
+      const std::int64_t n = std::int64_t(n_blocks) * quant_block_elements(t);
+      std::vector<float> want(static_cast<std::size_t>(n)), got(want.size(), -1.0f);
+      quant_dequantize(t, blocks.data(), n, want.data());
+      quant_dequantize_with(d, t, blocks.data(), n, got.data());
+      for (std::size_t i = 0; i < want.size(); i++)
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(want[i]))
+            << quant_decoder_name(d) << " " << weight_type_name(t) << " weight " << i << " of block "
+            << i / std::size_t(quant_block_elements(t));
+    }
+  }
+}
+
+TEST(QuantSimd, EveryDecoderMatchesTheScalarOneOnEveryRowLengthThePanelsUse) {
+  // the panels decode 256 columns at a time (the last step of a row: any multiple of 32), and
+  // packed_read_rows whole rows; starting anywhere in a row
+  for (QuantDecoder d : kDecoders) {
+    if (!quant_decoder_supported(d)) continue;
+    for (WeightType t : kBlockTypes) {
+      const int be = quant_block_elements(t);
+      const std::vector<unsigned char> blocks = random_blocks(t, 1, 16 * 256, unsigned(int(t) + 11));
+      for (int n = be; n <= 16 * 256; n += n < 512 ? be : 256)
+        for (int first : {0, 1, 3}) {
+          if (first * be + n > 16 * 256) continue;
+          const unsigned char* at = blocks.data() + std::size_t(first) * std::size_t(quant_block_bytes(t));
+          std::vector<float> want(static_cast<std::size_t>(n)), got(want.size(), -1.0f);
+          quant_dequantize(t, at, n, want.data());
+          quant_dequantize_with(d, t, at, n, got.data());
+          ASSERT_TRUE(same_bits(got, want)) << quant_decoder_name(d) << " " << weight_type_name(t) << " n=" << n;
+        }
+    }
+  }
+}
+
+TEST(QuantSimd, TheTranspositionCopiesEightRowsIntoEightPanelColumnsBitForBit) {
+  std::vector<float> rows(8 * 40);
+  for (std::size_t i = 0; i < rows.size(); i++)  // every bit pattern kind: NaNs with payloads too
+    rows[i] = std::bit_cast<float>(std::uint32_t(i * 2654435761u));
+  for (QuantDecoder d : kDecoders) {
+    if (!quant_decoder_supported(d)) continue;
+    for (int n : {0, 1, 7, 8, 9, 16, 23, 37})
+      for (int from : {0, 3}) {
+        std::vector<float> out(std::size_t(std::max(1, n)) * 32, 0.5f);
+        quant_transpose8(d, rows.data() + from, 40, n, out.data());
+        for (int k = 0; k < n; k++)
+          for (int j = 0; j < 32; j++) {
+            const float want = j < 8 ? rows[std::size_t(j) * 40 + from + k] : 0.5f;  // the other columns untouched
+            ASSERT_EQ(std::bit_cast<std::uint32_t>(out[std::size_t(k) * 32 + j]), std::bit_cast<std::uint32_t>(want))
+                << quant_decoder_name(d) << " n=" << n << " k=" << k << " j=" << j;
+          }
+      }
+  }
+}
+
+TEST(PackedWeights, AQuantizedPanelIsItsRowsDequantizedAndTransposedUnderEveryDecoder) {
+  // bands of three types (a band edge inside a panel), a last panel of 9 rows, parts of k that
+  // start and end inside blocks; non-finite half scales too
+  const int C = 768;
+  const RowBand bands[] = {{WeightType::q4_k, 45}, {WeightType::q6_k, 20}, {WeightType::q8_0, 8}};
+  std::vector<unsigned char> blocks;
+  for (const RowBand& b : bands) {
+    auto part = blocks_with_every_half(b.type, b.rows * C / quant_block_elements(b.type), unsigned(b.rows));
+    blocks.insert(blocks.end(), part.begin(), part.end());
+  }
+  OwnedPackedMatrix q = packed_matrix_from_blocks(bands, C, blocks.data());
+  const int OC = q.m.rows;
+  std::vector<float> w(std::size_t(OC) * C);
+  for (int r = 0; r < OC; r++) {
+    WeightType t;
+    const unsigned char* row = packed_quant_row(q.m, r, t);
+    quant_dequantize(t, row, C, w.data() + std::size_t(r) * C);
+  }
+  for (QuantDecoder d : kDecoders) {
+    if (!quant_decoder_supported(d)) continue;
+    for (int p = 0; p < q.m.panels(); p++)
+      for (auto [k0, K] : {std::pair{0, C}, {64, 64}, {250, 12}, {200, 400}, {767, 1}, {0, 0}}) {
+        std::vector<float> got(std::size_t(std::max(1, K)) * kPanel, -1.0f), want(got.size(), -1.0f);
+        for (int k = 0; k < K; k++)
+          for (int j = 0; j < kPanel; j++) {
+            const int r = p * kPanel + j;
+            want[std::size_t(k) * kPanel + j] = r < OC ? w[std::size_t(r) * C + k0 + k] : 0.0f;
+          }
+        packed_quant_panel(d, q.m, p, k0, K, got.data());
+        ASSERT_TRUE(same_bits(got, want)) << quant_decoder_name(d) << " panel " << p << " k0=" << k0 << " K=" << K;
+      }
+  }
+}
+
+TEST(QuantSimd, TheBestDecoderIsOneThisCpuRunsAndTheKernelsDescriptionNamesIt) {
+  EXPECT_TRUE(quant_decoder_supported(QuantDecoder::scalar));
+  EXPECT_TRUE(quant_decoder_supported(quant_decoder_best()));
+  EXPECT_FALSE(quant_decoder_simd(QuantDecoder::scalar, WeightType::q4_k));
+  if (quant_decoder_supported(QuantDecoder::avx2))
+    for (WeightType t : {WeightType::q8_0, WeightType::q4_0, WeightType::q4_k, WeightType::q5_k, WeightType::q6_k})
+      EXPECT_TRUE(quant_decoder_simd(QuantDecoder::avx2, t)) << weight_type_name(t);
+  const std::string desc = matmul_packed_kernels_description();
+  EXPECT_NE(desc.find("block decoders"), std::string::npos) << desc;
 }
