@@ -121,6 +121,16 @@ bool has_pos(Slice s) { return s == Slice::row || s == Slice::head_pos || s == S
 bool reuses_prefix(const PatchRequest& rq, const Part& part) {
   return rq.shortcuts.reuse_prefix && has_pos(part.slice) && rq.steering.empty() && rq.metric != PatchMetric::loss;
 }
+// Whether a sweep's runs patched at `layer` may run the last block past its attention on the
+// last row only (PatchShortcuts::last_row_only): the metric reads the last position alone, and
+// the patch comes before that point (an earlier block, or the last block's q, k, v, pattern or
+// z, which every row still computes).
+bool runs_last_row_only(const PatchRequest& rq, const Part& part, int layer, int L) {
+  if (!rq.shortcuts.last_row_only || rq.metric == PatchMetric::loss || !rq.steering.empty()) return false;
+  const HookPoint p = part.point;
+  return layer < L - 1 || p == HookPoint::resid_pre || p == HookPoint::q || p == HookPoint::k || p == HookPoint::v ||
+         p == HookPoint::pattern || p == HookPoint::z;
+}
 // k and v index the KV heads, as TL's hook_k / hook_v (n_key_value_heads of them)
 int heads_of(const ModelConfig& c, HookPoint p) {
   return p == HookPoint::k || p == HookPoint::v ? c.kv_heads() : c.n_head;
@@ -206,8 +216,12 @@ std::size_t capture_bytes(const ModelConfig& c, const std::vector<Part>& parts, 
 // batch of patched runs (its tokens, and its forward's bytes as model::forward_bytes counts
 // them: the workspace's rows and the logits the metric reads). On GPT-2 small's shape 16 MB is
 // about 280 tokens: as fast as 64 MB (the benchmark's resid_pre sweep, 7.6 against 8.2 s of
-// CPU) for a third of the memory.
-constexpr std::size_t kCaptureBytes = std::size_t(256) << 20;
+// CPU) for a third of the memory. A chunk of pairs is batched together, so a small chunk costs
+// little: on that shape one IOI-like pair of 15 tokens records 3.3 MB (its base run's q, k, v
+// and resid_pre at every layer, and the swept point twice), so 8 MB holds two pairs, whose
+// by-position runs at one layer already fill most of a batch, where 256 MB held the 8 pairs of
+// the benchmark at once (18 MB more at its peak).
+constexpr std::size_t kCaptureBytes = std::size_t(8) << 20;
 constexpr int kBatchTokens = 2048;
 constexpr std::size_t kBatchBytes = std::size_t(16) << 20;
 
@@ -561,6 +575,7 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
             }
           }
           if (sc.start_at_layer && layer > 0) o.start_layer = layer;
+          o.last_row_only = runs_last_row_only(rq, part, layer, L);
           ForwardHooks hooks(L);
           hooks.want(part.point, layer);
           hooks.at = [&](HookPoint, int, const HookView& v) {  // once per row: v.sequence is the run

@@ -21,7 +21,9 @@
 // patches position p only (the by-position sweeps, pattern_by_pos's destination row) runs only
 // rows p.. (model::ForwardOptions::start_rows: by causality the rows before are the base run's at
 // every layer, and their q, k and v come from its record; not with steering or the loss, which
-// read every row); a slice that
+// read every row); a metric that reads the last position only (not the loss) has the last block
+// run its attention output, MLP, ln_f and unembedding on the last row only
+// (model::ForwardOptions::last_row_only); a slice that
 // is the same in both runs (a prefix both prompts share) leaves the base run, whose metric it
 // takes without running. Steering (PatchRequest::steering) is applied in every run, the
 // shortcuts included.
@@ -90,6 +92,9 @@ struct PatchShortcuts {
   bool skip_unchanged = true;       // a slice equal in both runs: the base run's metric, no run
   bool batch_rows = true;           // the runs that start at one layer go as the rows of one forward_batch
   bool reuse_prefix = true;         // a run patched at position p only runs rows p.., the rows before are the base run's
+  // logit_diff, normalized, logprob (the last position's logits): the last block past its
+  // attention, ln_f and the unembedding run on the last row only (model::ForwardOptions::last_row_only)
+  bool last_row_only = true;
 };
 
 struct PatchRequest {
