@@ -116,10 +116,13 @@ bool is_every(PatchWhat w) {
 }
 bool has_pos(Slice s) { return s == Slice::row || s == Slice::head_pos || s == Slice::pattern_head_dest; }
 // Whether a sweep's runs patched at position p may run only rows p.. (PatchShortcuts::reuse_prefix):
-// a slice at one position changes no row before it, at any layer (causality); steering and the
-// loss read every row.
+// a slice at one position changes no row before it, at any layer (causality); a head's slice at
+// every position (z, q, k, v: not the pattern, whose hook reads every row) changes none before
+// the first row where the source's differs from the base's (a prefix both prompts share).
+// Steering and the loss read every row.
 bool reuses_prefix(const PatchRequest& rq, const Part& part) {
-  return rq.shortcuts.reuse_prefix && has_pos(part.slice) && rq.steering.empty() && rq.metric != PatchMetric::loss;
+  return rq.shortcuts.reuse_prefix && (has_pos(part.slice) || part.slice == Slice::head_all) && rq.steering.empty() &&
+         rq.metric != PatchMetric::loss;
 }
 // Whether a sweep's runs patched at `layer` may run the last block past its attention on the
 // last row only (PatchShortcuts::last_row_only): the metric reads the last position alone, and
@@ -553,6 +556,7 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
         while (hi < n_sites && sites[pi][hi].layer == layer) hi++;
         struct Run {
           std::size_t pair, site;
+          int start;  // the first row it runs (reuse_prefix), else 0
         };
         std::vector<Run> batch;
         int batch_tokens = 0;
@@ -570,7 +574,7 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
                   o.logit_tokens.push_back(token);
             if (sc.start_at_layer && layer > 0) o.start_resids.push_back(base[r.pair].at({HookPoint::resid_pre, layer}).data());
             if (prefix) {  // rows site.pos.. run; the rows before are the base run's
-              o.start_rows.push_back(sites[pi][r.site].pos);
+              o.start_rows.push_back(r.start);
               o.prefix_qkv.push_back(base_qkv[r.pair].data());
             }
           }
@@ -584,7 +588,9 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
             const std::vector<float>& src = source[r.pair].at({part.point, layer});
             const std::array<int, 3> shape = dense_shape(c, part.point, static_cast<int>(base_ids(pairs[r.pair]).size()));
             for_slice(shape, part.slice, site.pos, site.head,
-                      [&](int i, int j, int k, std::size_t at) { v.at(i - v.first_row, j, k) = src[at]; });
+                      [&](int i, int j, int k, std::size_t at) {
+                        if (i >= v.first_row) v.at(i - v.first_row, j, k) = src[at];  // rows before: the same in both runs
+                      });
           };
           const ForwardHooks all = steered(std::move(hooks), rq.steering, o.start_layer);
           o.hooks = &all;
@@ -626,10 +632,19 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
               return make_error(ErrorCode::unavailable, "the patching sweep was stopped after " + std::to_string(done) +
                                                             " of " + std::to_string(total) + " runs");
             }
-            const int rows = prefix ? T - site.pos : T;
+            int start = 0;  // reuse_prefix: the patched position, or a head's first row that differs
+            if (prefix && has_pos(part.slice)) {
+              start = site.pos;
+            } else if (prefix) {
+              start = T;
+              for_slice(shape, part.slice, site.pos, site.head,
+                        [&](int i, int, int, std::size_t at) { if (src[at] != mine[at]) start = std::min(start, i); });
+              if (start == T) start = 0;  // nothing differs (skip_unchanged off): the whole run
+            }
+            const int rows = T - start;
             if (!batch.empty() && !(sc.batch_rows && batch_fits(c, batch_tokens + rows, probe)))
               if (Status s = run_batch(); !s) return tl::unexpected(s.error());
-            batch.push_back({k, si});
+            batch.push_back({k, si, start});
             batch_tokens += rows;
           }
         }

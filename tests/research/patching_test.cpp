@@ -287,9 +287,10 @@ TEST(Patching, RunningOnlyTheRowsFromThePatchedPositionGivesTheValuesOfTheWholeR
   // A run patched at position p leaves the rows before p as the base run's at every layer: it
   // runs rows p.. with the base run's q, k and v before them (GQA's KV heads, the rotary, Gemma
   // 2's soft-caps, Mistral's window), batched with runs that start at other rows, and gives the
-  // sweep's values without the shortcut, bit for bit.
+  // sweep's values without the shortcut, bit for bit. A head patched at every position (z, q, k,
+  // v) runs the rows from the first where the two runs' slices differ, the same way.
   const PatchWhat whats[] = {PatchWhat::resid_pre, PatchWhat::resid_mid, PatchWhat::block_every,
-                             PatchWhat::attn_head_by_pos_every, PatchWhat::z_all_pos};
+                             PatchWhat::attn_head_by_pos_every, PatchWhat::z_all_pos, PatchWhat::attn_head_all_pos_every};
   for (const char* fixture : {"gpt2_tiny", "families/llama", "families/pythia", "families/gemma2", "families/mistral_window"}) {
     Parameters p = load_fixture(fixture, "model.safetensors");
     const PatchPair pairs[] = {pair_for(p, 6, 2), pair_for(p, 4, 1, 9), pair_for(p, 7, 0, 3)};
