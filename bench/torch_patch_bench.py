@@ -14,9 +14,13 @@ to V) so that each letter of a prompt is one token; prompts.jsonl: 8 pairs of 14
 tokens with BOS, IOI's length), the corrupted prompt one letter different, one-letter answers.
 run: the sweep (`resid_pre` by (layer, pos), `z_all_pos` by (layer, head), `z_by_pos` by
 (layer, pos, head)), printing `what=... load_s=... sweep_s=... forwards=... peak_rss_mb=...`
-and writing the values (TL's axis order) for the comparison with headlab's.
+and writing the values (TL's axis order) for the comparison with headlab's. `--sample K` runs
+only K indexes, evenly spread, and extrapolates the loop's time linearly (every index is one
+identical forward): the line then says `sampled=K` and the time actually spent, and the values
+of the indexes not run are null.
 """
 import argparse
+import itertools
 import json
 import math
 import os
@@ -132,7 +136,7 @@ def forward(w, idx, hook=None):
     return x @ w["wte.weight"].T  # (B, T, V)
 
 
-def run(d, what, out):
+def run(d, what, out, sample=0):
     t0 = time.perf_counter()
     w, clean, corrupted, answer, wrong = load(d)
     load_s = time.perf_counter() - t0
@@ -163,16 +167,29 @@ def run(d, what, out):
             return metric(forward(w, corrupted, hook))
 
         if what == "resid_pre":  # (layer, pos)
-            values = [[patched("resid_pre", l, (slice(None), p)) for p in range(T)] for l in range(L)]
+            shape, index = (L, T), lambda l, p: ("resid_pre", l, (slice(None), p))
         elif what == "z_all_pos":  # (layer, head)
-            values = [[patched("z", l, (slice(None), slice(None), h)) for h in range(NH)] for l in range(L)]
+            shape, index = (L, NH), lambda l, h: ("z", l, (slice(None), slice(None), h))
         elif what == "z_by_pos":  # (layer, pos, head)
-            values = [[[patched("z", l, (slice(None), p, h)) for h in range(NH)] for p in range(T)] for l in range(L)]
+            shape, index = (L, T, NH), lambda l, p, h: ("z", l, (slice(None), p, h))
         else:
             raise SystemExit(f"unknown --what {what}")
-        sweep_s = time.perf_counter() - t0
-    n = np.array(values).size
-    print(f"what={what} load_s={load_s:.2f} sweep_s={sweep_s:.2f} forwards={n + forwards} peak_rss_mb={peak_rss_mb():.0f}")
+        cells = list(itertools.product(*(range(k) for k in shape)))
+        n = len(cells)
+        # --sample K: K indexes evenly spread over the sweep (each is one identical full forward
+        # of the corrupted batch, so the loop's time is linear in them); the rest stay null
+        chosen = cells if not sample or sample >= n else [cells[round(i * (n - 1) / (sample - 1))] for i in range(sample)]
+        values = np.full(shape, np.nan)
+        t1 = time.perf_counter()
+        for cell in chosen:
+            values[cell] = patched(*index(*cell))
+        loop_s = time.perf_counter() - t1
+        sweep_s = (t1 - t0) + loop_s / len(chosen) * n
+    timed = "" if len(chosen) == n else f" sampled={len(chosen)} extrapolated_from_s={(t1 - t0) + loop_s:.2f}"
+    print(f"what={what} load_s={load_s:.2f} sweep_s={sweep_s:.2f} forwards={n + forwards} peak_rss_mb={peak_rss_mb():.0f}"
+          f"{timed}")
+    values = [None if np.isnan(v) else float(v) for v in values.ravel()]
+    values = np.array(values, dtype=object).reshape(shape).tolist()
     if out:
         with open(out, "w") as f:
             json.dump({"what": what, "values": values}, f)
@@ -184,12 +201,14 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("--what", default="resid_pre")
     ap.add_argument("--out")
+    ap.add_argument("--sample", type=int, default=0,
+                    help="time the loop on this many indexes, evenly spread, and extrapolate (0: every index)")
     a = ap.parse_args()
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
     if a.mode == "make":
         make(a.dir)
     else:
-        run(a.dir, a.what, a.out)
+        run(a.dir, a.what, a.out, a.sample)
 
 
 if __name__ == "__main__":

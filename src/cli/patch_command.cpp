@@ -389,7 +389,7 @@ int run_patch(const PatchOptions& o) {
   rq.metric = *metric;
   rq.noising = o.noising;
   path_rq.metric = *metric;
-  if (o.tl_loop) rq.shortcuts = {false, false, false, false, false};
+  if (o.tl_loop) rq.shortcuts = {false, false, false, false, false, false};
   if (!o.layers.empty()) {
     auto l = parse_index_list(o.layers, "--layers");
     if (!l) return print_error(l.error().message, 2);

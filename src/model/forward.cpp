@@ -215,8 +215,16 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
       Ts[std::size_t(s)] -= f;
     }
   }
+  if (options.last_row_only) {
+    const RecordRequest& r = options.record;
+    if (r.pattern || r.scores || r.qkv || r.z || r.head_out || r.residual || options.loss ||
+        !options.interventions.empty() || (options.stop_at_layer >= 0 && options.stop_at_layer < L))
+      return make_error(ErrorCode::invalid_argument, "last_row_only runs the last block on the last row only: a record, "
+                                                     "the loss, interventions and stop_at_layer read other rows (run "
+                                                     "without last_row_only)");
+  }
   for (int s = 0; s < S; s++) off[std::size_t(s) + 1] = off[std::size_t(s)] + Ts[std::size_t(s)];
-  const int R = off[std::size_t(S)];  // rows: every sequence's tokens, one after another
+  int R = off[std::size_t(S)];  // rows: every sequence's tokens, one after another (last_row_only: S at the end)
   const int Tmax = *std::max_element(Ns.begin(), Ns.end());  // the attention's rows
   if (Status s = validate_interventions(options.interventions, c, R); !s) return s;
   const int L0 = options.start_layer;
@@ -285,9 +293,9 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
   };
 
   // Buffers, grown to the largest R seen and kept.
-  const std::size_t RC = std::size_t(R) * C;
+  std::size_t RC = std::size_t(R) * C;
   const bool any_replace = !options.interventions.replace.empty();
-  const std::size_t Rz = std::size_t(R);
+  std::size_t Rz = std::size_t(R);
   // k and v are copied out per query head when heads share them or HS != C/NH
   const bool expand = NKV != NH;
   const std::size_t need = RC * 2 + Rz * QKV + (expand ? Rz * 3 * D : 0) + Rz * D + (c.parallel_residual ? RC : 0) +
@@ -414,6 +422,24 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
     const float sc = static_cast<float>(std::sqrt(double(C)));
     for (std::size_t i = 0; i < RC; i++) x[i] *= sc;
   }
+  // last_row_only: keeps each sequence's last row of x (R, C) and of `other` (R, width), moved
+  // to row s, and makes the rows that run those S (first[s] = N_s - 1)
+  bool kept_last_rows = false;
+  auto keep_last_rows = [&](float* other, int width) {
+    for (int s = 0; s < S; s++) {
+      const std::size_t from = std::size_t(off[std::size_t(s)] + Ts[std::size_t(s)] - 1), to = std::size_t(s);
+      if (from != to) {
+        std::copy(x + from * C, x + (from + 1) * C, x + to * C);
+        if (other) std::copy(other + from * width, other + (from + 1) * width, other + to * width);
+      }
+      first[std::size_t(s)] += Ts[std::size_t(s)] - 1;
+      Ts[std::size_t(s)] = 1;
+      off[std::size_t(s)] = s;
+    }
+    off[std::size_t(S)] = S;
+    R = S, RC = std::size_t(R) * C, Rz = std::size_t(R);
+    kept_last_rows = true;
+  };
   // The rotary frequencies: the global layers' and Gemma 3's local ones (rope_of_layer).
   const int rd = c.rotary_size();
   LayerRope rope_global, rope_local;
@@ -595,6 +621,7 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
     hook(HookPoint::z, l, view3(b.z, R, NH, HS, D, HS, true));
     if (rq.z)
       for (int s = 0; s < S; s++) copy_rows(b.z, D, s, outs[s]->record.z, std::size_t(l) * Ts[std::size_t(s)] * D);
+    if (options.last_row_only && l == L - 1) keep_last_rows(b.z, D);  // the rest of the block: the last rows only
     const float* wo = rows_at(w.attprojw, std::size_t(l) * C * D);  // (C, D): head h reads columns h*HS..
     // each head's output z_h (T, HS) @ W_O[:, h*HS..]^T for sequence s's rows, (NH, T, C): for
     // the record and hook_result
@@ -693,6 +720,7 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
     for (int s = 0; s < S; s++) copy_rows(x, C, s, outs[s]->record.residual, std::size_t(Ls) * Ts[std::size_t(s)] * C);
 
   // 5. logits = ln_f(x) @ unembedding^T, over all rows at once, then each sequence's own
+  if (options.last_row_only && !kept_last_rows) keep_last_rows(nullptr, 0);  // start_layer = L: ln_f alone
   for (int s = 0; s < S; s++) {
     outs[s]->T = Ts[std::size_t(s)];
     outs[s]->V = V;

@@ -147,6 +147,15 @@ struct ForwardOptions {
   // Not with a record, interventions or the loss (they read every row).
   std::vector<int> start_rows;
   std::vector<const float*> prefix_qkv;
+  // true: the last block runs only each sequence's last row past its attention (a metric that
+  // reads the last position's logits needs no other row there). The last block's q, k, v,
+  // scores, pattern and z are computed for every row that runs (its keys and values are every
+  // row's), then the attention's output (hook_result on), c_proj, the MLP, ln_f and the
+  // unembedding run on the last row only: those hooks see one row (HookView::first_row = T_s - 1),
+  // outs[s].T is 1 and the logits are the last row's, the same numbers bit for bit as that row
+  // of the whole forward. With start_layer = L, only ln_f and the unembedding run, on the last
+  // row. Not with a record, interventions, the loss, or stop_at_layer < L (they read other rows).
+  bool last_row_only = false;
   // Stop after block stop_at_layer - 1 (TransformerLens's stop_at_layer): only blocks
   // [start_layer, stop_at_layer) run, for a caller that needs no layer past it. The record
   // then holds those blocks (record.L = stop_at_layer; residual[stop_at_layer] is the last

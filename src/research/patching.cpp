@@ -117,15 +117,27 @@ bool is_every(PatchWhat w) {
 }
 bool has_pos(Slice s) { return s == Slice::row || s == Slice::head_pos || s == Slice::pattern_head_dest; }
 // Whether a sweep's runs patched at position p may run only rows p.. (PatchShortcuts::reuse_prefix):
-// a slice at one position changes no row before it, at any layer (causality); steering and the
-// loss over every position read every row. The loss over positions from.. runs rows
-// min(p, from).. (first_row): the rows before are neither changed nor read.
+// a slice at one position changes no row before it, at any layer (causality); a head's slice at
+// every position (z, q, k, v: not the pattern, whose hook reads every row) changes none before
+// the first row where the source's differs from the base's (a prefix both prompts share).
+// Steering and the loss over every position read every row. The loss over positions from..
+// runs rows min(start, from).. (first_row): the rows before are neither changed nor read.
 bool reuses_prefix(const PatchRequest& rq, const Part& part) {
-  return rq.shortcuts.reuse_prefix && has_pos(part.slice) && rq.steering.empty() &&
+  return rq.shortcuts.reuse_prefix && (has_pos(part.slice) || part.slice == Slice::head_all) && rq.steering.empty() &&
          (rq.metric != PatchMetric::loss || rq.loss_positions);
 }
-int first_row(const PatchRequest& rq, int pos) {
-  return rq.metric == PatchMetric::loss && rq.loss_positions ? std::min(pos, rq.loss_positions->from) : pos;
+int first_row(const PatchRequest& rq, int start) {
+  return rq.metric == PatchMetric::loss && rq.loss_positions ? std::min(start, rq.loss_positions->from) : start;
+}
+// Whether a sweep's runs patched at `layer` may run the last block past its attention on the
+// last row only (PatchShortcuts::last_row_only): the metric reads the last position alone, and
+// the patch comes before that point (an earlier block, or the last block's q, k, v, pattern or
+// z, which every row still computes).
+bool runs_last_row_only(const PatchRequest& rq, const Part& part, int layer, int L) {
+  if (!rq.shortcuts.last_row_only || rq.metric == PatchMetric::loss || !rq.steering.empty()) return false;
+  const HookPoint p = part.point;
+  return layer < L - 1 || p == HookPoint::resid_pre || p == HookPoint::q || p == HookPoint::k || p == HookPoint::v ||
+         p == HookPoint::pattern || p == HookPoint::z;
 }
 // k and v index the KV heads, as TL's hook_k / hook_v (n_key_value_heads of them)
 int heads_of(const ModelConfig& c, HookPoint p) {
@@ -212,8 +224,12 @@ std::size_t capture_bytes(const ModelConfig& c, const std::vector<Part>& parts, 
 // batch of patched runs (its tokens, and its forward's bytes as model::forward_bytes counts
 // them: the workspace's rows and the logits the metric reads). On GPT-2 small's shape 16 MB is
 // about 280 tokens: as fast as 64 MB (the benchmark's resid_pre sweep, 7.6 against 8.2 s of
-// CPU) for a third of the memory.
-constexpr std::size_t kCaptureBytes = std::size_t(256) << 20;
+// CPU) for a third of the memory. A chunk of pairs is batched together, so a small chunk costs
+// little: on that shape one IOI-like pair of 15 tokens records 3.3 MB (its base run's q, k, v
+// and resid_pre at every layer, and the swept point twice), so 8 MB holds two pairs, whose
+// by-position runs at one layer already fill most of a batch, where 256 MB held the 8 pairs of
+// the benchmark at once (18 MB more at its peak).
+constexpr std::size_t kCaptureBytes = std::size_t(8) << 20;
 constexpr int kBatchTokens = 2048;
 constexpr std::size_t kBatchBytes = std::size_t(16) << 20;
 
@@ -607,6 +623,7 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
         while (hi < n_sites && sites[pi][hi].layer == layer) hi++;
         struct Run {
           std::size_t pair, site;
+          int start;  // the first row it runs (reuse_prefix), else 0
         };
         std::vector<Run> batch;
         int batch_tokens = 0;
@@ -624,11 +641,12 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
                   o.logit_tokens.push_back(token);
             if (sc.start_at_layer && layer > 0) o.start_resids.push_back(base[r.pair].at({HookPoint::resid_pre, layer}).data());
             if (prefix) {  // rows site.pos.. run; the rows before are the base run's
-              o.start_rows.push_back(first_row(rq, sites[pi][r.site].pos));
+              o.start_rows.push_back(r.start);
               o.prefix_qkv.push_back(base_qkv[r.pair].data());
             }
           }
           if (sc.start_at_layer && layer > 0) o.start_layer = layer;
+          o.last_row_only = runs_last_row_only(rq, part, layer, L);
           ForwardHooks hooks(L);
           hooks.want(part.point, layer);
           hooks.at = [&](HookPoint, int, const HookView& v) {  // once per row: v.sequence is the run
@@ -637,7 +655,9 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
             const std::vector<float>& src = source[r.pair].at({part.point, layer});
             const std::array<int, 3> shape = dense_shape(c, part.point, static_cast<int>(base_ids(pairs[r.pair]).size()));
             for_slice(shape, part.slice, site.pos, site.head,
-                      [&](int i, int j, int k, std::size_t at) { v.at(i - v.first_row, j, k) = src[at]; });
+                      [&](int i, int j, int k, std::size_t at) {
+                        if (i >= v.first_row) v.at(i - v.first_row, j, k) = src[at];  // rows before: the same in both runs
+                      });
           };
           const ForwardHooks all = steered(std::move(hooks), rq.steering, o.start_layer);
           o.hooks = &all;
@@ -680,10 +700,20 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
               return make_error(ErrorCode::unavailable, "the patching sweep was stopped after " + std::to_string(done) +
                                                             " of " + std::to_string(total) + " runs");
             }
-            const int rows = prefix ? T - first_row(rq, site.pos) : T;
+            int start = 0;  // reuse_prefix: the patched position, or a head's first row that differs
+            if (prefix && has_pos(part.slice)) {
+              start = site.pos;
+            } else if (prefix) {
+              start = T;
+              for_slice(shape, part.slice, site.pos, site.head,
+                        [&](int i, int, int, std::size_t at) { if (src[at] != mine[at]) start = std::min(start, i); });
+              if (start == T) start = 0;  // nothing differs (skip_unchanged off): the whole run
+            }
+            if (prefix) start = first_row(rq, start);  // the loss over positions from.. reads rows from..
+            const int rows = T - start;
             if (!batch.empty() && !(sc.batch_rows && batch_fits(c, batch_tokens + rows, probe)))
               if (Status s = run_batch(); !s) return tl::unexpected(s.error());
-            batch.push_back({k, si});
+            batch.push_back({k, si, start});
             batch_tokens += rows;
           }
         }

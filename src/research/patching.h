@@ -20,8 +20,12 @@
 // logit-difference metrics unembed only the answer's and the wrong token's columns; a run that
 // patches position p only (the by-position sweeps, pattern_by_pos's destination row) runs only
 // rows p.. (model::ForwardOptions::start_rows: by causality the rows before are the base run's at
-// every layer, and their q, k and v come from its record; not with steering or the loss over
-// every position, which read every row; the loss over positions from.. runs rows min(p, from)..); a slice that
+// every layer, and their q, k and v come from its record; a head patched at every position runs
+// the rows from the first where the two runs' slices differ, the same way; not with steering or
+// the loss over every position, which read every row; the loss over positions from.. runs rows
+// min(p, from)..); a metric that reads the last position only (not the loss) has the last block
+// run its attention output, MLP, ln_f and unembedding on the last row only
+// (model::ForwardOptions::last_row_only); a slice that
 // is the same in both runs (a prefix both prompts share) leaves the base run, whose metric it
 // takes without running. Steering (PatchRequest::steering) is applied in every run, the
 // shortcuts included.
@@ -102,7 +106,12 @@ struct PatchShortcuts {
   bool metric_columns_only = true;  // logit_diff/normalized: unembed only the answer and wrong columns
   bool skip_unchanged = true;       // a slice equal in both runs: the base run's metric, no run
   bool batch_rows = true;           // the runs that start at one layer go as the rows of one forward_batch
-  bool reuse_prefix = true;         // a run patched at position p only runs rows p.., the rows before are the base run's
+  // a run patched at position p only runs rows p.. (a head's z, q, k or v at every position: rows
+  // from the first where the source's differs), the rows before are the base run's
+  bool reuse_prefix = true;
+  // logit_diff, normalized, logprob (the last position's logits): the last block past its
+  // attention, ln_f and the unembedding run on the last row only (model::ForwardOptions::last_row_only)
+  bool last_row_only = true;
 };
 
 struct PatchRequest {

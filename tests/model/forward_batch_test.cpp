@@ -261,6 +261,80 @@ TEST(ForwardBatch, StartRowsRunOnlyTheLastRowsAndGiveTheirLogitsOfTheWholeForwar
   }
 }
 
+TEST(ForwardBatch, TheLastBlockOnTheLastRowOnlyGivesTheLastRowOfTheWholeForward) {
+  // last_row_only: the last block's attention output, MLP, ln_f and unembedding on each
+  // sequence's last row only, from the embedding, from the last block, from ln_f alone, with and
+  // without start_rows: the last row's logits of the same batch run on every row, and of each
+  // sequence's lone forward, bit for bit on the packed weights (the trainer's float32 rows pick
+  // sgemm's kernels by the row count: to 1e-5, a few float32 steps of the same batch's logits).
+  for (const char* name : kAllFixtures) {
+    for (bool packed : {true, false}) {
+      auto expected = read_json_file(fixture_dir(name) + "/expected.json");
+      Parameters p = load_fixture(name, "model.safetensors", {.rows = !packed});
+      const ModelConfig& c = p.config;
+      const auto seqs = three_sequences(expected["ids"].get<std::vector<int>>());
+      std::vector<std::span<const int>> spans(seqs.begin(), seqs.end());
+      Workspace ws;
+      std::vector<ForwardOutput> whole(seqs.size());
+      ForwardOptions rec;
+      rec.record.qkv = rec.record.residual = true;
+      for (std::size_t s = 0; s < seqs.size(); s++) ASSERT_TRUE(forward(p, seqs[s], rec, whole[s], ws)) << name;
+      for (bool from_rows : {false, true})
+        for (int start : {0, c.n_layer - 1, c.n_layer}) {
+          const std::string where = std::string(name) + (packed ? " packed" : " rows") + ", start_layer " +
+                                    std::to_string(start) + (from_rows ? ", start_rows" : "");
+          ForwardOptions o;
+          o.last_row_only = true;
+          o.start_layer = start;
+          for (std::size_t s = 0; s < seqs.size(); s++) {
+            if (from_rows) {
+              o.start_rows.push_back(int(seqs[s].size()) / 2);
+              o.prefix_qkv.push_back(whole[s].record.qkv.data());
+            }
+            if (start > 0) o.start_resids.push_back(whole[s].record.residual.data() + std::size_t(start) * seqs[s].size() * c.n_embd);
+          }
+          std::vector<ForwardOutput> outs, every_row;
+          ASSERT_TRUE(forward_batch(p, spans, o, outs, ws)) << where;
+          o.last_row_only = false;
+          ASSERT_TRUE(forward_batch(p, spans, o, every_row, ws)) << where;
+          for (std::size_t s = 0; s < seqs.size(); s++) {
+            const int T = static_cast<int>(seqs[s].size()), V = c.vocab_size;
+            ASSERT_EQ(outs[s].T, 1) << where;
+            auto last_row = [&](const ForwardOutput& out) {
+              return std::vector<float>(out.logits.end() - V, out.logits.end());
+            };
+            if (packed) {
+              EXPECT_EQ(outs[s].logits, last_row(every_row[s])) << where << ", sequence " << s;
+              EXPECT_EQ(outs[s].logits, last_row(whole[s])) << where << ", sequence " << s << " (T " << T << ")";
+            } else {
+              EXPECT_LT(max_diff(outs[s].logits, last_row(every_row[s])), 1e-5) << where << ", sequence " << s;
+            }
+          }
+        }
+    }
+  }
+}
+
+TEST(ForwardBatch, TheLastRowOnlyIsRefusedWithWhatReadsEveryRow) {
+  Parameters p = load_fixture("gpt2_tiny", "model.safetensors");
+  const std::vector<int> ids = {1, 2, 3, 4};
+  Workspace ws;
+  ForwardOutput out;
+  ForwardOptions o;
+  o.last_row_only = true;
+  o.loss = true;
+  Status s = forward(p, ids, o, out, ws);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("read other rows"), std::string::npos) << s.error().message;
+  o.loss = false;
+  o.record.pattern = true;
+  ASSERT_FALSE(forward(p, ids, o, out, ws));
+  o.record.pattern = false;
+  ASSERT_TRUE(forward(p, ids, o, out, ws));
+  EXPECT_EQ(out.T, 1);
+  EXPECT_EQ(out.logits.size(), std::size_t(p.config.vocab_size));
+}
+
 TEST(ForwardBatch, StartRowsAreRefusedWithoutThePrefixOrWithWhatReadsEveryRow) {
   Parameters p = load_fixture("gpt2_tiny", "model.safetensors");
   const std::vector<int> ids = {1, 2, 3, 4};

@@ -228,13 +228,13 @@ TEST(Patching, EachShortcutAloneEqualsTheFullRerun) {
   Parameters p = load_fixture("families/llama", "model.safetensors");
   const PatchPair pair = pair_for(p, 7, 3);
   Workspace ws;
-  for (int which = 0; which < 6; which++) {  // 5: all of them
+  for (int which = 0; which < 7; which++) {  // 6: all of them
     PatchRequest rq;
     rq.what = PatchWhat::attn_head_by_pos_every;
-    rq.shortcuts = {which == 0 || which == 5, which == 1 || which == 5, which == 2 || which == 5, which == 3 || which == 5,
-                    which == 4 || which == 5};
+    rq.shortcuts = {which == 0 || which == 6, which == 1 || which == 6, which == 2 || which == 6, which == 3 || which == 6,
+                    which == 4 || which == 6, which == 5 || which == 6};
     PatchRequest none = rq;
-    none.shortcuts = {false, false, false, false, false};
+    none.shortcuts = {false, false, false, false, false, false};
     auto fast = patch(p, {&pair, 1}, rq, ws);
     auto slow = patch(p, {&pair, 1}, none, ws);
     ASSERT_TRUE(fast && slow);
@@ -243,7 +243,7 @@ TEST(Patching, EachShortcutAloneEqualsTheFullRerun) {
     for (std::size_t i = 0; i < fast->values.size(); i++) d = std::max(d, double(std::fabs(fast->values[i] - slow->values[i])));
     EXPECT_LT(d, 1e-5) << "shortcuts " << which;
     EXPECT_EQ(slow->skipped, 0u);
-    if (which == 2 || which == 5) {
+    if (which == 2 || which == 6) {
       EXPECT_GT(fast->skipped, 0u) << "positions before the changed token are the same in both runs";
     }
   }
@@ -287,9 +287,10 @@ TEST(Patching, RunningOnlyTheRowsFromThePatchedPositionGivesTheValuesOfTheWholeR
   // A run patched at position p leaves the rows before p as the base run's at every layer: it
   // runs rows p.. with the base run's q, k and v before them (GQA's KV heads, the rotary, Gemma
   // 2's soft-caps, Mistral's window), batched with runs that start at other rows, and gives the
-  // sweep's values without the shortcut, bit for bit.
+  // sweep's values without the shortcut, bit for bit. A head patched at every position (z, q, k,
+  // v) runs the rows from the first where the two runs' slices differ, the same way.
   const PatchWhat whats[] = {PatchWhat::resid_pre, PatchWhat::resid_mid, PatchWhat::block_every,
-                             PatchWhat::attn_head_by_pos_every, PatchWhat::z_all_pos};
+                             PatchWhat::attn_head_by_pos_every, PatchWhat::z_all_pos, PatchWhat::attn_head_all_pos_every};
   for (const char* fixture : {"gpt2_tiny", "families/llama", "families/pythia", "families/gemma2", "families/mistral_window"}) {
     Parameters p = load_fixture(fixture, "model.safetensors");
     const PatchPair pairs[] = {pair_for(p, 6, 2), pair_for(p, 4, 1, 9), pair_for(p, 7, 0, 3)};
@@ -312,6 +313,39 @@ TEST(Patching, RunningOnlyTheRowsFromThePatchedPositionGivesTheValuesOfTheWholeR
           EXPECT_EQ(rows->values, whole->values) << where;
           EXPECT_EQ(rows->clean, whole->clean) << where;
           EXPECT_EQ(rows->corrupted, whole->corrupted) << where;
+        }
+  }
+}
+
+TEST(Patching, RunningTheLastBlockOnTheLastRowOnlyGivesTheValuesOfTheWholeRunsOnEveryFamily) {
+  // The metrics that read the last position (logit_diff, normalized, logprob) run the last
+  // block past its attention, ln_f and the unembedding on the last row only: every sweep, the
+  // last layer's own patches included (its attn_out, resid_mid and mlp_out run whole), gives the
+  // values of the whole runs, bit for bit, alone and with the other shortcuts.
+  const PatchWhat whats[] = {PatchWhat::resid_pre, PatchWhat::block_every, PatchWhat::attn_head_by_pos_every,
+                             PatchWhat::attn_head_all_pos_every, PatchWhat::resid_mid};
+  for (const char* fixture : {"gpt2_tiny", "families/llama", "families/pythia", "families/gemma2", "families/mistral_window"}) {
+    Parameters p = load_fixture(fixture, "model.safetensors");
+    const PatchPair pairs[] = {pair_for(p, 6, 2), pair_for(p, 4, 1, 9), pair_for(p, 7, 0, 3)};
+    Workspace ws;
+    for (PatchWhat w : whats)
+      for (PatchMetric m : {PatchMetric::logit_diff, PatchMetric::normalized, PatchMetric::logprob})
+        for (bool others : {true, false}) {
+          if ((w == PatchWhat::block_every || w == PatchWhat::resid_mid) && !hook_exists(p.config, HookPoint::resid_mid))
+            continue;
+          PatchRequest rq;
+          rq.what = w, rq.metric = m, rq.noising = m == PatchMetric::logprob;
+          if (!others) rq.shortcuts = {false, false, false, false, false, true};
+          rq.shortcuts.skip_unchanged = false;
+          auto last = patch(p, pairs, rq, ws);
+          rq.shortcuts.last_row_only = false;
+          auto whole = patch(p, pairs, rq, ws);
+          const std::string where = std::string(fixture) + " " + std::string(patch_what_name(w)) + " " +
+                                    std::string(patch_metric_name(m)) + (others ? "" : " alone");
+          ASSERT_TRUE(last && whole) << where << ": " << (last ? whole.error().message : last.error().message);
+          EXPECT_EQ(last->values, whole->values) << where;
+          EXPECT_EQ(last->clean, whole->clean) << where;
+          EXPECT_EQ(last->corrupted, whole->corrupted) << where;
         }
   }
 }

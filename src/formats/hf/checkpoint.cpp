@@ -453,7 +453,8 @@ Result<Parameters> checkpoint_from_files(const ModelConfig& config, std::span<co
       const std::int64_t count = std::min(part, n - first);
       try {
         tmp.resize(std::size_t(count));
-        if (whole) tmp2.resize(std::size_t(count));
+        if (slot.layout == Layout::neox_qkv) tmp2.resize(std::size_t(count));
+        if (slot.transpose) tmp2.resize(std::size_t(std::min(n, kChunkFloats / 4)));
       } catch (const std::bad_alloc&) {
         return tl::unexpected(out_of_memory(config, types, path));
       }
@@ -462,28 +463,39 @@ Result<Parameters> checkpoint_from_files(const ModelConfig& config, std::span<co
         return make_error(ErrorCode::corrupt, owner->path + ": tensor \"" + t->name + "\" holds a non-finite value (" +
                                                   std::to_string(tmp[std::size_t(i)]) + ") at flat index " +
                                                   std::to_string(first + i));
-      const float* values = tmp.data();
-      if (slot.transpose) {  // Conv1D: file (in, out) -> (out, in), in 32 x 32 blocks that stay in cache
+      // values (count) into the tensor's elements from `at`, flat in its (out, in) layout
+      auto write = [&](const float* values, std::int64_t at, std::int64_t count) -> Status {
+        const std::int64_t bad = parameters_write(p, slot.dest.tensor, std::size_t(slot.dest.offset + at), values,
+                                                  std::size_t(count));
+        if (bad < 0) return {};
+        return make_error(ErrorCode::unsupported,
+                          owner->path + ": tensor \"" + t->name + "\" holds " + std::to_string(values[bad]) +
+                              ", which " + std::string(weight_type_name(types[std::size_t(slot.dest.tensor)])) +
+                              " cannot hold (f16 reaches +-65504): load it with --dtype bf16 or f32");
+      };
+      if (slot.transpose) {
+        // Conv1D: file (in, out) -> (out, in), a band of output rows at a time (so only the file's
+        // tensor and one band are in memory beside the weights), in 32 x 32 blocks that stay in cache
         const std::int64_t in = slot.file_shape[0], out = slot.file_shape[1];
-        for (std::int64_t i0 = 0; i0 < in; i0 += 32)
-          for (std::int64_t o0 = 0; o0 < out; o0 += 32)
-            for (std::int64_t i = i0; i < std::min(in, i0 + 32); i++)
-              for (std::int64_t o = o0; o < std::min(out, o0 + 32); o++)
-                tmp2[std::size_t(o * in + i)] = tmp[std::size_t(i * out + o)];
-        values = tmp2.data();
+        const std::int64_t band = std::max<std::int64_t>(1, std::int64_t(tmp2.size()) / std::max<std::int64_t>(1, in));
+        for (std::int64_t lo = 0; lo < out; lo += band) {
+          const std::int64_t hi = std::min(out, lo + band);
+          for (std::int64_t i0 = 0; i0 < in; i0 += 32)
+            for (std::int64_t o0 = lo; o0 < hi; o0 += 32)
+              for (std::int64_t i = i0; i < std::min(in, i0 + 32); i++)
+                for (std::int64_t o = o0; o < std::min(hi, o0 + 32); o++)
+                  tmp2[std::size_t((o - lo) * in + i)] = tmp[std::size_t(i * out + o)];
+          if (Status s = write(tmp2.data(), lo * in, (hi - lo) * in); !s) return tl::unexpected(s.error());
+        }
+        continue;
       }
+      const float* values = tmp.data();
       if (slot.layout == Layout::neox_qkv) {
         neox_qkv_reorder(tmp2.data(), tmp.data(), config.n_head, config.head_size(),
                          slot.file_shape.size() == 2 ? slot.file_shape[1] : 1);
         values = tmp2.data();
       }
-      const std::int64_t bad = parameters_write(p, slot.dest.tensor, std::size_t(slot.dest.offset + first), values,
-                                                std::size_t(count));
-      if (bad >= 0)
-        return make_error(ErrorCode::unsupported,
-                          owner->path + ": tensor \"" + t->name + "\" holds " + std::to_string(values[bad]) +
-                              ", which " + std::string(weight_type_name(types[std::size_t(slot.dest.tensor)])) +
-                              " cannot hold (f16 reaches +-65504): load it with --dtype bf16 or f32");
+      if (Status s = write(values, first, count); !s) return tl::unexpected(s.error());
     }
   }
   p.rounded = !options.rows && types_round(config, files, types);
