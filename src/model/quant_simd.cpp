@@ -16,8 +16,10 @@
 #define HEADLAB_QUANT_X86 1
 // GCC 12 warns about its own _mm512_undefined_* (a self-initialised variable) inside
 // _mm512_cvtepu8_epi32 and its kin: a known false positive, not this file's.
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #else
 #define HEADLAB_QUANT_X86 0
 #endif
@@ -39,8 +41,12 @@ inline void scale_min_k4(const unsigned char* q, int s, int& scale, int& min) {
 
 #if HEADLAB_QUANT_X86
 
+#if defined(__clang__)  // clang ignores GCC's target pragma: the same for every function below
+#pragma clang attribute push(__attribute__((target("avx2,f16c"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2,f16c")
+#endif
 namespace avx2 {
 // A block's half scale by F16C (one instruction): the scalar conversion's value, but for a
 // signalling NaN, which comes out quiet; every weight is a product of it, which quiets it anyway.
@@ -64,10 +70,18 @@ struct V {
 };
 #include "model/quant_simd_decoders.inc"
 }  // namespace avx2
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
+#if defined(__clang__)  // clang ignores GCC's target pragma: the same for every function below
+#pragma clang attribute push(__attribute__((target("avx512f,f16c"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f,f16c")
+#endif
 namespace avx512 {
 inline float half_at(const unsigned char* p) { return _cvtsh_ss(std::uint16_t(p[0] | (p[1] << 8))); }  // as avx2's
 struct V {
@@ -89,7 +103,11 @@ struct V {
 };
 #include "model/quant_simd_decoders.inc"
 }  // namespace avx512
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
 #endif  // HEADLAB_QUANT_X86
 

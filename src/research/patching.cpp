@@ -695,8 +695,7 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
               count();
               continue;
             }
-            if (rq.keep_going && !rq.keep_going()) {  // the runs let through before still run
-              if (Status s = run_batch(); !s) return tl::unexpected(s.error());
+            if (rq.keep_going && !rq.keep_going()) {  // now: the runs waiting in the batch are dropped, not run
               return make_error(ErrorCode::unavailable, "the patching sweep was stopped after " + std::to_string(done) +
                                                             " of " + std::to_string(total) + " runs");
             }

@@ -374,8 +374,7 @@ Result<PathPatchResult> path_patch(const model::Parameters& params, std::span<co
           count();
           continue;
         }
-        if (rq.keep_going && !rq.keep_going()) {  // the runs let through before still run
-          if (Status s = run_batch(); !s) return tl::unexpected(s.error());
+        if (rq.keep_going && !rq.keep_going()) {  // now: the runs waiting in the batch are dropped, not run
           return make_error(ErrorCode::unavailable, "path patching was stopped after " + std::to_string(done) + " of " +
                                                         std::to_string(total) + " senders");
         }

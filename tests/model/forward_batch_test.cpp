@@ -15,6 +15,7 @@
 
 using namespace headlab::model;
 using headlab::ErrorCode;
+using headlab::Status;
 using headlab::testing::fixture_dir;
 using headlab::testing::load_fixture;
 using headlab::testing::read_json_file;

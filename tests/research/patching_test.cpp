@@ -488,12 +488,18 @@ TEST(Patching, ASweepStopsWhenAskedAndSaysHowFarItGot) {
   const PatchPair pair = pair_for(p, 6, 0);
   PatchRequest rq;
   int asked = 0;
-  rq.keep_going = [&] { return ++asked <= 3; };  // 3 runs; layer 0 positions 1-5 need none (their slices agree)
+  // 3 runs let through, then the stop: layer 0's one run (positions 1-5 need none, their slices
+  // agree) ran with its layer's batch; layer 1's two wait in the next batch when the stop comes
+  rq.keep_going = [&] { return ++asked <= 3; };
+  int progressed = 0;
+  rq.progress = [&](std::size_t done, std::size_t) { progressed = static_cast<int>(done); };
   Workspace ws;
   auto r = patch(p, {&pair, 1}, rq, ws);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, headlab::ErrorCode::unavailable);
-  EXPECT_NE(r.error().message.find("stopped after 8 of 12 runs"), std::string::npos) << r.error().message;
+  // the stop ends the work at once: the 2 runs waiting in the batch are dropped, not run first
+  EXPECT_NE(r.error().message.find("stopped after 6 of 12 runs"), std::string::npos) << r.error().message;
+  EXPECT_EQ(progressed, 6);
 }
 
 TEST(Patching, BadInputIsRefusedNamingWhatIsWrong) {
