@@ -2,6 +2,7 @@
 // run and a source run record the patched point at every swept layer (and the base run's
 // resid_pre to start from), then one run per index writes the source's slice over the base's.
 #include "research/patching.h"
+#include "research/run_batch.h"
 
 #include <algorithm>
 #include <array>
@@ -625,10 +626,7 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
           std::size_t pair, site;
           int start;  // the first row it runs (reuse_prefix), else 0
         };
-        std::vector<Run> batch;
-        int batch_tokens = 0;
-        auto run_batch = [&]() -> Status {
-          if (batch.empty()) return {};
+        auto run_batch = [&](std::span<const Run> batch) -> Status {
           ForwardOptions o;
           metric_options(o, pairs[batch[0].pair], rq.metric, sc, rq.loss_positions);
           std::vector<std::span<const int>> seqs;
@@ -668,12 +666,11 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
                 run_metric(outs[i], pairs[r.pair], rq.metric, o.logit_tokens, base_ids(pairs[r.pair]), rq.loss_positions);
             count();
           }
-          batch.clear();
-          batch_tokens = 0;
           return {};
         };
         ForwardOptions probe;  // what a batch's forward keeps, for its bytes
         metric_options(probe, pairs[first], rq.metric, sc, rq.loss_positions);
+        RunBatch<Run> batch(c, sc.batch_rows);
         for (std::size_t k = first; k < end; k++) {
           const PatchPair& pair = pairs[k];
           const int T = static_cast<int>(pair.clean.size());
@@ -709,14 +706,10 @@ Result<PatchResult> patch(const model::Parameters& params, std::span<const Patch
               if (start == T) start = 0;  // nothing differs (skip_unchanged off): the whole run
             }
             if (prefix) start = first_row(rq, start);  // the loss over positions from.. reads rows from..
-            const int rows = T - start;
-            if (!batch.empty() && !(sc.batch_rows && batch_fits(c, batch_tokens + rows, probe)))
-              if (Status s = run_batch(); !s) return tl::unexpected(s.error());
-            batch.push_back({k, si, start});
-            batch_tokens += rows;
+            if (Status s = batch.add({k, si, start}, T - start, probe, run_batch); !s) return tl::unexpected(s.error());
           }
         }
-        if (Status s = run_batch(); !s) return tl::unexpected(s.error());
+        if (Status s = batch.flush(run_batch); !s) return tl::unexpected(s.error());
         lo = hi;
       }
     }

@@ -2,6 +2,7 @@
 // and new runs keep every head's z; then per sender, run 2 (sender from new, the other heads
 // frozen to orig) gives the logits or the receivers' inputs, and run 3 puts those inputs into orig.
 #include "research/path_patching.h"
+#include "research/run_batch.h"
 
 #include <algorithm>
 #include <cmath>
@@ -250,12 +251,10 @@ Result<PathPatchResult> path_patch(const model::Parameters& params, std::span<co
   struct Run {
     std::size_t pair, sender;
   };
-  std::vector<Run> batch;
-  int batch_tokens = 0;
   std::vector<std::vector<std::vector<float>>> inputs;  // [row][receiver]: run 2's receiver inputs, (T, HS) each
   std::vector<ForwardOutput> outs;
   // the metric's options for a batch: every row's answer and wrong token among the columns
-  auto batch_metric_options = [&](ForwardOptions& o) {
+  auto batch_metric_options = [&](ForwardOptions& o, std::span<const Run> batch) {
     patch_metric_options(o, pairs[batch[0].pair], rq.metric, sc.metric_columns_only);
     if (!o.logit_tokens.empty())
       for (const Run& r : batch)
@@ -263,8 +262,7 @@ Result<PathPatchResult> path_patch(const model::Parameters& params, std::span<co
           if (std::find(o.logit_tokens.begin(), o.logit_tokens.end(), token) == o.logit_tokens.end())
             o.logit_tokens.push_back(token);
   };
-  auto run_batch = [&]() -> Status {
-    if (batch.empty()) return {};
+  auto run_batch = [&](std::span<const Run> batch) -> Status {
     const int layer = senders[batch[0].sender].layer;
     std::vector<std::span<const int>> seqs;
     for (const Run& r : batch) seqs.push_back(orig_ids(pairs[r.pair]));
@@ -301,7 +299,7 @@ Result<PathPatchResult> path_patch(const model::Parameters& params, std::span<co
     ForwardOptions o;
     o.hooks = &hooks;
     if (to_heads) o.logits = false;
-    else batch_metric_options(o);
+    else batch_metric_options(o, batch);
     if (sc.start_at_layer && layer > 0) {
       o.start_layer = layer;
       for (const Run& r : batch) o.start_resids.push_back(runs[r.pair].orig_resid[std::size_t(layer)].data());
@@ -326,7 +324,7 @@ Result<PathPatchResult> path_patch(const model::Parameters& params, std::span<co
       };
       ForwardOptions o3;
       o3.hooks = &put;
-      batch_metric_options(o3);
+      batch_metric_options(o3, batch);
       if (sc.start_at_layer && first > 0) {
         o3.start_layer = first;
         for (const Run& r : batch) o3.start_resids.push_back(runs[r.pair].orig_resid[std::size_t(first)].data());
@@ -339,8 +337,6 @@ Result<PathPatchResult> path_patch(const model::Parameters& params, std::span<co
       values[r.pair * n_senders + r.sender] = patch_run_metric(outs[i], pairs[r.pair], rq.metric, columns);
       count();
     }
-    batch.clear();
-    batch_tokens = 0;
     return {};
   };
   for (std::size_t lo = 0; lo < n_senders;) {  // senders are sorted by layer: [lo, hi) is one layer's
@@ -348,6 +344,7 @@ Result<PathPatchResult> path_patch(const model::Parameters& params, std::span<co
     while (hi < n_senders && senders[hi].layer == senders[lo].layer) hi++;
     ForwardOptions probe;  // what a batch's forward keeps, for its bytes
     patch_metric_options(probe, pairs[0], rq.metric, sc.metric_columns_only);
+    RunBatch<Run> batch(c, sc.batch_rows);
     for (std::size_t pi = 0; pi < pairs.size(); pi++) {
       const PairRuns& pr = runs[pi];
       const int T = static_cast<int>(orig_ids(pairs[pi]).size());
@@ -378,13 +375,10 @@ Result<PathPatchResult> path_patch(const model::Parameters& params, std::span<co
           return make_error(ErrorCode::unavailable, "path patching was stopped after " + std::to_string(done) + " of " +
                                                         std::to_string(total) + " senders");
         }
-        if (!batch.empty() && !(sc.batch_rows && patch_batch_fits(c, batch_tokens + T, probe)))
-          if (Status s = run_batch(); !s) return tl::unexpected(s.error());
-        batch.push_back({pi, si});
-        batch_tokens += T;
+        if (Status s = batch.add({pi, si}, T, probe, run_batch); !s) return tl::unexpected(s.error());
       }
     }
-    if (Status s = run_batch(); !s) return tl::unexpected(s.error());
+    if (Status s = batch.flush(run_batch); !s) return tl::unexpected(s.error());
     lo = hi;
   }
   std::vector<double> acc(n_senders, 0.0);

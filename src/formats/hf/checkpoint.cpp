@@ -454,7 +454,8 @@ Result<Parameters> checkpoint_from_files(const ModelConfig& config, std::span<co
       try {
         tmp.resize(std::size_t(count));
         if (slot.layout == Layout::neox_qkv) tmp2.resize(std::size_t(count));
-        if (slot.transpose) tmp2.resize(std::size_t(std::min(n, kChunkFloats / 4)));
+        if (slot.transpose)  // a band of whole output rows: at least one row of `in` floats
+          tmp2.resize(std::size_t(std::min(n, std::max<std::int64_t>(slot.file_shape[0], kChunkFloats / 4))));
       } catch (const std::bad_alloc&) {
         return tl::unexpected(out_of_memory(config, types, path));
       }
