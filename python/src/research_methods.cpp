@@ -185,11 +185,12 @@ void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
 
   cls.def("path_patch", [](Session& s, py::handle clean, py::handle corrupted, py::handle answer, py::handle wrong,
                            const std::string& senders, const std::string& receivers, const std::string& metric,
-                           bool denoising, std::optional<bool> prepend_bos) {
+                           bool denoising, std::optional<bool> prepend_bos, py::handle loss_positions) {
     research::PathPatchRequest rq;
     auto mt = research::parse_patch_metric(metric);
     if (!mt) raise_error({ErrorCode::invalid_argument, "metric: \"" + metric + "\" is not one of logit_diff, normalized, loss, logprob"});
     rq.metric = *mt;
+    rq.loss_positions = loss_positions_from(loss_positions);
     rq.noising = !denoising;  // ARENA's direction unless denoising, as `headlab patch --path`
     rq.senders = take(research::parse_path_senders(senders));
     rq.receivers = take(research::parse_path_receivers(receivers));
@@ -206,6 +207,9 @@ void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
     py::dict d;
     d["metric"] = std::string(research::patch_metric_name(p.metric));
     d["noising"] = p.noising;
+    if (p.loss_positions)
+      d["loss_positions"] = py::make_tuple(p.loss_positions->from,
+                                           p.loss_positions->to < 0 ? py::object(py::none()) : py::int_(p.loss_positions->to));
     d["receivers"] = names;
     d["axes"] = std::vector<std::string>{"layer", "head"};
     d["layers"] = p.layers;
@@ -218,9 +222,10 @@ void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
     return d;
   }, py::arg("clean"), py::arg("corrupted"), py::arg("answer") = py::none(), py::arg("wrong") = py::none(),
      py::arg("senders") = "all", py::arg("receivers") = "final", py::arg("metric") = "logit_diff",
-     py::arg("denoising") = false, py::arg("prepend_bos") = py::none(),
+     py::arg("denoising") = false, py::arg("prepend_bos") = py::none(), py::arg("loss_positions") = py::none(),
      "Path patching (research/path_patching.h, `headlab patch --path`; IOI appendix B): each sender head's z from\n"
      "the other run, every other head frozen, into the logits ('final') or receivers ('1.2:q,1.3:k').\n"
+     "loss_positions=slice(9, 16) with metric=\"loss\": the mean loss over positions 9..15 only, as in patch().\n"
      "values: (layers, NH), NaN where no sender was asked for.");
 
   cls.def("lens", [](Session& s, py::handle input, std::vector<std::string> answers, int top_k, bool incl_mid,

@@ -295,7 +295,9 @@ std::string path_table(const server::ModelPathPatchResult& m) {
       << (r.noising ? "Noising (ARENA's): the clean run with the sender's output from the corrupted run"
                     : "Denoising: the corrupted run with the sender's output from the clean run")
       << " and every other head frozen to that run's own" << (r.receivers.empty() ? "" : "; then only the receivers' inputs put into it")
-      << ".\nMetric " << research::patch_metric_name(r.metric) << ": clean " << cell(r.clean) << ", corrupted "
+      << ".\nMetric " << research::patch_metric_name(r.metric)
+      << (r.loss_positions ? " over positions " + research::loss_positions_text(*r.loss_positions) : std::string())
+      << ": clean " << cell(r.clean) << ", corrupted "
       << cell(r.corrupted) << ". " << m.pairs << (m.pairs == 1 ? " pair, " : " pairs, ") << r.cost.forwards
       << " forwards, " << r.skipped << " sender runs skipped (no path to a receiver, or the same output in both runs).\n\n";
   std::vector<std::string> heads = {"head"}, rows;
@@ -364,9 +366,9 @@ int run_patch(const PatchOptions& o) {
   research::PathPatchRequest path_rq;
   if (o.path) {
     if (!o.what.empty() || !o.layers.empty() || !o.positions.empty() || !o.steering.steer.empty() ||
-        !o.steering.steer_prompts.empty() || !o.loss_positions.empty())
+        !o.steering.steer_prompts.empty())
       return print_error("--path sweeps sender heads (--senders) into receivers (--receivers); --what, --layers, "
-                         "--positions, --loss-positions and --steer are activation patching's: leave them out",
+                         "--positions and --steer are activation patching's: leave them out",
                          2);
     auto senders = research::parse_path_senders(o.senders);
     if (!senders) return print_error("--senders: " + senders.error().message, 2);
@@ -410,6 +412,7 @@ int run_patch(const PatchOptions& o) {
       return print_error("--loss-positions says which positions' losses --metric loss averages: add --metric loss, "
                          "or leave it out (the metric is " + o.metric + ")",
                          2);
+    path_rq.loss_positions = rq.loss_positions;
   }
   std::vector<research::PromptPair> prompts;
   if (!o.prompts.empty()) {

@@ -435,24 +435,27 @@ std::string loss_positions_text(const LossPositions& lp) {
   return std::to_string(lp.from) + ":" + (lp.to < 0 ? std::string() : std::to_string(lp.to));
 }
 
-void patch_metric_options(ForwardOptions& o, const PatchPair& pair, PatchMetric m, bool columns_only) {
+void patch_metric_options(ForwardOptions& o, const PatchPair& pair, PatchMetric m, bool columns_only,
+                          const std::optional<LossPositions>& loss_positions) {
   PatchShortcuts sc;
   sc.metric_columns_only = columns_only;
-  metric_options(o, pair, m, sc);
+  metric_options(o, pair, m, sc, loss_positions);
 }
 
-double patch_run_metric(const ForwardOutput& out, const PatchPair& pair, PatchMetric m, const std::vector<int>& columns) {
-  return run_metric(out, pair, m, columns);
+double patch_run_metric(const ForwardOutput& out, const PatchPair& pair, PatchMetric m, const std::vector<int>& columns,
+                        std::span<const int> ids, const std::optional<LossPositions>& loss_positions) {
+  return run_metric(out, pair, m, columns, ids, loss_positions);
 }
 
 bool patch_batch_fits(const ModelConfig& c, int tokens, const ForwardOptions& options) {
   return batch_fits(c, tokens, options);
 }
 
-double patch_run_metric(const ForwardOutput& out, const PatchPair& pair, PatchMetric m, bool columns_only) {
+double patch_run_metric(const ForwardOutput& out, const PatchPair& pair, PatchMetric m, bool columns_only,
+                        std::span<const int> ids, const std::optional<LossPositions>& loss_positions) {
   ForwardOptions o;
-  patch_metric_options(o, pair, m, columns_only);
-  return run_metric(out, pair, m, o.logit_tokens);
+  patch_metric_options(o, pair, m, columns_only, loss_positions);
+  return run_metric(out, pair, m, o.logit_tokens, ids, loss_positions);
 }
 
 std::string_view patch_what_name(PatchWhat w) {

@@ -201,12 +201,16 @@ double patch_loss_over(const model::ForwardOutput& out, std::span<const int> ids
 // The forward's options for what the metric reads (two logit columns when columns_only and
 // the metric is a logit difference; the loss without logits), and the metric of one run
 // (normalized: its logit difference, normalised once the sweep is done).
-void patch_metric_options(model::ForwardOptions& options, const PatchPair& pair, PatchMetric metric, bool columns_only);
-double patch_run_metric(const model::ForwardOutput& out, const PatchPair& pair, PatchMetric metric, bool columns_only);
+// The loss over loss_positions reads every logit of the run's rows and its own tokens `ids`.
+void patch_metric_options(model::ForwardOptions& options, const PatchPair& pair, PatchMetric metric, bool columns_only,
+                          const std::optional<LossPositions>& loss_positions = std::nullopt);
+double patch_run_metric(const model::ForwardOutput& out, const PatchPair& pair, PatchMetric metric, bool columns_only,
+                        std::span<const int> ids = {}, const std::optional<LossPositions>& loss_positions = std::nullopt);
 // The same for a run whose forward unembedded `columns` (its logit_tokens; empty: every one): a
 // batch of several pairs unembeds each pair's answer and wrong token, and each row finds its own.
 double patch_run_metric(const model::ForwardOutput& out, const PatchPair& pair, PatchMetric metric,
-                        const std::vector<int>& columns);
+                        const std::vector<int>& columns, std::span<const int> ids = {},
+                        const std::optional<LossPositions>& loss_positions = std::nullopt);
 // Whether a batch of patched runs of `tokens` rows in all stays within a sweep's bounds: 2048
 // tokens, and 16 MB as model::forward_bytes counts a forward with `options` (the workspace's
 // rows and the logits the metric reads).

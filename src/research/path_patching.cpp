@@ -58,6 +58,7 @@ std::vector<std::string_view> split_commas(std::string_view text) {
 Status check_request(const ModelConfig& c, std::span<const PatchPair> pairs, const PathPatchRequest& rq,
                      std::vector<HeadIndex>& senders, int& max_T) {
   if (Status s = patch_check_pairs(c, pairs, rq.metric, max_T); !s) return s;
+  if (Status s = patch_check_loss_positions(pairs, rq.metric, rq.loss_positions); !s) return s;
   for (std::size_t i = 0; i < rq.receivers.size(); i++) {
     const PathReceiver& r = rq.receivers[i];
     if (r.input != 'q' && r.input != 'k' && r.input != 'v')
@@ -220,10 +221,11 @@ Result<PathPatchResult> path_patch(const model::Parameters& params, std::span<co
       };
       ForwardOptions o;
       o.hooks = &hooks;
-      patch_metric_options(o, pair, rq.metric, sc.metric_columns_only);
+      patch_metric_options(o, pair, rq.metric, sc.metric_columns_only, rq.loss_positions);
       const std::vector<int>& ids = orig == rq.noising ? pair.clean : pair.corrupted;
       if (Status s = model::forward(params, ids, o, out, ws); !s) return tl::unexpected(s.error());
-      (orig ? pr.orig_metric : pr.new_metric) = patch_run_metric(out, pair, rq.metric, sc.metric_columns_only);
+      (orig ? pr.orig_metric : pr.new_metric) =
+          patch_run_metric(out, pair, rq.metric, sc.metric_columns_only, ids, rq.loss_positions);
     }
     orig_sum += pr.orig_metric / n_pairs;
     new_sum += pr.new_metric / n_pairs;
@@ -255,7 +257,7 @@ Result<PathPatchResult> path_patch(const model::Parameters& params, std::span<co
   std::vector<ForwardOutput> outs;
   // the metric's options for a batch: every row's answer and wrong token among the columns
   auto batch_metric_options = [&](ForwardOptions& o, std::span<const Run> batch) {
-    patch_metric_options(o, pairs[batch[0].pair], rq.metric, sc.metric_columns_only);
+    patch_metric_options(o, pairs[batch[0].pair], rq.metric, sc.metric_columns_only, rq.loss_positions);
     if (!o.logit_tokens.empty())
       for (const Run& r : batch)
         for (int token : {pairs[r.pair].answer, pairs[r.pair].wrong})
@@ -334,7 +336,8 @@ Result<PathPatchResult> path_patch(const model::Parameters& params, std::span<co
     }
     for (std::size_t i = 0; i < batch.size(); i++) {
       const Run& r = batch[i];
-      values[r.pair * n_senders + r.sender] = patch_run_metric(outs[i], pairs[r.pair], rq.metric, columns);
+      values[r.pair * n_senders + r.sender] =
+          patch_run_metric(outs[i], pairs[r.pair], rq.metric, columns, orig_ids(pairs[r.pair]), rq.loss_positions);
       count();
     }
     return {};
@@ -343,7 +346,7 @@ Result<PathPatchResult> path_patch(const model::Parameters& params, std::span<co
     std::size_t hi = lo;
     while (hi < n_senders && senders[hi].layer == senders[lo].layer) hi++;
     ForwardOptions probe;  // what a batch's forward keeps, for its bytes
-    patch_metric_options(probe, pairs[0], rq.metric, sc.metric_columns_only);
+    patch_metric_options(probe, pairs[0], rq.metric, sc.metric_columns_only, rq.loss_positions);
     RunBatch<Run> batch(c, sc.batch_rows);
     for (std::size_t pi = 0; pi < pairs.size(); pi++) {
       const PairRuns& pr = runs[pi];
@@ -388,6 +391,7 @@ Result<PathPatchResult> path_patch(const model::Parameters& params, std::span<co
   // 3. the (layer, head) grid over the senders' layers
   PathPatchResult r;
   r.metric = rq.metric, r.noising = rq.noising;
+  r.loss_positions = rq.loss_positions;
   r.receivers = rq.receivers;
   r.senders = senders;
   r.heads = NH;

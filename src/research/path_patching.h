@@ -66,6 +66,7 @@ struct PathPatchRequest {
   std::vector<HeadIndex> senders;       // each its own cell (head -1: the layer's every head); empty: every head
   std::vector<PathReceiver> receivers;  // empty: the final residual stream (the logits)
   PatchMetric metric = PatchMetric::logit_diff;
+  std::optional<LossPositions> loss_positions;  // the loss metric over positions [from, to) only (PatchRequest's)
   bool noising = true;  // ARENA's: orig = clean, new = corrupted (the metric drops); false: the reverse
   PathShortcuts shortcuts;
   std::function<void(std::size_t done, std::size_t total)> progress;  // after each sender of each pair
@@ -74,6 +75,7 @@ struct PathPatchRequest {
 
 struct PathPatchResult {
   PatchMetric metric = PatchMetric::logit_diff;
+  std::optional<LossPositions> loss_positions;  // the request's, as given
   bool noising = true;
   std::vector<PathReceiver> receivers;  // empty: the final residual stream
   std::vector<HeadIndex> senders;       // the senders run, in the grid's order

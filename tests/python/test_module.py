@@ -126,6 +126,18 @@ def test_patch_loss_positions_equal_cli(tiny, cli):
         tiny.patch(a + a, b + a, metric="loss", loss_positions=slice(9, 16, 2))
 
 
+def test_path_patch_loss_positions_equal_cli(tiny, cli):
+    # path patching reads the same range: each sender into the final residual, the loss over the second copy
+    a = " close living reform today percent hands single worth"
+    b = " press doubt account level threat schools former history"
+    want = cli.json("patch", "--path", "--model", TINY, "--clean", a + a, "--corrupted", b + a, "--metric", "loss",
+                    "--loss-positions", "9:16", "--no-cache")
+    got = tiny.path_patch(a + a, b + a, metric="loss", loss_positions=slice(9, 16))
+    assert got["loss_positions"] == (9, 16)
+    np.testing.assert_allclose(got["values"], np.array(want["values"]), atol=1e-4)
+    assert got["clean"] == pytest.approx(want["clean"], abs=1e-4)
+
+
 def test_attribution_patch_equals_cli(tiny, cli):
     clean = " gray whale ink crown plum fog violin arch gray whale ink crown plum fog"
     corrupted = " gray whale ink crown plum fog arch violin gray whale ink crown plum fog"

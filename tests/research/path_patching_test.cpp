@@ -219,3 +219,56 @@ TEST(PathPatching, BadSendersAndReceiversAreRefusedByName) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("same number of tokens"), std::string::npos);
 }
+
+TEST(PathPatching, TheLossOverSomePositionsIsTheMeanOfThoseRowsLossesInEveryRunAndEachShortcutKeepsIt) {
+  // The loss over [from, to): over every position it is the plain loss's grid; over a part, the
+  // clean and corrupted values are those rows' mean next-token loss of a plain forward, and the
+  // shortcuts (batched senders included) give the full runs' grid.
+  for (const char* model : {"gpt2_tiny", "llama"}) {
+    auto f = fixture(model);
+    if (!f) GTEST_SKIP();
+    const int T = static_cast<int>(f->pair.clean.size());
+    headlab::model::Workspace ws;
+    for (const char* receivers : {"final", "1.0:q,1.1:k,1.0:v"}) {
+      const std::string where = std::string(model) + " " + receivers;
+      PathPatchRequest rq;
+      rq.receivers = *parse_path_receivers(receivers);
+      rq.metric = PatchMetric::loss;
+      auto plain = path_patch(f->params, {&f->pair, 1}, rq, ws);
+      rq.loss_positions = LossPositions{0, T - 1};
+      auto every = path_patch(f->params, {&f->pair, 1}, rq, ws);
+      ASSERT_TRUE(plain && every) << where;
+      expect_same_grid(*every, *plain, 1e-6, where + ", every position");
+      rq.loss_positions = LossPositions{T / 2, T - 1};
+      auto part = path_patch(f->params, {&f->pair, 1}, rq, ws);
+      ASSERT_TRUE(part) << part.error().message;
+      ASSERT_TRUE(part->loss_positions.has_value());
+      for (bool clean : {true, false}) {  // noising: the clean run is orig
+        headlab::model::ForwardOptions o;
+        headlab::model::ForwardOutput out;
+        const std::vector<int>& ids = clean ? f->pair.clean : f->pair.corrupted;
+        ASSERT_TRUE(headlab::model::forward(f->params, ids, o, out, ws));
+        const double want = patch_loss_over(out, ids, *rq.loss_positions);
+        EXPECT_NEAR(clean ? part->clean : part->corrupted, want, 1e-5) << where;
+      }
+      bool differs = false;  // the part's grid is its own, not the whole loss's
+      for (std::size_t i = 0; i < part->values.size(); i++)
+        differs = differs || (!std::isnan(part->values[i]) && std::fabs(part->values[i] - plain->values[i]) > 1e-4);
+      EXPECT_TRUE(differs) << where;
+      rq.shortcuts = {false, false, false, false};
+      auto full = path_patch(f->params, {&f->pair, 1}, rq, ws);
+      ASSERT_TRUE(full) << full.error().message;
+      expect_same_grid(*part, *full, 1e-5, where + ", shortcuts against the full runs");
+    }
+    PathPatchRequest bad;
+    bad.loss_positions = LossPositions{1, 2};  // with the logit difference
+    auto refused = path_patch(f->params, {&f->pair, 1}, bad, ws);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("loss"), std::string::npos) << refused.error().message;
+    bad.metric = PatchMetric::loss;
+    bad.loss_positions = LossPositions{1, T + 5};
+    refused = path_patch(f->params, {&f->pair, 1}, bad, ws);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("past the end"), std::string::npos) << refused.error().message;
+  }
+}

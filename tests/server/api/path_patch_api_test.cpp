@@ -75,3 +75,27 @@ TEST(PathPatchApi, BadBodiesAreRefusedNamingTheField) {
     EXPECT_NE(r.raw.find(c.says), std::string::npos) << c.body.dump() << "\n" << r.raw;
   }
 }
+
+TEST(PathPatchApi, TheLossOverSomePositionsIsTheClisAndABadRangeIsRefusedByName) {
+  TestServer s(temp_path("p.db"), kPathModel);
+  const json range = {{"from", 8}, {"to", 14}};  // the second copy's losses
+  auto api = s.post("/api/model/path-patch", path_pair_body({{"metric", "loss"}, {"loss_positions", range}}));
+  ASSERT_EQ(api.status, 200) << api.raw.substr(0, 400);
+  EXPECT_EQ(api.body["loss_positions"], range);
+  auto cli = headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab patch --path --model " + kPathModel +
+                                           " --clean '" + kPathClean + "' --corrupted '" + kPathCorrupted +
+                                           "' --answer ' viol' --wrong ' ar' --metric loss --loss-positions 8:14"
+                                           " --format json 2>/dev/null");
+  ASSERT_EQ(cli.exit_code, 0) << cli.out;
+  EXPECT_EQ(json::parse(cli.out), api.body);
+  auto whole = s.post("/api/model/path-patch", path_pair_body({{"metric", "loss"}}));
+  ASSERT_EQ(whole.status, 200) << whole.raw.substr(0, 400);
+  EXPECT_NE(whole.body["clean"], api.body["clean"]) << "the range's loss is its own";
+  for (const auto& [body, says] : {std::pair{path_pair_body({{"loss_positions", range}}), std::string("'metric' is")},
+                                   std::pair{path_pair_body({{"metric", "loss"}, {"loss_positions", {{"from", 8}, {"to", 99}}}}),
+                                             std::string("past the end")}}) {
+    auto r = s.post("/api/model/path-patch", body);
+    EXPECT_EQ(r.status, 400) << body.dump() << "\n" << r.raw;
+    EXPECT_NE(r.raw.find(says), std::string::npos) << body.dump() << "\n" << r.raw;
+  }
+}

@@ -51,7 +51,7 @@ Result<ModelPathPatchRequest> decode_model_path_patch_request(std::string_view b
   auto j = parse_json_object(body, kExample);
   if (!j) return tl::unexpected(j.error());
   HEADLAB_TRY(only_fields(*j, {"clean", "corrupted", "clean_ids", "corrupted_ids", "answer", "wrong", "prompts", "bos",
-                               "metric", "noising", "senders", "receivers"}));
+                               "metric", "loss_positions", "noising", "senders", "receivers"}));
   ModelPathPatchRequest r;
   HEADLAB_TRY(read_field(*j, "noising", r.noising, false));
   auto receivers_text = read_list_text(*j, "receivers", "final");
@@ -64,7 +64,7 @@ Result<ModelPathPatchRequest> decode_model_path_patch_request(std::string_view b
   auto senders = research::parse_path_senders(*senders_text);
   if (!senders) return tl::unexpected(bad("Field 'senders': " + senders.error().message + "."));
   r.senders = std::move(*senders);
-  // the pairs, "bos" and "metric": POST /api/model/patch's own reader
+  // the pairs, "bos", "metric" and "loss_positions": POST /api/model/patch's own reader
   json rest = *j;
   for (const char* mine : {"noising", "senders", "receivers"}) rest.erase(mine);
   auto input = decode_model_patch_request(rest.dump());
@@ -107,6 +107,11 @@ std::string encode_model_path_patch(const ModelPathPatchResult& m) {
       {"pairs", m.pairs},
       {"cost", {{"forwards", r.cost.forwards}, {"block_tokens", r.cost.block_tokens}, {"multiply_adds", r.cost.multiply_adds}}},
       {"skipped", r.skipped}};
+  if (r.loss_positions) {  // the loss metric's positions [from, to), as asked (to null: to the end)
+    nlohmann::ordered_json to = nullptr;
+    if (r.loss_positions->to >= 0) to = r.loss_positions->to;
+    j["loss_positions"] = {{"from", r.loss_positions->from}, {"to", to}};
+  }
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 

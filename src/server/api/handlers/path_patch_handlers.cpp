@@ -26,6 +26,7 @@ Result<ModelPathPatchResult> handle_model_path_patch(ModelService& m, const Mode
   rq.senders = req.senders;
   rq.receivers = req.receivers;
   rq.metric = in_req.metric;
+  rq.loss_positions = in_req.loss_positions;
   rq.noising = req.noising;
   auto cost = research::path_patch_cost(c, in->pairs, rq);
   if (!cost) return tl::unexpected(cost.error());
