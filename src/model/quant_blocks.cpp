@@ -115,19 +115,6 @@ void decode_q3_k(const unsigned char* b, float* y) {
       }
 }
 
-// The 6-bit scale and minimum of sub-block s (< 8) of a Q4_K or Q5_K block's 12 bytes:
-// s < 4 in the low 6 bits of bytes s and s + 4; s >= 4 in the nibbles of byte s + 4 with
-// their top 2 bits in the top bits of bytes s - 4 and s.
-void scale_min_k4(const unsigned char* q, int s, int& scale, int& min) {
-  if (s < 4) {
-    scale = q[s] & 63;
-    min = q[s + 4] & 63;
-  } else {
-    scale = (q[s + 4] & 0x0f) | (q[s - 4] >> 6) << 4;
-    min = (q[s + 4] >> 4) | (q[s] >> 6) << 4;
-  }
-}
-
 // Q4_K: d | dmin | scales[12] | qs[128]. 8 sub-blocks of 32: weights 64*g + l (l < 32) are
 // the low nibbles of qs[32*g + l] (sub-block 2g), weights 64*g + 32 + l the high nibbles
 // (sub-block 2g + 1).   x = d * scale * q - dmin * min
@@ -137,8 +124,8 @@ void decode_q4_k(const unsigned char* b, float* y) {
   const unsigned char* qs = b + 16;
   for (int g = 0; g < 4; g++) {
     int sc0, m0, sc1, m1;
-    scale_min_k4(scales, 2 * g, sc0, m0);
-    scale_min_k4(scales, 2 * g + 1, sc1, m1);
+    quant_scale_min_k4(scales, 2 * g, sc0, m0);
+    quant_scale_min_k4(scales, 2 * g + 1, sc1, m1);
     for (int l = 0; l < 32; l++) {
       y[64 * g + l] = d * float(sc0) * float(qs[32 * g + l] & 0x0f) - dmin * float(m0);
       y[64 * g + 32 + l] = d * float(sc1) * float(qs[32 * g + l] >> 4) - dmin * float(m1);
@@ -155,8 +142,8 @@ void decode_q5_k(const unsigned char* b, float* y) {
   const unsigned char* qs = b + 48;
   for (int g = 0; g < 4; g++) {
     int sc0, m0, sc1, m1;
-    scale_min_k4(scales, 2 * g, sc0, m0);
-    scale_min_k4(scales, 2 * g + 1, sc1, m1);
+    quant_scale_min_k4(scales, 2 * g, sc0, m0);
+    quant_scale_min_k4(scales, 2 * g + 1, sc1, m1);
     for (int l = 0; l < 32; l++) {
       const int lo = (qs[32 * g + l] & 0x0f) | ((qh[l] >> (2 * g)) & 1) << 4;
       const int hi = (qs[32 * g + l] >> 4) | ((qh[l] >> (2 * g + 1)) & 1) << 4;

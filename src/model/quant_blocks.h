@@ -24,6 +24,19 @@ int quant_block_elements(WeightType t);          // weights per block: 32 or 256
 int quant_block_bytes(WeightType t);             // bytes per block
 std::size_t quant_row_bytes(WeightType t, int cols);  // cols must be a multiple of the block's weights
 
+// The 6-bit scale and minimum of sub-block s (< 8) of a Q4_K or Q5_K block's 12 scale bytes q:
+// s < 4 in the low 6 bits of bytes s and s + 4; s >= 4 in the nibbles of byte s + 4 with
+// their top 2 bits in the top bits of bytes s - 4 and s. (The scalar and SIMD decoders' one copy.)
+inline void quant_scale_min_k4(const unsigned char* q, int s, int& scale, int& min) {
+  if (s < 4) {
+    scale = q[s] & 63;
+    min = q[s + 4] & 63;
+  } else {
+    scale = (q[s + 4] & 0x0f) | (q[s - 4] >> 6) << 4;
+    min = (q[s + 4] >> 4) | (q[s] >> 6) << 4;
+  }
+}
+
 // Writes n floats to out from the blocks at `blocks` (n / quant_block_elements(t) of them); n a
 // multiple of the block's weights. Exact: each weight is the float32 the formula above gives.
 void quant_dequantize(WeightType t, const unsigned char* blocks, std::int64_t n, float* out);

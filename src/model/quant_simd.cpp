@@ -28,17 +28,6 @@ namespace headlab::model {
 
 namespace {
 
-// The 6-bit scale and minimum of sub-block s of a Q4_K or Q5_K block (quant_blocks.cpp's).
-inline void scale_min_k4(const unsigned char* q, int s, int& scale, int& min) {
-  if (s < 4) {
-    scale = q[s] & 63;
-    min = q[s + 4] & 63;
-  } else {
-    scale = (q[s + 4] & 0x0f) | (q[s - 4] >> 6) << 4;
-    min = (q[s + 4] >> 4) | (q[s] >> 6) << 4;
-  }
-}
-
 #if HEADLAB_QUANT_X86
 
 #if defined(__clang__)  // clang ignores GCC's target pragma: the same for every function below
