@@ -47,7 +47,7 @@ TEST_PACKAGES=(
 apt_install() {
   local missing=()
   for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" == *"install ok installed"* ]] || missing+=("$p")
   done
   # Node.js may come from Debian (nodejs + npm) or elsewhere; only the commands matter.
   command -v node >/dev/null 2>&1 || missing+=(nodejs)

@@ -16,7 +16,8 @@ c++ -o "$work/induction_cache_pc" "$work/CMakeFiles/induction_cache_obj.dir/indu
 model="$root/models/headlab-tiny"
 for exe in induction_cache induction_cache_static induction_cache_pc; do
   out=$("$work/$exe" "$model")
-  echo "$out" | grep -q "strongest induction head: L" || { echo "$exe printed:"; echo "$out"; exit 1; }
+  # (a here-string, not echo | grep -q: under pipefail grep's early exit can fail echo with SIGPIPE)
+  grep -q "strongest induction head: L" <<<"$out" || { echo "$exe printed:"; echo "$out"; exit 1; }
 done
 echo "$out"
 # an error is a value with its message, and exit 1
