@@ -30,10 +30,23 @@ std::vector<float> window_cells(const float* packed, const TokenWindow& w) {
   return out;
 }
 
+// What encoding the answer (api/model_codec.cpp's encode_model_run) adds while it runs, at most,
+// per value: the rows of 5-decimal numbers are a JSON tree (a node of kJsonNode bytes each) and
+// then text ("-12345.12345," at most 13 characters for a view's number; a float's shortest
+// round-trip as a double, "-1.2345678901234567e-05,", 24 for a logit); the compact views are
+// base64 of 2 bytes a probability and 4 a score (8/3 and 16/3 characters, 6 allowing for the
+// padding). Tokens and predictions are a few nodes each, counted in kEncodeSlack per token.
+constexpr std::size_t kJsonNode = 16, kViewText = 13, kLogitText = 24, kCompactText = 6, kEncodeSlack = 512;
+
 std::size_t model_run_result_bytes(const ModelRunResult& r) {
-  std::size_t floats = r.rollout.capacity() + r.logits.capacity();
-  for (const HeadView& h : r.heads) floats += h.pattern.capacity() + h.value_weighted.capacity() + h.scores.capacity();
-  return floats * sizeof(float) + r.heads.capacity() * sizeof(HeadView) + r.tokens.capacity() * sizeof(model::Token);
+  std::size_t views = r.rollout.capacity();
+  for (const HeadView& h : r.heads) views += h.pattern.capacity() + h.value_weighted.capacity() + h.scores.capacity();
+  const std::size_t logits = r.logits.capacity();
+  const std::size_t kept = (views + logits) * sizeof(float) + r.heads.capacity() * sizeof(HeadView) +
+                           r.tokens.capacity() * sizeof(model::Token);
+  const std::size_t encoding = views * (r.compact ? kCompactText : kJsonNode + kViewText) +
+                               logits * (kJsonNode + kLogitText) + (r.tokens.size() + r.heads.size() + 1) * kEncodeSlack;
+  return kept + encoding;
 }
 
 ModelRunResult model_run_result(analysis::RunInput input, analysis::RunReport report, const model::ModelConfig& c,

@@ -23,7 +23,9 @@ std::vector<float> window_cells(const float* packed, const TokenWindow& w);
 // encode_model_run writes, for POST /api/model/run and `headlab run --format json` alike.
 ModelRunResult model_run_result(analysis::RunInput input, analysis::RunReport report, const model::ModelConfig& config,
                                 const analysis::RunViews& sends, const std::optional<TokenWindow>& window);
-// The bytes a run's result keeps (its views, rollout and logits): what its `held` counts.
+// The bytes a run's result keeps (its views, rollout and logits) and, at most, what encoding it
+// adds (the JSON tree and text encode_model_run builds, or the compact views' base64): what its
+// `held` counts, from the report until the route has encoded it and let it go.
 std::size_t model_run_result_bytes(const ModelRunResult& result);
 
 }  // namespace headlab::server

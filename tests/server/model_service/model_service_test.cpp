@@ -5,6 +5,7 @@
 // (--compute bf16, not auto), the same model is refused with how to fix it.
 #include "server/model_service/model_service.h"
 #include "server/model_service/model_views.h"
+#include "server/api/model_codec.h"
 
 #include <gtest/gtest.h>
 
@@ -77,4 +78,30 @@ TEST(ModelServiceRun, AResultCountsInThePoolsBudgetUntilItIsLetGo) {
     EXPECT_EQ((*s)->held_bytes(), bytes);  // the forward's output let go, the report held
   }
   EXPECT_EQ((*s)->held_bytes(), 0u);
+}
+
+// The budget counts what encoding an answer adds too (issue 25: the JSON of forty answers
+// being written at once): a run's held bytes cover the text it encodes to and a JSON node per
+// number of its rows, and its compact encoding's text, on the built-in model, with logits.
+TEST(ModelServiceRun, AResultsHeldBytesCoverTheJsonItsAnswerEncodesTo) {
+  ModelServiceOptions o;
+  o.dir = compute_test_model_dir();
+  auto s = ModelService::load(o);
+  ASSERT_TRUE(s) << s.error().message;
+  for (bool compact : {false, true}) {
+    ModelRunRequest rq;
+    rq.text = "the cat sat on the mat and the dog sat on the log, and the cat sat on the mat again";
+    rq.want_value_weighted = rq.want_scores = rq.rollout = true;
+    rq.compact = compact;
+    auto r = (*s)->run(rq);
+    ASSERT_TRUE(r) << r.error().message;
+    const std::size_t T = r->tokens.size(), V = std::size_t(r->V);
+    r->logits.assign(T * V, -1.2345678e-5f);  // as `headlab run --logits` gives them: the longest text a float makes
+    std::size_t numbers = r->rollout.size() + r->logits.size();
+    for (const HeadView& h : r->heads) numbers += h.pattern.size() + h.value_weighted.size() + h.scores.size();
+    const std::string json = encode_model_run(*r);
+    const std::size_t kept = numbers * sizeof(float);
+    const std::size_t tree = compact ? r->logits.size() * 16 : numbers * 16;
+    EXPECT_GE(model_run_result_bytes(*r), kept + tree + json.size()) << (compact ? "compact" : "rows") << ": " << json.size() << " bytes of JSON";
+  }
 }
