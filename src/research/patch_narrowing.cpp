@@ -13,8 +13,11 @@ namespace headlab::research {
 namespace {
 
 // The largest k in [0, n) with fits(k), for fits monotone (true up to some k, false after).
+// The cheapest candidate first: a sweep far over the limit often has none that fits, and then
+// one small count is all it costs.
 std::size_t most_that_fit(std::size_t n, const std::function<bool(std::size_t)>& fits) {
-  std::size_t lo = 0, hi = n;  // fits(lo) is taken as true (keep none), fits(n) is false (the refused sweep)
+  if (n <= 1 || !fits(1)) return 0;
+  std::size_t lo = 1, hi = n;  // fits(lo) is true, fits(n) is false (the refused sweep)
   while (hi - lo > 1) {
     const std::size_t mid = lo + (hi - lo) / 2;
     if (fits(mid)) lo = mid;
