@@ -40,6 +40,10 @@ struct Error {
   std::string message;  // a sentence for a person: what was wrong and how to fix it
   int retry_after_s = 0;  // rate_limited, unavailable: when to try again, in seconds, if the
                           // code that refused knows it (the HTTP Retry-After); 0: it does not
+  // What a program can act on besides the message, as the text of a JSON object whose members
+  // the API's error envelope carries beside "code" and "message" (a 413's cost, limit and the
+  // narrower requests that fit); empty: none. Text, so util needs no JSON library.
+  std::string details_json = {};
 };
 
 template <class T>

@@ -2,15 +2,17 @@
 // whose patching work limit is low (--max-patch-multiply-adds) so the built-in model's own
 // stories are over it: path patching from every head is refused in the server's words and
 // offered the first senders that reach a receiver; attribution patching of a batch is offered
-// fewer pairs. Each offer is clicked, and what runs is the offer (the senders or pairs it
-// named), answered by the server within its limit, drawn cell for cell as the API answers the
-// narrowed request. tests/web/research_views.test.mjs covers activation patching's offers.
+// fewer pairs. The offers are the server's own, in the refusal's envelope (docs/api.md; priced by
+// research/patch_narrowing.h): the view shows each as the API gave it. Each offer is clicked, and
+// what runs is the offer (the senders or pairs it named), answered by the server within its
+// limit, drawn cell for cell as the API answers the narrowed request.
+// tests/web/research_views.test.mjs covers activation patching's offers.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { api_get, api_post, eventually, open_page, test_model } from './harness.mjs';
 
-// 2.8e7 multiply-adds: the path-patching story (3.3e7 on the built-in model) is over it, two of
-// its senders fit; a pair of the short story below is under 0.4 of it, so two pairs fit.
+// 2.8e7 multiply-adds: the path-patching story (3.3e7 on the built-in model) is over it, some of
+// its senders fit; a pair of the short story below is under 0.4 of it, so two pairs fit at least.
 const LIMIT = '2.8e7';
 const CLEAN = ' gray whale ink crown plum fog violin arch gray whale ink crown plum fog';
 const PATH_CORRUPTED = ' gray whale ink crown plum dust violin arch gray whale ink crown plum fog';
@@ -30,7 +32,6 @@ const tab = (name) => page.getByRole('tablist', { name: 'Explorer views' }).getB
 const heatmap_cells = () => page.getByTestId('patch-heatmap').locator('td[data-value]');
 const shown_values = () => heatmap_cells().evaluateAll((tds) => tds.map((td) => Number(td.dataset.value)));
 const flat = (x) => (Array.isArray(x) ? x.flatMap(flat) : [x]);
-const cost_and_limit = (message) => /about (\S+) multiply-adds.*limit \((\S+)\)/.exec(message).slice(1).map(Number);
 
 test('path patching from every head over the limit: the refusal in the server’s words, the first senders that reach a receiver offered, and those run', async () => {
   await tab('Path patching').click();
@@ -43,23 +44,26 @@ test('path patching from every head over the limit: the refusal in the server’
   await page.getByTestId('path-senders').getByRole('button', { name: 'Every head' }).click();
   await page.getByRole('button', { name: 'Run path patching' }).click();
   await eventually(async () => assert.equal(await page.getByTestId('path-error').textContent(), refused.body.error.message), 30_000);
-  // What fits, from the message's cost and limit and research::path_patch_cost's count per token:
-  // the pair's two runs (2 L), and each sender below the last layer its run from its layer plus
-  // the receivers' run (L − layer + 1); the last layer's senders reach no receiver and run nothing.
-  const [cost, limit] = cost_and_limit(refused.body.error.message);
+  // The server's offer: the first senders, in order, that reach a receiver (the last layer's reach
+  // none of the last layer's keys, so they are left out) and fit its limit.
+  const { limit, narrowings } = refused.body.error;
+  assert.equal(limit, Number(LIMIT));
+  assert.equal(narrowings.length, 1, JSON.stringify(refused.body.error));
+  const kept = narrowings[0].senders;
+  const k = kept.length;
   const reach = Array.from({ length: (L - 1) * NH }, (_, i) => `${Math.floor(i / NH)}.${i % NH}`);
-  const runs = (senders) => 2 * L + senders.reduce((n, s) => n + L - Number(s.split('.')[0]) + 1, 0);
-  let k = 0;
-  while (k < reach.length && runs(reach.slice(0, k + 1)) <= (0.8 * limit * runs(reach)) / cost) ++k;
   assert.ok(k >= 1 && k < reach.length, `the limit ${LIMIT} leaves an offer to test (${k} of ${reach.length})`);
-  const kept = reach.slice(0, k);
+  assert.deepEqual(kept, reach.slice(0, k), 'the first senders that reach a receiver');
   const offer = page.getByTestId('path-narrow').getByRole('button');
   const words = `Run the first ${k} of the ${reach.length} senders that reach a receiver (${kept[0]}${k > 1 ? ` … ${kept[k - 1]}` : ''})`;
+  assert.equal(`Run ${narrowings[0].label}`, words);
   await eventually(async () => assert.equal((await offer.textContent()).trim(), words));
   // the server takes the narrowed request, within its limit
   const narrowed = await api_post(server, '/api/model/path-patch', { ...body, senders: kept });
   assert.equal(narrowed.status, 200, JSON.stringify(narrowed.body));
   assert.ok(narrowed.body.cost.forwards < refused.body.error.message.match(/\((\d+) forwards\)/)[1]);
+  assert.equal(narrowed.body.cost.multiply_adds, narrowings[0].cost, 'the cost the offer gave');
+  assert.ok(narrowed.body.cost.multiply_adds <= limit);
   await offer.click();
   await eventually(async () => assert.match(await page.getByTestId('path-header').textContent(), new RegExp(`^\\s*Senders ${kept.join(', ')} → `)), 30_000);
   assert.equal(await page.getByTestId('path-error').count(), 0, 'the narrowed sweep was not refused');
@@ -86,15 +90,18 @@ test('attribution patching of a batch over the limit: the refusal in the server�
   await page.getByRole('textbox', { name: 'Corrupted prompt' }).fill(Array(PAIRS).fill(SHORT_CORRUPTED).join('\n'));
   await page.getByRole('button', { name: 'Run patching' }).click();
   await eventually(async () => assert.equal(await page.getByTestId('patch-error').textContent(), refused.body.error.message), 30_000);
-  // the cost is per pair whatever is swept, so the one offer is the share of pairs that fits
-  const [cost, limit] = cost_and_limit(refused.body.error.message);
-  const k = Math.min(PAIRS - 1, Math.floor((PAIRS * 0.8 * limit) / cost));
+  // the cost is per pair whatever is swept, so the server's one offer is the most pairs that fit
+  const { cost, limit, narrowings } = refused.body.error;
+  assert.equal(narrowings.length, 1, JSON.stringify(refused.body.error));
+  const k = narrowings[0].pairs;
+  assert.equal(k, Math.min(PAIRS - 1, Math.floor((PAIRS * limit) / cost)), 'every pair costs the same: the share that fits');
   assert.ok(k >= 2, `the limit ${LIMIT} leaves a batch to test (${k} of ${PAIRS} pairs)`);
   const offers = page.getByTestId('patch-narrow').getByRole('button');
   await eventually(async () => assert.deepEqual((await offers.allTextContents()).map((t) => t.trim()), [`Run the first ${k} of the ${PAIRS} pairs`]));
   const narrowed = await api_post(server, '/api/model/patch', { ...body, prompts: body.prompts.slice(0, k) });
   assert.equal(narrowed.status, 200, JSON.stringify(narrowed.body));
   assert.ok(narrowed.body.cost.multiply_adds <= limit);
+  assert.equal(narrowed.body.cost.multiply_adds, narrowings[0].cost, 'the cost the offer gave');
   await offers.click();
   await eventually(async () => assert.match(await page.getByTestId('patch-header').textContent(), new RegExp(`\\b${k} pairs,`)), 30_000);
   assert.equal(await page.getByTestId('patch-error').count(), 0, 'the narrowed sweep was not refused');

@@ -456,7 +456,7 @@ test('the circuit view: fold LN asks for the processed weights; the head the sco
   await page.getByRole('checkbox', { name: /^Fold LN/ }).uncheck();
 });
 
-test('a sweep over the server’s work limit: the refusal in its own words, and narrower sweeps offered from its numbers; one runs', async () => {
+test('a sweep over the server’s work limit: the refusal in its own words, and the narrower sweeps it offers; one runs', async () => {
   await tab('Patching').click();
   // a batch of two pairs of LONG copies of the story, every head's every input by position:
   // measured 1.2e11 multiply-adds on the built-in model, past the server's 1e11
@@ -472,21 +472,24 @@ test('a sweep over the server’s work limit: the refusal in its own words, and 
   await page.getByRole('combobox', { name: 'Patch' }).selectOption('attn_head_by_pos_every');
   await page.getByRole('button', { name: 'Run patching' }).click();
   await eventually(async () => assert.equal(await page.getByTestId('patch-error').textContent(), refused.body.error.message), 30_000);
-  // the offers, from the message's cost and limit: the share of positions and pairs that fits (0.8 margin)
-  const [, cost, limit] = /about (\S+) multiply-adds.*limit \((\S+)\)/.exec(refused.body.error.message).map(Number);
+  // the offers are the server's, in the refusal's envelope (each priced by its own cost function),
+  // shown as it gave them: the last positions that fit among them, and each head over all positions
+  const { limit, narrowings } = refused.body.error;
   const T = (await api_post(server, '/api/model/run', { text: long_clean, heads: [[0, 0]], window: { queries: [0, 1], keys: [0, 1] }, top_k: 1 })).body.tokens.length;
-  const fit = (n) => Math.min(n - 1, Math.floor((n * 0.8 * limit) / cost));
   const offers = page.getByTestId('patch-narrow').getByRole('button');
-  await eventually(async () => assert.ok((await offers.count()) >= 2));
-  const labels = await offers.allTextContents();
-  assert.ok(labels.includes(`Run positions ${T - fit(T)}–${T - 1} only (the last ${fit(T)} of ${T})`), labels.join(' | '));
-  assert.ok(labels.includes('Run attn_head_all_pos_every instead: each head over all positions at once'), labels.join(' | '));
-  if (fit(2) >= 1) assert.ok(labels.includes(`Run the first ${fit(2)} of the 2 pairs`), labels.join(' | '));
+  await eventually(async () => assert.deepEqual((await offers.allTextContents()).map((t) => t.trim()), narrowings.map((n) => `Run ${n.label}`)));
+  const by_positions = narrowings.find((n) => n.positions && !n.layers);
+  assert.ok(by_positions, JSON.stringify(narrowings));
+  const kp = by_positions.positions.length;
+  assert.deepEqual(by_positions.positions, Array.from({ length: kp }, (_, i) => T - kp + i), 'the last positions');
+  assert.equal(by_positions.label, `positions ${T - kp}–${T - 1} only (the last ${kp} of ${T})`);
+  assert.ok(narrowings.some((n) => n.what === 'attn_head_all_pos_every' && n.label === 'attn_head_all_pos_every instead: each head over all positions at once'));
   await offers.filter({ hasText: /^Run positions/ }).click();
-  const positions = Array.from({ length: fit(T) }, (_, i) => T - fit(T) + i);
+  const positions = by_positions.positions;
   const narrowed = await patch({ ...body, positions });
   assert.ok(narrowed.cost.multiply_adds <= limit);
-  assert.equal(await page.getByRole('textbox', { name: 'Positions' }).inputValue(), `${T - fit(T)}–${T - 1}`);
+  assert.equal(narrowed.cost.multiply_adds, by_positions.cost, 'the cost the offer gave');
+  assert.equal(await page.getByRole('textbox', { name: 'Positions' }).inputValue(), `${T - kp}–${T - 1}`);
   await eventually(async () => assert.equal(await heatmap_cells().count(), flat(narrowed.values).length), 30_000);
   // (patch_type, layer, pos, head) is drawn as rows of heads by columns of positions: the same values
   const by_value = (a, b) => a - b;

@@ -23,17 +23,34 @@ int http_status(ErrorCode code) {
   return 500;
 }
 
-HttpResponse error_response(int status, std::string_view code, const std::string& message) {
+namespace {
+
+// {"error": {"code", "message", ...details}}: details' members (an Error's details_json) after
+// the two every error has, which they cannot replace.
+HttpResponse envelope(int status, std::string_view code, const std::string& message, const std::string& details_json) {
   HttpResponse r;
   r.status = status;
-  nlohmann::json body = {{"error", {{"code", code}, {"message", message}}}};
+  nlohmann::ordered_json error = {{"code", code}, {"message", message}};
+  if (!details_json.empty()) {
+    auto details = nlohmann::ordered_json::parse(details_json, nullptr, /*allow_exceptions=*/false);
+    if (details.is_object())
+      for (auto it = details.begin(); it != details.end(); ++it)
+        if (it.key() != "code" && it.key() != "message") error[it.key()] = std::move(it.value());
+  }
+  nlohmann::ordered_json body = {{"error", std::move(error)}};
   // replace, not throw: a message may quote bytes of a request that were not UTF-8
   r.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return r;
 }
 
+}  // namespace
+
+HttpResponse error_response(int status, std::string_view code, const std::string& message) {
+  return envelope(status, code, message, {});
+}
+
 HttpResponse error_response(const Error& error) {
-  HttpResponse r = error_response(http_status(error.code), error_code_name(error.code), error.message);
+  HttpResponse r = envelope(http_status(error.code), error_code_name(error.code), error.message, error.details_json);
   // The refusing code's own wait when it knows one, else a default per code.
   auto retry = [&](int fallback) {
     r.headers.push_back({"Retry-After", std::to_string(error.retry_after_s > 0 ? error.retry_after_s : fallback)});

@@ -1,5 +1,6 @@
 // server/http/errors.h — the one place that maps an Error to an HTTP status and the one JSON
-// error envelope: {"error": {"code": "invalid_argument", "message": "..."}}.
+// error envelope: {"error": {"code": "invalid_argument", "message": "..."}}, and after those two
+// the members of the Error's details_json when it has any (a 413's "cost", "limit", "narrowings").
 #pragma once
 
 #include "server/http/http_types.h"

@@ -1,13 +1,16 @@
 // server/model_service/model_patch.cpp — POST /api/model/patch: the prompts as the model's
-// tokens, the sweep's cost checked against the server's limit before anything runs, then the
-// sweep in the inference pool's turns (research/patching.h, the pipeline `headlab patch` runs).
+// tokens, the sweep's cost checked against the server's limit before anything runs (a refusal
+// carries the narrower sweeps that fit: work_refusal.h), then the sweep in the inference pool's
+// turns (research/patching.h, the pipeline `headlab patch` runs).
 #include <chrono>
 #include <cstdio>
 
 #include "research/patch_input.h"
 #include "research/attribution_patching.h"
+#include "research/patch_narrowing.h"
 #include "research/patching.h"
 #include "server/model_service/model_service.h"
+#include "server/model_service/work_refusal.h"
 
 namespace headlab::server {
 namespace {
@@ -51,16 +54,21 @@ Result<ModelPatchResult> ModelService::patch(const ModelPatchRequest& req) {
   const bool attribution = req.method == research::PatchMethod::attribution;
   auto cost = attribution ? research::attribution_patch_cost(c, in->pairs, rq) : research::patch_cost(c, in->pairs, rq);
   if (!cost) return tl::unexpected(cost.error());
-  if (cost->multiply_adds > options_.max_patch_multiply_adds)
-    return make_error(
-        ErrorCode::too_long,
+  const double limit = options_.max_patch_multiply_adds;
+  if (cost->multiply_adds > limit) {
+    // the narrower sweeps that fit, priced by the same cost function (research/patch_narrowing.h)
+    auto narrowings = research::patch_narrowings(c, in->pairs, rq, req.method, limit);
+    if (!narrowings) return tl::unexpected(narrowings.error());
+    return tl::unexpected(work_refusal(
         "This sweep is " + with_commas(cost->forwards) + " forwards over " + std::to_string(in->pairs.size()) +
             (in->pairs.size() == 1 ? " prompt pair" : " prompt pairs") + ": " + with_commas(cost->block_tokens) +
             " block-tokens, about " + scientific(cost->multiply_adds) + " multiply-adds, more than this server's limit (" +
-            scientific(options_.max_patch_multiply_adds) +
+            scientific(limit) +
             "). Narrow it: fewer layers (\"layers\": [3, 4, 5]), fewer positions (\"positions\": [10, 11, 12]), fewer "
             "prompt pairs, or a sweep over heads at all positions instead of by position (z_all_pos, not z_by_pos); "
-            "`headlab patch` on your own machine has no limit.");
+            "`headlab patch` on your own machine has no limit.",
+        cost->multiply_adds, limit, *narrowings));
+  }
   // A sweep still running when its request has given up (the pool's deadline) stops there,
   // freeing the worker for the next client.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.pool.timeout_ms);

@@ -68,7 +68,8 @@ class ModelService {
   Result<QueryScoresResult> query_scores(const QueryScoresRequest& request);
   // Activation patching (research/patching.h) of one pair or a batch. Errors: those of
   // patch_input_from_prompts and patch; too_long when the sweep's cost is past
-  // max_patch_multiply_adds (the message gives the cost and how to narrow the sweep).
+  // max_patch_multiply_adds (the message gives the cost and how to narrow the sweep; the error's
+  // details the narrower sweeps that fit: work_refusal.h).
   Result<ModelPatchResult> patch(const ModelPatchRequest& request);
   // The scanner's report on the folder's heldout.txt (analysis::scan_text; computed on
   // first use, then kept). Errors: not_found without heldout.txt; those of scan_text.

@@ -219,3 +219,66 @@ TEST(PatchApi, LossPositionsAreTheClisAndABadRangeIsRefusedByNameInTheErrorEnvel
   EXPECT_EQ(cli_metric.exit_code, 2);
   EXPECT_NE(cli_metric.out.find("add --metric loss"), std::string::npos) << cli_metric.out;
 }
+
+// The refusal carries the narrower sweeps that fit (research/patch_narrowing.h), and the server
+// takes each one back within its limit: generated sweeps (every kind of what, two metrics, both
+// methods, a pair or a batch, short and long prompts; the built-in model is attention-only, so no
+// resid_mid, mlp_out or block_every) on a server whose limit they pass.
+TEST(PatchApi, EveryNarrowingARefusalOffersIsTakenWithinTheLimit) {
+  const double limit = 2.8e7;
+  TestServer s(temp_path("p.db"), kModel, 8, [&](headlab::server::ServerOptions& o) { o.max_patch_multiply_adds = limit; });
+  const std::string story = " ink crown plum fog violin arch ink crown plum fog";
+  const std::string changed = " ink crown plum fog arch violin ink crown plum fog";
+  int refused = 0, offered = 0, answered_within = 0;
+  for (int copies : {1, 2, 3})
+    for (int n : {1, 2, 4})
+      for (const char* what : {"resid_pre", "attn_out", "z_by_pos", "pattern_by_pos", "attn_head_by_pos_every", "z_all_pos"})
+        for (const char* metric : {"normalized", "logprob"})
+          for (const char* method : {"activation", "attribution"}) {
+            std::string clean, corrupted;
+            for (int i = 0; i < copies; i++) clean += story, corrupted += i + 1 < copies ? story : changed;
+            json prompts = json::array();
+            for (int i = 0; i < n; i++) prompts.push_back({{"clean", clean}, {"corrupted", corrupted}, {"answer", " viol"}, {"wrong", " ar"}});
+            const json body = {{"prompts", prompts}, {"what", what}, {"metric", metric}, {"method", method}};
+            const std::string where = body.dump().substr(body.dump().find("\"method\""));
+            auto first = s.post("/api/model/patch", body);
+            if (first.status == 200) {
+              EXPECT_LE(double(first.body["cost"]["multiply_adds"]), limit) << where;
+              answered_within++;
+              continue;
+            }
+            ASSERT_EQ(first.status, 413) << first.raw.substr(0, 300);
+            refused++;
+            const json& e = first.body["error"];
+            EXPECT_EQ(e["code"], "too_long");
+            EXPECT_EQ(e["limit"], limit);
+            EXPECT_GT(double(e["cost"]), limit);
+            ASSERT_TRUE(e["narrowings"].is_array()) << first.raw.substr(0, 300);
+            for (const json& o : e["narrowings"]) {
+              offered++;
+              json narrowed = body;
+              if (o.contains("pairs")) narrowed["prompts"] = json(std::vector<json>(prompts.begin(), prompts.begin() + int(o["pairs"])));
+              for (const char* field : {"layers", "positions", "what"})
+                if (o.contains(field)) narrowed[field] = o[field];
+              auto again = s.post("/api/model/patch", narrowed);
+              ASSERT_EQ(again.status, 200) << o.dump() << " for " << where << ": " << again.raw.substr(0, 300);
+              EXPECT_LE(double(again.body["cost"]["multiply_adds"]), limit) << o.dump();
+              EXPECT_EQ(again.body["cost"]["multiply_adds"], o["cost"]) << o.dump() << ": the cost the offer gave";
+              if (std::string(method) == "attribution") {
+                EXPECT_EQ(o.size(), 3u) << o.dump() << ": only fewer pairs";
+              }
+            }
+          }
+  EXPECT_GT(refused, 20) << offered << " " << answered_within;
+  EXPECT_GT(offered, 30) << refused << " " << answered_within;
+  EXPECT_GT(answered_within, 5) << "some sweeps are under the limit";
+}
+
+TEST(PatchApi, ARefusalOfWhichNothingFitsOffersAnEmptyList) {
+  TestServer s(temp_path("p.db"), kModel, 8, [](headlab::server::ServerOptions& o) { o.max_patch_multiply_adds = 1e3; });
+  auto r = s.post("/api/model/patch", pair_body({{"what", "z_by_pos"}}));
+  ASSERT_EQ(r.status, 413) << r.raw;
+  EXPECT_EQ(r.body["error"]["narrowings"], json::array());
+  EXPECT_EQ(r.body["error"]["limit"], 1e3);
+  EXPECT_NE(std::string(r.body["error"]["message"]).find("more than this server's limit"), std::string::npos);
+}

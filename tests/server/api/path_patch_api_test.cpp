@@ -99,3 +99,46 @@ TEST(PathPatchApi, TheLossOverSomePositionsIsTheClisAndABadRangeIsRefusedByName)
     EXPECT_NE(r.raw.find(says), std::string::npos) << body.dump() << "\n" << r.raw;
   }
 }
+
+// The refusal offers the first senders that reach a receiver and fit; sent back, the server takes
+// them within its limit. Generated: the final residual stream or the last layer's heads, every
+// sender or some, one to three copies of the story.
+TEST(PathPatchApi, TheSendersARefusalOffersAreTakenWithinTheLimitAndNothingFittingOffersNone) {
+  const double limit = 2.8e7;
+  TestServer s(temp_path("p.db"), kPathModel, 8, [&](headlab::server::ServerOptions& o) { o.max_patch_multiply_adds = limit; });
+  const std::string story = " ink crown plum fog violin arch ink crown plum fog";
+  const std::string changed = " ink crown plum fog arch violin ink crown plum fog";
+  int refused = 0, offered = 0;
+  for (int copies : {1, 2, 4})
+    for (const json& receivers : {json("final"), json{"1.0:k", "1.1:k", "1.2:k", "1.3:k"}, json{"1.0:q", "1.2:v"}})
+      for (const json& senders : {json("all"), json{"0.0", "0.2", "1.1", "1.3"}, json{"0.*"}}) {
+        std::string clean, corrupted;
+        for (int i = 0; i < copies; i++) clean += story, corrupted += i + 1 < copies ? story : changed;
+        json body = {{"clean", clean}, {"corrupted", corrupted}, {"answer", " viol"}, {"metric", "logprob"},
+                     {"receivers", receivers}, {"senders", senders}};
+        auto first = s.post("/api/model/path-patch", body);
+        if (first.status == 200) continue;
+        ASSERT_EQ(first.status, 413) << first.raw.substr(0, 300);
+        refused++;
+        const json& e = first.body["error"];
+        EXPECT_EQ(e["limit"], limit);
+        ASSERT_TRUE(e["narrowings"].is_array() && e["narrowings"].size() <= 1) << first.raw.substr(0, 300);
+        for (const json& o : e["narrowings"]) {
+          offered++;
+          EXPECT_EQ(o.size(), 3u) << o.dump() << ": label, senders, cost";
+          json narrowed = body;
+          narrowed["senders"] = o["senders"];
+          auto again = s.post("/api/model/path-patch", narrowed);
+          ASSERT_EQ(again.status, 200) << o.dump() << ": " << again.raw.substr(0, 300);
+          EXPECT_EQ(again.body["cost"]["multiply_adds"], o["cost"]) << o.dump();
+          EXPECT_LE(double(again.body["cost"]["multiply_adds"]), limit);
+          EXPECT_EQ(again.body["senders"], o["senders"]);
+        }
+      }
+  EXPECT_GT(refused, 5);
+  EXPECT_GT(offered, 3);
+  TestServer tight(temp_path("q.db"), kPathModel, 8, [](headlab::server::ServerOptions& o) { o.max_patch_multiply_adds = 1e3; });
+  auto none = tight.post("/api/model/path-patch", path_pair_body());
+  ASSERT_EQ(none.status, 413) << none.raw;
+  EXPECT_EQ(none.body["error"]["narrowings"], json::array());
+}

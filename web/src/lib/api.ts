@@ -51,6 +51,9 @@ export class ApiError extends Error {
     readonly status: number, // HTTP status; 0 when the server could not be reached
     readonly code: string, // "invalid_argument", "too_long", ... or "network"
     message: string,
+    // the envelope's other fields, as the server sent them (a patching sweep's 413: "cost",
+    // "limit", "narrowings"; docs/api.md); {} when it sent none
+    readonly details: Record<string, unknown> = {},
   ) {
     super(message);
     this.name = 'ApiError';
@@ -88,10 +91,11 @@ async function answer_of<T>(response: Response): Promise<T> {
     // fall through: a body that is not JSON is reported below
   }
   if (!response.ok) {
-    const error = (data as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+    const error = (data as { error?: { code?: unknown; message?: unknown; [field: string]: unknown } } | null)?.error;
     const code = typeof error?.code === 'string' ? error.code : 'http_' + response.status;
     const message = typeof error?.message === 'string' ? error.message : `The server answered ${response.status} ${response.statusText}.`;
-    throw new ApiError(response.status, code, message);
+    const details = Object.fromEntries(Object.entries(error && typeof error === 'object' ? error : {}).filter(([k]) => k !== 'code' && k !== 'message'));
+    throw new ApiError(response.status, code, message, details);
   }
   if (data === null) throw new ApiError(response.status, 'bad_response', 'The server sent an answer that is not JSON.');
   return data as T;

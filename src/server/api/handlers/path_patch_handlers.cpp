@@ -5,6 +5,8 @@
 #include <cstdio>
 
 #include "research/patch_input.h"
+#include "research/patch_narrowing.h"
+#include "server/model_service/work_refusal.h"
 
 namespace headlab::server {
 
@@ -32,13 +34,18 @@ Result<ModelPathPatchResult> handle_model_path_patch(ModelService& m, const Mode
   if (!cost) return tl::unexpected(cost.error());
   const double limit = m.options().max_patch_multiply_adds;
   if (cost->multiply_adds > limit) {
+    // the first senders that fit, priced by the same cost function (research/patch_narrowing.h)
+    auto narrowing = research::path_sender_narrowing(c, in->pairs, rq, limit);
+    if (!narrowing) return tl::unexpected(narrowing.error());
+    std::vector<research::PatchNarrowing> offers;
+    if (*narrowing) offers.push_back(std::move(**narrowing));
     char buf[160];
     std::snprintf(buf, sizeof buf, "about %.1e multiply-adds (%zu forwards), more than this server's limit (%.1e)",
                   cost->multiply_adds, cost->forwards, limit);
-    return make_error(ErrorCode::too_long,
-                      std::string("This path patching is ") + buf +
-                          ". Narrow it: fewer senders (\"senders\": [\"0.1\", \"3.*\"]), fewer prompt pairs or shorter "
-                          "prompts; `headlab patch --path` on your own machine has no limit.");
+    return tl::unexpected(work_refusal(std::string("This path patching is ") + buf +
+                                           ". Narrow it: fewer senders (\"senders\": [\"0.1\", \"3.*\"]), fewer prompt pairs or "
+                                           "shorter prompts; `headlab patch --path` on your own machine has no limit.",
+                                       cost->multiply_adds, limit, offers));
   }
   // A sweep still running when its request has given up (the pool's deadline) stops there.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(m.options().pool.timeout_ms);

@@ -30,7 +30,8 @@ struct ModelPathPatchResult {
 };
 
 // Errors: those of patch_input_from_prompts / _from_ids and path_patch; too_long when the cost
-// is past the server's max_patch_multiply_adds (the message gives it and how to narrow).
+// is past the server's max_patch_multiply_adds (the message gives it and how to narrow; the
+// error's details the first senders that fit: work_refusal.h).
 Result<ModelPathPatchResult> handle_model_path_patch(ModelService& model, const ModelPathPatchRequest& request);
 
 }  // namespace headlab::server
