@@ -3,13 +3,14 @@
 // matmul_forward (sgemm on float32 rows, as the trainer runs them) and through the packed
 // matrices (matmul_forward_packed) in f32, bf16 and f16, and the bf16 matrices once more with
 // their inputs rounded to bfloat16 (--compute bf16: path=bf16-inputs, AVX512_BF16 dot products
-// under the avx512bf16 kernel), and as GGUF's Q8_0, Q4_K and Q6_K blocks (random quants and
-// scales; Q4_K and Q6_K only where every C is a multiple of their 256-weight blocks: --shape gpt2),
-// all taking turns on the same inputs.
+// under the avx512bf16 kernel), and as GGUF's blocks, Q8_0, Q4_K and Q6_K unless --quant names
+// others (random quants and scales; a 256-weight type only where every C is a multiple of its
+// blocks: --shape gpt2), all taking turns on the same inputs.
 // Random weights, so nothing finds them in cache. The figures behind the packed path's
 // choices (ops/matmul_packed.h).
 //
 //   headlab_matmul_bench --rows 64 [--repeats 9] [--shape gpt2|qwen] [--layers L] [--kernel avx512bf16|avx512|avx2|portable]
+//                        [--quant q8_0,q4_k,q6_k]   (any of q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k)
 // prints the machine's peaks first (bench/cpu_peak.h: register-only loops on every thread, one line
 // each: peak=f32-avx512 gflops=...), then one line per path: rows=64 path=bf16 ms=... gflops=...
 // of_peak=... ratio_to_sgemm=... max_abs_diff=... (of_peak: against the widest float32 loop, and the
@@ -17,6 +18,7 @@
 // --shape qwen: Qwen2.5-0.5B's 24 layers (C 896, 14 + 2 x 2 KV heads of 64, SwiGLU F 4864,
 // V 151,936), 1 GB of bf16 weights per path; gpt2 (default): GPT-2 small's 12 layers, V 50,257.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <ctime>
 #include <cstdio>
@@ -40,6 +42,8 @@ int main(int argc, char** argv) {
   int rows = 64, repeats = 9, n_layers = -1;  // -1: the shape's own
   std::string shape = "gpt2";
   PackedKernel kernel = matmul_packed_kernel();
+  std::vector<WeightType> quant = {WeightType::q8_0, WeightType::q4_k, WeightType::q6_k};
+  bool quant_ok = true;
   // --peak: only the machine's measured peaks (bench/run_class_bench.sh's FLOP bound)
   if (argc == 2 && std::strcmp(argv[1], "--peak") == 0) {
     for (const headlab::bench::CpuPeak& p : headlab::bench::cpu_peaks())
@@ -54,11 +58,26 @@ int main(int argc, char** argv) {
     else if (std::strcmp(argv[i], "--kernel") == 0) {
       for (PackedKernel k : {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512, PackedKernel::avx512bf16})
         if (matmul_packed_kernel_name(k) == argv[i + 1]) kernel = k;
+    } else if (std::strcmp(argv[i], "--quant") == 0) {
+      quant.clear();
+      std::string list = std::string(argv[i + 1]) + ",";
+      for (std::size_t at = 0, comma; (comma = list.find(',', at)) != std::string::npos; at = comma + 1) {
+        const std::string name = list.substr(at, comma - at);
+        bool found = false;
+        for (WeightType t : {WeightType::q4_0, WeightType::q4_1, WeightType::q5_0, WeightType::q5_1, WeightType::q8_0,
+                             WeightType::q2_k, WeightType::q3_k, WeightType::q4_k, WeightType::q5_k, WeightType::q6_k}) {
+          std::string lower(weight_type_name(t));
+          for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+          if (lower == name) quant.push_back(t), found = true;
+        }
+        quant_ok = quant_ok && found;
+      }
     }
   }
-  if (rows < 1 || repeats < 1 || (shape != "gpt2" && shape != "qwen") || !matmul_packed_kernel_supported(kernel)) {
+  if (!quant_ok || rows < 1 || repeats < 1 || (shape != "gpt2" && shape != "qwen") || !matmul_packed_kernel_supported(kernel)) {
     std::fprintf(stderr, "usage: headlab_matmul_bench --rows N [--repeats R] [--shape gpt2|qwen] [--layers L] "
-                         "[--kernel avx512bf16|avx512|avx2|portable]   (N, R >= 1; a kernel this CPU runs)\n"
+                         "[--kernel avx512bf16|avx512|avx2|portable] [--quant q8_0,q4_k,q6_k]   (N, R >= 1; a kernel this CPU runs;\n"
+                         "       --quant: block types among q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k)\n"
                          "       headlab_matmul_bench --peak   (only the machine's measured peaks)\n");
     return 2;
   }
@@ -66,7 +85,7 @@ int main(int argc, char** argv) {
     int C, OC;
     std::vector<float> w, b;
     OwnedPackedMatrix packed[3];
-    OwnedPackedMatrix blocks[3];  // Q8_0, Q4_K, Q6_K (rows = 0 when C is not whole blocks)
+    std::vector<OwnedPackedMatrix> blocks;  // one per --quant type (rows = 0 when C is not whole blocks)
   };
   // random blocks: random bytes, the half scales (quant_scale_offsets: d, and dmin or m) set
   // to 0.01 so every weight is finite and small
@@ -85,12 +104,13 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-0.1f, 0.1f);
   auto add = [&](int C, int OC, bool bias) {
-    Layer l{C, OC, std::vector<float>(std::size_t(OC) * C), std::vector<float>(bias ? OC : 0), {}};
+    Layer l{C, OC, std::vector<float>(std::size_t(OC) * C), std::vector<float>(bias ? OC : 0), {}, {}};
     for (float& x : l.w) x = u(rng);
     for (float& x : l.b) x = u(rng);
     for (int t = 0; t < 3; t++) l.packed[t] = packed_matrix_from_rows(types[t], l.w.data(), OC, C);
-    for (int q = 0; q < 3; q++) {
-      const WeightType t = q == 0 ? WeightType::q8_0 : q == 1 ? WeightType::q4_k : WeightType::q6_k;
+    l.blocks.resize(quant.size());
+    for (std::size_t q = 0; q < quant.size(); q++) {
+      const WeightType t = quant[q];
       if (C % quant_block_elements(t) != 0) continue;
       const RowBand band{t, OC};
       l.blocks[q] = packed_matrix_from_blocks({&band, 1}, C, random_blocks(t, OC, C, rng).data());
@@ -125,12 +145,12 @@ int main(int argc, char** argv) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
   };
   auto bias_of = [](const Layer& l) { return l.b.empty() ? nullptr : l.b.data(); };
-  constexpr int kPaths = 8;
-  std::vector<double> t[kPaths], cpu[kPaths];  // sgemm, f32, bf16, f16, bf16 with bf16 inputs, Q8_0, Q4_K, Q6_K
-  double diff[kPaths] = {0, 0, 0, 0, 0, 0, 0, 0};
-  bool have[kPaths] = {true, true, true, true, true, true, true, true};
+  const int kPaths = 5 + int(quant.size());  // sgemm, f32, bf16, f16, bf16 with bf16 inputs, then --quant's
+  std::vector<std::vector<double>> t(static_cast<std::size_t>(kPaths)), cpu(t.size());
+  std::vector<double> diff(t.size(), 0.0);
+  std::vector<bool> have(t.size(), true);
   for (const Layer& l : layers)
-    for (int q = 0; q < 3; q++) have[5 + q] = have[5 + q] && l.blocks[q].m.rows > 0;
+    for (std::size_t q = 0; q < quant.size(); q++) have[5 + q] = have[5 + q] && l.blocks[q].m.rows > 0;
   for (int r = 0; r <= repeats; r++) {  // round 0 warms up
     for (int path = 0; path < kPaths; path++) {
       if (!have[path]) continue;
@@ -151,7 +171,12 @@ int main(int argc, char** argv) {
       if (r > 0) t[path].push_back(ms(a, b)), cpu[path].push_back(cpu_now() - c0);
     }
   }
-  const char* names[kPaths] = {"sgemm", "f32", "bf16", "f16", "bf16-inputs", "q8_0", "q4_k", "q6_k"};
+  std::vector<std::string> names = {"sgemm", "f32", "bf16", "f16", "bf16-inputs"};
+  for (WeightType q : quant) {
+    std::string lower(weight_type_name(q));
+    for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+    names.push_back(lower);
+  }
   for (auto& v : t) std::sort(v.begin(), v.end());
   for (auto& v : cpu) std::sort(v.begin(), v.end());
   const double s = t[0][t[0].size() / 2];
@@ -161,7 +186,7 @@ int main(int argc, char** argv) {
     const double peak = path == 4 && kernel == PackedKernel::avx512bf16 ? peak_bf16 : peak_f32;
     std::printf("rows=%d shape=%s path=%s ms=%.1f min_ms=%.1f cpu_ms=%.1f gflops=%.0f of_peak=%.2f ratio_to_sgemm=%.2f "
                 "max_abs_diff=%.2g blas=%s kernel=%s\n",
-                rows, shape.c_str(), names[path], m, t[path][0], cpu[path][0], flop / m / 1e6,
+                rows, shape.c_str(), names[std::size_t(path)].c_str(), m, t[path][0], cpu[path][0], flop / m / 1e6,
                 peak > 0 ? flop / m / 1e6 / peak : 0.0, m / s, diff[path],
                 blas_core_name(),
                 path == 0 ? "sgemm" : std::string(matmul_packed_kernel_name(kernel)).c_str());

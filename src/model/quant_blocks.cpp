@@ -31,13 +31,18 @@ void decode_q4_0(const unsigned char* b, float* y) {
   }
 }
 
+// p + m, but p itself when p is a NaN: when both are NaNs, x86 returns the first operand's, and
+// a compiler may swap an addition's operands, so the NaN that comes out is fixed here instead (the
+// SIMD decoders do the same: quant_simd_decoders.inc).
+float add_min(float p, float m) { return p != p ? p : p + m; }
+
 // Q4_1: d | m | qs[16] (nibbles as Q4_0).  x = d * q + m
 void decode_q4_1(const unsigned char* b, float* y) {
   const float d = half_at(b), m = half_at(b + 2);
   const unsigned char* qs = b + 4;
   for (int i = 0; i < 16; i++) {
-    y[i] = d * float(qs[i] & 0x0f) + m;
-    y[i + 16] = d * float(qs[i] >> 4) + m;
+    y[i] = add_min(d * float(qs[i] & 0x0f), m);
+    y[i + 16] = add_min(d * float(qs[i] >> 4), m);
   }
 }
 
@@ -67,8 +72,8 @@ void decode_q5_1(const unsigned char* b, float* y) {
   for (int i = 0; i < 16; i++) {
     const int lo = (qs[i] & 0x0f) | int((qh >> i) & 1) << 4;
     const int hi = (qs[i] >> 4) | int((qh >> (i + 16)) & 1) << 4;
-    y[i] = d * float(lo) + m;
-    y[i + 16] = d * float(hi) + m;
+    y[i] = add_min(d * float(lo), m);
+    y[i + 16] = add_min(d * float(hi), m);
   }
 }
 
@@ -100,11 +105,7 @@ void decode_q3_k(const unsigned char* b, float* y) {
   const unsigned char* sc = b + 96;
   const float d = half_at(b + 108);
   int scale[16];
-  for (int s = 0; s < 16; s++) {
-    const int low = s < 8 ? sc[s] & 0x0f : sc[s - 8] >> 4;
-    const int high = (sc[8 + s % 4] >> (2 * (s / 4))) & 3;
-    scale[s] = (low | high << 4) - 32;
-  }
+  for (int s = 0; s < 16; s++) scale[s] = quant_scale_k3(sc, s);
   for (int h = 0; h < 2; h++)
     for (int j = 0; j < 4; j++)
       for (int l = 0; l < 32; l++) {

@@ -2,7 +2,8 @@
 // the file has them. Each block holds 32 or 256 weights of one row:
 //   Q8_0            x = d * q                      q int8
 //   Q4_0, Q5_0      x = d * (q - 8), d * (q - 16)  q 4 or 5 bits
-//   Q4_1, Q5_1      x = d * q + m
+//   Q4_1, Q5_1      x = d * q + m   (d * q itself when that is a NaN, whatever m: the same NaN
+//                   whichever operand order a compiler gives the addition)
 //   Q2_K .. Q5_K    256 weights in 16 or 8 sub-blocks, each with its own scale (and minimum)
 //                   quantized against the block's d (and dmin):  x = d*sc*q - dmin*mn
 //   Q3_K, Q6_K      x = d * sc * q, q signed (3 or 6 bits), sc a signed 6- or 8-bit scale
@@ -35,6 +36,15 @@ inline void quant_scale_min_k4(const unsigned char* q, int s, int& scale, int& m
     scale = (q[s + 4] & 0x0f) | (q[s - 4] >> 6) << 4;
     min = (q[s + 4] >> 4) | (q[s] >> 6) << 4;
   }
+}
+
+// The signed 6-bit scale of sub-block s (< 16) of a Q3_K block's 12 scale bytes q, stored plus
+// 32: its low 4 bits in q[s % 8] (low nibble for s < 8, high for the rest), its high 2 bits at
+// bits 2 * (s / 4) of q[8 + s % 4]. (The scalar and SIMD decoders' one copy.)
+inline int quant_scale_k3(const unsigned char* q, int s) {
+  const int low = s < 8 ? q[s] & 0x0f : q[s - 8] >> 4;
+  const int high = (q[8 + s % 4] >> (2 * (s / 4))) & 3;
+  return (low | high << 4) - 32;
 }
 
 // Writes n floats to out from the blocks at `blocks` (n / quant_block_elements(t) of them); n a

@@ -54,7 +54,12 @@ struct V {
   static inline F cvt(I v) { return _mm256_cvtepi32_ps(v); }
   static inline F set1(float x) { return _mm256_set1_ps(x); }
   static inline F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  static inline F add_min(F p, F m) { return _mm256_blendv_ps(_mm256_add_ps(p, m), p, _mm256_cmp_ps(p, p, _CMP_UNORD_Q)); }
   static inline F sub(F a, F b) { return _mm256_sub_ps(a, b); }
+  static inline I bits(std::uint32_t x, int first) {  // lane j: bit first + j of x
+    const I at = _mm256_add_epi32(_mm256_set1_epi32(first), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    return _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int(x)), at), _mm256_set1_epi32(1));
+  }
   static inline void store(float* p, F v) { _mm256_storeu_ps(p, v); }
 };
 #include "model/quant_simd_decoders.inc"
@@ -87,7 +92,13 @@ struct V {
   static inline F cvt(I v) { return _mm512_cvtepi32_ps(v); }
   static inline F set1(float x) { return _mm512_set1_ps(x); }
   static inline F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static inline F add_min(F p, F m) { return _mm512_mask_mov_ps(_mm512_add_ps(p, m), _mm512_cmp_ps_mask(p, p, _CMP_UNORD_Q), p); }
   static inline F sub(F a, F b) { return _mm512_sub_ps(a, b); }
+  static inline I bits(std::uint32_t x, int first) {  // lane j: bit first + j of x
+    const I at = _mm512_add_epi32(_mm512_set1_epi32(first),
+                                  _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0));
+    return _mm512_and_si512(_mm512_srlv_epi32(_mm512_set1_epi32(int(x)), at), _mm512_set1_epi32(1));
+  }
   static inline void store(float* p, F v) { _mm512_storeu_ps(p, v); }
 };
 #include "model/quant_simd_decoders.inc"
@@ -100,10 +111,7 @@ struct V {
 
 #endif  // HEADLAB_QUANT_X86
 
-bool simd_type(WeightType t) {
-  return t == WeightType::q8_0 || t == WeightType::q4_0 || t == WeightType::q4_k || t == WeightType::q5_k ||
-         t == WeightType::q6_k;
-}
+bool simd_type(WeightType t) { return weight_type_quantized(t); }  // every block type has a decoder here
 
 }  // namespace
 

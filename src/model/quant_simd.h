@@ -1,14 +1,15 @@
 // model/quant_simd.h — ggml's blocks (quant_blocks.h) decoded with SIMD: AVX2 (8 weights a
 // register) and AVX-512F (16), each giving quant_dequantize's float32 values bit for bit (the
 // same half scale, widened by F16C; the same integer quants; the same products and differences
-// rounded in the same order: d * sc * q - dmin * m as (d * sc) * q - (dmin * m), never fused), and the 8 x 8
-// transposition that turns 8 decoded rows into 8 columns of a float32 panel (packed_weights.h).
+// rounded in the same order: d * sc * q - dmin * m as (d * sc) * q - (dmin * m), never fused; the
+// same NaN where two meet in d * q + m), and the 8 x 8 transposition that turns 8 decoded rows
+// into 8 columns of a float32 panel (packed_weights.h).
 //
 //   QuantDecoder d = quant_decoder_best();                 // chosen once from cpuid
 //   quant_dequantize_with(d, WeightType::q4_k, blocks, 512, row);   // == quant_dequantize's
 //
-// Decoders of their own: Q8_0, Q4_0, Q4_K, Q5_K, Q6_K (llama.cpp's Q4_K_M, Q8_0 and Q4_0
-// files); the other types run the scalar decoder under every choice.
+// Decoders of their own for every block type: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K,
+// Q5_K, Q6_K (quant_blocks.h); the float types are not blocks and have none.
 #pragma once
 
 #include <cstdint>

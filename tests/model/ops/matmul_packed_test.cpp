@@ -380,11 +380,13 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 }  // namespace
 
 TEST(QuantSimd, EveryDecoderGivesTheScalarDecodersFloatsBitForBitWhateverTheHalfScales) {
-  // 4,096 blocks a type: random quants and sub-block scales; d (and dmin or m) every sign and
-  // exponent of a half, subnormal, infinite and NaN ones too
+  // 4,096 blocks of every block type (each has SIMD code under avx2 and avx512): random quants
+  // and sub-block scales; d (and dmin or m) every sign and exponent of a half, subnormal,
+  // infinite and NaN ones too
   for (QuantDecoder d : kDecoders) {
     if (!quant_decoder_supported(d)) continue;
     for (WeightType t : kBlockTypes) {
+      ASSERT_EQ(quant_decoder_simd(d, t), d != QuantDecoder::scalar) << quant_decoder_name(d) << " " << weight_type_name(t);
       const int n_blocks = 4096;
       const std::vector<unsigned char> blocks = blocks_with_every_half(t, n_blocks, unsigned(int(t) + 7));
       const std::int64_t n = std::int64_t(n_blocks) * quant_block_elements(t);
@@ -405,6 +407,7 @@ TEST(QuantSimd, EveryDecoderMatchesTheScalarOneOnEveryRowLengthThePanelsUse) {
   for (QuantDecoder d : kDecoders) {
     if (!quant_decoder_supported(d)) continue;
     for (WeightType t : kBlockTypes) {
+      ASSERT_EQ(quant_decoder_simd(d, t), d != QuantDecoder::scalar) << quant_decoder_name(d) << " " << weight_type_name(t);
       const int be = quant_block_elements(t);
       const std::vector<unsigned char> blocks = random_blocks(t, 1, 16 * 256, unsigned(int(t) + 11));
       for (int n = be; n <= 16 * 256; n += n < 512 ? be : 256)
@@ -441,36 +444,44 @@ TEST(QuantSimd, TheTranspositionCopiesEightRowsIntoEightPanelColumnsBitForBit) {
 }
 
 TEST(PackedWeights, AQuantizedPanelIsItsRowsDequantizedAndTransposedUnderEveryDecoder) {
-  // bands of three types (a band edge inside a panel), a last panel of 9 rows, parts of k that
-  // start and end inside blocks; non-finite half scales too
+  // every block type, three bands a matrix (a band edge inside a panel), a last panel of 9 rows,
+  // parts of k that start and end inside blocks; non-finite half scales too
   const int C = 768;
-  const RowBand bands[] = {{WeightType::q4_k, 45}, {WeightType::q6_k, 20}, {WeightType::q8_0, 8}};
-  std::vector<unsigned char> blocks;
-  for (const RowBand& b : bands) {
-    auto part = blocks_with_every_half(b.type, b.rows * C / quant_block_elements(b.type), unsigned(b.rows));
-    blocks.insert(blocks.end(), part.begin(), part.end());
-  }
-  OwnedPackedMatrix q = packed_matrix_from_blocks(bands, C, blocks.data());
-  const int OC = q.m.rows;
-  std::vector<float> w(std::size_t(OC) * C);
-  for (int r = 0; r < OC; r++) {
-    WeightType t;
-    const unsigned char* row = packed_quant_row(q.m, r, t);
-    quant_dequantize(t, row, C, w.data() + std::size_t(r) * C);
-  }
-  for (QuantDecoder d : kDecoders) {
-    if (!quant_decoder_supported(d)) continue;
-    for (int p = 0; p < q.m.panels(); p++)
-      for (auto [k0, K] : {std::pair{0, C}, {64, 64}, {250, 12}, {200, 400}, {767, 1}, {0, 0}}) {
-        std::vector<float> got(std::size_t(std::max(1, K)) * kPanel, -1.0f), want(got.size(), -1.0f);
-        for (int k = 0; k < K; k++)
-          for (int j = 0; j < kPanel; j++) {
-            const int r = p * kPanel + j;
-            want[std::size_t(k) * kPanel + j] = r < OC ? w[std::size_t(r) * C + k0 + k] : 0.0f;
-          }
-        packed_quant_panel(d, q.m, p, k0, K, got.data());
-        ASSERT_TRUE(same_bits(got, want)) << quant_decoder_name(d) << " panel " << p << " k0=" << k0 << " K=" << K;
-      }
+  const WeightType band_types[][3] = {{WeightType::q4_k, WeightType::q6_k, WeightType::q8_0},
+                                      {WeightType::q4_0, WeightType::q4_1, WeightType::q5_0},
+                                      {WeightType::q5_1, WeightType::q2_k, WeightType::q3_k},
+                                      {WeightType::q3_k, WeightType::q5_k, WeightType::q2_k}};
+  for (const auto& types : band_types) {
+    const RowBand bands[] = {{types[0], 45}, {types[1], 20}, {types[2], 8}};
+    std::vector<unsigned char> blocks;
+    for (const RowBand& b : bands) {
+      auto part = blocks_with_every_half(b.type, b.rows * C / quant_block_elements(b.type), unsigned(b.rows));
+      blocks.insert(blocks.end(), part.begin(), part.end());
+    }
+    OwnedPackedMatrix q = packed_matrix_from_blocks(bands, C, blocks.data());
+    const int OC = q.m.rows;
+    std::vector<float> w(std::size_t(OC) * C);
+    for (int r = 0; r < OC; r++) {
+      WeightType t;
+      const unsigned char* row = packed_quant_row(q.m, r, t);
+      quant_dequantize(t, row, C, w.data() + std::size_t(r) * C);
+    }
+    for (QuantDecoder d : kDecoders) {
+      if (!quant_decoder_supported(d)) continue;
+      for (int p = 0; p < q.m.panels(); p++)
+        for (auto [k0, K] : {std::pair{0, C}, {64, 64}, {250, 12}, {200, 400}, {767, 1}, {0, 0}}) {
+          std::vector<float> got(std::size_t(std::max(1, K)) * kPanel, -1.0f), want(got.size(), -1.0f);
+          for (int k = 0; k < K; k++)
+            for (int j = 0; j < kPanel; j++) {
+              const int r = p * kPanel + j;
+              want[std::size_t(k) * kPanel + j] = r < OC ? w[std::size_t(r) * C + k0 + k] : 0.0f;
+            }
+          packed_quant_panel(d, q.m, p, k0, K, got.data());
+          ASSERT_TRUE(same_bits(got, want)) << quant_decoder_name(d) << " " << weight_type_name(types[0]) << "/"
+                                            << weight_type_name(types[1]) << "/" << weight_type_name(types[2])
+                                            << " panel " << p << " k0=" << k0 << " K=" << K;
+        }
+    }
   }
 }
 
@@ -478,9 +489,9 @@ TEST(QuantSimd, TheBestDecoderIsOneThisCpuRunsAndTheKernelsDescriptionNamesIt) {
   EXPECT_TRUE(quant_decoder_supported(QuantDecoder::scalar));
   EXPECT_TRUE(quant_decoder_supported(quant_decoder_best()));
   EXPECT_FALSE(quant_decoder_simd(QuantDecoder::scalar, WeightType::q4_k));
-  if (quant_decoder_supported(QuantDecoder::avx2))
-    for (WeightType t : {WeightType::q8_0, WeightType::q4_0, WeightType::q4_k, WeightType::q5_k, WeightType::q6_k})
-      EXPECT_TRUE(quant_decoder_simd(QuantDecoder::avx2, t)) << weight_type_name(t);
+  if (quant_decoder_supported(QuantDecoder::avx2)) {
+    for (WeightType t : kBlockTypes) EXPECT_TRUE(quant_decoder_simd(QuantDecoder::avx2, t)) << weight_type_name(t);
+  }
   const std::string desc = matmul_packed_kernels_description();
   EXPECT_NE(desc.find("block decoders"), std::string::npos) << desc;
 }
