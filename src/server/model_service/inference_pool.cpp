@@ -109,11 +109,13 @@ void InferencePool::charge(const std::vector<std::shared_ptr<Job>>& batch, doubl
   for (const auto& j : batch) by_client[j->client] += seconds * rows(*j) / all;
   for (const auto& [client, s] : by_client) {
     std::deque<Charge>& charges = usage_[client];
-    if (!charges.empty() && now - charges.back().at < std::chrono::seconds(1)) {
+    // one second's charges as one, leaving the window with the latest: at most a second late,
+    // never early (from the first, not the latest: a client that never pauses has its minute)
+    if (!charges.empty() && now - charges.back().first < std::chrono::seconds(1)) {
       charges.back().seconds += s;
-      charges.back().at = now;  // the later time: the merged seconds leave the window no earlier than they should
+      charges.back().at = now;
     } else {
-      charges.push_back(Charge{now, s});  // a charge of 0 s too: the client ran
+      charges.push_back(Charge{now, now, s});  // a charge of 0 s too: the client ran
     }
   }
   // what left the window is forgotten, and the clients left with nothing
@@ -129,13 +131,17 @@ std::optional<Error> InferencePool::over_budget(const std::string& client, TimeP
   if (budget <= 0) return std::nullopt;
   const double used = recent_seconds(client, now);
   if (used < budget) return std::nullopt;
-  // alone with the model (nobody else waits nor runs): never refused
-  const bool others = std::any_of(waiting_.begin(), waiting_.end(), [&](const auto& w) { return w.first != client; }) ||
-                      std::any_of(running_clients_.begin(), running_clients_.end(),
-                                  [&](const std::string& c) { return c != client; });
+  // alone with the model (nobody else waits, runs, or ran within the window): never refused.
+  // Not only "waits now": a learner's 30 ms run is usually over by the time the sweeping
+  // client sends its next sweep, so the learners would seldom be seen.
+  const TimePoint since = now - std::chrono::seconds(options_.model_window_s);
+  const bool others =
+      std::any_of(waiting_.begin(), waiting_.end(), [&](const auto& w) { return w.first != client; }) ||
+      std::any_of(running_clients_.begin(), running_clients_.end(), [&](const std::string& c) { return c != client; }) ||
+      std::any_of(usage_.begin(), usage_.end(),
+                  [&](const auto& u) { return u.first != client && !u.second.empty() && u.second.back().at > since; });
   if (!others) return std::nullopt;
   // when enough of its charges have left the window for the rest to be under the budget
-  const TimePoint since = now - std::chrono::seconds(options_.model_window_s);
   double left = used;
   double wait_s = options_.model_window_s;
   for (const Charge& c : usage_.at(client)) {
@@ -153,8 +159,9 @@ std::optional<Error> InferencePool::over_budget(const std::string& client, TimeP
   const std::string window = std::to_string(options_.model_window_s);
   return Error{ErrorCode::rate_limited,
                "This client has used the model for " + std::string(used_text) + " s of the last " + window +
-                   " s, its budget while others are waiting for it (" + budget_text + " s every " + window +
-                   " s; heavy work such as patching sweeps and scans counts by the time it takes). Try again in " +
+                   " s, past its budget of " + budget_text + " s every " + window +
+                   " s while other clients use the model too (heavy work such as patching sweeps and scans "
+                   "counts by the time it takes). Try again in " +
                    std::to_string(retry) + " s, when part of that time has passed; whoever runs the server can "
                    "raise the budget with `headlab serve --client-model-seconds`.",
                retry};
@@ -323,7 +330,7 @@ Status InferencePool::enqueue(std::shared_ptr<Job> job, std::shared_ptr<Job>* jo
         return {};
       }
     }
-    // model time: a client past its budget while others wait gives them the model (a job
+    // model time: a client past its budget while others use the model gives them room (a job
     // joined above takes none, so it is not refused)
     if (std::optional<Error> e = over_budget(job->client, now())) return tl::unexpected(std::move(*e));
     // the answers still held count in the budget (each once) but no place given up frees them:

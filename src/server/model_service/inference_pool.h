@@ -24,11 +24,12 @@
 // When the worker becomes free it takes the waiting client with the least recent model time
 // (ties: turn by turn, round-robin), so a client sending seconds-long sweeps waits behind a
 // learner's 30 ms forward instead of alternating with it; a lone client is taken at once. A
-// batch is then filled in that order too. And a budget: while another client has a job
-// waiting or running, a new job of a client whose recent model time is client_model_seconds
-// or more is refused rate_limited (429), its retry_after_s the seconds until enough of that
-// time leaves the window. A client alone with the model is never refused; a forward that
-// joins an identical one takes no model time and is not refused.
+// batch is then filled in that order too. And a budget: while others use the model too
+// (another client has a job waiting or running, or was charged within the window), a new job
+// of a client whose recent model time is client_model_seconds or more is refused rate_limited
+// (429), its retry_after_s the seconds until enough of that time leaves the window. A client
+// alone with the model is never refused; a forward that joins an identical one takes no
+// model time and is not refused.
 // When the queue is full a job from a client with fewer waiting jobs than the greediest one
 // takes the greediest client's newest place (that job answers 503), so many connections of
 // one client cannot lock another out.
@@ -46,7 +47,7 @@
 //   Result<Answer> a = pool.run<Answer>([&](model::Workspace& ws) { return work(ws); });
 //   pool.place("3f9a…");   // {waiting, ahead = 3}: the page shows "3 ahead of you"
 //   // unavailable when the queue is full or the deadline passed: the route answers 503;
-//   // rate_limited past the client's model-time budget while others wait: 429 + Retry-After
+//   // rate_limited past the client's model-time budget while others use the model: 429 + Retry-After
 //   pool.model_seconds("192.0.2.7");   // 41.5: its model time in the last 60 s
 #pragma once
 
@@ -87,8 +88,9 @@ struct InferencePoolOptions {
   int batch_target_ms = 3000;
   // Model time: the seconds a client was charged in the last model_window_s seconds are its
   // recent model time, which orders the turns. client_model_seconds is its budget in that
-  // window while another client has a job waiting or running: past it a new job is refused
-  // rate_limited with Retry-After. 0: no budget (the turns still go by model time).
+  // window while others use the model too (another client's job waits or runs, or was
+  // charged within the window): past it a new job is refused rate_limited with Retry-After.
+  // 0: no budget (the turns still go by model time).
   int model_window_s = 60;
   double client_model_seconds = 30;
   // The clock model time is read on; null: std::chrono::steady_clock::now. Tests inject one:
@@ -113,7 +115,7 @@ class InferencePool {
 
   // Runs fn(workspace) on the worker, alone, and waits for its Result. Errors: fn's;
   // unavailable (queue full, deadline passed); rate_limited (past the client's model-time
-  // budget while others wait, with retry_after_s).
+  // budget while others use the model, with retry_after_s).
   template <class T>
   Result<T> run(std::function<Result<T>(model::Workspace&)> fn) {
     auto promise = std::make_shared<std::promise<Result<T>>>();
@@ -139,7 +141,7 @@ class InferencePool {
   // model::forward(params, ids, options) on the worker, in one batch with the other waiting
   // forwards of the same options when it has none of interventions, hooks or start_layer
   // (model::forward_batch). Errors: the forward's; unavailable (queue full, deadline passed);
-  // rate_limited (past the client's model-time budget while others wait, with retry_after_s).
+  // rate_limited (past the client's model-time budget while others use the model, with retry_after_s).
   Result<SharedOutput> forward(std::vector<int> ids, const model::ForwardOptions& options);
 
   int queued() const;
@@ -259,8 +261,8 @@ class InferencePool {
   // (a run() job alone has them all), each charged to its client at `now`.
   void charge(const std::vector<std::shared_ptr<Job>>& batch, double seconds, TimePoint now);
   double recent_seconds(const std::string& client, TimePoint now) const;  // mutex_ held
-  // The rate_limited error of a client past its budget while another client's job waits or
-  // runs, or none; mutex_ held.
+  // The rate_limited error of a client past its budget while others use the model (a job of
+  // another client waits or runs, or was charged within the window), or none; mutex_ held.
   std::optional<Error> over_budget(const std::string& client, TimePoint now) const;
   void worker_loop();
 
@@ -277,11 +279,11 @@ class InferencePool {
   std::multiset<std::string> running_;  // request ids of the running batch
   std::vector<std::shared_ptr<Job>> running_jobs_;  // the running batch's forwards (joinable until answered)
   std::vector<std::string> running_clients_;        // the running batch's clients (the budget's "others")
-  // Each client's charges of model time, oldest first; charges less than a second apart are
-  // kept as one (at the later time), so a client holds at most model_window_s + 1 of them.
-  // A client whose charges all left the window is forgotten.
+  // Each client's charges of model time, oldest first; the charges of one second (from the
+  // first) are kept as one, at the latest's time, so a client holds at most model_window_s + 1
+  // of them. A client whose charges all left the window is forgotten.
   struct Charge {
-    TimePoint at;
+    TimePoint first, at;  // its first charge (its second starts there), its latest
     double seconds = 0;
   };
   std::map<std::string, std::deque<Charge>> usage_;

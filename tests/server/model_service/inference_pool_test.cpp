@@ -642,7 +642,7 @@ TEST(InferencePool, ALoneHeavyClientIsServedPastItsBudget) {
   EXPECT_DOUBLE_EQ(pool.model_seconds("researcher"), 115);
 }
 
-TEST(InferencePool, AClientPastItsBudgetWhileOthersWaitIsRateLimitedWithWhenItFitsAgain) {
+TEST(InferencePool, AClientPastItsBudgetWhileOthersUseTheModelIsRateLimitedWithWhenItFitsAgain) {
   FakeClock clock;
   InferencePool pool(on_clock(clock, 30));
   ASSERT_TRUE(run_for(pool, clock, "heavy", 40));  // 40 s of the last 60: past 30
@@ -668,6 +668,30 @@ TEST(InferencePool, AClientPastItsBudgetWhileOthersWaitIsRateLimitedWithWhenItFi
   held.release();
   learner.join();
   EXPECT_TRUE(other) << other.error().message;
+}
+
+TEST(InferencePool, TheBudgetHoldsForAMinuteAfterAnotherClientsLastRunNotLonger) {
+  FakeClock clock;
+  InferencePool pool(on_clock(clock, 30));
+  ASSERT_TRUE(run_for(pool, clock, "learner", 0.03));  // a learner's run, answered: nobody waits now
+  ASSERT_TRUE(run_for(pool, clock, "heavy", 40));
+  auto refused = run_for(pool, clock, "heavy", 1);  // the learner ran 40 s ago: the model is shared
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::rate_limited);
+  EXPECT_EQ(refused.error().retry_after_s, 60);
+  clock.advance_s(20);  // the learner's run is a minute old; the heavy client's 40 s are not
+  EXPECT_DOUBLE_EQ(pool.model_seconds("heavy"), 40);
+  auto alone = run_for(pool, clock, "heavy", 1);
+  EXPECT_TRUE(alone) << alone.error().message;
+}
+
+TEST(InferencePool, AClientThatNeverPausesHasOnlyItsLastMinuteCounted) {
+  FakeClock clock;
+  InferencePool pool(on_clock(clock, 0));
+  for (int i = 0; i < 240; i++) ASSERT_TRUE(run_for(pool, clock, "sweeper", 0.5));  // two minutes without a pause
+  // the last minute (one second's charges leave together, at most a second late)
+  EXPECT_GE(pool.model_seconds("sweeper"), 60);
+  EXPECT_LE(pool.model_seconds("sweeper"), 61);
 }
 
 TEST(InferencePool, AClientsModelTimeLeavesTheWindowAndItIsServedAgain) {
