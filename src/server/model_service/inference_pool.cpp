@@ -559,9 +559,6 @@ void InferencePool::worker_loop() {
     TimePoint start;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      running_.clear();
-      running_jobs_.clear();
-      running_clients_.clear();
       ready_.wait(lock, [this] { return stopping_ || queued_ > 0; });
       if (stopping_) return;
       start = now();
@@ -580,11 +577,15 @@ void InferencePool::worker_loop() {
       for (const auto& j : batch) counts_.forwards += j->part ? 1 : 0;
     }
     std::vector<std::function<void()>> answers = run_batch(batch);
-    // its time charged before its requests hear their answers: a client's next request sees it
+    // its time charged, and its requests no longer running (place()), before they hear their
+    // answers: a client's next request sees both
     const TimePoint end = now();
     {
       std::lock_guard<std::mutex> lock(mutex_);
       charge(batch, std::chrono::duration<double>(end - start).count(), end);
+      running_.clear();
+      running_jobs_.clear();
+      running_clients_.clear();
     }
     for (auto& a : answers) a();
   }
