@@ -189,6 +189,14 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "10 s on 2 cores)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd->add_option("--client-model-seconds", opts->limits.client_model_seconds,
+                  "Seconds of model time one client address may take in a minute while other clients use the "
+                  "model too (a request of theirs waits or runs, or ran in the last minute); past it, its model requests answer 429 with Retry-After (the seconds until enough of "
+                  "its minute has passed), so a client running patching sweeps or scans cannot hold the model "
+                  "for a class. A client alone with the model is never limited, and the model always serves the "
+                  "waiting client with the least model time in the last minute first. 0: no budget")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
   server::ServerOptions& l = opts->limits;
   const std::string limits = "HTTP limits";
   cmd->add_option("--max-connections", l.max_connections, "Open connections in all; more are refused")

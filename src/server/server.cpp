@@ -271,6 +271,7 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
     mo.max_tokens = options.max_tokens;
     mo.max_cache_bytes = options.max_activation_cache_bytes;
     mo.pool = {options.model_queue, options.model_timeout_ms};
+    mo.pool.client_model_seconds = options.client_model_seconds;
     auto model = ModelService::load(mo);
     if (!model) return tl::unexpected(model.error());  // asked for a model: refuse to start without it
     m.model = std::move(*model);

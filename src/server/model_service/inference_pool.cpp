@@ -1,9 +1,12 @@
 // server/model_service/inference_pool.cpp — one worker thread, a queue per client taken in turns, the
 // waiting forwards taken together as one batch, abandoned jobs skipped, and the greediest
-// client's newest job given up when a fairer one arrives.
+// client's newest job given up when a fairer one arrives; each job's model time charged to
+// its client, the turns taken by least recent model time, and a budget of it per client.
 #include "server/model_service/inference_pool.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 namespace headlab::server {
 namespace {
@@ -75,6 +78,95 @@ InferencePool::Counts InferencePool::counts() const {
   return counts_;
 }
 
+InferencePool::TimePoint InferencePool::now() const {
+  return options_.clock ? options_.clock() : std::chrono::steady_clock::now();
+}
+
+double InferencePool::model_seconds(const std::string& client) const {
+  const TimePoint t = now();
+  std::lock_guard<std::mutex> lock(mutex_);
+  return recent_seconds(client, t);
+}
+
+double InferencePool::recent_seconds(const std::string& client, TimePoint now) const {
+  auto it = usage_.find(client);
+  if (it == usage_.end()) return 0;
+  const TimePoint since = now - std::chrono::seconds(options_.model_window_s);
+  double s = 0;
+  for (const Charge& c : it->second)
+    if (c.at > since) s += c.seconds;
+  return s;
+}
+
+void InferencePool::charge(const std::vector<std::shared_ptr<Job>>& batch, double seconds, TimePoint now) {
+  if (batch.empty()) return;
+  // a forward's share is its rows (the batch's matrix products are over all rows at once); a
+  // run() job runs alone and takes it all
+  auto rows = [](const Job& j) { return j.part ? std::max<double>(1, double(j.part->ids.size())) : 1.0; };
+  double all = 0;
+  for (const auto& j : batch) all += rows(*j);
+  std::map<std::string, double> by_client;
+  for (const auto& j : batch) by_client[j->client] += seconds * rows(*j) / all;
+  for (const auto& [client, s] : by_client) {
+    std::deque<Charge>& charges = usage_[client];
+    // one second's charges as one, leaving the window with the latest: at most a second late,
+    // never early (from the first, not the latest: a client that never pauses has its minute)
+    if (!charges.empty() && now - charges.back().first < std::chrono::seconds(1)) {
+      charges.back().seconds += s;
+      charges.back().at = now;
+    } else {
+      charges.push_back(Charge{now, now, s});  // a charge of 0 s too: the client ran
+    }
+  }
+  // what left the window is forgotten, and the clients left with nothing
+  const TimePoint since = now - std::chrono::seconds(options_.model_window_s);
+  for (auto it = usage_.begin(); it != usage_.end();) {
+    while (!it->second.empty() && it->second.front().at <= since) it->second.pop_front();
+    it = it->second.empty() ? usage_.erase(it) : std::next(it);
+  }
+}
+
+std::optional<Error> InferencePool::over_budget(const std::string& client, TimePoint now) const {
+  const double budget = options_.client_model_seconds;
+  if (budget <= 0) return std::nullopt;
+  const double used = recent_seconds(client, now);
+  if (used < budget) return std::nullopt;
+  // alone with the model (nobody else waits, runs, or ran within the window): never refused.
+  // Not only "waits now": a learner's 30 ms run is usually over by the time the sweeping
+  // client sends its next sweep, so the learners would seldom be seen.
+  const TimePoint since = now - std::chrono::seconds(options_.model_window_s);
+  const bool others =
+      std::any_of(waiting_.begin(), waiting_.end(), [&](const auto& w) { return w.first != client; }) ||
+      std::any_of(running_clients_.begin(), running_clients_.end(), [&](const std::string& c) { return c != client; }) ||
+      std::any_of(usage_.begin(), usage_.end(),
+                  [&](const auto& u) { return u.first != client && !u.second.empty() && u.second.back().at > since; });
+  if (!others) return std::nullopt;
+  // when enough of its charges have left the window for the rest to be under the budget
+  double left = used;
+  double wait_s = options_.model_window_s;
+  for (const Charge& c : usage_.at(client)) {
+    if (c.at <= since) continue;
+    left -= c.seconds;
+    if (left < budget) {
+      wait_s = std::chrono::duration<double>(c.at + std::chrono::seconds(options_.model_window_s) - now).count();
+      break;
+    }
+  }
+  const int retry = std::max(1, static_cast<int>(std::ceil(wait_s)));
+  char used_text[32], budget_text[32];
+  std::snprintf(used_text, sizeof used_text, "%.1f", used);
+  std::snprintf(budget_text, sizeof budget_text, "%g", budget);
+  const std::string window = std::to_string(options_.model_window_s);
+  return Error{ErrorCode::rate_limited,
+               "This client has used the model for " + std::string(used_text) + " s of the last " + window +
+                   " s, past its budget of " + budget_text + " s every " + window +
+                   " s while other clients use the model too (heavy work such as patching sweeps and scans "
+                   "counts by the time it takes). Try again in " +
+                   std::to_string(retry) + " s, when part of that time has passed; whoever runs the server can "
+                   "raise the budget with `headlab serve --client-model-seconds`.",
+               retry};
+}
+
 void InferencePool::ForwardPart::set(Result<SharedOutput> a) {
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -98,9 +190,10 @@ std::shared_ptr<const void> InferencePool::hold(std::size_t bytes) const {
   return std::shared_ptr<const void>(held_bytes_.get(), [held = held_bytes_, bytes](const void*) { held->fetch_sub(bytes); });
 }
 
-void InferencePool::answer(ForwardPart& part, Status s, model::ForwardOutput out) const {
-  if (s) part.set(share(std::move(out)));
-  else part.set(tl::unexpected(s.error()));
+std::function<void()> InferencePool::answer(const std::shared_ptr<ForwardPart>& part, Status s,
+                                            model::ForwardOutput out) const {
+  Result<SharedOutput> a = s ? Result<SharedOutput>(share(std::move(out))) : tl::unexpected(s.error());
+  return [part, a = std::move(a)]() mutable { part->set(std::move(a)); };
 }
 
 Result<InferencePool::SharedOutput> InferencePool::forward(std::vector<int> ids, const model::ForwardOptions& options) {
@@ -237,6 +330,9 @@ Status InferencePool::enqueue(std::shared_ptr<Job> job, std::shared_ptr<Job>* jo
         return {};
       }
     }
+    // model time: a client past its budget while others use the model gives them room (a job
+    // joined above takes none, so it is not refused)
+    if (std::optional<Error> e = over_budget(job->client, now())) return tl::unexpected(std::move(*e));
     // the answers still held count in the budget (each once) but no place given up frees them:
     // when they alone leave no room, the job is refused before any other is given up
     const std::size_t held = held_bytes_->load();
@@ -311,9 +407,16 @@ void InferencePool::remove_waiting(const std::shared_ptr<Job>& job) {
   }
 }
 
-std::shared_ptr<InferencePool::Job> InferencePool::take_next() {
-  std::string client = std::move(turns_.front());
-  turns_.pop_front();
+std::shared_ptr<InferencePool::Job> InferencePool::take_next(TimePoint now) {
+  auto lightest = turns_.begin();
+  double least = recent_seconds(*lightest, now);
+  for (auto t = std::next(turns_.begin()); t != turns_.end(); ++t)
+    if (const double s = recent_seconds(*t, now); s < least) {
+      least = s;
+      lightest = t;
+    }
+  std::string client = std::move(*lightest);
+  turns_.erase(lightest);
   auto it = waiting_.find(client);
   std::shared_ptr<Job> job = std::move(it->second.front());
   it->second.pop_front();
@@ -324,11 +427,16 @@ std::shared_ptr<InferencePool::Job> InferencePool::take_next() {
   return job;
 }
 
-std::vector<std::shared_ptr<InferencePool::Job>> InferencePool::take_order() const {
+std::vector<std::shared_ptr<InferencePool::Job>> InferencePool::take_order(TimePoint now) const {
+  // the clients by recent model time, ties in turn order (as take_next picks them)
+  std::vector<std::pair<double, const std::string*>> clients;
+  for (const std::string& client : turns_) clients.emplace_back(recent_seconds(client, now), &client);
+  std::stable_sort(clients.begin(), clients.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::shared_ptr<Job>> order;
   order.reserve(std::size_t(queued_));
   for (std::size_t round = 0; order.size() < std::size_t(queued_); round++)
-    for (const std::string& client : turns_) {
+    for (const auto& [seconds, name] : clients) {
+      const std::string& client = *name;
       const auto& jobs = waiting_.at(client);
       if (round < jobs.size()) order.push_back(jobs[round]);
     }
@@ -349,6 +457,7 @@ void InferencePool::unfollow(const std::string& request_id) {
 QueuePlace InferencePool::place(const std::string& asked_id) const {
   QueuePlace p;
   if (asked_id.empty()) return p;
+  const TimePoint t = now();
   std::lock_guard<std::mutex> lock(mutex_);
   auto follows = follows_.find(asked_id);
   const std::string& request_id = follows == follows_.end() ? asked_id : follows->second;
@@ -357,7 +466,7 @@ QueuePlace InferencePool::place(const std::string& asked_id) const {
     p.state = QueuePlace::State::running;
     return p;
   }
-  const auto order = take_order();
+  const auto order = take_order(t);
   auto has = [&](const Job& j) {
     if (j.request_id == request_id) return true;
     return std::any_of(j.waiters.begin(), j.waiters.end(), [&](const Waiter& w) { return w.request_id == request_id; });
@@ -371,7 +480,8 @@ QueuePlace InferencePool::place(const std::string& asked_id) const {
   return p;
 }
 
-std::vector<std::shared_ptr<InferencePool::Job>> InferencePool::fill_batch(const std::shared_ptr<Job>& first) {
+std::vector<std::shared_ptr<InferencePool::Job>> InferencePool::fill_batch(const std::shared_ptr<Job>& first,
+                                                                          TimePoint now) {
   std::vector<std::shared_ptr<Job>> batch{first};
   if (!first->part || !batchable(first->part->options)) return batch;
   long long rows = static_cast<long long>(first->part->ids.size());
@@ -379,7 +489,7 @@ std::vector<std::shared_ptr<InferencePool::Job>> InferencePool::fill_batch(const
   long long max_rows = options_.max_batch_tokens;
   if (options_.batch_target_ms > 0 && seconds_per_row_ > 0)
     max_rows = std::min(max_rows, static_cast<long long>(options_.batch_target_ms / 1000.0 / seconds_per_row_));
-  for (const std::shared_ptr<Job>& j : take_order()) {
+  for (const std::shared_ptr<Job>& j : take_order(now)) {
     if (!j->part || !same_batch(j->part->options, first->part->options)) continue;
     const long long r = static_cast<long long>(j->part->ids.size());
     if (rows + r > max_rows || bytes + j->bytes > options_.max_batch_bytes) continue;
@@ -391,17 +501,19 @@ std::vector<std::shared_ptr<InferencePool::Job>> InferencePool::fill_batch(const
   return batch;
 }
 
-void InferencePool::run_batch(std::vector<std::shared_ptr<Job>>& batch) {
+std::vector<std::function<void()>> InferencePool::run_batch(std::vector<std::shared_ptr<Job>>& batch) {
   // the requests that gave up while waiting are answered, not run
   std::erase_if(batch, [this](const std::shared_ptr<Job>& j) {
     if (!skipped(*j)) return false;
     j->drop("The request gave up waiting.");
     return true;
   });
-  if (batch.empty()) return;
+  std::vector<std::function<void()>> answers;
+  if (batch.empty()) return answers;
   if (!batch[0]->part) {
     batch[0]->work(workspace_);
-    return;
+    answers.push_back(batch[0]->deliver);
+    return answers;
   }
   const model::ForwardOptions& options = batch[0]->part->options;
   // the seconds per token of this batch, for the size of the next (fill_batch)
@@ -421,8 +533,8 @@ void InferencePool::run_batch(std::vector<std::shared_ptr<Job>>& batch) {
   if (batch.size() == 1) {
     model::ForwardOutput out;
     Status s = model::forward(*params_, batch[0]->part->ids, options, out, workspace_);
-    answer(*batch[0]->part, s, std::move(out));
-    return;
+    answers.push_back(answer(batch[0]->part, s, std::move(out)));
+    return answers;
   }
   std::vector<std::span<const int>> seqs;
   for (const auto& j : batch) seqs.emplace_back(j->part->ids);
@@ -433,24 +545,26 @@ void InferencePool::run_batch(std::vector<std::shared_ptr<Job>>& batch) {
     for (auto& j : batch) {
       model::ForwardOutput out;
       Status one = model::forward(*params_, j->part->ids, options, out, workspace_);
-      answer(*j->part, one, std::move(out));
+      answers.push_back(answer(j->part, one, std::move(out)));
     }
-    return;
+    return answers;
   }
-  for (std::size_t i = 0; i < batch.size(); i++) answer(*batch[i]->part, {}, std::move(outs[i]));
+  for (std::size_t i = 0; i < batch.size(); i++) answers.push_back(answer(batch[i]->part, {}, std::move(outs[i])));
+  return answers;
 }
 
 void InferencePool::worker_loop() {
   for (;;) {
     std::vector<std::shared_ptr<Job>> batch;
+    TimePoint start;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      running_.clear();
-      running_jobs_.clear();
       ready_.wait(lock, [this] { return stopping_ || queued_ > 0; });
       if (stopping_) return;
-      batch = fill_batch(take_next());
+      start = now();
+      batch = fill_batch(take_next(start), start);
       for (const auto& j : batch) {
+        running_clients_.push_back(j->client);
         if (j->part) {
           running_jobs_.push_back(j);  // identical forwards join it until it is answered
           for (const Waiter& w : j->waiters)
@@ -462,7 +576,18 @@ void InferencePool::worker_loop() {
       counts_.batches += 1;
       for (const auto& j : batch) counts_.forwards += j->part ? 1 : 0;
     }
-    run_batch(batch);
+    std::vector<std::function<void()>> answers = run_batch(batch);
+    // its time charged, and its requests no longer running (place()), before they hear their
+    // answers: a client's next request sees both
+    const TimePoint end = now();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      charge(batch, std::chrono::duration<double>(end - start).count(), end);
+      running_.clear();
+      running_jobs_.clear();
+      running_clients_.clear();
+    }
+    for (auto& a : answers) a();
   }
 }
 

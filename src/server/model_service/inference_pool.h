@@ -16,10 +16,23 @@
 // job alive pays for it in its own client's turns and queue share. A job shared by several
 // clients is not the one given up to make room for a fairer client (its client's newest
 // unshared job is, or none).
-// Fair between clients: waiting jobs are taken round-robin by client (a batch is filled in
-// that order too), and when the queue is full a job from a client with fewer waiting jobs
-// than the greediest one takes the greediest client's newest place (that job answers 503),
-// so many connections of one client cannot lock another out.
+// Fair between clients, by model time and by places. Each job's time on the worker is charged
+// to its client (the job's owner above) as it ends, before its requests are answered: a
+// batch's time is shared among its forwards in proportion to their rows (tokens), a run()
+// job has the worker alone. A client's recent model time is what it was charged in the last
+// model_window_s seconds (a sliding window: a charge counts fully until it is that old).
+// When the worker becomes free it takes the waiting client with the least recent model time
+// (ties: turn by turn, round-robin), so a client sending seconds-long sweeps waits behind a
+// learner's 30 ms forward instead of alternating with it; a lone client is taken at once. A
+// batch is then filled in that order too. And a budget: while others use the model too
+// (another client has a job waiting or running, or was charged within the window), a new job
+// of a client whose recent model time is client_model_seconds or more is refused rate_limited
+// (429), its retry_after_s the seconds until enough of that time leaves the window. A client
+// alone with the model is never refused; a forward that joins an identical one takes no
+// model time and is not refused.
+// When the queue is full a job from a client with fewer waiting jobs than the greediest one
+// takes the greediest client's newest place (that job answers 503), so many connections of
+// one client cannot lock another out.
 // The memory budget (max_queue_bytes) counts what the waiting forwards will need and the
 // answers their requests still hold: an answer's bytes count once, however many requests
 // share it, from the moment it is answered until its last holder lets it go (held_bytes()).
@@ -33,7 +46,9 @@
 //   report((*out)->record);   // read it, then let it go: its bytes leave the budget
 //   Result<Answer> a = pool.run<Answer>([&](model::Workspace& ws) { return work(ws); });
 //   pool.place("3f9a…");   // {waiting, ahead = 3}: the page shows "3 ahead of you"
-//   // unavailable when the queue is full or the deadline passed: the route answers 503
+//   // unavailable when the queue is full or the deadline passed: the route answers 503;
+//   // rate_limited past the client's model-time budget while others use the model: 429 + Retry-After
+//   pool.model_seconds("192.0.2.7");   // 41.5: its model time in the last 60 s
 #pragma once
 
 #include <atomic>
@@ -71,6 +86,17 @@ struct InferencePoolOptions {
   // token, measured): a batch of forty long texts would otherwise finish past the deadline
   // of all forty at once, where smaller batches answer most of them in time. 0: no cut.
   int batch_target_ms = 3000;
+  // Model time: the seconds a client was charged in the last model_window_s seconds are its
+  // recent model time, which orders the turns. client_model_seconds is its budget in that
+  // window while others use the model too (another client's job waits or runs, or was
+  // charged within the window): past it a new job is refused rate_limited with Retry-After.
+  // 0: no budget (the turns still go by model time).
+  int model_window_s = 60;
+  double client_model_seconds = 30;
+  // The clock model time is read on; null: std::chrono::steady_clock::now. Tests inject one:
+  // the worker reads it once as it takes a batch and once as the batch ends, and charges the
+  // difference; a request reads it once as it queues (the budget), place() once.
+  std::function<std::chrono::steady_clock::time_point()> clock = nullptr;
 };
 
 // Where a request is (place()): waiting with `ahead` jobs to be taken before it, running, or
@@ -87,13 +113,18 @@ class InferencePool {
   explicit InferencePool(InferencePoolOptions options, const model::Parameters* params = nullptr);
   ~InferencePool();  // finishes the running job, drops the waiting ones
 
-  // Runs fn(workspace) on the worker, alone, and waits for its Result.
+  // Runs fn(workspace) on the worker, alone, and waits for its Result. Errors: fn's;
+  // unavailable (queue full, deadline passed); rate_limited (past the client's model-time
+  // budget while others use the model, with retry_after_s).
   template <class T>
   Result<T> run(std::function<Result<T>(model::Workspace&)> fn) {
     auto promise = std::make_shared<std::promise<Result<T>>>();
     auto future = promise->get_future();
     auto job = std::make_shared<Job>();
-    job->work = [promise, fn](model::Workspace& ws) { promise->set_value(fn(ws)); };
+    // computed, then given once its model time is charged (the request's next one sees it)
+    auto result = std::make_shared<std::optional<Result<T>>>();
+    job->work = [result, fn](model::Workspace& ws) { result->emplace(fn(ws)); };
+    job->deliver = [promise, result] { promise->set_value(std::move(**result)); };
     job->drop = [promise](const std::string& why) {
       promise->set_value(tl::unexpected(Error{ErrorCode::unavailable, why}));
     };
@@ -109,7 +140,8 @@ class InferencePool {
 
   // model::forward(params, ids, options) on the worker, in one batch with the other waiting
   // forwards of the same options when it has none of interventions, hooks or start_layer
-  // (model::forward_batch). Errors: the forward's; unavailable (queue full, deadline passed).
+  // (model::forward_batch). Errors: the forward's; unavailable (queue full, deadline passed);
+  // rate_limited (past the client's model-time budget while others use the model, with retry_after_s).
   Result<SharedOutput> forward(std::vector<int> ids, const model::ForwardOptions& options);
 
   int queued() const;
@@ -131,6 +163,9 @@ class InferencePool {
     long long forwards = 0, batches = 0, joined = 0;
   };
   Counts counts() const;
+  // `client`'s recent model time: the seconds its jobs took on the worker in the last
+  // model_window_s seconds (a batch's shared by rows).
+  double model_seconds(const std::string& client) const;
 
   // Tags the model requests made on this thread with a client (the HTTP layer sets the
   // remote address) for as long as the scope lives. Untagged requests share one client "".
@@ -179,7 +214,8 @@ class InferencePool {
     std::string request_id = current_request();
     long long serial = 0;                              // order of arrival (a moved job keeps its place by it)
     std::size_t bytes = 0;                             // what it will need once run
-    std::function<void(model::Workspace&)> work;       // a run() job
+    std::function<void(model::Workspace&)> work;       // a run() job: computes its result
+    std::function<void()> deliver;                     // and gives it to its request (after the charge)
     std::shared_ptr<ForwardPart> part;                 // or a forward() job
     std::vector<Waiter> waiters;                       // a forward's requests still waiting (mutex_)
     std::function<void(const std::string& why)> drop;  // answers unavailable, with why
@@ -195,7 +231,8 @@ class InferencePool {
   // A forward's output as the one answer its requests share, its bytes in held_bytes_ until
   // the last holder lets it go.
   SharedOutput share(model::ForwardOutput out) const;
-  void answer(ForwardPart& part, Status s, model::ForwardOutput out) const;  // the output, or s's error
+  // What gives `part` its answer, the output or s's error (called once its time is charged).
+  std::function<void()> answer(const std::shared_ptr<ForwardPart>& part, Status s, model::ForwardOutput out) const;
   // The waiting or running forward job identical to (ids, options) that a request can still
   // join, or null; mutex_ held.
   // It counts the request as one of the job's takers.
@@ -206,13 +243,27 @@ class InferencePool {
                                    std::chrono::steady_clock::time_point deadline);
   void leave(const std::shared_ptr<Job>& job, const Waiter& me);  // takes mutex_
   bool skipped(const Job& job) const;  // nobody waits for it any more
-  std::shared_ptr<Job> take_next();  // round-robin by client; call with mutex_ held
-  // The waiting jobs in the order they would be taken (turn by turn); call with mutex_ held.
-  std::vector<std::shared_ptr<Job>> take_order() const;
-  // Takes the waiting forwards that can join `first`'s batch, in turn order; mutex_ held.
-  std::vector<std::shared_ptr<Job>> fill_batch(const std::shared_ptr<Job>& first);
+  using TimePoint = std::chrono::steady_clock::time_point;
+  TimePoint now() const;  // options_.clock, or the steady clock
+  // The waiting client with the least recent model time at `now` (ties: the first in turns_)
+  // gives its oldest job; call with mutex_ held.
+  std::shared_ptr<Job> take_next(TimePoint now);
+  // The waiting jobs in the order they would be taken if no client's model time changed: turn
+  // by turn, each turn's clients least recent model time first; call with mutex_ held.
+  std::vector<std::shared_ptr<Job>> take_order(TimePoint now) const;
+  // Takes the waiting forwards that can join `first`'s batch, in take order; mutex_ held.
+  std::vector<std::shared_ptr<Job>> fill_batch(const std::shared_ptr<Job>& first, TimePoint now);
   void remove_waiting(const std::shared_ptr<Job>& job);  // mutex_ held
-  void run_batch(std::vector<std::shared_ptr<Job>>& batch);
+  // Runs the batch (the jobs nobody waits for any more are dropped from it, answered, not
+  // run) and returns what answers its requests, to be called once its time is charged.
+  std::vector<std::function<void()>> run_batch(std::vector<std::shared_ptr<Job>>& batch);
+  // Model time, mutex_ held: `seconds` of the worker shared among `batch`'s jobs by their rows
+  // (a run() job alone has them all), each charged to its client at `now`.
+  void charge(const std::vector<std::shared_ptr<Job>>& batch, double seconds, TimePoint now);
+  double recent_seconds(const std::string& client, TimePoint now) const;  // mutex_ held
+  // The rate_limited error of a client past its budget while others use the model (a job of
+  // another client waits or runs, or was charged within the window), or none; mutex_ held.
+  std::optional<Error> over_budget(const std::string& client, TimePoint now) const;
   void worker_loop();
 
   InferencePoolOptions options_;
@@ -227,6 +278,15 @@ class InferencePool {
   std::shared_ptr<std::atomic<std::size_t>> held_bytes_ = std::make_shared<std::atomic<std::size_t>>(0);
   std::multiset<std::string> running_;  // request ids of the running batch
   std::vector<std::shared_ptr<Job>> running_jobs_;  // the running batch's forwards (joinable until answered)
+  std::vector<std::string> running_clients_;        // the running batch's clients (the budget's "others")
+  // Each client's charges of model time, oldest first; the charges of one second (from the
+  // first) are kept as one, at the latest's time, so a client holds at most model_window_s + 1
+  // of them. A client whose charges all left the window is forgotten.
+  struct Charge {
+    TimePoint first, at;  // its first charge (its second starts there), its latest
+    double seconds = 0;
+  };
+  std::map<std::string, std::deque<Charge>> usage_;
   long long serial_ = 0;
   std::map<std::string, std::string> follows_;  // request id -> the id of the request it follows
   Counts counts_;

@@ -150,6 +150,36 @@ TEST(ModelApi, AFullQueueAnswers503WithRetryAfter) {
   EXPECT_NE(r->body.find("busy"), std::string::npos);
 }
 
+// The model-time budget through HTTP (each client by its X-Forwarded-For address behind a
+// trusted proxy): past it while another client used the model too, 429 with Retry-After.
+TEST(ModelApi, AClientPastItsModelTimeBudgetWhileOthersUseTheModelGets429WithRetryAfter) {
+  TestServer s(temp_path("m.db"), make_model_dir(), 8, [](headlab::server::ServerOptions& o) {
+    o.trusted_proxies = {"127.0.0.1"};
+    o.client_model_seconds = 1e-9;  // any run spends it
+  });
+  auto run = [&](const std::string& from, const std::string& text) {
+    return s.client().Post("/api/model/run", {{"X-Forwarded-For", from}}, json{{"text", text}}.dump(), "application/json");
+  };
+  auto first = run("192.0.2.1", "the cat");
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->status, 200) << first->body;
+  auto other = run("192.0.2.2", "the dog");  // another client: its own budget
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 200) << other->body;
+  auto refused = run("192.0.2.1", "the bird");  // past its budget, and 192.0.2.2 used the model
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 429) << refused->body;
+  const int retry = std::atoi(refused->get_header_value("Retry-After").c_str());
+  EXPECT_GE(retry, 1);
+  EXPECT_LE(retry, 60);  // within the minute its run is counted in
+  json body = json::parse(refused->body);
+  EXPECT_EQ(body["error"]["code"], "rate_limited");
+  EXPECT_NE(body["error"]["message"].get<std::string>().find("--client-model-seconds"), std::string::npos);
+  auto cached = run("192.0.2.1", "the cat");  // an answer from the cache takes no model time
+  ASSERT_TRUE(cached);
+  EXPECT_EQ(cached->status, 200);
+}
+
 TEST(ModelApi, WithoutAModelTheRoutesSayHowToLoadOne) {
   TestServer s(temp_path("m.db"));
   expect_error(s.get("/api/model"), 503, "--model PATH");

@@ -1,4 +1,5 @@
 #include "server/model_service/inference_pool.h"
+#include "server/http/errors.h"
 #include "testing/model_fixtures.h"
 
 #include <gtest/gtest.h>
@@ -109,8 +110,8 @@ TEST(InferencePool, ClientsAreServedInTurnsAndAGreedyOneCannotFillTheQueue) {
   for (auto& t : greedy) t.join();
   ASSERT_EQ(order.size(), 5u);
   EXPECT_EQ(order[0], "greedy refused");  // the one that made room
-  EXPECT_EQ(order[1], "greedy");          // the oldest waiting, as its turn came first
-  EXPECT_EQ(order[2], "normal");          // then the other client's turn, before greedy's rest
+  EXPECT_EQ(order[1], "normal");          // greedy's turn came first, but it has had the model already
+  EXPECT_EQ(order[2], "greedy");
   EXPECT_EQ(order[3], "greedy");
   EXPECT_EQ(order[4], "greedy");
 }
@@ -119,13 +120,15 @@ TEST(InferencePool, ClientsAreServedInTurnsAndAGreedyOneCannotFillTheQueue) {
 
 namespace {
 
-// Holds the worker in a run() job until release() (the forwards sent meanwhile wait together).
+// Holds the worker in a run() job of `client` until release() (the forwards sent meanwhile
+// wait together).
 struct HeldWorker {
   InferencePool& pool;
   std::atomic<bool> started{false}, released{false};
   std::thread thread;
-  explicit HeldWorker(InferencePool& p) : pool(p) {
-    thread = std::thread([this] {
+  explicit HeldWorker(InferencePool& p, std::string client = "") : pool(p) {
+    thread = std::thread([this, client] {
+      InferencePool::ClientScope as(client);
       pool.run<int>([this](model::Workspace&) -> Result<int> {
         started = true;
         while (!released) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -552,4 +555,215 @@ TEST(InferencePool, FortyRequestsOfOneAddressForOneRunShareItWithinTheBudgetAndA
   EXPECT_EQ(pool.counts().forwards, 2);
   EXPECT_EQ(pool.held_bytes(), answer_bytes + answer_bytes);  // the forty's once, the other's once
   EXPECT_LE(pool.held_bytes(), o.max_queue_bytes);
+}
+
+// ---- model time: turns by it, a budget of it per client -------------------------------------------
+
+namespace {
+
+// The pool's clock in these tests: it moves only when a test (or a job) advances it, and, once
+// ticking, by tick_ms at each reading (the worker reads it as a batch starts and as it ends,
+// so a batch then takes exactly one tick). It starts well past the clock's epoch.
+struct FakeClock {
+  std::atomic<long long> ms{1'000'000}, tick_ms{0};
+  std::chrono::steady_clock::time_point read() {
+    return std::chrono::steady_clock::time_point(std::chrono::milliseconds(ms.fetch_add(tick_ms.load())));
+  }
+  void advance_s(double s) { ms += static_cast<long long>(s * 1000); }
+};
+
+InferencePoolOptions on_clock(FakeClock& clock, double budget_s) {
+  InferencePoolOptions o;
+  o.max_queue = 16;
+  o.timeout_ms = 20000;
+  o.model_window_s = 60;
+  o.client_model_seconds = budget_s;
+  o.clock = [&clock] { return clock.read(); };
+  return o;
+}
+
+// A run() job of `client` that takes `seconds` of the fake clock.
+Result<int> run_for(InferencePool& pool, FakeClock& clock, const std::string& client, double seconds) {
+  InferencePool::ClientScope as(client);
+  return pool.run<int>([&clock, seconds](model::Workspace&) -> Result<int> {
+    clock.advance_s(seconds);
+    return 1;
+  });
+}
+
+}  // namespace
+
+TEST(InferencePool, AJobsModelTimeIsChargedToItsClientBeforeItsAnswer) {
+  FakeClock clock;
+  InferencePool pool(on_clock(clock, 0));
+  ASSERT_TRUE(run_for(pool, clock, "researcher", 7.5));
+  EXPECT_DOUBLE_EQ(pool.model_seconds("researcher"), 7.5);  // seen as soon as the answer is
+  EXPECT_DOUBLE_EQ(pool.model_seconds("learner"), 0);
+}
+
+TEST(InferencePool, AHeavyClientsNextJobWaitsBehindALightClientsWaitingJob) {
+  FakeClock clock;
+  InferencePool pool(on_clock(clock, 0));  // no budget: the turns alone
+  ASSERT_TRUE(run_for(pool, clock, "heavy", 5));  // a patching sweep's seconds
+  std::mutex order_mutex;
+  std::vector<std::string> order;
+  auto job = [&](const std::string& who) {
+    InferencePool::ClientScope as(who);
+    InferencePool::RequestScope tagged(who);
+    EXPECT_TRUE(pool.run<int>([&, who](model::Workspace&) -> Result<int> {
+      std::lock_guard<std::mutex> lock(order_mutex);
+      order.push_back(who);
+      return 1;
+    }));
+  };
+  {
+    HeldWorker held(pool, "holder");
+    std::thread heavy(job, "heavy");  // first in turn order
+    while (pool.queued() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::thread light(job, "light");
+    while (pool.queued() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(pool.place("light").ahead, 0);  // the page says so too
+    EXPECT_EQ(pool.place("heavy").ahead, 1);
+    held.release();
+    heavy.join();
+    light.join();
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"light", "heavy"}));
+}
+
+TEST(InferencePool, ALoneHeavyClientIsServedPastItsBudget) {
+  FakeClock clock;
+  InferencePool pool(on_clock(clock, 30));
+  ASSERT_TRUE(run_for(pool, clock, "researcher", 100));  // far past 30 s a minute
+  for (int i = 0; i < 3; i++) {
+    auto r = run_for(pool, clock, "researcher", 5);
+    EXPECT_TRUE(r) << r.error().message;  // nobody else waits: never refused
+  }
+  EXPECT_DOUBLE_EQ(pool.model_seconds("researcher"), 115);
+}
+
+TEST(InferencePool, AClientPastItsBudgetWhileOthersUseTheModelIsRateLimitedWithWhenItFitsAgain) {
+  FakeClock clock;
+  InferencePool pool(on_clock(clock, 30));
+  ASSERT_TRUE(run_for(pool, clock, "heavy", 40));  // 40 s of the last 60: past 30
+  HeldWorker held(pool, "learner 1");               // another client has the model now
+  auto refused = run_for(pool, clock, "heavy", 1);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::rate_limited);
+  EXPECT_EQ(refused.error().retry_after_s, 60);  // its 40 s leave the window a minute after they were charged
+  EXPECT_NE(refused.error().message.find("40.0 s of the last 60 s"), std::string::npos) << refused.error().message;
+  EXPECT_NE(refused.error().message.find("Try again in 60 s"), std::string::npos) << refused.error().message;
+  EXPECT_NE(refused.error().message.find("--client-model-seconds"), std::string::npos) << refused.error().message;
+  // through the one error envelope: 429 with Retry-After
+  HttpResponse http = error_response(refused.error());
+  EXPECT_EQ(http.status, 429);
+  ASSERT_FALSE(http.headers.empty());
+  EXPECT_EQ(http.headers.back().first, "Retry-After");
+  EXPECT_EQ(http.headers.back().second, "60");
+  EXPECT_NE(http.body.find("\"rate_limited\""), std::string::npos);
+  // another client is not refused
+  Result<int> other = make_error(ErrorCode::internal, "not run");
+  std::thread learner([&] { other = run_for(pool, clock, "learner 2", 0.03); });
+  while (pool.queued() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  held.release();
+  learner.join();
+  EXPECT_TRUE(other) << other.error().message;
+}
+
+TEST(InferencePool, TheBudgetHoldsForAMinuteAfterAnotherClientsLastRunNotLonger) {
+  FakeClock clock;
+  InferencePool pool(on_clock(clock, 30));
+  ASSERT_TRUE(run_for(pool, clock, "learner", 0.03));  // a learner's run, answered: nobody waits now
+  ASSERT_TRUE(run_for(pool, clock, "heavy", 40));
+  auto refused = run_for(pool, clock, "heavy", 1);  // the learner ran 40 s ago: the model is shared
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::rate_limited);
+  EXPECT_EQ(refused.error().retry_after_s, 60);
+  clock.advance_s(20);  // the learner's run is a minute old; the heavy client's 40 s are not
+  EXPECT_DOUBLE_EQ(pool.model_seconds("heavy"), 40);
+  auto alone = run_for(pool, clock, "heavy", 1);
+  EXPECT_TRUE(alone) << alone.error().message;
+}
+
+TEST(InferencePool, AClientThatNeverPausesHasOnlyItsLastMinuteCounted) {
+  FakeClock clock;
+  InferencePool pool(on_clock(clock, 0));
+  for (int i = 0; i < 240; i++) ASSERT_TRUE(run_for(pool, clock, "sweeper", 0.5));  // two minutes without a pause
+  // the last minute (one second's charges leave together, at most a second late)
+  EXPECT_GE(pool.model_seconds("sweeper"), 60);
+  EXPECT_LE(pool.model_seconds("sweeper"), 61);
+}
+
+TEST(InferencePool, AClientsModelTimeLeavesTheWindowAndItIsServedAgain) {
+  FakeClock clock;
+  InferencePool pool(on_clock(clock, 30));
+  ASSERT_TRUE(run_for(pool, clock, "heavy", 25));
+  clock.advance_s(20);
+  ASSERT_TRUE(run_for(pool, clock, "heavy", 10));  // 35 s in the window: 25 (charged at 25 s) and 10 (at 55 s)
+  HeldWorker held(pool, "learner");
+  auto refused = run_for(pool, clock, "heavy", 1);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().retry_after_s, 30);  // when the 25 s leave, the 10 s left are under 30
+  clock.advance_s(29);
+  refused = run_for(pool, clock, "heavy", 1);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().retry_after_s, 1);
+  clock.advance_s(1);
+  EXPECT_DOUBLE_EQ(pool.model_seconds("heavy"), 10);
+  Result<int> again = make_error(ErrorCode::internal, "not run");
+  std::thread heavy([&] { again = run_for(pool, clock, "heavy", 1); });  // queued beside the learner's run
+  while (pool.queued() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  held.release();
+  heavy.join();
+  EXPECT_TRUE(again) << again.error().message;
+}
+
+TEST(InferencePool, ABatchsModelTimeIsSharedByItsForwardsRows) {
+  model::Parameters p = headlab::testing::load_fixture("gpt2_tiny", "model.safetensors");
+  FakeClock clock;
+  InferencePool pool(on_clock(clock, 0), &p);
+  {
+    HeldWorker held(pool);
+    std::thread six([&] {
+      InferencePool::ClientScope as("six rows");
+      EXPECT_TRUE(pool.forward({1, 2, 3, 4, 5, 6}, model::ForwardOptions{}));
+    });
+    std::thread two([&] {
+      InferencePool::ClientScope as("two rows");
+      EXPECT_TRUE(pool.forward({7, 8}, model::ForwardOptions{}));
+    });
+    while (pool.queued() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    clock.tick_ms = 1000;  // from here each reading moves the clock: the batch takes 1 s
+    held.release();
+    six.join();
+    two.join();
+  }
+  EXPECT_EQ(pool.counts().batches, 2);  // the held job, then the two forwards as one batch
+  EXPECT_DOUBLE_EQ(pool.model_seconds("six rows"), 0.75);
+  EXPECT_DOUBLE_EQ(pool.model_seconds("two rows"), 0.25);
+}
+
+TEST(InferencePool, AJoinedForwardsTimeIsChargedToItsJobsClient) {
+  model::Parameters p = headlab::testing::load_fixture("gpt2_tiny", "model.safetensors");
+  FakeClock clock;
+  InferencePool pool(on_clock(clock, 0), &p);
+  {
+    HeldWorker held(pool);
+    std::thread first([&] {
+      InferencePool::ClientScope as("first");
+      EXPECT_TRUE(pool.forward({1, 2, 3}, model::ForwardOptions{}));
+    });
+    while (pool.queued() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::thread joined([&] {
+      InferencePool::ClientScope as("joined");
+      EXPECT_TRUE(pool.forward({1, 2, 3}, model::ForwardOptions{}));
+    });
+    while (pool.counts().joined < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    clock.tick_ms = 1000;
+    held.release();
+    first.join();
+    joined.join();
+  }
+  EXPECT_DOUBLE_EQ(pool.model_seconds("first"), 1);  // the job's client pays for the one run
+  EXPECT_DOUBLE_EQ(pool.model_seconds("joined"), 0);
 }
