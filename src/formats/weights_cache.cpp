@@ -301,6 +301,12 @@ Status weights_cache_write(const std::string& cache_path, const Parameters& p, c
   // on disk before the rename: a crash must not leave a cache of the right size full of zeros
   if (s && ::fdatasync(f.fd) != 0) s = make_error(ErrorCode::io_error, tmp + ": cannot flush: " + errno_text(errno));
   if (!s) return fail(s.error());
+  // The written pages leave the page cache (clean once flushed; a hint, its failure harmless):
+  // the writes left them in large folios, which a later mapping maps whole on its first read,
+  // so reading one row of the embedding brought about 1.3 MB of it into the process's memory
+  // (GPT-2 small, Linux 6.18 on ext4). Read back through the mapping, only the pages around
+  // the rows a run reads are in memory (bench/README.md: the activation cache's memory).
+  ::posix_fadvise(f.fd, 0, 0, POSIX_FADV_DONTNEED);
   if (::close(f.fd) != 0) {
     f.fd = -1;
     return fail(Error{ErrorCode::io_error, tmp + ": cannot close: " + errno_text(errno)});
