@@ -24,16 +24,20 @@ json path_pair_body(json extra = json::object()) {
   return b;
 }
 
+// `headlab patch --path` on the same pair as path_pair_body, with `args` added, as JSON.
+auto cli_path_patch(const std::string& args) {
+  return headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab patch --path --model " + kPathModel +
+                                       " --clean '" + kPathClean + "' --corrupted '" + kPathCorrupted +
+                                       "' --answer ' viol' --wrong ' ar' " + args + " --format json 2>/dev/null");
+}
+
 }  // namespace
 
 TEST(PathPatchApi, AnswersWhatTheCliPrints) {
   TestServer s(temp_path("p.db"), kPathModel);
   auto api = s.post("/api/model/path-patch", path_pair_body({{"receivers", {"1.2:k", "1.2:v"}}, {"metric", "normalized"}}));
   ASSERT_EQ(api.status, 200) << api.raw.substr(0, 400);
-  auto cli = headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab patch --path --model " + kPathModel +
-                                           " --clean '" + kPathClean + "' --corrupted '" + kPathCorrupted +
-                                           "' --answer ' viol' --wrong ' ar' --receivers 1.2:k,1.2:v --metric normalized"
-                                           " --format json 2>/dev/null");
+  auto cli = cli_path_patch("--receivers 1.2:k,1.2:v --metric normalized");
   ASSERT_EQ(cli.exit_code, 0) << cli.out;
   EXPECT_EQ(json::parse(cli.out), api.body);
   EXPECT_EQ(api.body["receivers"], (json{"1.2:k", "1.2:v"}));
@@ -82,10 +86,7 @@ TEST(PathPatchApi, TheLossOverSomePositionsIsTheClisAndABadRangeIsRefusedByName)
   auto api = s.post("/api/model/path-patch", path_pair_body({{"metric", "loss"}, {"loss_positions", range}}));
   ASSERT_EQ(api.status, 200) << api.raw.substr(0, 400);
   EXPECT_EQ(api.body["loss_positions"], range);
-  auto cli = headlab::testing::command_run(std::string(HEADLAB_BINARY_DIR) + "/headlab patch --path --model " + kPathModel +
-                                           " --clean '" + kPathClean + "' --corrupted '" + kPathCorrupted +
-                                           "' --answer ' viol' --wrong ' ar' --metric loss --loss-positions 8:14"
-                                           " --format json 2>/dev/null");
+  auto cli = cli_path_patch("--metric loss --loss-positions 8:14");
   ASSERT_EQ(cli.exit_code, 0) << cli.out;
   EXPECT_EQ(json::parse(cli.out), api.body);
   auto whole = s.post("/api/model/path-patch", path_pair_body({{"metric", "loss"}}));
