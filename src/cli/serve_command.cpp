@@ -54,6 +54,12 @@ extern "C" void on_stop_signal(int sig) {
   [[maybe_unused]] ssize_t n = write(g_signal_pipe[1], &b, 1);
 }
 
+std::string budget_seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", s);
+  return text;
+}
+
 int run_serve(const ServeOptions& o) {
   if (pipe(g_signal_pipe) != 0) return print_error("cannot create a pipe for signal handling");
   struct sigaction sa {};
@@ -74,6 +80,13 @@ int run_serve(const ServeOptions& o) {
       return print_error("--trusted-proxy " + proxy + " is not an IPv4 or IPv6 address; give the address the "
                          "load balancer connects from, like 127.0.0.1.", 2);
   }
+
+  // A budget as long as its window could never be spent: the flag would say a limit that is none.
+  if (o.limits.client_model_seconds >= o.limits.client_model_window_s)
+    return print_error("--client-model-seconds (" + budget_seconds_text(o.limits.client_model_seconds) +
+                           ") must be less than --client-model-window (" +
+                           std::to_string(o.limits.client_model_window_s) + " s); 0 turns the budget off.",
+                       2);
 
   server::ServerOptions options = o.limits;
   options.host = o.host;
@@ -190,12 +203,20 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--client-model-seconds", opts->limits.client_model_seconds,
-                  "Seconds of model time one client address may take in a minute while other clients use the "
-                  "model too (a request of theirs waits or runs, or ran in the last minute); past it, its model requests answer 429 with Retry-After (the seconds until enough of "
-                  "its minute has passed), so a client running patching sweeps or scans cannot hold the model "
-                  "for a class. A client alone with the model is never limited, and the model always serves the "
-                  "waiting client with the least model time in the last minute first. 0: no budget")
+                  "Seconds of model time one client may take in a window (--client-model-window, 60 s) while "
+                  "other clients use the model too (a request of theirs waits or runs, or ran within the window); "
+                  "past it, its model requests answer 429 with Retry-After (the seconds until enough of its window "
+                  "has passed), so a client running patching sweeps or scans cannot hold the model for a class. A "
+                  "client is an address, or one learner of a class (a learner who joined with a class code, even "
+                  "behind one school address; made-up learner ids share their address's budget). A client alone "
+                  "with the model is never limited, and the model always serves the waiting client with the least "
+                  "model time in the window first. 0: no budget")
       ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--client-model-window", opts->limits.client_model_window_s,
+                  "The window, in seconds, a client's model time is counted in: for --client-model-seconds and for "
+                  "the turns (the waiting client with the least model time in it goes first)")
+      ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   server::ServerOptions& l = opts->limits;
   const std::string limits = "HTTP limits";

@@ -9,6 +9,7 @@
 
 #include "course/lesson_models.h"
 #include "server/api/class_routes.h"
+#include "server/api/learner_clients.h"
 #include "server/api/routes.h"
 #include "server/http/errors.h"
 #include "server/http/http_server.h"
@@ -34,6 +35,7 @@ struct Server::Impl {
   std::unique_ptr<RateLimiter> progress_limiter;  // null: no limit
   std::unique_ptr<RateLimiter> learner_limiter;   // null: no limit
   std::unique_ptr<ClassStore> classes;
+  std::unique_ptr<LearnerClients> learner_clients;  // null without a class store: by address only
   std::unique_ptr<RateStore> rates;  // PostgreSQL: the limits shared by every server on it
   std::unique_ptr<RateLimiter> class_create_limiter, login_by_address, join_by_class, join_by_address;
   ClassRoutesContext class_context;
@@ -126,9 +128,12 @@ HttpServerOptions http_options(const ServerOptions& o) {
 }
 
 // The API's routes, each handler run with the model service's client scope (the inference
-// pool's turns are by client address) and the progress writes under their rate limit.
+// pool's turns and budget are by client: the address, or address + learner for a model
+// request carrying X-Headlab-Learner of a learner who joined a class, learner_clients.h)
+// and the progress writes under their rate limit.
 std::vector<Route> guarded_routes(Server::Impl& m) {
   std::vector<Route> routes = make_routes(m.context);
+  LearnerClients* learners = m.learner_clients.get();
   RateLimiter* progress_limiter = m.progress_limiter.get();
   const int per_minute = m.options.progress_writes_per_minute;
   for (Route& route : routes) {
@@ -136,8 +141,8 @@ std::vector<Route> guarded_routes(Server::Impl& m) {
     // answer checks (a check is stored, so it counts as a write).
     const bool progress_write = route.method == "POST" && (route.path.rfind("/api/progress/", 0) == 0 ||
                                                            is_lesson_check(route.method, route.path));
-    route.handler = [handler = std::move(route.handler), progress_write, progress_limiter,
-                     per_minute](const HttpRequest& r) {
+    route.handler = [handler = std::move(route.handler), progress_write, progress_limiter, per_minute,
+                     learners](const HttpRequest& r) {
       if (progress_write && progress_limiter && !progress_limiter->allow(r.remote_addr)) {
         HttpResponse e = error_response(429, "rate_limited",
                                         "Too many progress writes and answer checks from this address (at most " +
@@ -145,7 +150,10 @@ std::vector<Route> guarded_routes(Server::Impl& m) {
         e.headers.push_back({"Retry-After", "10"});
         return e;
       }
-      InferencePool::ClientScope as(r.remote_addr);
+      // Only on the model lane: a learner seen first is a database read, never on the event loop.
+      auto learner = r.headers.find("x-headlab-learner");
+      const bool by_learner = learners && learner != r.headers.end() && lane_of(r) == kModelLane;
+      InferencePool::ClientScope as(by_learner ? learners->client(r.remote_addr, learner->second) : r.remote_addr);
       return handler(r);
     };
   }
@@ -239,6 +247,20 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
     auto classes = ClassStore::open(m.store->path(), co);
     if (classes) m.classes = std::move(*classes);
     else m.class_context.store_error = classes.error().message;
+    if (m.classes) {
+      ClassStore* store = m.classes.get();
+      LearnerClientsOptions lo;
+      lo.window_s = options.client_model_window_s;
+      m.learner_clients = std::make_unique<LearnerClients>(
+          [store](const std::string& learner) -> Result<std::optional<std::string>> {
+            auto found = store->membership(learner);
+            if (!found) return tl::unexpected(found.error());
+            if (!*found) return std::optional<std::string>();
+            return std::optional<std::string>((*found)->first.code);
+          },
+          lo);
+      m.class_context.learner_clients = m.learner_clients.get();
+    }
   } else {
     m.class_context.store_error = m.context.store_error;
   }
@@ -272,6 +294,7 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
     mo.max_cache_bytes = options.max_activation_cache_bytes;
     mo.pool = {options.model_queue, options.model_timeout_ms};
     mo.pool.client_model_seconds = options.client_model_seconds;
+    mo.pool.model_window_s = options.client_model_window_s;
     auto model = ModelService::load(mo);
     if (!model) return tl::unexpected(model.error());  // asked for a model: refuse to start without it
     m.model = std::move(*model);

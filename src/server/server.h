@@ -37,11 +37,14 @@ struct ServerOptions {
   // (InferencePoolOptions) and by model_timeout_ms. More get 503.
   int model_queue = 64;
   int model_timeout_ms = 30000;
-  // Model time one client address may take in a minute while other clients use the model too
-  // (a request of theirs waits or runs, or ran in the last minute; --client-model-seconds,
-  // InferencePoolOptions): past it, its new model requests get 429 with Retry-After. Alone
-  // with the model it is never limited. 0: no budget.
+  // Model time one client may take in client_model_window_s seconds while other clients use
+  // the model too (a request of theirs waits or runs, or ran within the window;
+  // --client-model-seconds, --client-model-window, InferencePoolOptions): past it, its new
+  // model requests get 429 with Retry-After. Alone with the model it is never limited. 0: no
+  // budget. A client is an address, or address + learner for a learner who joined a class
+  // (api/learner_clients.h).
   double client_model_seconds = 30;
+  int client_model_window_s = 60;
   std::size_t cache_bytes = 64u << 20;
   // POST /api/model/cache: the largest activation file it answers (under a client's unread
   // answers' cap, max_unread_bytes_per_client); larger: 413 with the size and how to narrow.

@@ -95,6 +95,7 @@ std::vector<Route> class_routes(ClassRoutesContext& ctx) {
          if (!req) return error_response(req.error());
          auto m = handle_class_join(store, {*ctx.join_by_address, *ctx.join_by_class_and_address, *ctx.join_by_class},
                                     r.remote_addr, *req);
+         if (m && ctx.learner_clients) ctx.learner_clients->forget(req->learner);
          return m ? ok_json(encode_membership(*m)) : error_response(m.error());
        })},
       {"GET", "/api/class/membership", needs_store(ctx, [](ClassStore& store, const HttpRequest& r) {
@@ -102,10 +103,11 @@ std::vector<Route> class_routes(ClassRoutesContext& ctx) {
          auto m = handle_class_membership(store, r.query.at("learner"));
          return m ? ok_json(encode_membership(*m)) : error_response(m.error());
        })},
-      {"POST", "/api/class/leave", needs_store(ctx, [](ClassStore& store, const HttpRequest& r) {
+      {"POST", "/api/class/leave", needs_store(ctx, [&ctx](ClassStore& store, const HttpRequest& r) {
          auto learner = decode_learner_only(r.body);
          if (!learner) return error_response(learner.error());
          auto m = handle_class_leave(store, *learner);
+         if (ctx.learner_clients) ctx.learner_clients->forget(*learner);
          return m ? ok_json(encode_membership(*m)) : error_response(m.error());
        })},
       {"POST", "/api/class/login", needs_store(ctx, [&ctx](ClassStore& store, const HttpRequest& r) {
@@ -171,10 +173,12 @@ std::vector<Route> class_routes(ClassRoutesContext& ctx) {
          auto e = handle_class_evidence(store, teacher_token(r), *req);
          return e ? ok_json(encode_class_evidence(*e)) : error_response(e.error());
        })},
-      {"POST", "/api/class/remove-learner", needs_store(ctx, [](ClassStore& store, const HttpRequest& r) {
+      {"POST", "/api/class/remove-learner", needs_store(ctx, [&ctx](ClassStore& store, const HttpRequest& r) {
          auto req = decode_remove_learner(r.body);
          if (!req) return error_response(req.error());
          auto view = handle_remove_learner(store, teacher_token(r), req->first, req->second);
+         // by nickname: the learner id is not known here, so every learner is asked again
+         if (view && ctx.learner_clients) ctx.learner_clients->forget_all();
          return view ? ok_json(encode_class_view(*view)) : error_response(view.error());
        })},
       {"POST", "/api/class/unban", needs_store(ctx, [](ClassStore& store, const HttpRequest& r) {
@@ -187,6 +191,7 @@ std::vector<Route> class_routes(ClassRoutesContext& ctx) {
          auto code = decode_class_code(r.body);
          if (!code) return error_response(code.error());
          if (auto s = handle_class_delete(store, teacher_token(r), *code); !s) return error_response(s.error());
+         if (ctx.learner_clients) ctx.learner_clients->forget_all();
          return with_cookie(ok_json(R"({"deleted":true})"), session_cookie(ctx, r, "", 0));
        })},
   };

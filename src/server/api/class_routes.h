@@ -17,6 +17,7 @@
 #include "server/http/http_types.h"
 #include "server/http/rate_limiter.h"
 #include "server/api/class_view_cache.h"
+#include "server/api/learner_clients.h"
 #include "server/api/login_backoff.h"
 
 namespace headlab::server {
@@ -41,6 +42,9 @@ struct ClassRoutesContext {
   std::shared_ptr<LoginBackoff> login_backoff = std::make_shared<LoginBackoff>();
   std::shared_ptr<RateLimiter> join_by_class_and_address =
       std::make_shared<RateLimiter>(60, std::chrono::minutes(1));
+  // The model's clients by learner (learner_clients.h): told when a membership changes (a
+  // join, a leave, a removal, a deleted class) so a learner's key follows it at once. Null: none.
+  LearnerClients* learner_clients = nullptr;
   // The teacher's view as last encoded, per class and version.
   std::shared_ptr<ClassViewCache> views = std::make_shared<ClassViewCache>();
 };

@@ -560,7 +560,8 @@ MHD_Result on_header(void* cls, MHD_ValueKind, const char* key, size_t key_size,
   else if (k == "accept-encoding") t.ex->accept_encoding = v;
   else if (k == "range") t.ex->range = v;
   else if (k == "x-forwarded-for") t.ex->forwarded_for = v;  // the last one, if repeated, ends the list
-  else if (k == "cookie" || k == "if-none-match" || k == "x-forwarded-proto") t.ex->request.headers[k] = v;
+  else if (k == "cookie" || k == "if-none-match" || k == "x-forwarded-proto" || k == "x-headlab-learner")
+    t.ex->request.headers[k] = v;
   else if (k == "content-length") {
     ++t.content_lengths;
     try {

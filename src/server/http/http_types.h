@@ -19,7 +19,7 @@ struct HttpRequest {
   std::string content_type;
   std::string remote_addr;  // the client's address, for rate limits
   // The few other headers routes read, by lower-case name: cookie, if-none-match,
-  // x-forwarded-proto.
+  // x-forwarded-proto, x-headlab-learner (the page's learner id on model requests).
   std::map<std::string, std::string> headers;
 };
 

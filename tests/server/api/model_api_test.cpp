@@ -180,6 +180,40 @@ TEST(ModelApi, AClientPastItsModelTimeBudgetWhileOthersUseTheModelGets429WithRet
   EXPECT_EQ(cached->status, 200);
 }
 
+TEST(ModelApi, JoinedLearnersBehindOneAddressHaveBudgetsOfTheirOwnAndMadeUpOrRemovedOnesShareTheAddresss) {
+  TestServer s(temp_path("m.db"), make_model_dir(), 8, [](headlab::server::ServerOptions& o) {
+    o.trusted_proxies = {"127.0.0.1"};
+    o.client_model_seconds = 1e-9;  // any run spends it
+  });
+  const std::string school = "192.0.2.1";  // the whole class behind one NAT address
+  auto post = [&](const std::string& path, const json& body, httplib::Headers headers) {
+    headers.insert({"X-Forwarded-For", school});
+    auto r = s.client().Post(path.c_str(), headers, body.dump(), "application/json");
+    EXPECT_TRUE(r);
+    return r;
+  };
+  auto created = post("/api/classes", json{{"name", "Period 3"}}, {});
+  ASSERT_EQ(created->status, 201) << created->body;
+  const std::string code = json::parse(created->body)["class"]["code"];
+  const std::string set_cookie = created->get_header_value("Set-Cookie");
+  const std::string cookie = set_cookie.substr(0, set_cookie.find(';'));
+  for (auto [learner, nickname] : {std::pair{"learner-ada-0001", "Ada"}, std::pair{"learner-bo-00002", "Bo"}})
+    ASSERT_EQ(post("/api/class/join", json{{"code", code}, {"learner", learner}, {"nickname", nickname}}, {})->status, 200);
+  auto run = [&](const std::string& learner, const std::string& text) {
+    httplib::Headers h;
+    if (!learner.empty()) h.insert({"X-Headlab-Learner", learner});
+    return post("/api/model/run", json{{"text", text}}, h)->status;
+  };
+  EXPECT_EQ(run("", "the cat"), 200);                   // the address itself spends its budget
+  EXPECT_EQ(run("learner-ada-0001", "the dog"), 200);   // Ada: her own budget
+  EXPECT_EQ(run("made-up-learner-1", "the bird"), 429);  // never joined: the address's budget, spent
+  EXPECT_EQ(run("learner-bo-00002", "the fish"), 200);  // Bo: his own, though Ada spent hers
+  EXPECT_EQ(run("learner-ada-0001", "the cow"), 429);   // Ada past hers while Bo used the model
+  auto removed = post("/api/class/remove-learner", json{{"code", code}, {"nickname", "Bo"}}, {{"Cookie", cookie}});
+  ASSERT_EQ(removed->status, 200) << removed->body;
+  EXPECT_EQ(run("learner-bo-00002", "the horse"), 429);  // removed (banned): back to the address's budget
+}
+
 TEST(ModelApi, WithoutAModelTheRoutesSayHowToLoadOne) {
   TestServer s(temp_path("m.db"));
   expect_error(s.get("/api/model"), 503, "--model PATH");

@@ -101,12 +101,33 @@ async function answer_of<T>(response: Response): Promise<T> {
   return data as T;
 }
 
+// The learner id of a class member, sent with the model's requests as X-Headlab-Learner: the
+// server then gives each learner of a class their own model turns and budget, even when the
+// whole class reaches it through one school address (an id that never joined shares its
+// address's). Remembered from the class routes' answers, and across reloads.
+const CLASS_LEARNER_KEY = 'headlab.class-learner';
+let class_learner: string | null = null;
+try {
+  class_learner = localStorage.getItem(CLASS_LEARNER_KEY);
+} catch {
+  // storage blocked: known once the join page asks
+}
+function note_membership(learner: string, m: Membership): Membership {
+  class_learner = m.class ? learner : null;
+  try {
+    if (class_learner) localStorage.setItem(CLASS_LEARNER_KEY, class_learner);
+    else localStorage.removeItem(CLASS_LEARNER_KEY);
+  } catch {
+    // storage blocked: kept for the visit
+  }
+  return m;
+}
+
 export async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-  const response = await send(path, {
-    method,
-    headers: body === undefined ? { Accept: 'application/json' } : { Accept: 'application/json', 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (class_learner && (path.startsWith('/api/model/') || path.startsWith('/api/lessons/'))) headers['X-Headlab-Learner'] = class_learner;
+  const response = await send(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   return answer_of<T>(response);
 }
 
@@ -234,12 +255,14 @@ export const api = {
   createClass: (name: string, passphrase?: string) =>
     request<CreatedClass>('POST', '/api/classes', passphrase ? { name, passphrase } : { name }),
 
-  joinClass: (code: string, learner: string, nickname: string) =>
-    request<Membership>('POST', '/api/class/join', { code, learner, nickname }),
+  joinClass: async (code: string, learner: string, nickname: string) =>
+    note_membership(learner, await request<Membership>('POST', '/api/class/join', { code, learner, nickname })),
 
-  membership: (learner: string) => request<Membership>('GET', '/api/class/membership?' + query({ learner })),
+  membership: async (learner: string) =>
+    note_membership(learner, await request<Membership>('GET', '/api/class/membership?' + query({ learner }))),
 
-  leaveClass: (learner: string) => request<Membership>('POST', '/api/class/leave', { learner }),
+  leaveClass: async (learner: string) =>
+    note_membership(learner, await request<Membership>('POST', '/api/class/leave', { learner })),
 
   teacherLogin: (code: string, secret: string) => request<{ class: ClassInfo }>('POST', '/api/class/login', { code, secret }),
 
