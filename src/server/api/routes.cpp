@@ -66,11 +66,14 @@ Status learner_may_write(ServerContext& ctx, const std::string& learner) {
 // A check a class member made is noted for the class's teacher (class_handlers.h).
 ClassStore* class_store(ServerContext& ctx) { return ctx.classes ? ctx.classes->store : nullptr; }
 
-// Model routes need a model; without one they say why.
+// Model routes need a model; without one they say why, and "model_loaded": false tells a
+// client that waiting will not help (the page retries other 503s by itself: docs/api.md).
 Result<ModelService*> need_model(ServerContext& ctx) {
   if (!ctx.model)
-    return make_error(ErrorCode::unavailable, "No model is loaded: " + ctx.model_error +
-                                                  " Start the server with --model PATH (a Hugging Face folder of a supported family, or a .gguf file).");
+    return tl::unexpected<Error>(Error{ErrorCode::unavailable,
+                                       "No model is loaded: " + ctx.model_error +
+                                           " Start the server with --model PATH (a Hugging Face folder of a supported family, or a .gguf file).",
+                                       0, R"({"model_loaded": false})"});
   return ctx.model;
 }
 

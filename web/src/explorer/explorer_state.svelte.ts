@@ -71,6 +71,9 @@ export class ExplorerState {
 
   private text_seq = 0; // the latest text asked for wins
   private window_seq = 0; // the latest window asked for wins; a new text cancels them all
+  // aborted when a newer text or window takes their place: a pending retry (lib/retry.ts) ends
+  private text_abort = new AbortController();
+  private window_abort = new AbortController();
   private want_from: number | null = null; // where the window is going while it loads
 
   tokens = $derived(this.run ? this.run.tokens.map((t) => token_label(t, this.model?.bos_token.id ?? null)) : []);
@@ -141,16 +144,19 @@ export class ExplorerState {
     if (!model) return;
     const my = ++this.text_seq;
     ++this.window_seq; // a window of the old text is not wanted any more
+    this.text_abort.abort();
+    this.window_abort.abort();
+    const { signal } = (this.text_abort = new AbortController());
     this.want_from = null;
     this.loading_window = false;
     this.busy = true;
     try {
       // The first answer brings the tokens, predictions and losses; the heads come by window.
-      const first = await this.run_waiting({ text, bos: true, heads: [], top_k: 5 });
+      const first = await this.run_waiting({ text, bos: true, heads: [], top_k: 5 }, signal);
       if (my !== this.text_seq) return;
       const T = first.tokens.length;
       const from = Math.max(0, T - WINDOW);
-      const patterns = await this.fetch_window(text, from, T, () => my === this.text_seq);
+      const patterns = await this.fetch_window(text, from, T, () => my === this.text_seq, signal);
       if (!patterns) return;
       ++this.window_seq; // a window moved on the old text meanwhile is stale now
       this.run = first;
@@ -168,13 +174,13 @@ export class ExplorerState {
   }
 
   /** A run that shows its place in the model's queue while it waits (a class clicking at once). */
-  private run_waiting(req: ModelRunRequest): Promise<ModelRunResponse> {
-    return api.runModelWaiting(req, (ahead) => (this.ahead = ahead));
+  private run_waiting(req: ModelRunRequest, signal: AbortSignal): Promise<ModelRunResponse> {
+    return api.runModelWaiting(req, (ahead) => (this.ahead = ahead), signal);
   }
 
   /** Every head's pattern in the square window [from, to), or null once `wanted` says the
    *  answer is no longer wanted. Batches of heads keep each answer under CELL_BUDGET values. */
-  private async fetch_window(text: string, from: number, to: number, wanted: () => boolean): Promise<(RaggedRows | null)[][] | null> {
+  private async fetch_window(text: string, from: number, to: number, wanted: () => boolean, signal: AbortSignal): Promise<(RaggedRows | null)[][] | null> {
     const { n_layer: L, n_head: H } = this.model!.config;
     const n = to - from;
     const batch = Math.max(1, Math.floor(CELL_BUDGET / Math.max(1, (n * (n + 1)) / 2)));
@@ -183,7 +189,7 @@ export class ExplorerState {
     for (let l = 0; l < L; ++l) for (let h = 0; h < H; ++h) all.push([l, h]);
     const patterns: (RaggedRows | null)[][] = Array.from({ length: L }, () => Array(H).fill(null));
     for (let i = 0; i < all.length; i += batch) {
-      const r = await this.run_waiting({ text, bos: true, heads: all.slice(i, i + batch), views: ['pattern'], window, top_k: 0 });
+      const r = await this.run_waiting({ text, bos: true, heads: all.slice(i, i + batch), views: ['pattern'], window, top_k: 0 }, signal);
       if (!wanted()) return null;
       for (const h of r.heads) patterns[h.layer][h.head] = h.pattern ?? null;
     }
@@ -199,10 +205,12 @@ export class ExplorerState {
     const from = Math.max(0, Math.min(Math.max(0, T - WINDOW), wanted_from));
     if (from === (this.want_from ?? this.from)) return;
     const my = ++this.window_seq;
+    this.window_abort.abort();
+    const { signal } = (this.window_abort = new AbortController());
     this.want_from = from;
     this.loading_window = true;
     try {
-      const patterns = await this.fetch_window(text, from, Math.min(T, from + WINDOW), () => my === this.window_seq);
+      const patterns = await this.fetch_window(text, from, Math.min(T, from + WINDOW), () => my === this.window_seq, signal);
       if (!patterns) return;
       this.patterns = patterns;
       this.from = from;

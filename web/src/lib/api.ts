@@ -1,5 +1,7 @@
 // api.ts — the only file that talks to the server. One typed function per route of
-// docs/api.md; every failure becomes an ApiError carrying the server's own message.
+// docs/api.md; every failure becomes an ApiError carrying the server's own message. The model's
+// routes and the progress writes are sent again by themselves when refused for now (429, 503:
+// lib/retry.ts); the page shows the wait through the report set by set_retry_report.
 import type {
   CourseResponse,
   FeedbackRequest,
@@ -43,8 +45,10 @@ import type {
 } from './positions_types';
 import type { ClassEvidence, ClassView, CreatedClass, ClassInfo, Membership } from '../teacher/class_types';
 
-/** An error the learner can read: the API's `{"error": {code, message}}`, or a network failure. */
 import { expand_compact_run } from './compact_views';
+import { parse_retry_after, with_retry, type RetryReport } from './retry';
+
+/** An error the learner can read: the API's `{"error": {code, message}}`, or a network failure. */
 
 export class ApiError extends Error {
   constructor(
@@ -54,6 +58,7 @@ export class ApiError extends Error {
     // the envelope's other fields, as the server sent them (a patching sweep's 413: "cost",
     // "limit", "narrowings"; docs/api.md); {} when it sent none
     readonly details: Record<string, unknown> = {},
+    readonly retry_after_s: number | null = null, // the Retry-After header of a 429 or 503, in seconds
   ) {
     super(message);
     this.name = 'ApiError';
@@ -78,8 +83,18 @@ async function send(path: string, init: RequestInit): Promise<Response> {
   try {
     return await fetch(path, init);
   } catch {
+    if (init.signal?.aborted) throw superseded();
     throw new ApiError(0, 'network', 'Could not reach the headlab server. Is `headlab serve` running?');
   }
+}
+
+/** What a request fails with when the page sent a newer one in its place (its signal aborted). */
+export const superseded = () => new ApiError(0, 'superseded', 'A newer request took the place of this one.');
+
+// Where the waits of retried requests are shown (lib/retry_waits.svelte.ts sets it); none: not shown.
+let retry_report: RetryReport | undefined;
+export function set_retry_report(report: RetryReport | undefined): void {
+  retry_report = report;
 }
 
 // The answer's JSON, or the ApiError its error envelope (or its status) describes.
@@ -95,7 +110,7 @@ async function answer_of<T>(response: Response): Promise<T> {
     const code = typeof error?.code === 'string' ? error.code : 'http_' + response.status;
     const message = typeof error?.message === 'string' ? error.message : `The server answered ${response.status} ${response.statusText}.`;
     const details = Object.fromEntries(Object.entries(error && typeof error === 'object' ? error : {}).filter(([k]) => k !== 'code' && k !== 'message'));
-    throw new ApiError(response.status, code, message, details);
+    throw new ApiError(response.status, code, message, details, parse_retry_after(response.headers.get('Retry-After')));
   }
   if (data === null) throw new ApiError(response.status, 'bad_response', 'The server sent an answer that is not JSON.');
   return data as T;
@@ -123,12 +138,52 @@ function note_membership(learner: string, m: Membership): Membership {
   return m;
 }
 
-export async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+/** The calls sent again by themselves when refused for now (lib/retry.ts): the model's routes
+ *  (its queue was full, a deadline passed, the client's model time ran out) and the progress
+ *  writes and answer checks (their rate limit), which are harmless to send twice (a check
+ *  carries its request_id, docs/api.md). Not the class routes: a join's wait is minutes. */
+export function is_retried(method: 'GET' | 'POST', path: string): boolean {
+  const route = path.split('?')[0];
+  if (method === 'GET') return route === '/api/model/scan' || route === '/api/model/compose';
+  return (
+    route.startsWith('/api/model/') ||
+    route.startsWith('/api/positions/') ||
+    route === '/api/weights' ||
+    route === '/api/progress/check' ||
+    route === '/api/progress/reset' ||
+    /^\/api\/lessons\/[a-z0-9-]+\/(check|induction)$/.test(route)
+  );
+}
+
+/** How one call is sent: `signal` aborted, a newer call took its place (a retry's pending wait
+ *  ends and the call fails with superseded()); `sending(true)` as each send goes out and
+ *  `sending(false)` as its answer comes (a retry's waits lie between). */
+export interface CallOptions {
+  signal?: AbortSignal;
+  sending?: (out: boolean) => void;
+}
+
+/** One call to the API; sent again when refused for now if is_retried says so. */
+export async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown, { signal, sending }: CallOptions = {}): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (class_learner && (path.startsWith('/api/model/') || path.startsWith('/api/lessons/'))) headers['X-Headlab-Learner'] = class_learner;
-  const response = await send(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  return answer_of<T>(response);
+  const once = async () => {
+    sending?.(true);
+    try {
+      const response = await send(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
+      return await answer_of<T>(response);
+    } finally {
+      sending?.(false);
+    }
+  };
+  if (!is_retried(method, path)) return once();
+  if (signal?.aborted) throw superseded();
+  try {
+    return await with_retry(once, { signal, report: retry_report });
+  } catch (e) {
+    throw signal?.aborted ? superseded() : e;
+  }
 }
 
 const query = (params: Record<string, string>) => new URLSearchParams(params).toString();
@@ -144,25 +199,29 @@ export function new_request_id(): string {
 
 /** POST /api/model/run. With `encoding: 'base64'` the views travel compact and come back here as
  *  rows (compact_views.ts); with `predictions: false` the answer has the heads alone, and its type says so. */
-function run_model(req: ModelRunRequest & { predictions: false }): Promise<ModelRunHeads>;
-function run_model(req: ModelRunRequest): Promise<ModelRunResponse>;
-async function run_model(req: ModelRunRequest): Promise<ModelRunHeads> {
-  return expand_compact_run(await request<ModelRunHeads>('POST', '/api/model/run', req));
+function run_model(req: ModelRunRequest & { predictions: false }, signal?: AbortSignal): Promise<ModelRunHeads>;
+function run_model(req: ModelRunRequest, signal?: AbortSignal): Promise<ModelRunResponse>;
+async function run_model(req: ModelRunRequest, signal?: AbortSignal): Promise<ModelRunHeads> {
+  return expand_compact_run(await request<ModelRunHeads>('POST', '/api/model/run', req, { signal }));
 }
 
 /** A run that reports its place while it waits: on_ahead(n) with the runs ahead of it in the
- *  model's queue (GET /api/model/queue, polled every 0.7 s from 0.4 s on), on_ahead(null) once
- *  it runs or is answered. */
-function run_model_waiting(req: ModelRunRequest & { predictions: false }, on_ahead: (ahead: number | null) => void): Promise<ModelRunHeads>;
-function run_model_waiting(req: ModelRunRequest, on_ahead: (ahead: number | null) => void): Promise<ModelRunResponse>;
-async function run_model_waiting(req: ModelRunRequest, on_ahead: (ahead: number | null) => void): Promise<ModelRunHeads> {
+ *  model's queue (GET /api/model/queue, polled every 0.7 s from 0.4 s on while a send is out:
+ *  not during a retry's wait), on_ahead(null) once it runs or is answered. */
+function run_model_waiting(req: ModelRunRequest & { predictions: false }, on_ahead: (ahead: number | null) => void, signal?: AbortSignal): Promise<ModelRunHeads>;
+function run_model_waiting(req: ModelRunRequest, on_ahead: (ahead: number | null) => void, signal?: AbortSignal): Promise<ModelRunResponse>;
+async function run_model_waiting(req: ModelRunRequest, on_ahead: (ahead: number | null) => void, signal?: AbortSignal): Promise<ModelRunHeads> {
   const id = new_request_id();
   let done = false;
+  let out = false; // a send is out (not waiting to be sent again)
   const poll = async () => {
     while (!done) {
       try {
-        const place = await request<QueuePlace>('GET', '/api/model/queue?' + query({ request_id: id }));
-        if (!done) on_ahead(place.state === 'waiting' ? place.ahead : null);
+        if (!out) on_ahead(null);
+        else {
+          const place = await request<QueuePlace>('GET', '/api/model/queue?' + query({ request_id: id }));
+          if (!done && out) on_ahead(place.state === 'waiting' ? place.ahead : null);
+        }
       } catch {
         // a lost poll only leaves the last place shown
       }
@@ -171,7 +230,7 @@ async function run_model_waiting(req: ModelRunRequest, on_ahead: (ahead: number 
   };
   const started = setTimeout(() => void poll(), 400);
   try {
-    return expand_compact_run(await request<ModelRunHeads>('POST', '/api/model/run?' + query({ request_id: id }), req));
+    return expand_compact_run(await request<ModelRunHeads>('POST', '/api/model/run?' + query({ request_id: id }), req, { signal, sending: (o) => (out = o) }));
   } finally {
     done = true;
     clearTimeout(started);
