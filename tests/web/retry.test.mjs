@@ -182,6 +182,16 @@ test('a real 429 of the model-time budget, once another client uses the model, i
   await eventually(async () => assert.match(await page.locator('.model-text-input').getByRole('alert').textContent(), /--client-model-seconds/));
 });
 
+test('leaving the explorer ends its run’s wait: the notice goes and nothing more is sent', async () => {
+  const log = await intercept(() => ({ status: 429, retry_after: 30, message: 'Wait (test).' }));
+  await send('a text left behind');
+  await eventually(async () => assert.match(await notice().textContent(), /Wait \(test\)/));
+  await page.getByRole('navigation', { name: 'Lessons' }).getByRole('link', { name: 'Course' }).click();
+  await eventually(async () => assert.equal(await notice().count(), 0));
+  assert.equal(log.arrived.length, 1);
+  await page.unroute(is_run);
+});
+
 test('the page logged no errors but the refusals it was sent', () => {
   assert.deepEqual(problems.filter((p) => !/status of (400|429|503)/.test(p)), []);
 });

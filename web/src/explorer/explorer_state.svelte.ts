@@ -131,6 +131,12 @@ export class ExplorerState {
     if (search !== location.search) history.replaceState(history.state, '', search + location.hash);
   }
 
+  /** Leaving the explorer ends its runs' pending retries (lib/retry.ts): nobody waits for them. */
+  stop(): void {
+    this.text_abort.abort();
+    this.window_abort.abort();
+  }
+
   /** Leaving the explorer takes its keys out of the address. */
   clear_url(): void {
     const p = new URLSearchParams(location.search);
