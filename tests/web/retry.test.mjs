@@ -152,6 +152,35 @@ test('a run sent again after a wait still shows its place in the model’s queue
   await page.unroute(is_queue);
 });
 
+test('leaving the explorer ends its run’s wait: the notice goes and nothing more is sent', async () => {
+  const log = await intercept(() => ({ status: 429, retry_after: 30, message: 'Wait (test).' }));
+  await send('a text left behind');
+  await eventually(async () => assert.match(await notice().textContent(), /Wait \(test\)/));
+  await page.getByRole('navigation', { name: 'Lessons' }).getByRole('link', { name: 'Course' }).click();
+  await eventually(async () => assert.equal(await notice().count(), 0));
+  assert.equal(log.arrived.length, 1);
+  await page.unroute(is_run);
+});
+
+test('a lesson’s model requests are sent again too, under the same notice', async () => {
+  const is_model_post = (url) => url.pathname.startsWith('/api/model/') && url.pathname !== '/api/model/queue';
+  const arrived = [];
+  await page.route(is_model_post, (route) => {
+    if (route.request().method() !== 'POST') return route.continue();
+    arrived.push(route.request().url());
+    return arrived.length === 1
+      ? route.fulfill({ status: 503, headers: { 'Retry-After': '1' }, json: envelope(503, 'A lesson waits (test).') })
+      : route.continue();
+  });
+  await page.goto(server.url + '/#/lessons/trained-heads');
+  await eventually(async () => assert.match(await notice().textContent(), /The model is busy; trying again in \d\s+s\..*A lesson waits \(test\)/s), 20_000);
+  await eventually(async () => assert.equal(await notice().count(), 0), 20_000);
+  const first = arrived[0];
+  assert.ok(arrived.slice(1).includes(first), 'the refused request is sent again');
+  assert.equal(await page.getByText('A lesson waits (test).').count(), 0, 'and its refusal is never shown as an error');
+  await page.unroute(is_model_post);
+});
+
 // POST /api/model/run from another address of this machine: another client of the model
 function run_from(address, body) {
   const data = JSON.stringify(body);
@@ -169,6 +198,8 @@ function run_from(address, body) {
 }
 
 test('a real 429 of the model-time budget, once another client uses the model, is waited out with the server’s Retry-After and words', async () => {
+  await page.goto(server.url + '/#/explorer');
+  await eventually(async () => assert.ok((await tokens().getByRole('button').count()) > 0), 30_000);
   assert.equal(await run_from('127.0.0.2', { text: 'another learner of the class', heads: [] }), 200);
   const refused = page.waitForResponse((r) => is_run(new URL(r.url())) && r.status() === 429);
   await send('past my budget now');
@@ -180,16 +211,6 @@ test('a real 429 of the model-time budget, once another client uses the model, i
   assert.ok(shown >= retry_after - 2, `shown ${shown} s, Retry-After ${retry_after} s`);
   await notice().getByRole('button', { name: 'Cancel' }).click();
   await eventually(async () => assert.match(await page.locator('.model-text-input').getByRole('alert').textContent(), /--client-model-seconds/));
-});
-
-test('leaving the explorer ends its run’s wait: the notice goes and nothing more is sent', async () => {
-  const log = await intercept(() => ({ status: 429, retry_after: 30, message: 'Wait (test).' }));
-  await send('a text left behind');
-  await eventually(async () => assert.match(await notice().textContent(), /Wait \(test\)/));
-  await page.getByRole('navigation', { name: 'Lessons' }).getByRole('link', { name: 'Course' }).click();
-  await eventually(async () => assert.equal(await notice().count(), 0));
-  assert.equal(log.arrived.length, 1);
-  await page.unroute(is_run);
 });
 
 test('the page logged no errors but the refusals it was sent', () => {
