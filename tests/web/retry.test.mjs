@@ -6,9 +6,12 @@
 // the server's model-time budget (--client-model-seconds), drawn by another client's run.
 // tests/web/retry_policy.test.mjs tests the waits themselves without a browser.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import http from 'node:http';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { eventually, open_browser, start_server, fresh_db, watch_console, test_model } from './harness.mjs';
+import { eventually, open_browser, start_server, fresh_db, repo_root, screenshot, watch_console, test_model } from './harness.mjs';
 import { run } from './model_api.mjs';
 
 let server, browser, page, problems;
@@ -37,6 +40,13 @@ const text_box = () => page.getByRole('textbox', { name: 'Text' });
 const run_button = () => page.getByRole('button', { name: 'Run', exact: true });
 const is_run = (url) => url.pathname === '/api/model/run';
 const envelope = (status, message) => ({ error: { code: status === 429 ? 'rate_limited' : status === 503 ? 'unavailable' : 'invalid_argument', message } });
+
+const axe_source = fs.readFileSync(createRequire(path.join(repo_root, 'web', 'package.json')).resolve('axe-core/axe.min.js'), 'utf8');
+async function axe_violations(selector) {
+  await page.evaluate(axe_source); // outside the page's Content-Security-Policy
+  const result = await page.evaluate((s) => globalThis.axe.run(s, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }), selector);
+  return result.violations.map((v) => `${v.id}: ${v.help}`);
+}
 
 /** Answers the page's runs with `answer(n, text)`: a refusal {status, retry_after, message},
  *  'hold' (a promise: sent on once it resolves) or null (sent on to the server). Records when
@@ -73,6 +83,7 @@ test('a 429 with Retry-After: 2 shows a countdown with the server’s words, is 
   const text = 'the lamp by the door . the lamp by the door .';
   await send(text);
   await eventually(async () => assert.match(await notice().textContent(), /trying again in [23]\s+s\..*Your share of the model is used up for now \(test\)\./s));
+  await screenshot(page, '95-retry-notice');
   await eventually(async () => assert.equal(await notice().count(), 0), 20_000);
   await drawn(text);
   assert.ok(log.arrived.length >= 3);
@@ -84,6 +95,7 @@ test('Cancel stops the retries and the server’s message is shown where the exp
   const log = await intercept(() => ({ status: 503, retry_after: 2, message: 'The model is busy with 8 requests already (test).' }));
   await send('a cancelled text');
   await eventually(async () => assert.match(await notice().textContent(), /The model is busy; trying again in/));
+  assert.deepEqual(await axe_violations('[data-testid="retry-notice"]'), [], 'the notice passes axe-core’s WCAG A/AA checks');
   await notice().getByRole('button', { name: 'Cancel' }).click();
   await eventually(async () => assert.equal(await notice().count(), 0));
   await eventually(async () => assert.match(await page.locator('.model-text-input').getByRole('alert').textContent(), /busy with 8 requests already \(test\)/));
