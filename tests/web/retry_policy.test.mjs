@@ -122,6 +122,12 @@ test('at the cap with_retry waits for the learner: Retry starts a new round, Can
   await assert.rejects(call, (e) => e.status === 503);
 });
 
+test('without a report to show it, with_retry fails at the cap instead of waiting for a choice nobody can make', async () => {
+  let sends = 0;
+  await assert.rejects(R.with_retry(async () => (++sends, Promise.reject(refused(503, 0))), { ...quick, policy: { ...R.CLASS_POLICY, max_attempts: 2 } }), (e) => e.status === 503);
+  assert.equal(sends, 2);
+});
+
 test('a pending wait ends at once when its request is superseded, or on Cancel, and nothing more is sent', async () => {
   for (const how of ['abort', 'cancel']) {
     const controller = new AbortController();

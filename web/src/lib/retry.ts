@@ -99,7 +99,8 @@ export interface RetryOptions {
 }
 
 /** Sends, and sends again after each refusal worth waiting out (refusal_of) until answered, the
- *  cap (then the learner's choice), a cancel, or the signal. Fails with the last refusal. */
+ *  cap (then the learner's choice through the report; without one, it fails there), a cancel,
+ *  or the signal. Fails with the last refusal (the signal's reason when aborted). */
 export async function with_retry<T>(send: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
   const { signal, policy = CLASS_POLICY, random = Math.random, report } = options;
   let attempt = 0;
@@ -116,6 +117,7 @@ export async function with_retry<T>(send: () => Promise<T>, options: RetryOption
     if (!refusal || signal?.aborted) throw error;
     attempt += 1;
     const wait = retry_wait_ms(refusal, attempt, waited, random, policy);
+    if (wait === null && !report) throw error; // nobody to decide: fail at the cap
     let hide: (() => void) | undefined;
     const choice = await pause(wait, signal, (controls) => (hide = report?.({ status: refusal.status, message: refusal.message, attempt, until: wait === null ? null : Date.now() + wait, ...controls })));
     hide?.();
