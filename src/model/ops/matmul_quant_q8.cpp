@@ -17,6 +17,12 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define HEADLAB_Q8_X86 1
+// GCC 12 warns about its own _mm512_undefined_* (a self-initialised variable) inside
+// _mm512_zextsi256_si512, _mm512_cvtepi32_ps and _mm512_reduce_add_ps: a known false positive
+// (as in matmul_packed.cpp).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
 #else
 #define HEADLAB_Q8_X86 0
 #endif
@@ -49,7 +55,7 @@ void quantize_block(int E, const float* x, std::int8_t* q, float& d, std::int16_
   }
   if (!finite || amax == 0.0f) {
     d = finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
-    std::memset(q, 0, std::size_t(E));
+    for (int j = 0; j < E; j++) q[j] = 0;
   } else if (E == 256) {
     const float iscale = -127.0f / max;
     for (int j = 0; j < E; j++) q[j] = std::int8_t(std::min(127, int(std::nearbyint(q8_clamp(iscale * x[j])))));
@@ -88,6 +94,15 @@ struct UnpackedRow {
     }
   }
 };
+
+// The avx512vnni kernel's order of a 256-block (tile512_k): byte 64c + 4l + b holds value
+// 16l + 4c + b (c < 4 steps, l < 16 lanes, b < 4 bytes), so each lane sees one group of 16.
+template <class T>
+void lane_order(const T* in, T* out) {
+  for (int c = 0; c < 4; c++)
+    for (int l = 0; l < 16; l++)
+      for (int b = 0; b < 4; b++) out[64 * c + 4 * l + b] = in[16 * l + 4 * c + b];
+}
 
 // Q4_K: d | dmin | scales[12] | qs[128] (quant_blocks.cpp): weights 64g + l the low nibbles of
 // qs[32g + l], 64g + 32 + l the high ones; sub-block j of 32 has scale and minimum j.
@@ -188,10 +203,12 @@ void unpack_row(Q8Kernel kernel, WeightType t, const unsigned char* row, int b0,
     if (kernel == Q8Kernel::avx2)  // chunk c (32 weights): 16 int16 lanes, 8 of each 16's scale
       for (int c = 0; c < 8; c++)
         for (int l = 0; l < 16; l++) v[16 * c + l] = sc[2 * c + l / 8];
-    else if (kernel == Q8Kernel::avx512vnni) {  // chunk c (64 weights): 16 int32 lanes, 4 of each
+    else if (kernel == Q8Kernel::avx512vnni) {  // lane order: the 16 scales, then the 16 minimums
+      std::uint8_t natural[256];
+      std::memcpy(natural, u, 256);
+      lane_order(natural, u);
       auto* v32 = reinterpret_cast<std::int32_t*>(v);
-      for (int c = 0; c < 4; c++)
-        for (int l = 0; l < 16; l++) v32[16 * c + l] = sc[4 * c + l / 4];
+      for (int g = 0; g < 16; g++) v32[g] = sc[g], v32[16 + g] = cb[g];
     }
   }
 }
@@ -201,8 +218,10 @@ struct Tile {
   const UnpackedRow* w[kRowsW];
   int nb;
   const Q8Inputs* x;
+  const std::int8_t* q;  // x's quants as the kernel reads them: x->q, or in lane order (avx512vnni, K-quants)
   int xb0;  // the inputs' first block (0: the inputs cover exactly the product's columns)
 };
+
 
 // ---- portable: the reference order ------------------------------------------------------------
 
@@ -335,7 +354,11 @@ __attribute__((target("avx2,fma"))) void tile256_0(const Tile& t, float* out, in
 
 #define HEADLAB_VNNI_TARGET "avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma"
 
-// K-quants: 64 weights a step, dpbusd then vpmulld by the 16's scales (4 lanes each).
+// K-quants, with a block's 256 weights and inputs both in the lane order (lane_order): byte
+// 64c + 4l + b holds weight 16l + 4c + b, so lane l of every 64-byte step belongs to group l
+// (16 weights, one scale) and four accumulating vpdpbusd give each group's whole dot product.
+// Then per block and pair one vpmulld by the 16 scales (Q6_K: after subtracting 32 * bsum, its
+// -32; Q4_K, Q5_K: a second by the minimums against the bsums) and the float products.
 template <int RW, int RI, bool kMin>
 __attribute__((target(HEADLAB_VNNI_TARGET))) void tile512_k(const Tile& t, float* out, int ldo, int i0) {
   const Q8Inputs& x = *t.x;
@@ -344,33 +367,34 @@ __attribute__((target(HEADLAB_VNNI_TARGET))) void tile512_k(const Tile& t, float
   for (int r = 0; r < RW; r++)
     for (int i = 0; i < RI; i++) acc[r][i] = _mm512_setzero_ps();
   for (int b = 0; b < t.nb; b++) {
-    __m512i isum[RW][RI];
+    __m512i dot[RW][RI];
     for (int r = 0; r < RW; r++)
-      for (int i = 0; i < RI; i++) isum[r][i] = _mm512_setzero_si512();
+      for (int i = 0; i < RI; i++) dot[r][i] = _mm512_setzero_si512();
     for (int c = 0; c < 4; c++) {
-      __m512i u[RW], sv[RW];
-      for (int r = 0; r < RW; r++) {
-        u[r] = _mm512_loadu_si512(t.w[r]->u.data() + std::size_t(b) * 256 + 64 * c);
-        sv[r] = _mm512_loadu_si512(t.w[r]->scv.data() + std::size_t(b) * 128 + 32 * c);
-      }
+      __m512i u[RW];
+      for (int r = 0; r < RW; r++) u[r] = _mm512_loadu_si512(t.w[r]->u.data() + std::size_t(b) * 256 + 64 * c);
       for (int i = 0; i < RI; i++) {
-        const __m512i y = _mm512_loadu_si512(x.q.data() + std::size_t(i0 + i) * std::size_t(x.K) + std::size_t(t.xb0 + b) * 256 + 64 * c);
-        for (int r = 0; r < RW; r++)
-          isum[r][i] = _mm512_add_epi32(isum[r][i], _mm512_mullo_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u[r], y), sv[r]));
+        const __m512i y = _mm512_loadu_si512(t.q + std::size_t(i0 + i) * std::size_t(x.K) + std::size_t(t.xb0 + b) * 256 + 64 * c);
+        for (int r = 0; r < RW; r++) dot[r][i] = _mm512_dpbusd_epi32(dot[r][i], u[r], y);
       }
     }
     for (int i = 0; i < RI; i++) {
       const std::size_t row = std::size_t(i0 + i);
-      const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums.data() + row * std::size_t(x.K / 16) + std::size_t(t.xb0 + b) * 16));
+      const __m512i bs = _mm512_cvtepi16_epi32(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums.data() + row * std::size_t(x.K / 16) + std::size_t(t.xb0 + b) * 16)));
       const float yd = x.d[row * std::size_t(nbx) + std::size_t(t.xb0 + b)];
       for (int r = 0; r < RW; r++) {
-        const __m256i ca = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.w[r]->ca.data() + std::size_t(b) * 16));
-        const __m512i is = _mm512_add_epi32(isum[r][i], _mm512_zextsi256_si512(_mm256_madd_epi16(bs, ca)));
-        acc[r][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_set1_ps(yd * t.w[r]->d[std::size_t(b)]), acc[r][i]);
+        const auto* v32 = reinterpret_cast<const std::int32_t*>(t.w[r]->scv.data() + std::size_t(b) * 128);
+        const __m512i sc = _mm512_loadu_si512(v32);  // the 16 groups' scales
         if constexpr (kMin) {
-          const __m256i cb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.w[r]->cb.data() + std::size_t(b) * 16));
-          const __m512 ms = _mm512_zextps256_ps512(_mm256_cvtepi32_ps(_mm256_madd_epi16(bs, cb)));
-          acc[r][i] = _mm512_fnmadd_ps(ms, _mm512_set1_ps(yd * t.w[r]->dmin[std::size_t(b)]), acc[r][i]);
+          const __m512i mn = _mm512_loadu_si512(v32 + 16);  // and minimums
+          acc[r][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_mullo_epi32(dot[r][i], sc)),
+                                      _mm512_set1_ps(yd * t.w[r]->d[std::size_t(b)]), acc[r][i]);
+          acc[r][i] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(_mm512_mullo_epi32(bs, mn)),
+                                       _mm512_set1_ps(yd * t.w[r]->dmin[std::size_t(b)]), acc[r][i]);
+        } else {
+          const __m512i is = _mm512_mullo_epi32(_mm512_sub_epi32(dot[r][i], _mm512_slli_epi32(bs, 5)), sc);
+          acc[r][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_set1_ps(yd * t.w[r]->d[std::size_t(b)]), acc[r][i]);
         }
       }
     }
@@ -463,8 +487,8 @@ bool is_signed_type(WeightType t) { return t == WeightType::q8_0 || t == WeightT
 
 // Weight rows [r0, r1) of the product: each band's rows kRowsW at a time, unpacked once, against
 // every input row; out (N, OC) at ldo, columns r0..r1 written (the bias added).
-void run_rows(Q8Kernel kernel, float* out, int ldo, const Q8Inputs* x8_k, const Q8Inputs* x8_0, const PackedMatrix& w,
-              int k0, int K, const float* bias, int N, int r0, int r1) {
+void run_rows(Q8Kernel kernel, float* out, int ldo, const Q8Inputs* x8_k, const std::int8_t* x8_k_lanes,
+              const Q8Inputs* x8_0, const PackedMatrix& w, int k0, int K, const float* bias, int N, int r0, int r1) {
   thread_local UnpackedRow rows[kRowsW];
   thread_local std::vector<float> tile_out;
   tile_out.resize(std::size_t(N) * kRowsW);
@@ -477,7 +501,7 @@ void run_rows(Q8Kernel kernel, float* out, int ldo, const Q8Inputs* x8_k, const 
     const int E = quant_block_elements(band.type);
     const Q8Inputs* x = E == 256 ? x8_k : x8_0;
     Tile t{};
-    t.nb = K / E, t.x = x, t.xb0 = 0;
+    t.nb = K / E, t.x = x, t.q = E == 256 && kernel == Q8Kernel::avx512vnni ? x8_k_lanes : x->q.data(), t.xb0 = 0;
     for (int r = a; r < e; r += kRowsW) {
       const int rw = std::min(kRowsW, e - r);
       for (int j = 0; j < rw; j++) {
@@ -594,11 +618,19 @@ void matmul_forward_q8_quantized(Q8Kernel kernel, float* out, int ldo, const Q8I
     const Q8Inputs* x = quant_block_elements(band.type) == 256 ? x8_k : x8_0;
     HEADLAB_CHECK(x != nullptr && x->K == K && x->N >= N && x->E == quant_block_elements(band.type));
   }
+  // the avx512vnni kernel reads the Q8_K quants in its lane order: a copy, once per product
+  thread_local std::vector<std::int8_t> lanes;
+  const std::int8_t* x8_k_lanes = nullptr;
+  if (kernel == Q8Kernel::avx512vnni && x8_k) {
+    lanes.resize(std::size_t(x8_k->N) * std::size_t(K));
+    for (std::size_t blk = 0; blk < lanes.size() / 256; blk++) lane_order(x8_k->q.data() + 256 * blk, lanes.data() + 256 * blk);
+    x8_k_lanes = lanes.data();
+  }
   const int tiles = (w.rows + kRowsW - 1) / kRowsW;
   const int parts = thread_pool_parts(std::size_t(N) * std::size_t(K) * std::size_t(w.rows), tiles);
   thread_pool_run(parts, [&](int part) {
     const int t0 = int(std::int64_t(tiles) * part / parts), t1 = int(std::int64_t(tiles) * (part + 1) / parts);
-    if (t0 < t1) run_rows(kernel, out, ldo, x8_k, x8_0, w, k0, K, bias, N, t0 * kRowsW, std::min(w.rows, t1 * kRowsW));
+    if (t0 < t1) run_rows(kernel, out, ldo, x8_k, x8_k_lanes, x8_0, w, k0, K, bias, N, t0 * kRowsW, std::min(w.rows, t1 * kRowsW));
   });
 }
 
