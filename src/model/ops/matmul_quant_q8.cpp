@@ -75,33 +75,38 @@ void quantize_block(int E, const float* x, std::int8_t* q, float& d, std::int16_
 // ---- a weight block as integers (matmul_quant_q8.h) -------------------------------------------
 //
 // Per weight row, for the product's nb = K / E blocks:
-//   u (K)        the unsigned quants (|q| for the signed types)
+//   u (K)        the unsigned quants (|q| for the signed types); avx512vnni: K-quant blocks in
+//                lane order (lane_order)
 //   s (K)        the signed quants (Q8_0, Q4_0: the sign trick's signs)
 //   sc, ca, cb   (nb, 16) per 16 weights: the scale, sc * a, and the minimum m (K-quants)
-//   scv          (nb, 256 bytes) the scales as a kernel's vectors: AVX2 int16 lanes (32 weights:
-//                8 lanes of each 16's scale), AVX512_VNNI int32 lanes (64 weights: 4 lanes of each)
+//   scv          (nb, 128) avx2: the scales as vpmaddwd's int16 lanes (per 32 weights, 8 lanes
+//                of each 16's scale)
+//   ab           (nb, 2, 16) avx512vnni: per group A = d * sc and B = dmin * m - d * sc * a
 //   d, dmin      (nb) the block's half scales
 struct UnpackedRow {
   std::vector<std::uint8_t> u;
   std::vector<std::int8_t> s;
   std::vector<std::int16_t> sc, ca, cb, scv;
+  std::vector<float> ab;
   std::vector<float> d, dmin;
   void size(int K, int nb) {
     if (int(u.size()) < K) u.resize(std::size_t(K)), s.resize(std::size_t(K));
     if (int(d.size()) < nb) {
       sc.resize(std::size_t(nb) * 16), ca.resize(std::size_t(nb) * 16), cb.resize(std::size_t(nb) * 16);
-      scv.resize(std::size_t(nb) * 128), d.resize(std::size_t(nb)), dmin.resize(std::size_t(nb));
+      scv.resize(std::size_t(nb) * 128), ab.resize(std::size_t(nb) * 32);
+      d.resize(std::size_t(nb)), dmin.resize(std::size_t(nb));
     }
   }
 };
 
 // The avx512vnni kernel's order of a 256-block (tile512_k): byte 64c + 4l + b holds value
 // 16l + 4c + b (c < 4 steps, l < 16 lanes, b < 4 bytes), so each lane sees one group of 16.
+// (T one byte: the 4 bytes b go together.)
 template <class T>
 void lane_order(const T* in, T* out) {
+  static_assert(sizeof(T) == 1);
   for (int c = 0; c < 4; c++)
-    for (int l = 0; l < 16; l++)
-      for (int b = 0; b < 4; b++) out[64 * c + 4 * l + b] = in[16 * l + 4 * c + b];
+    for (int l = 0; l < 16; l++) std::memcpy(out + 64 * c + 4 * l, in + 16 * l + 4 * c, 4);
 }
 
 // Q4_K: d | dmin | scales[12] | qs[128] (quant_blocks.cpp): weights 64g + l the low nibbles of
@@ -199,16 +204,17 @@ void unpack_row(Q8Kernel kernel, WeightType t, const unsigned char* row, int b0,
       default: HEADLAB_CHECK(false);
     }
     if (E != 256) continue;
-    std::int16_t* v = o.scv.data() + std::size_t(b) * 128;
-    if (kernel == Q8Kernel::avx2)  // chunk c (32 weights): 16 int16 lanes, 8 of each 16's scale
+    if (kernel == Q8Kernel::avx2) {
+      std::int16_t* v = o.scv.data() + std::size_t(b) * 128;  // chunk c (32 weights): 16 int16 lanes, 8 of each 16's scale
       for (int c = 0; c < 8; c++)
         for (int l = 0; l < 16; l++) v[16 * c + l] = sc[2 * c + l / 8];
-    else if (kernel == Q8Kernel::avx512vnni) {  // lane order: the 16 scales, then the 16 minimums
+    } else if (kernel == Q8Kernel::avx512vnni) {  // lane order; per group g: A = d * sc, B = dmin * m - d * ca
       std::uint8_t natural[256];
       std::memcpy(natural, u, 256);
       lane_order(natural, u);
-      auto* v32 = reinterpret_cast<std::int32_t*>(v);
-      for (int g = 0; g < 16; g++) v32[g] = sc[g], v32[16 + g] = cb[g];
+      float* f = o.ab.data() + std::size_t(b) * 32;
+      const float d = o.d[std::size_t(b)], dmin = o.dmin[std::size_t(b)];
+      for (int g = 0; g < 16; g++) f[g] = d * float(sc[g]), f[16 + g] = dmin * float(cb[g]) - d * float(ca[g]);
     }
   }
 }
@@ -357,9 +363,10 @@ __attribute__((target("avx2,fma"))) void tile256_0(const Tile& t, float* out, in
 // K-quants, with a block's 256 weights and inputs both in the lane order (lane_order): byte
 // 64c + 4l + b holds weight 16l + 4c + b, so lane l of every 64-byte step belongs to group l
 // (16 weights, one scale) and four accumulating vpdpbusd give each group's whole dot product.
-// Then per block and pair one vpmulld by the 16 scales (Q6_K: after subtracting 32 * bsum, its
-// -32; Q4_K, Q5_K: a second by the minimums against the bsums) and the float products.
-template <int RW, int RI, bool kMin>
+// Then per block and pair, in float32 lanes (the group's dot product and bsum are exact in
+// float32: below 2^24):  acc += yd * (dot * A - bsum * B),  A = d * sc and B = dmin * m - d * sc * a
+// per group (unpack_row), yd * bsum once per input row and block.
+template <int RW, int RI>
 __attribute__((target(HEADLAB_VNNI_TARGET))) void tile512_k(const Tile& t, float* out, int ldo, int i0) {
   const Q8Inputs& x = *t.x;
   const int nbx = x.K / x.E;
@@ -380,22 +387,14 @@ __attribute__((target(HEADLAB_VNNI_TARGET))) void tile512_k(const Tile& t, float
     }
     for (int i = 0; i < RI; i++) {
       const std::size_t row = std::size_t(i0 + i);
-      const __m512i bs = _mm512_cvtepi16_epi32(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums.data() + row * std::size_t(x.K / 16) + std::size_t(t.xb0 + b) * 16)));
-      const float yd = x.d[row * std::size_t(nbx) + std::size_t(t.xb0 + b)];
+      const __m512 yd = _mm512_set1_ps(x.d[row * std::size_t(nbx) + std::size_t(t.xb0 + b)]);
+      const __m512 bsy = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm256_loadu_si256(
+                                           reinterpret_cast<const __m256i*>(x.bsums.data() + row * std::size_t(x.K / 16) + std::size_t(t.xb0 + b) * 16)))),
+                                       yd);
       for (int r = 0; r < RW; r++) {
-        const auto* v32 = reinterpret_cast<const std::int32_t*>(t.w[r]->scv.data() + std::size_t(b) * 128);
-        const __m512i sc = _mm512_loadu_si512(v32);  // the 16 groups' scales
-        if constexpr (kMin) {
-          const __m512i mn = _mm512_loadu_si512(v32 + 16);  // and minimums
-          acc[r][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_mullo_epi32(dot[r][i], sc)),
-                                      _mm512_set1_ps(yd * t.w[r]->d[std::size_t(b)]), acc[r][i]);
-          acc[r][i] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(_mm512_mullo_epi32(bs, mn)),
-                                       _mm512_set1_ps(yd * t.w[r]->dmin[std::size_t(b)]), acc[r][i]);
-        } else {
-          const __m512i is = _mm512_mullo_epi32(_mm512_sub_epi32(dot[r][i], _mm512_slli_epi32(bs, 5)), sc);
-          acc[r][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_set1_ps(yd * t.w[r]->d[std::size_t(b)]), acc[r][i]);
-        }
+        const float* f = t.w[r]->ab.data() + std::size_t(b) * 32;
+        acc[r][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][i]), _mm512_mul_ps(_mm512_loadu_ps(f), yd), acc[r][i]);
+        acc[r][i] = _mm512_fnmadd_ps(bsy, _mm512_loadu_ps(f + 16), acc[r][i]);
       }
     }
   }
@@ -447,7 +446,7 @@ template <int RW, int RI>
 TileFn tile_fn(Q8Kernel kernel, bool is_signed, bool has_min) {
 #if HEADLAB_Q8_X86
   if (kernel == Q8Kernel::avx512vnni)
-    return is_signed ? tile512_0<RW, RI> : has_min ? tile512_k<RW, RI, true> : tile512_k<RW, RI, false>;
+    return is_signed ? tile512_0<RW, RI> : tile512_k<RW, RI>;
   if (kernel == Q8Kernel::avx2)
     return is_signed ? tile256_0<RW, RI> : has_min ? tile256_k<RW, RI, true> : tile256_k<RW, RI, false>;
 #endif
