@@ -82,18 +82,19 @@ void quantize_block(int E, const float* x, std::int8_t* q, float& d, std::int16_
 //   scv          (nb, 128) avx2: the scales as vpmaddwd's int16 lanes (per 32 weights, 8 lanes
 //                of each 16's scale)
 //   ab           (nb, 2, 16) avx512vnni: per group A = d * sc and B = dmin * m - d * sc * a
+//   dx           (nb rounded up to even, 8) avx512vnni, 32-blocks: each block's d 8 times (u: q + 128)
 //   d, dmin      (nb) the block's half scales
 struct UnpackedRow {
   std::vector<std::uint8_t> u;
   std::vector<std::int8_t> s;
   std::vector<std::int16_t> sc, ca, cb, scv;
-  std::vector<float> ab;
+  std::vector<float> ab, dx;
   std::vector<float> d, dmin;
   void size(int K, int nb) {
     if (int(u.size()) < K) u.resize(std::size_t(K)), s.resize(std::size_t(K));
     if (int(d.size()) < nb) {
       sc.resize(std::size_t(nb) * 16), ca.resize(std::size_t(nb) * 16), cb.resize(std::size_t(nb) * 16);
-      scv.resize(std::size_t(nb) * 128), ab.resize(std::size_t(nb) * 32);
+      scv.resize(std::size_t(nb) * 128), ab.resize(std::size_t(nb) * 32), dx.resize(std::size_t(nb + 1) * 8);
       d.resize(std::size_t(nb)), dmin.resize(std::size_t(nb));
     }
   }
@@ -195,6 +196,18 @@ void unpack_row(Q8Kernel kernel, WeightType t, const unsigned char* row, int b0,
     std::uint8_t* u = o.u.data() + std::size_t(b) * std::size_t(E);
     std::int16_t *sc = o.sc.data() + std::size_t(b) * 16, *ca = o.ca.data() + std::size_t(b) * 16,
                  *cb = o.cb.data() + std::size_t(b) * 16;
+    if (E == 32 && kernel == Q8Kernel::avx512vnni) {  // q + 128 (unsigned: no sign trick), d in 8 lanes
+      const float d = half_at(blk);
+      if (t == WeightType::q8_0)
+        for (int i = 0; i < 32; i++) u[i] = std::uint8_t(blk[2 + i] ^ 0x80);
+      else  // Q4_0: nibble - 8 + 128
+        for (int i = 0; i < 16; i++) u[i] = std::uint8_t((blk[2 + i] & 0x0f) + 120), u[i + 16] = std::uint8_t((blk[2 + i] >> 4) + 120);
+      o.d[std::size_t(b)] = d;
+      for (int l = 0; l < 8; l++) o.dx[std::size_t(b) * 8 + std::size_t(l)] = d;
+      if (b + 1 == nb && nb % 2)
+        for (int l = 0; l < 8; l++) o.dx[std::size_t(b + 1) * 8 + std::size_t(l)] = 0.0f;
+      continue;
+    }
     switch (t) {
       case WeightType::q4_k: unpack_q4_k(blk, u, sc, ca, cb, o.d[std::size_t(b)], o.dmin[std::size_t(b)]); break;
       case WeightType::q5_k: unpack_q5_k(blk, u, sc, ca, cb, o.d[std::size_t(b)], o.dmin[std::size_t(b)]); break;
@@ -226,6 +239,9 @@ struct Tile {
   const Q8Inputs* x;
   const std::int8_t* q;  // x's quants as the kernel reads them: x->q, or in lane order (avx512vnni, K-quants)
   int xb0;  // the inputs' first block (0: the inputs cover exactly the product's columns)
+  // avx512vnni, Q8_0 and Q4_0 (tile512_0), per input row and pair of blocks (b, b + 1), 16 lanes:
+  const std::int32_t* corr;  // -128 * (the sum of block b's quants) in lane 0, of b + 1's in lane 8
+  const float* ydx;          // yd of block b in lanes 0-7, of b + 1 in lanes 8-15
 };
 
 
@@ -402,35 +418,32 @@ __attribute__((target(HEADLAB_VNNI_TARGET))) void tile512_k(const Tile& t, float
     for (int r = 0; r < RW; r++) out[std::size_t(i) * std::size_t(ldo) + std::size_t(r)] = _mm512_reduce_add_ps(acc[r][i]);
 }
 
-// Q8_0, Q4_0: two blocks of 32 a step (the last one alone, its other half masked to zero), the
-// sign trick as a masked negation of y where q < 0.
+// Q8_0, Q4_0: two blocks of 32 a step (the last one alone, its other half masked to zero). The
+// weights as q + 128 (unsigned, as vpdpbusd wants them); the accumulator starts at -128 * the
+// block's input sum (corr), so each block's 8 lanes add up to sum q * y exactly; then one float
+// product by d * yd (dx, ydx: 8 lanes per block).
 template <int RW, int RI>
 __attribute__((target(HEADLAB_VNNI_TARGET))) void tile512_0(const Tile& t, float* out, int ldo, int i0) {
-  const Q8Inputs& x = *t.x;
-  const int nbx = x.K / x.E;
+  const int nbp = (t.nb + 1) / 2;
   __m512 acc[RW][RI];
   for (int r = 0; r < RW; r++)
     for (int i = 0; i < RI; i++) acc[r][i] = _mm512_setzero_ps();
+  const std::size_t K = std::size_t(t.x->K);
   for (int b = 0; b < t.nb; b += 2) {
-    const bool two = b + 1 < t.nb;
-    const __mmask64 m = two ? ~__mmask64(0) : __mmask64(0xFFFFFFFFu);
-    __m512i u[RW], s[RW];
+    const __mmask64 m = b + 1 < t.nb ? ~__mmask64(0) : __mmask64(0xFFFFFFFFu);
+    __m512i u[RW];
+    __m512 dw[RW];
     for (int r = 0; r < RW; r++) {
       u[r] = _mm512_maskz_loadu_epi8(m, t.w[r]->u.data() + std::size_t(b) * 32);
-      s[r] = _mm512_maskz_loadu_epi8(m, t.w[r]->s.data() + std::size_t(b) * 32);
+      dw[r] = _mm512_loadu_ps(t.w[r]->dx.data() + std::size_t(b) * 8);
     }
     for (int i = 0; i < RI; i++) {
-      const std::size_t row = std::size_t(i0 + i);
-      const __m512i y = _mm512_maskz_loadu_epi8(m, x.q.data() + row * std::size_t(x.K) + std::size_t(t.xb0 + b) * 32);
-      const float* yd = x.d.data() + row * std::size_t(nbx) + std::size_t(t.xb0 + b);
-      for (int r = 0; r < RW; r++) {
-        const __m512i ys = _mm512_mask_sub_epi8(y, _mm512_movepi8_mask(s[r]), _mm512_setzero_si512(), y);
-        const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u[r], ys);
-        const float* d = t.w[r]->d.data() + std::size_t(b);
-        const __m512 scale = _mm512_mask_blend_ps(__mmask16(0xFF00), _mm512_set1_ps(yd[0] * d[0]),
-                                                  _mm512_set1_ps(two ? yd[1] * d[1] : 0.0f));
-        acc[r][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), scale, acc[r][i]);
-      }
+      const std::size_t row = std::size_t(i0 + i), pair = row * std::size_t(nbp) + std::size_t(b / 2);
+      const __m512i y = _mm512_maskz_loadu_epi8(m, t.x->q.data() + row * K + std::size_t(t.xb0 + b) * 32);
+      const __m512i corr = _mm512_loadu_si512(t.corr + pair * 16);
+      const __m512 yd = _mm512_loadu_ps(t.ydx + pair * 16);
+      for (int r = 0; r < RW; r++)
+        acc[r][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(corr, u[r], y)), _mm512_mul_ps(dw[r], yd), acc[r][i]);
     }
   }
   for (int i = 0; i < RI; i++)
@@ -486,7 +499,13 @@ bool is_signed_type(WeightType t) { return t == WeightType::q8_0 || t == WeightT
 
 // Weight rows [r0, r1) of the product: each band's rows kRowsW at a time, unpacked once, against
 // every input row; out (N, OC) at ldo, columns r0..r1 written (the bias added).
-void run_rows(Q8Kernel kernel, float* out, int ldo, const Q8Inputs* x8_k, const std::int8_t* x8_k_lanes,
+struct VnniInputs {  // what the avx512vnni kernels read besides the quants (Tile)
+  const std::int8_t* lanes = nullptr;  // Q8_K quants in lane order
+  const std::int32_t* corr = nullptr;  // Q8_0: tile512_0's corr and ydx
+  const float* ydx = nullptr;
+};
+
+void run_rows(Q8Kernel kernel, float* out, int ldo, const Q8Inputs* x8_k, const VnniInputs& vnni,
               const Q8Inputs* x8_0, const PackedMatrix& w, int k0, int K, const float* bias, int N, int r0, int r1) {
   thread_local UnpackedRow rows[kRowsW];
   thread_local std::vector<float> tile_out;
@@ -500,7 +519,8 @@ void run_rows(Q8Kernel kernel, float* out, int ldo, const Q8Inputs* x8_k, const 
     const int E = quant_block_elements(band.type);
     const Q8Inputs* x = E == 256 ? x8_k : x8_0;
     Tile t{};
-    t.nb = K / E, t.x = x, t.q = E == 256 && kernel == Q8Kernel::avx512vnni ? x8_k_lanes : x->q.data(), t.xb0 = 0;
+    t.nb = K / E, t.x = x, t.q = E == 256 && kernel == Q8Kernel::avx512vnni ? vnni.lanes : x->q.data(), t.xb0 = 0;
+    t.corr = vnni.corr, t.ydx = vnni.ydx;
     for (int r = a; r < e; r += kRowsW) {
       const int rw = std::min(kRowsW, e - r);
       for (int j = 0; j < rw; j++) {
@@ -619,17 +639,32 @@ void matmul_forward_q8_quantized(Q8Kernel kernel, float* out, int ldo, const Q8I
   }
   // the avx512vnni kernel reads the Q8_K quants in its lane order: a copy, once per product
   thread_local std::vector<std::int8_t> lanes;
-  const std::int8_t* x8_k_lanes = nullptr;
+  thread_local std::vector<std::int32_t> corr;
+  thread_local std::vector<float> ydx;
+  VnniInputs vnni;
   if (kernel == Q8Kernel::avx512vnni && x8_k) {
     lanes.resize(std::size_t(x8_k->N) * std::size_t(K));
     for (std::size_t blk = 0; blk < lanes.size() / 256; blk++) lane_order(x8_k->q.data() + 256 * blk, lanes.data() + 256 * blk);
-    x8_k_lanes = lanes.data();
+    vnni.lanes = lanes.data();
+  }
+  if (kernel == Q8Kernel::avx512vnni && x8_0) {  // per input row and pair of blocks, 16 lanes
+    const int nb = K / 32, nbp = (nb + 1) / 2;
+    corr.assign(std::size_t(x8_0->N) * std::size_t(nbp) * 16, 0);
+    ydx.assign(corr.size(), 0.0f);
+    for (int i = 0; i < x8_0->N; i++)
+      for (int b = 0; b < nb; b++) {
+        const std::size_t at = (std::size_t(i) * std::size_t(nbp) + std::size_t(b / 2)) * 16 + std::size_t(b % 2) * 8;
+        const std::int16_t* bs = x8_0->bsums.data() + std::size_t(i) * std::size_t(K / 16) + std::size_t(b) * 2;
+        corr[at] = -128 * (int(bs[0]) + int(bs[1]));
+        for (int l = 0; l < 8; l++) ydx[at + std::size_t(l)] = x8_0->d[std::size_t(i) * std::size_t(nb) + std::size_t(b)];
+      }
+    vnni.corr = corr.data(), vnni.ydx = ydx.data();
   }
   const int tiles = (w.rows + kRowsW - 1) / kRowsW;
   const int parts = thread_pool_parts(std::size_t(N) * std::size_t(K) * std::size_t(w.rows), tiles);
   thread_pool_run(parts, [&](int part) {
     const int t0 = int(std::int64_t(tiles) * part / parts), t1 = int(std::int64_t(tiles) * (part + 1) / parts);
-    if (t0 < t1) run_rows(kernel, out, ldo, x8_k, x8_k_lanes, x8_0, w, k0, K, bias, N, t0 * kRowsW, std::min(w.rows, t1 * kRowsW));
+    if (t0 < t1) run_rows(kernel, out, ldo, x8_k, vnni, x8_0, w, k0, K, bias, N, t0 * kRowsW, std::min(w.rows, t1 * kRowsW));
   });
 }
 
