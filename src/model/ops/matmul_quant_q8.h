@@ -30,7 +30,12 @@
 //   avx512vnni  vpdpbusd on 64 bytes (AVX-512F/BW/VL, AVX512_VNNI), 4 weight rows x 2 input rows
 //   avx2        vpmaddubsw + vpmaddwd on 32 bytes (AVX2, FMA), 2 x 2
 //   portable    plain loops (the reference the others are tested against)
-// Signed quants (Q8_0, Q4_0) go through ggml's sign trick: |q| unsigned times y * sign(q).
+// vpdpbusd multiplies unsigned bytes by signed ones. Signed quants (Q8_0, Q4_0): avx512vnni takes
+// q + 128 and starts each block's sum at -128 * sum(y); avx2 and portable go through ggml's sign
+// trick, |q| times y * sign(q). avx512vnni keeps a K-quant block (and the inputs) in lane order,
+// each 32-bit lane one group of 16 weights, so four accumulating vpdpbusd make a block.
+// Beside llama.cpp: Q8_0 inputs keep d as a half, so an input beyond 65504 * 127 makes its
+// block's d infinite (as in ggml); Q8_K's d is float32.
 // Each product unpacks every weight block once into its integer form (4 rows at a time) and
 // runs all input rows against it; the inputs are quantized once per product; the output
 // columns are split over the thread pool.
