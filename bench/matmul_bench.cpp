@@ -11,6 +11,8 @@
 //
 //   headlab_matmul_bench --rows 64 [--repeats 9] [--shape gpt2|qwen] [--layers L] [--kernel avx512bf16|avx512|avx2|portable]
 //                        [--quant q8_0,q4_k,q6_k]   (any of q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k)
+//                        [--compute q8]   (each --quant type once more with its inputs rounded to 8 bits:
+//                                          path=q4_k-q8, ops/matmul_quant_q8.h's integer kernels)
 // prints the machine's peaks first (bench/cpu_peak.h: register-only loops on every thread, one line
 // each: peak=f32-avx512 gflops=...), then one line per path: rows=64 path=bf16 ms=... gflops=...
 // of_peak=... ratio_to_sgemm=... max_abs_diff=... (of_peak: against the widest float32 loop, and the
@@ -31,6 +33,7 @@
 #include "model/blas.h"
 #include "model/ops/matmul.h"
 #include "model/ops/matmul_packed.h"
+#include "model/ops/matmul_quant_q8.h"
 #include "model/packed_weights.h"
 #include "model/quant_blocks.h"
 #include "model/thread_pool.h"
@@ -43,7 +46,7 @@ int main(int argc, char** argv) {
   std::string shape = "gpt2";
   PackedKernel kernel = matmul_packed_kernel();
   std::vector<WeightType> quant = {WeightType::q8_0, WeightType::q4_k, WeightType::q6_k};
-  bool quant_ok = true;
+  bool quant_ok = true, q8 = false;
   // --peak: only the machine's measured peaks (bench/run_class_bench.sh's FLOP bound)
   if (argc == 2 && std::strcmp(argv[1], "--peak") == 0) {
     for (const headlab::bench::CpuPeak& p : headlab::bench::cpu_peaks())
@@ -58,6 +61,9 @@ int main(int argc, char** argv) {
     else if (std::strcmp(argv[i], "--kernel") == 0) {
       for (PackedKernel k : {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512, PackedKernel::avx512bf16})
         if (matmul_packed_kernel_name(k) == argv[i + 1]) kernel = k;
+    } else if (std::strcmp(argv[i], "--compute") == 0) {
+      q8 = std::strcmp(argv[i + 1], "q8") == 0;
+      quant_ok = quant_ok && (q8 || std::strcmp(argv[i + 1], "f32") == 0);
     } else if (std::strcmp(argv[i], "--quant") == 0) {
       quant.clear();
       std::string list = std::string(argv[i + 1]) + ",";
@@ -76,7 +82,7 @@ int main(int argc, char** argv) {
   }
   if (!quant_ok || rows < 1 || repeats < 1 || (shape != "gpt2" && shape != "qwen") || !matmul_packed_kernel_supported(kernel)) {
     std::fprintf(stderr, "usage: headlab_matmul_bench --rows N [--repeats R] [--shape gpt2|qwen] [--layers L] "
-                         "[--kernel avx512bf16|avx512|avx2|portable] [--quant q8_0,q4_k,q6_k]   (N, R >= 1; a kernel this CPU runs;\n"
+                         "[--kernel avx512bf16|avx512|avx2|portable] [--quant q8_0,q4_k,q6_k] [--compute q8]   (N, R >= 1; a kernel this CPU runs;\n"
                          "       --quant: block types among q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k)\n"
                          "       headlab_matmul_bench --peak   (only the machine's measured peaks)\n");
     return 2;
@@ -145,12 +151,15 @@ int main(int argc, char** argv) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
   };
   auto bias_of = [](const Layer& l) { return l.b.empty() ? nullptr : l.b.data(); };
-  const int kPaths = 5 + int(quant.size());  // sgemm, f32, bf16, f16, bf16 with bf16 inputs, then --quant's
+  const int nq = int(quant.size());
+  // sgemm, f32, bf16, f16, bf16 with bf16 inputs, then --quant's, then (--compute q8) --quant's on 8-bit inputs
+  const int kPaths = 5 + nq * (q8 ? 2 : 1);
   std::vector<std::vector<double>> t(static_cast<std::size_t>(kPaths)), cpu(t.size());
   std::vector<double> diff(t.size(), 0.0);
   std::vector<bool> have(t.size(), true);
   for (const Layer& l : layers)
-    for (std::size_t q = 0; q < quant.size(); q++) have[5 + q] = have[5 + q] && l.blocks[q].m.rows > 0;
+    for (std::size_t q = 0; q < std::size_t(kPaths - 5); q++)
+      have[5 + q] = have[5 + q] && l.blocks[q % quant.size()].m.rows > 0;
   for (int r = 0; r <= repeats; r++) {  // round 0 warms up
     for (int path = 0; path < kPaths; path++) {
       if (!have[path]) continue;
@@ -158,7 +167,11 @@ int main(int argc, char** argv) {
       const double c0 = cpu_now();
       for (const Layer& l : layers) {
         if (path == 0) matmul_forward(y0.data(), x.data(), l.w.data(), bias_of(l), rows, l.C, l.OC);
-        else if (path >= 5) matmul_forward_packed_with(kernel, y.data(), l.OC, x.data(), l.C, l.blocks[path - 5].m, 0, l.C, bias_of(l), rows);
+        else if (path >= 5) {
+          PackedMatrix m = l.blocks[std::size_t((path - 5) % nq)].m;  // a view; the second round marks its inputs
+          m.q8_inputs = path >= 5 + nq;
+          matmul_forward_packed_with(kernel, y.data(), l.OC, x.data(), l.C, m, 0, l.C, bias_of(l), rows);
+        }
         else {
           PackedMatrix m = l.packed[path == 4 ? 1 : path - 1].m;  // a view; path 4 marks its inputs
           m.bf16_inputs = path == 4;
@@ -177,6 +190,7 @@ int main(int argc, char** argv) {
     for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
     names.push_back(lower);
   }
+  for (int q = 0; q < (q8 ? nq : 0); q++) names.push_back(names[std::size_t(5 + q)] + "-q8");
   for (auto& v : t) std::sort(v.begin(), v.end());
   for (auto& v : cpu) std::sort(v.begin(), v.end());
   const double s = t[0][t[0].size() / 2];
@@ -189,7 +203,9 @@ int main(int argc, char** argv) {
                 rows, shape.c_str(), names[std::size_t(path)].c_str(), m, t[path][0], cpu[path][0], flop / m / 1e6,
                 peak > 0 ? flop / m / 1e6 / peak : 0.0, m / s, diff[path],
                 blas_core_name(),
-                path == 0 ? "sgemm" : std::string(matmul_packed_kernel_name(kernel)).c_str());
+                path == 0           ? "sgemm"
+                : path >= 5 + nq    ? std::string(matmul_q8_kernel_name(matmul_packed_q8_kernel(kernel))).c_str()
+                                    : std::string(matmul_packed_kernel_name(kernel)).c_str());
   }
   return 0;
 }

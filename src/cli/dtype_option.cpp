@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "model/ops/matmul_packed.h"  // matmul_packed_kernel_supported
+#include "model/ops/matmul_quant_q8.h"
 
 namespace headlab::cli {
 
@@ -33,11 +34,14 @@ void add_compute_option(CLI::App* cmd, std::string& value, bool with_auto) {
                   "numbers) or bf16 (the inputs rounded to bfloat16 too, as PyTorch's and llama.cpp's bfloat16 runs "
                   "do; the products and sums stay float32). On a CPU with AVX512_BF16 bf16 is about twice as fast "
                   "on long inputs; the logits move a little (about 0.02 on Qwen2.5-0.5B's shape, where they spread "
-                  "over about 0.6). Needs bf16 matrices: a BF16 checkpoint, or --dtype bf16." + auto_help);
+                  "over about 0.6). Needs bf16 matrices: a BF16 checkpoint, or --dtype bf16. q8: the products with "
+                  "a GGUF's quantized matrices (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K blocks, kept under --dtype auto) round "
+                  "their inputs to 8 bits per block and multiply integers, as llama.cpp does (faster on short "
+                  "inputs; the numbers move by the inputs' rounding, about 1% of a product)." + auto_help);
   if (with_auto)
-    option->check(CLI::IsMember({"auto", "f32", "bf16"}));
+    option->check(CLI::IsMember({"auto", "f32", "bf16", "q8"}));
   else
-    option->check(CLI::IsMember({"f32", "bf16"}));
+    option->check(CLI::IsMember({"f32", "bf16", "q8"}));
   option->capture_default_str();
 }
 
@@ -57,7 +61,7 @@ model::ComputeChoice compute_auto_choice(const std::string& value) {
 
 model::ComputeChoice compute_choice(const std::string& value) {
   auto c = model::compute_choice_parse(value);
-  return c ? *c : model::ComputeChoice::f32;  // add_compute_option's check let only the two through
+  return c ? *c : model::ComputeChoice::f32;  // add_compute_option's check let only these through
 }
 
 void dtype_note(const model::Parameters& params, const std::string& value, const std::string& compute) {
@@ -70,6 +74,10 @@ void dtype_note(const model::Parameters& params, const std::string& value, const
   else if (params.rounded)
     std::fprintf(stderr, "headlab: note: --dtype %s rounds the checkpoint's F64 matrices to float32 (24 significant "
                  "bits), to nearest, ties to even\n", value.c_str());
+  if (compute == "q8" && model::parameters_quantizes_inputs(params))
+    std::fprintf(stderr, "headlab: note: --compute q8 rounds the inputs of the products with quantized blocks to 8 bits "
+                         "(%s); --compute f32 multiplies them as they are\n",
+                 std::string(model::matmul_q8_kernel_name(model::matmul_q8_kernel())).c_str());
   if (compute != "bf16") return;
   if (model::parameters_rounds_inputs(params))
     std::fprintf(stderr, "headlab: note: --compute bf16 rounds the inputs of the products with bfloat16 matrices to "

@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/dtype_option.h"
 #include "formats/model_files.h"
+#include "model/ops/matmul_quant_q8.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "formats/hf/checkpoint.h"
 #include "formats/gguf/gguf_file.h"
@@ -234,8 +235,12 @@ ordered_json info_json(const std::string& dir, const model::CheckpointDescriptio
                  {"matrices", memory_types_text(d)},
                  {"bytes", d.memory_bytes},
                  {"rounds", d.rounds},
-                 {"activations", d.quantized ? "float32: a product widens 32 rows of blocks at a time to float32 and "
-                                               "multiplies float32 inputs (llama.cpp rounds the inputs to 8 bits instead)"
+                 {"activations", d.quantized ? "float32 by default: a product widens 32 rows of blocks at a time to "
+                                               "float32 and multiplies float32 inputs; under --compute q8 the products "
+                                               "with Q4_0, Q8_0, Q4_K, Q5_K and Q6_K blocks round their inputs to 8 bits "
+                                               "(Q8_K or Q8_0 blocks, as llama.cpp does) and multiply integers (" +
+                                               std::string(model::matmul_q8_kernel_name(model::matmul_q8_kernel())) +
+                                               " kernels)"
                                              : "float32"}};
   j["tensors"] = tensors;
   j["tokenizer"] = tokenizer_info(dir);

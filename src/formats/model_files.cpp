@@ -105,8 +105,15 @@ bool is_gguf_model(const std::string& path) {
 
 Result<Parameters> model_load(const std::string& path, const LoadOptions& options) {
   if (Status s = model_path_check(path); !s) return tl::unexpected(s.error());
-  if (options.cache && !options.rows) return model_load_cached(path, options);
-  return model_load_files(path, options);
+  auto p = options.cache && !options.rows ? model_load_cached(path, options) : model_load_files(path, options);
+  // --compute q8 changes only the products with quantized blocks: without one it would be a no-op
+  if (p && options.compute == ComputeChoice::q8 && !parameters_quantizes_inputs(*p))
+    return make_error(ErrorCode::invalid_argument,
+                      "--compute q8 rounds the inputs of the products with GGUF's quantized matrices (Q4_0, Q8_0, "
+                      "Q4_K, Q5_K, Q6_K blocks) to 8 bits, and " + path +
+                          " keeps none in memory: load a GGUF file of those types with --dtype auto, or leave "
+                          "--compute out");
+  return p;
 }
 
 Result<CheckpointDescription> model_describe(const std::string& path, DtypeChoice dtype) {

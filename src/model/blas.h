@@ -47,6 +47,7 @@ struct CpuFeatures {
   bool avx = false, avx2 = false, fma = false, f16c = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512cd = false;
   bool avx512_bf16 = false;
+  bool avx512_vnni = false, avx_vnni = false;  // 8-bit dot products (vpdpbusd): zmm, and ymm without EVEX
 };
 CpuFeatures cpu_features();  // this CPU, from cpuid
 

@@ -63,6 +63,9 @@ struct PackedMatrix {
   // --compute bf16 (bf16 matrices only): the products round their inputs to bfloat16 too, and
   // run as AVX512_BF16 dot products where the CPU has them (ops/matmul_packed.h)
   bool bf16_inputs = false;
+  // --compute q8 (quantized matrices only): the products round their inputs to 8 bits (ggml's
+  // Q8_K or Q8_0) and multiply the blocks' integer quants by them (ops/matmul_quant_q8.h)
+  bool q8_inputs = false;
   // quantized only: the bands of rows, in order (rows = 0 past the last); set by packed_set_bands
   std::array<RowBand, kMaxBands> bands{};
 

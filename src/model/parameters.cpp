@@ -8,6 +8,7 @@
 #include <new>
 #include <random>
 
+#include "model/ops/matmul_quant_q8.h"  // matmul_q8_type_supported
 #include "model/packed_weights.h"
 #include "util/check.h"
 
@@ -404,6 +405,15 @@ bool parameters_pack(Parameters& p, DtypeChoice choice) {
   return true;
 }
 
+namespace {
+// A quantized matrix with a band the 8-bit kernels take (the others keep the float32 path).
+bool q8_takes(const PackedMatrix& m) {
+  for (const RowBand& b : m.bands)
+    if (b.rows > 0 && matmul_q8_type_supported(b.type)) return true;
+  return false;
+}
+}  // namespace
+
 int parameters_set_compute(Parameters& p, ComputeChoice choice) {
   if (!p.packed) return 0;
   int marked = 0;
@@ -412,10 +422,20 @@ int parameters_set_compute(Parameters& p, ComputeChoice choice) {
     for (int l = 0; l < matrix_layers(p.config, i); l++) {
       PackedMatrix& m = packed_matrix(*p.packed, i, l);
       m.bf16_inputs = choice == ComputeChoice::bf16 && m.type == WeightType::bf16;
-      marked += m.bf16_inputs;
+      m.q8_inputs = choice == ComputeChoice::q8 && m.quantized() && q8_takes(m);
+      marked += m.bf16_inputs || m.q8_inputs;
     }
   }
   return marked;
+}
+
+bool parameters_quantizes_inputs(const Parameters& p) {
+  if (!p.packed) return false;
+  for (int i = 0; i < kNumParameterTensors; i++)
+    if (parameters_is_matrix(i))
+      for (int l = 0; l < matrix_layers(p.config, i); l++)
+        if (packed_matrix(*p.packed, i, l).q8_inputs) return true;
+  return false;
 }
 
 bool parameters_rounds_inputs(const Parameters& p) {

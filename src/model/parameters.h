@@ -206,11 +206,14 @@ std::uint64_t parameters_bytes(const Parameters& p);
 // Returns false (and leaves p as it was) when a value does not fit f16, naming nothing:
 // the loaders check before. Throws std::bad_alloc when the panels do not fit in memory.
 bool parameters_pack(Parameters& p, DtypeChoice choice = DtypeChoice::keep);
-// --compute: marks every bf16 matrix's products to round their inputs (bf16) or not (f32).
-// Returns how many matrices it marked (0: the model keeps no bf16 matrix, nothing changes).
+// --compute: marks every bf16 matrix's products to round their inputs (bf16), or every
+// quantized matrix's whose blocks the 8-bit kernels take (q8: ops/matmul_quant_q8.h), or none
+// (f32). Returns how many matrices it marked (0: the model keeps none of those, nothing changes).
 int parameters_set_compute(Parameters& p, ComputeChoice choice);
 // Whether some product of p rounds its inputs to bfloat16.
 bool parameters_rounds_inputs(const Parameters& p);
+// Whether some product of p rounds its inputs to 8 bits (--compute q8).
+bool parameters_quantizes_inputs(const Parameters& p);
 // From panels back to float32 rows (for code that changes weights), the panels freed.
 void parameters_unpack(Parameters& p);
 

@@ -52,13 +52,17 @@ std::string_view dtype_choice_name(DtypeChoice choice) {
 Result<ComputeChoice> compute_choice_parse(std::string_view text) {
   if (text == "f32") return ComputeChoice::f32;
   if (text == "bf16") return ComputeChoice::bf16;
+  if (text == "q8") return ComputeChoice::q8;
   return make_error(ErrorCode::invalid_argument,
                     "--compute: \"" + std::string(text) + "\" is not one of " + std::string(kComputeChoices) +
                         " (f32 multiplies the inputs as they are; bf16 rounds them to bfloat16 for the products "
-                        "with bf16 matrices)");
+                        "with bf16 matrices; q8 rounds them to 8 bits for the products with GGUF's quantized "
+                        "blocks)");
 }
 
-std::string_view compute_choice_name(ComputeChoice choice) { return choice == ComputeChoice::bf16 ? "bf16" : "f32"; }
+std::string_view compute_choice_name(ComputeChoice choice) {
+  return choice == ComputeChoice::bf16 ? "bf16" : choice == ComputeChoice::q8 ? "q8" : "f32";
+}
 
 WeightType weight_type_for(DtypeChoice choice, Dtype file_type) {
   switch (choice) {

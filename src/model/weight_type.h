@@ -51,11 +51,13 @@ std::string_view dtype_choice_name(DtypeChoice choice);
 // bfloat16 (to nearest, ties to even) as PyTorch's and llama.cpp's bfloat16 runs do, the
 // products and their sums still float32; on a CPU with AVX512_BF16 that is one vdpbf16ps per two
 // k, about twice as fast on long inputs (ops/matmul_packed.h). f32 and f16 matrices are not
-// affected.
-enum class ComputeChoice { f32, bf16 };
+// affected. `q8`: the products with GGUF's quantized matrices (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K)
+// round their inputs to 8 bits per block, ggml's Q8_K or Q8_0, and multiply integers as
+// llama.cpp's CPU backend does (ops/matmul_quant_q8.h); the other matrices are not affected.
+enum class ComputeChoice { f32, bf16, q8 };
 
-inline constexpr std::string_view kComputeChoices = "f32, bf16";
-// "f32", "bf16". Errors: invalid_argument naming the allowed values.
+inline constexpr std::string_view kComputeChoices = "f32, bf16, q8";
+// "f32", "bf16", "q8". Errors: invalid_argument naming the allowed values.
 Result<ComputeChoice> compute_choice_parse(std::string_view text);
 std::string_view compute_choice_name(ComputeChoice choice);
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/blas.h"  // cpu_features
+#include "model/ops/matmul_quant_q8.h"
 #include "model/thread_pool.h"
 #include "util/check.h"
 
@@ -591,6 +592,12 @@ void round_inputs(float* out, const float* x, int ldx, int K, int N) {
 
 }  // namespace
 
+Q8Kernel matmul_packed_q8_kernel(PackedKernel kernel) {
+  if (kernel == PackedKernel::portable) return Q8Kernel::portable;
+  if (kernel != PackedKernel::avx2 && matmul_q8_kernel_supported(Q8Kernel::avx512vnni)) return Q8Kernel::avx512vnni;
+  return matmul_q8_kernel_supported(Q8Kernel::avx2) ? Q8Kernel::avx2 : Q8Kernel::portable;
+}
+
 bool matmul_packed_kernel_supported(PackedKernel kernel) { return int(kernel) <= int(best_kernel()); }
 
 std::string_view matmul_packed_kernel_name(PackedKernel kernel) {
@@ -623,7 +630,8 @@ std::string matmul_packed_kernels_description() {
                      "; f32, bf16 and f16 weights, and GGUF's quantized blocks widened 32 rows at a time by " +
                      std::string(quant_decoder_name(decoder_for(k))) +
                      " block decoders; float32 "
-                     "activations and arithmetic; " +
+                     "activations and arithmetic, or under --compute q8 inputs rounded to 8 bits for " +
+                     std::string(matmul_q8_kernel_name(matmul_packed_q8_kernel(k))) + " integer dot products; " +
                      (k == PackedKernel::avx512bf16 ? "bf16 dot products under --compute bf16; "
                                                     : "--compute bf16 rounds the inputs, no faster; ");
   if (kernels_asked()) return line + "HEADLAB_KERNELS set by the user)";
@@ -642,6 +650,8 @@ void matmul_forward_packed_with(PackedKernel kernel, float* out, int ldo, const 
   auto split = [&](int part, int& p0, int& p1) {
     p0 = int(std::int64_t(n_panels) * part / parts), p1 = int(std::int64_t(n_panels) * (part + 1) / parts);
   };
+  if (w.quantized() && w.q8_inputs && matmul_q8_applies(w, k0, K))
+    return matmul_forward_q8_with(matmul_packed_q8_kernel(kernel), out, ldo, inp, ldx, w, k0, K, bias, N);
   if (w.quantized()) {
     const Job job{out, ldo, inp, ldx, &w, k0, K, bias, N};
     thread_pool_run(parts, [&](int part) {

@@ -29,6 +29,7 @@
 #include <string>
 #include <string_view>
 
+#include "model/ops/matmul_quant_q8.h"
 #include "model/packed_weights.h"
 
 namespace headlab::model {
@@ -38,6 +39,9 @@ enum class PackedKernel { portable, avx2, avx512, avx512bf16 };
 PackedKernel matmul_packed_kernel();                        // the one in use, decided once
 bool matmul_packed_kernel_supported(PackedKernel kernel);   // this CPU (and build) runs it
 std::string_view matmul_packed_kernel_name(PackedKernel kernel);  // "avx512bf16", "avx512", "avx2", "portable"
+// The --compute q8 kernel (ops/matmul_quant_q8.h) a packed kernel's products use: the AVX-512
+// kernels take avx512vnni where the CPU has it (else avx2), avx2 and portable their own.
+Q8Kernel matmul_packed_q8_kernel(PackedKernel kernel);
 // "packed-weight kernels avx512 (f32, bf16, f16 weights; chosen from the CPU's features)"
 std::string matmul_packed_kernels_description();
 

@@ -164,13 +164,15 @@ TEST(Checkpoint, ComputeBf16RoundsTheInputsOfTheBf16MatricesOnlyAndMovesTheLogit
   EXPECT_LT(pattern, 1e-2f);
 }
 
-TEST(ComputeChoice, ParsesF32AndBf16AndRefusesOthersNamingThem) {
+TEST(ComputeChoice, ParsesF32Bf16AndQ8AndRefusesOthersNamingThem) {
   EXPECT_EQ(*compute_choice_parse("f32"), ComputeChoice::f32);
   EXPECT_EQ(*compute_choice_parse("bf16"), ComputeChoice::bf16);
-  for (const char* bad : {"", "auto", "f16", "BF16"}) {
+  EXPECT_EQ(*compute_choice_parse("q8"), ComputeChoice::q8);
+  EXPECT_EQ(compute_choice_name(ComputeChoice::q8), "q8");
+  for (const char* bad : {"", "auto", "f16", "BF16", "int8"}) {
     auto r = compute_choice_parse(bad);
     ASSERT_FALSE(r) << bad;
-    EXPECT_NE(r.error().message.find("f32, bf16"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("f32, bf16, q8"), std::string::npos) << r.error().message;
   }
 }
 
