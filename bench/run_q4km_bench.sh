@@ -91,6 +91,11 @@ keep() {
 }
 val() { cat "$D/$1.$2" 2>/dev/null || echo -; }
 get() { bench_field "$(cat "$D/$1.line" 2>/dev/null || true)" "$2"; }
+# max |diff| of the two dumps of the last logits (float32 files) and the spread of llama.cpp's, or "-".
+maxdiff() {
+  [ -f "$1" ] && [ -f "$2" ] || { echo -; return; }
+  /usr/bin/python3 -c 'import sys, numpy as n; a, b = (n.fromfile(p, n.float32).astype(float) for p in sys.argv[1:]); print("%.3g (their standard deviation %.3g)" % (abs(a - b).max(), b.std()))' "$1" "$2"
+}
 met() { awk -v r="$1" -v t="$2" 'BEGIN { if (r == "-") print "-"; else print (r + 0 <= t + 0) ? "yes" : "NO" }'; }
 # shellcheck disable=SC2086  # HEADLAB_ARGS is a list of options
 run_headlab() { OPENBLAS_NUM_THREADS=2 "$HEADLAB_BENCH" --model "$FILE" --repeats "$REPEATS" $HEADLAB_ARGS "$@"; }
@@ -103,9 +108,9 @@ for T in $LENGTHS; do
   r=1
   while [ "$r" -le "$ROUNDS" ]; do
     say "$T tokens, round $r of $ROUNDS: headlab (plain)"
-    keep plain "$(run_headlab --tokens "$T" --plain)"
+    keep plain "$(run_headlab --tokens "$T" --plain --dump-last "$D/plain.last")"
     say "$T tokens, round $r: llama.cpp"
-    keep llama "$("$LLAMA_BENCH" --model "$FILE" --tokens "$T" --repeats "$REPEATS" --threads "$LLAMA_THREADS")"
+    keep llama "$("$LLAMA_BENCH" --model "$FILE" --tokens "$T" --repeats "$REPEATS" --threads "$LLAMA_THREADS" --dump-last "$D/llama.last")"
     if [ "$PATTERNS" = yes ]; then
       say "$T tokens, round $r: headlab (every pattern)"
       keep patterns "$(run_headlab --tokens "$T")"
@@ -119,6 +124,7 @@ for T in $LENGTHS; do
     "$(bench_ratio "$(val plain cpu)" "$(val llama cpu)")" "$(val plain rss)" "$(val llama rss)" "$mem" "$(met "$mem" 1.2)" \
     "$(val patterns best)" "$(bench_ratio "$(val patterns best)" "$(val llama best)")" "$(val patterns rss)" \
     "$load_t→$(cut -d' ' -f1 /proc/loadavg)" >>"$D/table"
+  echo "$T tokens: argmax of the last logits headlab $(get plain argmax_last), llama.cpp $(get llama argmax_last); max |diff| $(maxdiff "$D/plain.last" "$D/llama.last")" >>"$D/diffs"
   say "$T tokens done"
 done
 
@@ -132,5 +138,6 @@ echo " length's start → end)"
 echo "llama.cpp: $(get llama model), $(get llama backend), $(get llama threads) thread(s), F32 KV cache, flash attention off, logits=$(get llama logits)"
 echo "headlab weights in memory: matrices $(get plain dtype), compute $(get plain compute), $(get plain weights_mb) MB ($(get plain bytes_per_weight) bytes per weight); llama.cpp after loading: $(get llama load_rss_mb) MB"
 echo "headlab's kernels in the runs: cpu=$(get plain cpu) kernels=$(get plain kernels) blas=$(get plain blas)"
-echo "argmax of the last logits: headlab $(get plain argmax_last), llama.cpp $(get llama argmax_last) (random weights: a check, not a target)"
+echo "the last position's logits, headlab's plain forward against llama.cpp's (which rounds its activations to 8 bits for quantized products; random weights):"
+cat "$D/diffs"
 echo "load average: $LOAD_START at the start, $(bench_load) at the end; took $(($(date +%s) - START)) s"
