@@ -90,6 +90,7 @@ keep() {
   mv "$D/$1.rss.new" "$D/$1.rss"
 }
 val() { cat "$D/$1.$2" 2>/dev/null || echo -; }
+ratio() { case "$1$2" in *-*) echo - ;; *) bench_ratio "$1" "$2" ;; esac; }  # "-" when a side did not run
 get() { bench_field "$(cat "$D/$1.line" 2>/dev/null || true)" "$2"; }
 # max |diff| of the two dumps of the last logits (float32 files) and the spread of llama.cpp's, or "-".
 maxdiff() {
@@ -122,7 +123,7 @@ for T in $LENGTHS; do
   printf '%6s  %10s  %9s  %6s  %4s  %10s  %9s  %6s  %10s  %9s  %6s  %4s  %12s  %8s  %6s  %s\n' "$T" "$(val plain best)" \
     "$(val llama best)" "$ratio" "$(met "$ratio" 1.0)" "$(val plain cpu)" "$(val llama cpu)" \
     "$(bench_ratio "$(val plain cpu)" "$(val llama cpu)")" "$(val plain rss)" "$(val llama rss)" "$mem" "$(met "$mem" 1.2)" \
-    "$(val patterns best)" "$(bench_ratio "$(val patterns best)" "$(val llama best)")" "$(val patterns rss)" \
+    "$(val patterns best)" "$(ratio "$(val patterns best)" "$(val llama best)")" "$(val patterns rss)" \
     "$load_t→$(cut -d' ' -f1 /proc/loadavg)" >>"$D/table"
   echo "$T tokens: argmax of the last logits headlab $(get plain argmax_last), llama.cpp $(get llama argmax_last); max |diff| $(maxdiff "$D/plain.last" "$D/llama.last")" >>"$D/diffs"
   say "$T tokens done"
