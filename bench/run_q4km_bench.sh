@@ -21,10 +21,10 @@
 #     --llama-threads N          llama.cpp's threads (default 2, as headlab's pool)
 #     --no-patterns              leave out headlab's every-pattern forward
 # DIR/q4_k_m.gguf is made when missing by bench/run_quantized_check.sh --shape 3b --make-only
-# (a random BF16 folder, 6.4 GB; its BF16 GGUF, 6.4 GB; the Q4_K_M file, 2.0 GB: about 15 minutes
+# (a random BF16 folder, 6.4 GB; its BF16 GGUF, 6.4 GB; the Q4_K_M file, 2.0 GB: about 13 minutes
 # on 2 cores). The build needs -DHEADLAB_BUILD_BENCH=ON (targets headlab_cli, headlab_engine_bench)
-# and data/npm (npm ci --prefix data/npm) for llama.cpp. A run with the defaults takes about
-# 15 minutes on 2 idle cores.
+# and data/npm (npm ci --prefix data/npm) for llama.cpp. A run with the defaults took 8–13 minutes
+# on the 2 shared cores at load 1–5 (bench/README.md has the figures).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/bench/bench_lib.sh"
