@@ -2,13 +2,15 @@
 """A random-weight folder of Llama-3.2-1B's shape for the load benchmark (issue 25: "load in
 seconds"), or of Llama-3.1-8B's (--shape 8b: 32 layers, C 4,096, 32 query heads and 8 KV heads of
 128, MLP 14,336, V 128,256, untied; 8.03 B weights, 16.1 GB in BF16) for the by-hand check that a
-Q4_K_M file of it runs within 6.5 GB; written with numpy alone (no PyTorch): config.json with the real model's keys (16
+Q4_K_M file of it runs within 6.5 GB, or of Llama-3.2-3B's (--shape 3b: 28 layers, C 3,072, 24 query
+heads and 8 KV heads of 128, MLP 8,192, tied, the 1B's rope scaling; 3.21 B weights, 6.4 GB in BF16)
+for the Q4_K_M speed benchmark against llama.cpp (bench/run_q4km_bench.sh); written with numpy alone (no PyTorch): config.json with the real model's keys (16
 layers, C 2,048, 32 query heads and 8 KV heads of 64, MLP 8,192, V 128,256, tied, rope_theta
 5e5 with llama3 scaling 32 / 1 / 4 / 8,192), model.safetensors in BF16 (1.24 B weights,
 2.47 GB; N(0, 0.02) matrices, norms 1) and a made-up byte-level tokenizer of 128,256 pieces
 (only its size matters: `headlab run --text` and `headlab serve` need one).
 
-  /usr/bin/python3 bench/llama_1b_model.py /work/tmp-models/llama-1b [--seed 32] [--shape 1b|8b]
+  /usr/bin/python3 bench/llama_1b_model.py /work/tmp-models/llama-1b [--seed 32] [--shape 1b|3b|8b]
 
 The same shapes and config keys as `tools/reference/make_family_fixtures.py --llama-3.2-1b`
 (which needs PyTorch and writes no tokenizer); the weights differ (another generator).
@@ -31,6 +33,13 @@ def use_8b():
     """Llama-3.1-8B's config: wider, deeper, an untied lm_head, rope scaling factor 8."""
     global L, C, HS, F, TIED, ROPE_FACTOR, NAME
     L, C, HS, F, TIED, ROPE_FACTOR, NAME = 32, 4096, 128, 14336, False, 8.0, "Llama-3.1-8B"
+
+
+def use_3b():
+    """Llama-3.2-3B's config: 28 layers, C 3,072, 24 query heads and 8 KV heads of 128, MLP 8,192,
+    tied, the same rope scaling as the 1B (factor 32)."""
+    global L, C, NH, HS, F, NAME
+    L, C, NH, HS, F, NAME = 28, 3072, 24, 128, 8192, "Llama-3.2-3B"
 
 
 def shapes():
@@ -130,10 +139,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dir")
     ap.add_argument("--seed", type=int, default=32)
-    ap.add_argument("--shape", choices=["1b", "8b"], default="1b", help="Llama-3.2-1B's (default) or Llama-3.1-8B's")
+    ap.add_argument("--shape", choices=["1b", "3b", "8b"], default="1b",
+                    help="Llama-3.2-1B's (default), Llama-3.2-3B's or Llama-3.1-8B's")
     a = ap.parse_args()
     if a.shape == "8b":
         use_8b()
+    elif a.shape == "3b":
+        use_3b()
     os.makedirs(a.dir, exist_ok=True)
     with open(os.path.join(a.dir, "config.json"), "w") as f:
         json.dump(config_json(), f, indent=2)

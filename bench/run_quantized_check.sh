@@ -6,7 +6,11 @@
 # Not in CI: the files take about 16 GB (BF16 folder) + 16 GB (BF16 GGUF) + 4.9 GB on disk, and
 # making them about half an hour on 2 cores.
 #
-#   bench/run_quantized_check.sh [--shape 8b|1b] [BUILD] [DIR]    (8b, build, /work/tmp-models/llama-<shape>)
+#   bench/run_quantized_check.sh [--shape 8b|3b|1b] [--make-only] [BUILD] [DIR]
+#                                  (8b, build, /work/tmp-models/llama-<shape>)
+#
+# --shape 3b is Llama-3.2-3B's (6.4 GB folder + 6.4 GB BF16 GGUF + 2.0 GB Q4_K_M), the file
+# bench/run_q4km_bench.sh times against llama.cpp; --make-only makes the files and stops.
 #
 # Makes what is missing in DIR: the folder (bench/llama_1b_model.py --shape), bf16.gguf
 # (`headlab export --gguf --dtype bf16`), q4_k_m.gguf (llama.cpp's quantize, ftype 15, through
@@ -15,9 +19,16 @@
 # recorded (--format json to /dev/null), and `headlab info`'s memory line.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SHAPE=8b
-if [ "${1:-}" = "--shape" ]; then SHAPE=$2; shift 2; fi
-case $SHAPE in 8b|1b) ;; *) echo "run_quantized_check.sh: --shape is 8b or 1b, not $SHAPE" >&2; exit 2 ;; esac
+SHAPE=8b MAKE_ONLY=no
+while [ $# -gt 0 ]; do
+  case $1 in
+    --shape) SHAPE=$2; shift 2 ;;
+    --make-only) MAKE_ONLY=yes; shift ;;
+    --*) echo "run_quantized_check.sh: unknown option $1 (--shape, --make-only)" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
+case $SHAPE in 8b|3b|1b) ;; *) echo "run_quantized_check.sh: --shape is 8b, 3b or 1b, not $SHAPE" >&2; exit 2 ;; esac
 BUILD=${1:-$ROOT/build}
 DIR=${2:-/work/tmp-models/llama-$SHAPE}
 BIN=$BUILD/headlab
@@ -54,6 +65,8 @@ if [ ! -f "$DIR/q4_k_m.gguf" ]; then
   say "quantizing $DIR/q4_k_m.gguf (llama.cpp, Q4_K_M)"
   "$TOOL" quantize "$DIR/bf16.gguf" "$DIR/q4_k_m.gguf.part" 15 >/dev/null && mv "$DIR/q4_k_m.gguf.part" "$DIR/q4_k_m.gguf"
 fi
+
+[ "$MAKE_ONLY" = yes ] && exit 0
 
 FILE=$DIR/q4_k_m.gguf
 echo "file: $FILE ($(du -h "$FILE" | cut -f1))"
