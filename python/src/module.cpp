@@ -313,8 +313,9 @@ PYBIND11_MODULE(_headlab, m) {
   m.def("load", &load, py::arg("path"), py::arg("dtype") = "auto", py::arg("compute") = "f32", py::arg("cache") = true,
         "Loads a Hugging Face folder (GPT-2, GPT-NeoX, Llama, Mistral, Qwen 2/3, Gemma 2/3) or a .gguf file, once per\n"
         "process: loading the same path, dtype and compute again returns the model already loaded.\n"
-        "dtype: auto (the file's), f32, bf16, f16; compute: f32 or bf16; cache: keep the packed weights in a\n"
-        "cache file beside the model (as the CLI does unless --no-cache).");
+        "dtype: auto (the file's), f32, bf16, f16; compute: f32, bf16 (a bf16 matrix's inputs rounded to bfloat16)\n"
+        "or q8 (a GGUF's Q4_0/Q8_0/Q4_K/Q5_K/Q6_K blocks multiplied by inputs rounded to 8 bits, as llama.cpp does);\n"
+        "cache: keep the packed weights in a cache file beside the model (as the CLI does unless --no-cache).");
   m.def("_sessions_alive", &sessions_alive, "Models loaded and not yet freed (for tests).");
   m.def("library_version", &headlab::library_version);
   // OpenBLAS chooses its kernels when it loads; the CLI re-executes itself with the best ones

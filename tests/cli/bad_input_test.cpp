@@ -250,7 +250,7 @@ const std::vector<Row> kRows = {
     {"run --model {F}/big --text hi --dtype f32", 1, "GB of memory (1628512256 weights as float32", kCap},
     {"run --model {F}/good --text hi --dtype q8", 2, "--dtype: q8 not in {auto,f32,bf16,f16}"},
     {"run --model {F}/good --text hi --dtype F32", 2, "--dtype: F32 not in {auto,f32,bf16,f16}"},
-    {"run --model {F}/good --text hi --compute bf8", 2, "--compute: bf8 not in {f32,bf16}"},
+    {"run --model {F}/good --text hi --compute bf8", 2, "--compute: bf8 not in {f32,bf16,q8}"},
     {"run --model {F}/f16-overflow --text hi --dtype f16", 1, "holds 1000000.000000, which f16 cannot hold"},
     {"run --model {F}/good --text hi --out {F}/dir", 1, "cannot open for writing"},
     {"run --model {F}/good --text hi --layer -1", 2, "--layer: must be a whole number of 0 or more"},
@@ -273,7 +273,7 @@ const std::vector<Row> kRows = {
     {"scan --model {F}/huge", 1, "config.json's n_embd is 65536", kCap},
     {"scan --model {F}/big", 1, "GB of memory (1628512256 weights; its matrices as f16", kCap},
     {"scan --model {F}/good --dtype int8", 2, "--dtype: int8 not in {auto,f32,bf16,f16}"},
-    {"scan --model {F}/good --compute f16", 2, "--compute: f16 not in {f32,bf16}"},
+    {"scan --model {F}/good --compute f16", 2, "--compute: f16 not in {f32,bf16,q8}"},
     {"scan --model {F}/good --windows 0", 2, "--windows: must be a whole number of 1 or more, got 0"},
     // info --model (headers only: a lying size is refused by its tensor, nothing is allocated)
     {"info --model {F}/dir", 1, "missing config.json"},
@@ -341,7 +341,7 @@ const std::vector<Row> kRows = {
     {"serve --model {F}/huge" + kServe, 1, "config.json's n_embd is 65536", kCap},
     {"serve --model {F}/big" + kServe, 1, "GB of memory (1628512256 weights; its matrices as f16", kCap},
     {"serve --model {F}/good --dtype fp16" + kServe, 2, "--dtype: fp16 not in {auto,f32,bf16,f16}"},
-    {"serve --model {F}/good --compute fp32" + kServe, 2, "--compute: fp32 not in {auto,f32,bf16}"},
+    {"serve --model {F}/good --compute fp32" + kServe, 2, "--compute: fp32 not in {auto,f32,bf16,q8}"},
     {"serve --model {F}/good --compute bf16" + kServe, 1, "keeps none: add --dtype bf16"},
     // patch: activation patching (cli/patch_command.cpp)
     {"patch --model {F}/dir --clean a --corrupted b --answer x --wrong y", 1, "missing config.json"},
