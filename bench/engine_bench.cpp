@@ -7,8 +7,9 @@
 //   headlab_engine_bench --model DIR --tokens 256 --repeats 5              every pattern recorded
 //   headlab_engine_bench --model DIR --tokens 256 --repeats 5 --plain      logits only, no record
 //       [--dtype auto|f32|bf16|f16]  headlab's --dtype (the matrices' type in memory)
-//       [--compute f32|bf16]         headlab's --compute (bf16: the products with bf16 matrices
-//                                    round their inputs, AVX512_BF16 dot products where present)
+//       [--compute f32|bf16|q8]      headlab's --compute (bf16: the products with bf16 matrices
+//                                    round their inputs, AVX512_BF16 dot products where present;
+//                                    q8: a GGUF's blocks times inputs rounded to 8 bits)
 //       [--rows]                     float32 rows through sgemm, as before the packed matrices (A/B runs)
 //       [--calls N]                  N forwards a timed round; prints only the best round's time per
 //                                    forward (best_us, best_cpu_us): a small model's calling floor
@@ -37,7 +38,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: headlab_engine_bench --make-model DIR [--seed N] [--file-dtype f32|bf16|f16]\n"
                "       headlab_engine_bench --model DIR|FILE.gguf --tokens T [--repeats N] [--plain]\n"
-               "                            [--dtype auto|f32|bf16|f16] [--compute f32|bf16] [--rows]\n"
+               "                            [--dtype auto|f32|bf16|f16] [--compute f32|bf16|q8] [--rows]\n"
                "                            [--dump-last FILE]   (the last position's logits, float32)\n"
                "                            [--calls N]   (N forwards a round: best µs per forward)\n"
                "       headlab_engine_bench --blas      (the OpenBLAS kernels it would use)\n"
@@ -159,7 +160,7 @@ int main(int argc, char** argv) {
               tokens, median, ms[0], bench_median(cpu_ms.data(), int(cpu_ms.size())), bench_peak_rss_mb(),
               load_peak_mb, weights_mb, weights_mb * 1048576.0 / n_weights, double(parameters_bytes(*params)) / 1048576.0,
               rows ? "f32-rows" : std::string(weight_type_name(parameters_matrix_type(*params, qkvw))).c_str(),
-              parameters_rounds_inputs(*params) ? "bf16" : "f32", load_ms,
+              parameters_quantizes_inputs(*params) ? "q8" : parameters_rounds_inputs(*params) ? "bf16" : "f32", load_ms,
               bench_argmax(last, out.V), sum,
               plain ? "plain" : "patterns", kernels_line().c_str());
   return 0;
