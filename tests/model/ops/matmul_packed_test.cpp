@@ -17,8 +17,10 @@
 #include "model/quant_blocks.h"
 #include "model/quant_simd.h"
 #include "testing/gradcheck.h"
+#include "testing/quant_random_blocks.h"
 
 using namespace headlab::model;
+using headlab::testing::quant_random_blocks;
 using headlab::testing::random_vector;
 
 namespace {
@@ -244,26 +246,6 @@ TEST(PackedWeights, F16ReportsTheFirstValueItCannotHold) {
 
 namespace {
 
-// Random blocks of a quantized type: random quants and sub-block scales, the half scales (d, and
-// m or dmin) set to small finite values so every weight is finite and of a usual size.
-std::vector<unsigned char> random_blocks(WeightType t, int rows, int cols, unsigned seed) {
-  std::vector<unsigned char> b(std::size_t(rows) * quant_row_bytes(t, cols));
-  unsigned x = seed * 2654435761u + 1;
-  for (unsigned char& c : b) c = static_cast<unsigned char>((x = x * 1664525u + 1013904223u) >> 24);
-  const QuantScaleOffsets o = quant_scale_offsets(t);
-  const int at[2] = {o.d, o.min};
-  const std::size_t bytes = std::size_t(quant_block_bytes(t));
-  for (std::size_t k = 0; k < b.size() / bytes; k++)
-    for (int a : at)
-      if (a >= 0) {
-        const float v = (1.0f + float(k % 7)) * (t == WeightType::q6_k || t == WeightType::q3_k ? 1e-3f : 1e-2f);
-        const std::uint16_t h = f32_to_f16(a == at[1] ? v / 2 : v);
-        b[k * bytes + std::size_t(a)] = h & 0xff;
-        b[k * bytes + std::size_t(a) + 1] = h >> 8;
-      }
-  return b;
-}
-
 const WeightType kBlockTypes[] = {WeightType::q4_0, WeightType::q4_1, WeightType::q5_0, WeightType::q5_1, WeightType::q8_0,
                                   WeightType::q2_k, WeightType::q3_k, WeightType::q4_k, WeightType::q5_k, WeightType::q6_k};
 
@@ -278,7 +260,7 @@ TEST(MatmulForwardPackedQuantized, EveryKernelInEveryBlockTypeIsTheF32KernelOnTh
       for (int N : {1, 9, 65, 130})
         for (int OC : {1, 33, 70}) {
           const int C = quant_block_elements(t) == 32 ? 96 : 512;
-          const std::vector<unsigned char> blocks = random_blocks(t, OC, C, unsigned(N * 131 + OC));
+          const std::vector<unsigned char> blocks = quant_random_blocks(t, OC, C, unsigned(N * 131 + OC));
           const RowBand band{t, OC};
           OwnedPackedMatrix q = packed_matrix_from_blocks({&band, 1}, C, blocks.data());
           std::vector<float> w(std::size_t(OC) * C);
@@ -306,7 +288,7 @@ TEST(MatmulForwardPackedQuantized, BandsOfDifferentTypesAndAPartOfKNotOnABlockBo
   const int OC = 73;
   std::vector<unsigned char> blocks;
   for (const RowBand& b : bands) {
-    auto part = random_blocks(b.type, b.rows, C, unsigned(b.rows));
+    auto part = quant_random_blocks(b.type, b.rows, C, unsigned(b.rows));
     blocks.insert(blocks.end(), part.begin(), part.end());
   }
   OwnedPackedMatrix q = packed_matrix_from_blocks(bands, C, blocks.data());
@@ -357,7 +339,7 @@ const std::uint16_t kSpecialHalves[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 
 // n_blocks random blocks of t whose half scales (d, and m or dmin) sweep the half values: the
 // special ones first, then every exponent and sign with assorted mantissas.
 std::vector<unsigned char> blocks_with_every_half(WeightType t, int n_blocks, unsigned seed) {
-  std::vector<unsigned char> b = random_blocks(t, 1, quant_block_elements(t) * n_blocks, seed);
+  std::vector<unsigned char> b = quant_random_blocks(t, 1, quant_block_elements(t) * n_blocks, seed);
   const QuantScaleOffsets o = quant_scale_offsets(t);
   const std::size_t bytes = std::size_t(quant_block_bytes(t));
   const int n_special = int(std::size(kSpecialHalves));
@@ -409,7 +391,7 @@ TEST(QuantSimd, EveryDecoderMatchesTheScalarOneOnEveryRowLengthThePanelsUse) {
     for (WeightType t : kBlockTypes) {
       ASSERT_EQ(quant_decoder_simd(d, t), d != QuantDecoder::scalar) << quant_decoder_name(d) << " " << weight_type_name(t);
       const int be = quant_block_elements(t);
-      const std::vector<unsigned char> blocks = random_blocks(t, 1, 16 * 256, unsigned(int(t) + 11));
+      const std::vector<unsigned char> blocks = quant_random_blocks(t, 1, 16 * 256, unsigned(int(t) + 11));
       for (int n = be; n <= 16 * 256; n += n < 512 ? be : 256)
         for (int first : {0, 1, 3}) {
           if (first * be + n > 16 * 256) continue;

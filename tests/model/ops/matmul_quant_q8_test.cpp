@@ -24,33 +24,16 @@
 #include "model/packed_weights.h"
 #include "model/quant_blocks.h"
 #include "testing/gradcheck.h"
+#include "testing/quant_random_blocks.h"
 
 using namespace headlab::model;
+using headlab::testing::quant_random_blocks;
 using headlab::testing::random_vector;
 
 namespace {
 
 const Q8Kernel kQ8Kernels[] = {Q8Kernel::portable, Q8Kernel::avx2, Q8Kernel::avx512vnni};
 const WeightType kQ8Types[] = {WeightType::q4_0, WeightType::q8_0, WeightType::q4_k, WeightType::q5_k, WeightType::q6_k};
-
-// Random blocks: random quants and sub-block scales, the half scales small and finite.
-std::vector<unsigned char> q8_random_blocks(WeightType t, int rows, int cols, unsigned seed) {
-  std::vector<unsigned char> b(std::size_t(rows) * quant_row_bytes(t, cols));
-  unsigned x = seed * 2654435761u + 1;
-  for (unsigned char& c : b) c = static_cast<unsigned char>((x = x * 1664525u + 1013904223u) >> 24);
-  const QuantScaleOffsets o = quant_scale_offsets(t);
-  const int at[2] = {o.d, o.min};
-  const std::size_t bytes = std::size_t(quant_block_bytes(t));
-  for (std::size_t k = 0; k < b.size() / bytes; k++)
-    for (int a : at)
-      if (a >= 0) {
-        const float v = (1.0f + float(k % 7)) * (t == WeightType::q6_k ? 1e-3f : 1e-2f);
-        const std::uint16_t h = f32_to_f16(a == at[1] ? v / 2 : v);
-        b[k * bytes + std::size_t(a)] = h & 0xff;
-        b[k * bytes + std::size_t(a) + 1] = h >> 8;
-      }
-  return b;
-}
 
 struct Case {
   WeightType t;
@@ -129,7 +112,7 @@ TEST(MatmulQ8, EveryKernelGivesTheExactMathsOfTheQuantizedInputsInEveryType) {
     if (!matmul_q8_kernel_supported(kernel)) continue;
     for (const Case& c : cases()) {
       const int E = quant_block_elements(c.t);
-      const std::vector<unsigned char> blocks = q8_random_blocks(c.t, c.OC, c.C, unsigned(c.N * 131 + c.OC + c.C));
+      const std::vector<unsigned char> blocks = quant_random_blocks(c.t, c.OC, c.C, unsigned(c.N * 131 + c.OC + c.C));
       const RowBand band{c.t, c.OC};
       OwnedPackedMatrix q = packed_matrix_from_blocks({&band, 1}, c.C, blocks.data());
       std::vector<float> w(std::size_t(c.OC) * std::size_t(c.C));
@@ -162,7 +145,7 @@ TEST(MatmulQ8, ComputeQ8IsDequantizeThenMultiplyWithinTheInputsEightBitRoundingO
     if (!matmul_packed_kernel_supported(kernel)) continue;
     for (const Case& c : cases()) {
       const int E = quant_block_elements(c.t);
-      const std::vector<unsigned char> blocks = q8_random_blocks(c.t, c.OC, c.C, unsigned(c.N * 7 + c.OC + c.C));
+      const std::vector<unsigned char> blocks = quant_random_blocks(c.t, c.OC, c.C, unsigned(c.N * 7 + c.OC + c.C));
       const RowBand band{c.t, c.OC};
       OwnedPackedMatrix q = packed_matrix_from_blocks({&band, 1}, c.C, blocks.data());
       q.m.q8_inputs = true;
@@ -202,7 +185,7 @@ TEST(MatmulQ8, SimdKernelsAgreeWithThePortableOneUpToTheOrderOfTheirFloatSums) {
     if (!matmul_q8_kernel_supported(kernel)) continue;
     for (const Case& c : cases()) {
       const int E = quant_block_elements(c.t);
-      const std::vector<unsigned char> blocks = q8_random_blocks(c.t, c.OC, c.C, unsigned(c.N + c.OC * 3 + c.C));
+      const std::vector<unsigned char> blocks = quant_random_blocks(c.t, c.OC, c.C, unsigned(c.N + c.OC * 3 + c.C));
       const RowBand band{c.t, c.OC};
       OwnedPackedMatrix q = packed_matrix_from_blocks({&band, 1}, c.C, blocks.data());
       const std::vector<float> x = random_vector(std::size_t(c.N) * std::size_t(c.C), 12);
@@ -236,7 +219,7 @@ TEST(MatmulQ8, BandsOfTwoInputBlockSizesAndAPartOfTheColumnsEachTakeTheirOwnInpu
   std::vector<unsigned char> blocks;
   std::vector<float> w;
   for (const RowBand& b : bands) {
-    auto part = q8_random_blocks(b.type, b.rows, C, unsigned(b.rows));
+    auto part = quant_random_blocks(b.type, b.rows, C, unsigned(b.rows));
     blocks.insert(blocks.end(), part.begin(), part.end());
     std::vector<float> wp(std::size_t(b.rows) * C);
     quant_dequantize(b.type, part.data(), std::int64_t(wp.size()), wp.data());
@@ -265,9 +248,9 @@ TEST(MatmulQ8, BandsOfTwoInputBlockSizesAndAPartOfTheColumnsEachTakeTheirOwnInpu
 
 TEST(MatmulQ8, AppliesOnlyToItsBlockTypesAndToColumnsOnBlockBoundaries) {
   const RowBand q4k{WeightType::q4_k, 3}, q41{WeightType::q4_1, 3}, q80{WeightType::q8_0, 3};
-  OwnedPackedMatrix a = packed_matrix_from_blocks({&q4k, 1}, 512, q8_random_blocks(WeightType::q4_k, 3, 512, 1).data());
-  OwnedPackedMatrix b = packed_matrix_from_blocks({&q41, 1}, 512, q8_random_blocks(WeightType::q4_1, 3, 512, 2).data());
-  OwnedPackedMatrix c = packed_matrix_from_blocks({&q80, 1}, 512, q8_random_blocks(WeightType::q8_0, 3, 512, 3).data());
+  OwnedPackedMatrix a = packed_matrix_from_blocks({&q4k, 1}, 512, quant_random_blocks(WeightType::q4_k, 3, 512, 1).data());
+  OwnedPackedMatrix b = packed_matrix_from_blocks({&q41, 1}, 512, quant_random_blocks(WeightType::q4_1, 3, 512, 2).data());
+  OwnedPackedMatrix c = packed_matrix_from_blocks({&q80, 1}, 512, quant_random_blocks(WeightType::q8_0, 3, 512, 3).data());
   EXPECT_TRUE(matmul_q8_applies(a.m, 0, 512));
   EXPECT_FALSE(matmul_q8_applies(a.m, 64, 64));  // a head's share of W_O inside a 256-block: the float32 path
   EXPECT_FALSE(matmul_q8_applies(b.m, 0, 512));  // Q4_1 keeps the float32 path
@@ -283,7 +266,7 @@ TEST(MatmulQ8, ZeroRowsGiveTheBiasAndNonFiniteOrHugeInputsDoNotCrash) {
     for (WeightType t : kQ8Types) {
       const int C = 256, OC = 5, N = 4;
       const RowBand band{t, OC};
-      OwnedPackedMatrix q = packed_matrix_from_blocks({&band, 1}, C, q8_random_blocks(t, OC, C, 7).data());
+      OwnedPackedMatrix q = packed_matrix_from_blocks({&band, 1}, C, quant_random_blocks(t, OC, C, 7).data());
       const std::vector<float> bias = random_vector(OC, 2);
       std::vector<float> x(std::size_t(N) * C, 0.0f);                 // row 0 all zero
       for (int k = 0; k < C; k++) x[std::size_t(C + k)] = 1e30f * float((k % 3) - 1);  // row 1 huge
