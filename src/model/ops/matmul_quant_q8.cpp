@@ -110,6 +110,18 @@ void lane_order(const T* in, T* out) {
     for (int l = 0; l < 16; l++) std::memcpy(out + 64 * c + 4 * l, in + 16 * l + 4 * c, 4);
 }
 
+// Q4_K's and Q5_K's 12 bytes of 6-bit scales and minimums at `scales`, per 16 weights (each
+// sub-block of 32 twice): sc the scale, cb the minimum, ca 0.
+void k4_scales(const unsigned char* scales, std::int16_t* sc, std::int16_t* ca, std::int16_t* cb) {
+  for (int j = 0; j < 8; j++) {
+    int scale, min;
+    quant_scale_min_k4(scales, j, scale, min);
+    sc[2 * j] = sc[2 * j + 1] = std::int16_t(scale);
+    cb[2 * j] = cb[2 * j + 1] = std::int16_t(min);
+    ca[2 * j] = ca[2 * j + 1] = 0;
+  }
+}
+
 // Q4_K: d | dmin | scales[12] | qs[128] (quant_blocks.cpp): weights 64g + l the low nibbles of
 // qs[32g + l], 64g + 32 + l the high ones; sub-block j of 32 has scale and minimum j.
 void unpack_q4_k(const unsigned char* b, std::uint8_t* u, std::int16_t* sc, std::int16_t* ca, std::int16_t* cb,
@@ -118,13 +130,7 @@ void unpack_q4_k(const unsigned char* b, std::uint8_t* u, std::int16_t* sc, std:
   const unsigned char* qs = b + 16;
   for (int g = 0; g < 4; g++)
     for (int l = 0; l < 32; l++) u[64 * g + l] = qs[32 * g + l] & 0x0f, u[64 * g + 32 + l] = qs[32 * g + l] >> 4;
-  for (int j = 0; j < 8; j++) {
-    int scale, min;
-    quant_scale_min_k4(b + 4, j, scale, min);
-    sc[2 * j] = sc[2 * j + 1] = std::int16_t(scale);
-    cb[2 * j] = cb[2 * j + 1] = std::int16_t(min);
-    ca[2 * j] = ca[2 * j + 1] = 0;
-  }
+  k4_scales(b + 4, sc, ca, cb);
 }
 
 // Q5_K: d | dmin | scales[12] | qh[32] | qs[128]: Q4_K's nibbles with a fifth bit, bit 2g of
@@ -139,13 +145,7 @@ void unpack_q5_k(const unsigned char* b, std::uint8_t* u, std::int16_t* sc, std:
       u[64 * g + l] = std::uint8_t((qs[32 * g + l] & 0x0f) | ((qh[l] >> (2 * g)) & 1) << 4);
       u[64 * g + 32 + l] = std::uint8_t((qs[32 * g + l] >> 4) | ((qh[l] >> (2 * g + 1)) & 1) << 4);
     }
-  for (int j = 0; j < 8; j++) {
-    int scale, min;
-    quant_scale_min_k4(b + 4, j, scale, min);
-    sc[2 * j] = sc[2 * j + 1] = std::int16_t(scale);
-    cb[2 * j] = cb[2 * j + 1] = std::int16_t(min);
-    ca[2 * j] = ca[2 * j + 1] = 0;
-  }
+  k4_scales(b + 4, sc, ca, cb);
 }
 
 // Q6_K: ql[128] | qh[64] | scales[16] int8 | d: weight 128h + 32k + l has the low 4 bits of
