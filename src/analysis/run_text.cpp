@@ -7,6 +7,7 @@
 #include "analysis/head_views.h"
 #include "model/head_range.h"
 #include "model/next_token.h"
+#include "util/check.h"
 
 namespace headlab::analysis {
 namespace {
@@ -66,20 +67,26 @@ NextTokenOutcome next_token_outcome(std::span<const float> logits, std::span<con
                                     const model::BpeTokenizer* tokenizer, int top_next_from) {
   NextTokenOutcome o;
   const int T = static_cast<int>(ids.size());
-  o.token_loss = model::next_token_losses(logits, ids, V);
+  HEADLAB_CHECK(logits.size() >= std::size_t(T) * V);
+  // each row's log-sum-exp once: the loss of the token that came and the chances shown share it
+  // (token_loss(row, V, target) is this lse - row[target], bit for bit)
   double sum = 0.0;
-  for (float l : o.token_loss) sum += l;
-  o.loss = o.token_loss.empty() ? 0.0f : static_cast<float>(sum / o.token_loss.size());
   for (int t = 0; t < T; ++t) {
-    std::vector<Prediction> preds;
-    if (t < top_next_from) {
-      o.top_next.push_back(std::move(preds));
-      continue;
+    const float* row = logits.data() + std::size_t(t) * V;
+    const bool loss = t + 1 < T, shown = t >= top_next_from;
+    const double lse = loss || shown ? model::row_log_sum_exp(row, V) : 0.0;
+    if (loss) {
+      HEADLAB_CHECK(ids[std::size_t(t) + 1] >= 0 && ids[std::size_t(t) + 1] < V);
+      o.token_loss.push_back(static_cast<float>(lse - double(row[ids[std::size_t(t) + 1]])));
+      sum += o.token_loss.back();
     }
-    for (const model::TokenChance& p : model::top_next(logits.data() + std::size_t(t) * V, V, top_k))
-      preds.push_back({p.id, tokenizer ? tokenizer->token_bytes(p.id) : "", p.logit, p.prob});
+    std::vector<Prediction> preds;
+    if (shown)
+      for (const model::TokenChance& p : model::top_next(row, V, top_k, lse))
+        preds.push_back({p.id, tokenizer ? tokenizer->token_bytes(p.id) : "", p.logit, p.prob});
     o.top_next.push_back(std::move(preds));
   }
+  o.loss = o.token_loss.empty() ? 0.0f : static_cast<float>(sum / o.token_loss.size());
   return o;
 }
 

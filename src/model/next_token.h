@@ -36,5 +36,8 @@ struct TokenChance {
 };
 // The k most likely next tokens after one row of logits (V), most likely first.
 std::vector<TokenChance> top_next(const float* row, int V, int k);
+// The same with the row's row_log_sum_exp already computed (a caller that also wants the row's
+// loss computes it once).
+std::vector<TokenChance> top_next(const float* row, int V, int k, double log_sum_exp);
 
 }  // namespace headlab::model
