@@ -764,17 +764,20 @@ Status forward_rows(const Parameters& params, std::span<const std::span<const in
       }
   } else {
     // Each sequence's (T, V) straight into its own logits: one (R, V) block would be written
-    // and copied once more (257 MB for forty 32-token texts of GPT-2, slower than the weights'
-    // reads it saves).
+    // and copied once more (257 MB for forty 32-token texts of GPT-2). The packed unembedding is
+    // one grouped product (matmul_forward_packed_groups): its panels come from memory once for
+    // the batch, not once per sequence (Llama 3's is 525 MB in bf16).
+    std::vector<PackedGroup> groups;
     for (int s = 0; s < S; s++) {
       std::vector<float>& logits = outs[s]->logits;
       const int T = Ts[std::size_t(s)];
       const float* in = b.ln + std::size_t(off[std::size_t(s)]) * C;
       logits.resize(std::size_t(T) * V);
-      if (pk) matmul_forward_packed(logits.data(), in, pk->unembedding(c.tied), nullptr, T);
+      if (pk) groups.push_back({logits.data(), V, in, C, T});
       else matmul_forward(logits.data(), in, parameters_unembedding(w, c), nullptr, T, C, V);
-      softcap(logits);
     }
+    if (pk) matmul_forward_packed_groups(groups, pk->unembedding(c.tied));
+    for (int s = 0; s < S; s++) softcap(outs[s]->logits);
   }
   for (int s = 0; s < S; s++) {
     ForwardOutput& out = *outs[s];

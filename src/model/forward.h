@@ -208,7 +208,8 @@ std::size_t forward_bytes(const ModelConfig& config, int T, const ForwardOptions
 // sum(T_s) rows, so each block's matrices are read once for the batch, while the positions
 // (wpe, rotary) start at 0 in each sequence and the attention is each sequence's own (its
 // causal mask over its own T); the unembedding writes each sequence's (T, V) logits straight
-// into its own output (one (R, V) block copied again cost more than it saved). outs[s] is what
+// into its own output (one (R, V) block copied again cost more than it saved), as one grouped
+// product whose panels are read once for the batch (ops/matmul_packed.h). outs[s] is what
 // forward(params, sequences[s], options, ...) gives: its logits, loss and record (the same
 // numbers to float rounding; the kernels this CPU runs give them bit for bit,
 // tests/model/forward_batch_test.cpp).

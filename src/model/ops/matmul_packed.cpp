@@ -39,6 +39,9 @@ constexpr int kShortRows = 64;
 constexpr int kMaxK = 1024;               // k up to this is one block
 constexpr int kBlockK = 512;              // else blocks of kc (a down projection: few outputs)
 constexpr int kInputBytes = 512 << 10;    // the rows' block of inputs
+// matmul_forward_packed_groups: the panels a thread multiplies by every group before the next
+// chunk (about L2: the chunk stays in cache while each group's inputs stream past it)
+constexpr std::size_t kGroupChunkBytes = 512 << 10;
 
 struct Blocks {
   int kc, mc;
@@ -533,31 +536,44 @@ QuantDecoder decoder_for(PackedKernel kernel) {
 // kernel's instruction set (packed_quant_panel, quant_simd.h), then the f32 kernel on it. The
 // widening is once per panel and product, shared by all N rows. (Widening 256 k at a time into
 // an L1-sized panel, the kernel adding each piece to the last, measured no faster: 2026-12-06.)
-void run_quantized(PackedKernel kernel, const Job& j, int p0, int p1) {
-  const PackedMatrix& w = *j.w;
-  const QuantDecoder decoder = decoder_for(kernel);
+// A thread's float32 panel (K, 32) for run_quantized's widening, grown as needed and kept.
+float* widened_panel(int K) {
   struct Scratch {
     float* panel = nullptr;
     std::size_t floats = 0;
     ~Scratch() { std::free(panel); }
   };
   thread_local Scratch s;
-  const std::size_t need = std::size_t(std::max(1, j.K)) * kPanel;
+  const std::size_t need = std::size_t(std::max(1, K)) * kPanel;
   if (s.floats < need) {
     std::free(s.panel);
     s.panel = static_cast<float*>(std::aligned_alloc(64, (need * sizeof(float) + 63) / 64 * 64));
     HEADLAB_CHECK(s.panel != nullptr);
     s.floats = need;
   }
+  return s.panel;
+}
+
+// Panels [p0, p1) of a quantized matrix, each widened once and multiplied by every job (one
+// product, or matmul_forward_packed_groups' groups: the same k0, K and matrix).
+void run_quantized(PackedKernel kernel, std::span<const Job> jobs, int p0, int p1) {
+  const PackedMatrix& w = *jobs[0].w;
+  const int k0 = jobs[0].k0, K = jobs[0].K;
+  const QuantDecoder decoder = decoder_for(kernel);
+  float* widened = widened_panel(K);
   for (int p = p0; p < p1; p++) {
     const int n0 = p * kPanel, nn = std::min(kPanel, w.rows - n0);
-    packed_quant_panel(decoder, w, p, j.k0, j.K, s.panel);  // the columns past the last row: zeros
+    packed_quant_panel(decoder, w, p, k0, K, widened);  // the columns past the last row: zeros
     PackedMatrix panel;
-    panel.type = WeightType::f32, panel.rows = nn, panel.cols = j.K, panel.data = reinterpret_cast<unsigned char*>(s.panel);
-    const Job one{j.out + n0, j.ldo, j.inp, j.ldx, &panel, 0, j.K, j.bias ? j.bias + n0 : nullptr, j.N};
-    run<WeightType::f32>(kernel, one, 0, 1);
+    panel.type = WeightType::f32, panel.rows = nn, panel.cols = K, panel.data = reinterpret_cast<unsigned char*>(widened);
+    for (const Job& j : jobs) {
+      const Job one{j.out + n0, j.ldo, j.inp, j.ldx, &panel, 0, K, j.bias ? j.bias + n0 : nullptr, j.N};
+      run<WeightType::f32>(kernel, one, 0, 1);
+    }
   }
 }
+
+void run_quantized(PackedKernel kernel, const Job& j, int p0, int p1) { run_quantized(kernel, std::span<const Job>(&j, 1), p0, p1); }
 
 constexpr PackedKernel kAllKernels[] = {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512,
                                         PackedKernel::avx512bf16};
@@ -711,6 +727,91 @@ void matmul_forward_packed(float* out, const float* inp, const PackedMatrix& w, 
 
 void matmul_forward_packed_part(float* out, const float* inp, int ldx, const PackedMatrix& w, int k0, int K, int N) {
   matmul_forward_packed_with(matmul_packed_kernel(), out, w.rows, inp, ldx, w, k0, K, nullptr, N);
+}
+
+}  // namespace headlab::model
+
+namespace headlab::model {
+
+void matmul_forward_packed_groups(std::span<const PackedGroup> groups, const PackedMatrix& w) {
+  matmul_forward_packed_groups_with(matmul_packed_kernel(), groups, w);
+}
+
+void matmul_forward_packed_groups_with(PackedKernel kernel, std::span<const PackedGroup> groups, const PackedMatrix& w) {
+  HEADLAB_CHECK(matmul_packed_kernel_supported(kernel));
+  const int K = w.cols;
+  std::size_t rows = 0;
+  for (const PackedGroup& g : groups) {
+    HEADLAB_CHECK(g.N >= 1 && g.ldo >= w.rows && g.ldx >= K);
+    rows += std::size_t(g.N);
+  }
+  // One group, or inputs rounded to 8 bits per product: each product on its own.
+  if (groups.size() <= 1 || K == 0 || (w.quantized() && w.q8_inputs && matmul_q8_applies(w, 0, K))) {
+    for (const PackedGroup& g : groups) matmul_forward_packed_with(kernel, g.out, g.ldo, g.inp, g.ldx, w, 0, K, nullptr, g.N);
+    return;
+  }
+  const int n_panels = w.panels();
+  const int parts = thread_pool_parts(rows * std::size_t(K) * std::size_t(w.rows), n_panels);
+  auto split = [&](int part, int& p0, int& p1) {
+    p0 = int(std::int64_t(n_panels) * part / parts), p1 = int(std::int64_t(n_panels) * (part + 1) / parts);
+  };
+  std::vector<std::size_t> first(groups.size());  // each group's first row among all of them
+  for (std::size_t g = 1; g < groups.size(); g++) first[g] = first[g - 1] + std::size_t(groups[g - 1].N);
+  auto job = [&](std::size_t g, const float* inp, int ldx) {
+    return Job{groups[g].out, groups[g].ldo, inp, ldx, &w, 0, K, nullptr, groups[g].N};
+  };
+  // each thread: its panels a chunk at a time, every group multiplied by the chunk
+  auto over_chunks = [&](int chunk, const auto& product) {
+    thread_pool_run(parts, [&](int part) {
+      int p0, p1;
+      split(part, p0, p1);
+      for (int c0 = p0; c0 < p1; c0 += chunk)
+        for (std::size_t g = 0; g < groups.size(); g++) product(g, c0, std::min(p1, c0 + chunk));
+    });
+  };
+  if (w.quantized()) {  // each panel widened once, then every group multiplied by it
+    std::vector<Job> jobs;
+    for (std::size_t g = 0; g < groups.size(); g++) jobs.push_back(job(g, groups[g].inp, groups[g].ldx));
+    thread_pool_run(parts, [&](int part) {
+      int p0, p1;
+      split(part, p0, p1);
+      if (p0 < p1) run_quantized(kernel, jobs, p0, p1);
+    });
+    return;
+  }
+  const int chunk = std::max(1, int(kGroupChunkBytes / std::max<std::size_t>(1, w.panel_bytes())));
+  thread_local std::vector<float> rounded;  // the inputs rounded (or their bf16 pairs), all groups' rows
+  if (w.type == WeightType::bf16 && w.bf16_inputs) {
+#if HEADLAB_PACKED_X86
+    if (kernel == PackedKernel::avx512bf16) {
+      const int P = (K + 1) / 2;
+      rounded.resize(rows * std::size_t(P));
+      auto* xb = reinterpret_cast<std::uint32_t*>(rounded.data());  // the caller's buffer, shared with the workers
+      thread_pool_for_parts(groups.size(), [&](std::size_t g0, std::size_t g1) {
+        for (std::size_t g = g0; g < g1; g++) bf16_pairs(xb + first[g] * P, P, groups[g].inp, groups[g].ldx, 0, K, 0, groups[g].N);
+      }, std::size_t(K) * std::size_t(groups[0].N));
+      over_chunks(chunk, [&](std::size_t g, int c0, int c1) { run_dot(job(g, groups[g].inp, groups[g].ldx), xb + first[g] * P, P, c0, c1); });
+      return;
+    }
+#endif
+    rounded.resize(rows * std::size_t(K));
+    float* xr = rounded.data();  // the caller's (a worker's thread_local is another)
+    for (std::size_t g = 0; g < groups.size(); g++) round_inputs(xr + first[g] * K, groups[g].inp, groups[g].ldx, K, groups[g].N);
+    over_chunks(chunk, [&](std::size_t g, int c0, int c1) { run<WeightType::bf16>(kernel, job(g, xr + first[g] * K, K), c0, c1); });
+    return;
+  }
+  switch (w.type) {
+    case WeightType::f32:
+      over_chunks(chunk, [&](std::size_t g, int c0, int c1) { run<WeightType::f32>(kernel, job(g, groups[g].inp, groups[g].ldx), c0, c1); });
+      break;
+    case WeightType::bf16:
+      over_chunks(chunk, [&](std::size_t g, int c0, int c1) { run<WeightType::bf16>(kernel, job(g, groups[g].inp, groups[g].ldx), c0, c1); });
+      break;
+    case WeightType::f16:
+      over_chunks(chunk, [&](std::size_t g, int c0, int c1) { run<WeightType::f16>(kernel, job(g, groups[g].inp, groups[g].ldx), c0, c1); });
+      break;
+    default: break;
+  }
 }
 
 }  // namespace headlab::model

@@ -26,6 +26,7 @@
 // The panels are split over the engine's thread pool.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -51,6 +52,23 @@ void matmul_forward_packed(float* out, const float* inp, const PackedMatrix& w, 
 // Only columns [k0, k0 + K) of W, inputs `ldx` apart: out (N, OC) = inp (N, K) @ W[:, k0:k0+K]^T.
 // (Head h's share of W_O: its z columns against W_O's columns h*HS..)
 void matmul_forward_packed_part(float* out, const float* inp, int ldx, const PackedMatrix& w, int k0, int K, int N);
+
+// Several products with one matrix, each group its own rows and its own output:
+//   out_g (N_g, OC) rows `ldo` apart = inp_g (N_g, C) rows `ldx` apart @ W^T     for each group g
+// (a batch's sequences against the unembedding, each into its own logits). The matrix comes from
+// memory once rather than once per group: each thread takes its panels a chunk at a time (a
+// chunk about the size of L2, kGroupChunkBytes) and multiplies every group by the chunk before
+// it reads the next, so the groups after the first find it in cache. Each group's values are
+// matmul_forward_packed's on it alone, bit for bit (the same tiles, k in the same order).
+struct PackedGroup {
+  float* out;
+  int ldo;
+  const float* inp;
+  int ldx;
+  int N;
+};
+void matmul_forward_packed_groups(std::span<const PackedGroup> groups, const PackedMatrix& w);
+void matmul_forward_packed_groups_with(PackedKernel kernel, std::span<const PackedGroup> groups, const PackedMatrix& w);
 
 // The general form with a chosen kernel (the tests run each one the CPU has):
 // out (N, OC) rows `ldo` apart = inp (N, K) rows `ldx` apart @ W[:, k0:k0+K]^T + bias.

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 
 #include "model/ops/matmul.h"
 #include "model/packed_weights.h"
@@ -234,6 +235,54 @@ TEST(MatmulForwardPacked, Bf16InputsAreRoundedOnlyWhenAsked) {
   for (std::size_t i = 0; i < exact.size(); i++) m = std::max(m, std::fabs(exact[i] - rounded_inputs[i]));
   EXPECT_GT(m, 1e-4f);  // bfloat16 keeps 8 significant bits: the inputs move by up to 2^-9
   EXPECT_LT(m, 0.1f);
+}
+
+TEST(MatmulForwardPackedGroups, EachGroupGetsItsOwnProductBitForBitInEveryTypeKernelAndLength) {
+  // groups of every length the kernels treat differently (short, a tile's leftover, past the
+  // short-input limit of 64), each into its own output rows `ldo` apart beside a sentinel column,
+  // against the same product made group by group; OC spans several chunks (kGroupChunkBytes)
+  // and ends in a partial panel, in every weight type, with bf16 inputs, and quantized blocks
+  // with float32 and 8-bit inputs
+  const int C = 512, OC = 32 * 70 + 5;
+  const std::vector<int> lengths = {1, 7, 32, 65, 3};
+  auto w = random_vector(OC * C, 41);
+  struct Matrix {
+    std::string name;
+    OwnedPackedMatrix m;
+  };
+  std::vector<Matrix> matrices;
+  for (WeightType type : kTypes) matrices.push_back({std::string(weight_type_name(type)), packed_matrix_from_rows(type, w.data(), OC, C)});
+  matrices.push_back({"bf16 inputs", packed_matrix_from_rows(WeightType::bf16, w.data(), OC, C)});
+  matrices.back().m.m.bf16_inputs = true;
+  for (WeightType t : {WeightType::q4_k, WeightType::q8_0}) {
+    const std::vector<unsigned char> blocks = quant_random_blocks(t, OC, C, 43);
+    const RowBand band{t, OC};
+    matrices.push_back({std::string(weight_type_name(t)), packed_matrix_from_blocks({&band, 1}, C, blocks.data())});
+    matrices.push_back({std::string(weight_type_name(t)) + " q8 inputs", packed_matrix_from_blocks({&band, 1}, C, blocks.data())});
+    matrices.back().m.m.q8_inputs = true;
+  }
+  for (PackedKernel kernel : kKernels) {
+    if (!matmul_packed_kernel_supported(kernel)) continue;
+    for (const Matrix& mat : matrices) {
+      const int ldo = OC + 1;
+      std::vector<std::vector<float>> x, got, want;
+      std::vector<PackedGroup> groups;
+      for (std::size_t g = 0; g < lengths.size(); g++) {
+        const int N = lengths[g];
+        x.push_back(random_vector(N * (C + 3), unsigned(50 + g)));
+        got.emplace_back(std::size_t(N) * ldo, 7.0f);
+        want.emplace_back(std::size_t(N) * ldo, 7.0f);
+      }
+      for (std::size_t g = 0; g < lengths.size(); g++) {
+        groups.push_back({got[g].data(), ldo, x[g].data(), C + 3, lengths[g]});
+        matmul_forward_packed_with(kernel, want[g].data(), ldo, x[g].data(), C + 3, mat.m.m, 0, C, nullptr, lengths[g]);
+      }
+      matmul_forward_packed_groups_with(kernel, groups, mat.m.m);
+      for (std::size_t g = 0; g < lengths.size(); g++)
+        ASSERT_EQ(got[g], want[g]) << matmul_packed_kernel_name(kernel) << " " << mat.name << " group " << g << " of "
+                                   << lengths[g] << " rows";  // the sentinels too: nothing written past OC
+    }
+  }
 }
 
 TEST(PackedWeights, F16ReportsTheFirstValueItCannotHold) {
