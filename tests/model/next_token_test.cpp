@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -21,6 +22,20 @@ TEST(RowLogSumExp, MatchesTheSumWrittenOut) {
 TEST(RowLogSumExp, DoesNotOverflowOnLargeLogits) {
   const float row[2] = {1000.0f, 1000.0f};
   EXPECT_NEAR(row_log_sum_exp(row, 2), 1000.0 + std::log(2.0), 1e-9);
+}
+
+TEST(RowLogSumExp, AVocabularyLongRowMatchesThePlainDoubleLoopWithMinusInfinitiesAndALeftover) {
+  // the vector exps (8 or 4 lanes) and their leftover, against std::exp summed in order
+  for (int V : {7, 1000, 128257}) {
+    std::vector<float> row(static_cast<std::size_t>(V));
+    unsigned state = unsigned(V);
+    for (float& v : row) v = float(int((state = state * 1103515245u + 12345u) >> 16 & 4095) - 2048) / 64.0f;
+    row[std::size_t(V) / 2] = -INFINITY;
+    double maxv = -INFINITY, sum = 0.0;
+    for (float v : row) maxv = std::max(maxv, double(v));
+    for (float v : row) sum += std::exp(double(v) - maxv);
+    EXPECT_NEAR(row_log_sum_exp(row.data(), V), maxv + std::log(sum), 1e-12 * std::max(1.0, std::fabs(maxv))) << "V = " << V;
+  }
 }
 
 TEST(TokenLoss, IsMinusLogSoftmaxOfTheTarget) {
@@ -56,10 +71,15 @@ TEST(TopK, AgreesWithAFullSortOnARowWithManyTies) {
   std::vector<int> all(row.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
   std::stable_sort(all.begin(), all.end(), [&](int a, int b) { return row[a] > row[b]; });
-  for (int k : {0, 1, 5, 50, 300}) {
+  for (int k : {0, 1, 5, 50, 300, 5000}) {
     std::vector<int> want(all.begin(), all.begin() + k);
     EXPECT_EQ(top_k(row.data(), static_cast<int>(row.size()), k), want) << "k = " << k;
   }
+  // a row sorted ascending (every value beats the heap's worst) and one descending
+  std::vector<float> up(300), down(300);
+  for (int i = 0; i < 300; ++i) up[std::size_t(i)] = float(i), down[std::size_t(i)] = float(-i);
+  EXPECT_EQ(top_k(up.data(), 300, 3), (std::vector<int>{299, 298, 297}));
+  EXPECT_EQ(top_k(down.data(), 300, 3), (std::vector<int>{0, 1, 2}));
 }
 
 TEST(TopNext, GivesSoftmaxProbabilitiesMostLikelyFirst) {
