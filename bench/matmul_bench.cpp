@@ -13,7 +13,7 @@
 //                        [--quant q8_0,q4_k,q6_k]   (any of q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k)
 //                        [--compute q8]   (each --quant type once more with its inputs rounded to 8 bits:
 //                                          path=q4_k-q8, ops/matmul_quant_q8.h's integer kernels)
-// prints the machine's peaks first (bench/cpu_peak.h: register-only loops on every thread, one line
+// prints the machine's peaks first (src/model/cpu_peak.h: register-only loops on every thread, one line
 // each: peak=f32-avx512 gflops=...), then one line per path: rows=64 path=bf16 ms=... gflops=...
 // of_peak=... ratio_to_sgemm=... max_abs_diff=... (of_peak: against the widest float32 loop, and the
 // bf16 dot-product loop for bf16-inputs under avx512bf16).
@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu_peak.h"
+#include "model/cpu_peak.h"
 #include "model/blas.h"
 #include "model/ops/matmul.h"
 #include "model/ops/matmul_packed.h"
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   bool quant_ok = true, q8 = false;
   // --peak: only the machine's measured peaks (bench/run_class_bench.sh's FLOP bound)
   if (argc == 2 && std::strcmp(argv[1], "--peak") == 0) {
-    for (const headlab::bench::CpuPeak& p : headlab::bench::cpu_peaks())
+    for (const headlab::model::CpuPeak& p : headlab::model::cpu_peaks())
       std::printf("peak=%s gflops=%.0f threads=%d\n", p.name, p.gflops, thread_pool_size());
     return 0;
   }
@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
   for (const Layer& l : layers) flop += 2.0 * rows * l.C * l.OC;
 
   double peak_f32 = 0, peak_bf16 = 0;
-  for (const headlab::bench::CpuPeak& p : headlab::bench::cpu_peaks()) {
+  for (const headlab::model::CpuPeak& p : headlab::model::cpu_peaks()) {
     std::printf("peak=%s gflops=%.0f threads=%d\n", p.name, p.gflops, thread_pool_size());
     if (std::string(p.name).rfind("f32", 0) == 0) peak_f32 = std::max(peak_f32, p.gflops);
     else peak_bf16 = p.gflops;

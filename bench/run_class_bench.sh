@@ -12,7 +12,7 @@
 # BUILD has the headlab binary (default build/); the peak comes from build-bench/ (made when
 # missing, benchmarks on). HEADLAB_SERVE_ARGS adds options to every serve (e.g. "--dtype bf16").
 # MODEL: a folder or a .gguf (e.g. bench/llama_1b_model.py's Llama-3.2-1B shape, BF16).
-# Runs twice: `--compute f32`, then `--compute bf16` (serve's default) where the CPU has
+# Runs twice: `--compute f32`, then `--compute bf16` (serve's default where it outruns f32) where the CPU has
 # AVX512_BF16. Each run without retries (what a class meets) and with them (as the page does).
 # Every text is exactly TOKENS tokens (default 32): the server runs with --max-tokens TOKENS and
 # the requests send twice as many words with "truncate": true.

@@ -26,14 +26,17 @@ model::DtypeChoice dtype_choice(const std::string& value) {
 
 void add_compute_option(CLI::App* cmd, std::string& value, bool with_auto) {
   const std::string auto_help =
-      with_auto ? " auto (the default of serve): bf16 where the CPU has AVX512_BF16 and the model keeps bfloat16 "
-                  "matrices (a class's requests answered sooner; said at start), else f32."
+      with_auto ? " auto (the default of serve): bf16 where the CPU has AVX512_BF16, its bf16 dot products ran faster "
+                  "than its float32 ones in a quick measurement at start, and the model keeps bfloat16 matrices (a "
+                  "class's requests answered sooner; said at start), else f32."
                 : "";
   auto* option = cmd->add_option("--compute", value,
                   "What the products with bfloat16 matrices multiply: f32 (the inputs as they are, the reference's "
                   "numbers) or bf16 (the inputs rounded to bfloat16 too, as PyTorch's and llama.cpp's bfloat16 runs "
-                  "do; the products and sums stay float32). On a CPU with AVX512_BF16 bf16 is about twice as fast "
-                  "on long inputs; the logits move a little (about 0.02 on Qwen2.5-0.5B's shape, where they spread "
+                  "do; the products and sums stay float32). On a CPU whose AVX512_BF16 dot products are fast (AMD's "
+                  "Zen 4: about twice float32's) bf16 is about twice as fast on long inputs; on others (measured: "
+                  "half float32's on an Intel Xeon) it is slower. The logits move a little (about 0.02 on "
+                  "Qwen2.5-0.5B's shape, where they spread "
                   "over about 0.6). Needs bf16 matrices: a BF16 checkpoint, or --dtype bf16. q8: the products with "
                   "a GGUF's quantized matrices (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K blocks, kept under --dtype auto) round "
                   "their inputs to 8 bits per block and multiply integers, as llama.cpp does (faster on short "
@@ -53,10 +56,11 @@ void add_cache_option(CLI::App* cmd, bool& no_cache) {
                 "cache is rebuilt when a model file changes (size, time or header)");
 }
 
-model::ComputeChoice compute_auto_choice(const std::string& value) {
+model::ComputeChoice compute_auto_choice(const std::string& value, double bf16_speedup) {
   if (value != "auto") return compute_choice(value);
-  return model::matmul_packed_kernel_supported(model::PackedKernel::avx512bf16) ? model::ComputeChoice::bf16
-                                                                                : model::ComputeChoice::f32;
+  return model::matmul_packed_kernel_supported(model::PackedKernel::avx512bf16) && bf16_speedup > 1.0
+             ? model::ComputeChoice::bf16
+             : model::ComputeChoice::f32;
 }
 
 model::ComputeChoice compute_choice(const std::string& value) {

@@ -22,12 +22,15 @@ namespace headlab::cli {
 void add_dtype_option(CLI::App* cmd, std::string& value);
 // The choice of a value add_dtype_option accepted.
 model::DtypeChoice dtype_choice(const std::string& value);
-// with_auto (serve): "auto" is also accepted, and is the default: bf16 where the CPU has
-// AVX512_BF16 and the model keeps bf16 matrices, else f32 (compute_auto_choice).
+// with_auto (serve): "auto" is also accepted, and is the default: bf16 where the CPU's AVX512_BF16
+// dot products outrun its float32 ones and the model keeps bf16 matrices, else f32
+// (compute_auto_choice).
 void add_compute_option(CLI::App* cmd, std::string& value, bool with_auto = false);
 model::ComputeChoice compute_choice(const std::string& value);
-// "auto": bf16 when this CPU runs the AVX512_BF16 kernel, else f32; the other values as compute_choice.
-model::ComputeChoice compute_auto_choice(const std::string& value);
+// "auto": bf16 when this CPU runs the AVX512_BF16 kernel and its bf16 dot products outrun its
+// float32 ones (bf16_speedup > 1: model::cpu_bf16_speedup(), measured by the caller), else f32;
+// the other values as compute_choice.
+model::ComputeChoice compute_auto_choice(const std::string& value, double bf16_speedup);
 // --no-cache (run, scan, serve): the weights are read from the model's files every time instead
 // of being kept packed in a cache file beside the model and mapped (formats/weights_cache.h).
 void add_cache_option(CLI::App* cmd, bool& no_cache);

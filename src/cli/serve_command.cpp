@@ -16,6 +16,7 @@
 #include "cli/config_note.h"
 #include "cli/dtype_option.h"
 #include "model/blas.h"
+#include "model/cpu_peak.h"
 #include "model/ops/matmul_packed.h"
 #include "server/store/target.h"
 #include "server/store/progress_store.h"
@@ -38,7 +39,7 @@ struct ServeOptions {
   std::string web = HEADLAB_WEB_DIR;
   std::string model;  // empty: the built-in model, when it is there
   std::string dtype = "auto";
-  std::string compute = "auto";  // bf16 where the CPU has AVX512_BF16 (dtype_option.h)
+  std::string compute = "auto";  // bf16 where the CPU's AVX512_BF16 outruns its float32 (dtype_option.h)
   bool no_cache = false;
   bool no_model = false;
   int max_tokens = 256;
@@ -95,8 +96,9 @@ int run_serve(const ServeOptions& o) {
   options.web_dir = o.web;
   options.max_tokens = o.max_tokens;
   options.model_load.dtype = dtype_choice(o.dtype);
-  options.model_load.compute = compute_auto_choice(o.compute);
   options.compute_auto = o.compute == "auto";
+  if (options.compute_auto) options.bf16_speedup = model::cpu_bf16_speedup();  // ~10 ms
+  options.model_load.compute = compute_auto_choice(o.compute, options.bf16_speedup);
   options.model_load.cache = !o.no_cache;
   if (!o.no_model) {
     if (!o.model.empty()) options.model_dir = o.model;

@@ -447,6 +447,15 @@ bool parameters_rounds_inputs(const Parameters& p) {
   return false;
 }
 
+bool parameters_keeps_bf16(const Parameters& p) {
+  if (!p.packed) return false;
+  for (int i = 0; i < kNumParameterTensors; i++)
+    if (parameters_is_matrix(i))
+      for (int l = 0; l < matrix_layers(p.config, i); l++)
+        if (packed_matrix(*p.packed, i, l).type == WeightType::bf16) return true;
+  return false;
+}
+
 void parameters_unpack(Parameters& p) {
   if (!p.packed) return;
   Parameters q = parameters_allocate(p.config);

@@ -212,6 +212,8 @@ bool parameters_pack(Parameters& p, DtypeChoice choice = DtypeChoice::keep);
 int parameters_set_compute(Parameters& p, ComputeChoice choice);
 // Whether some product of p rounds its inputs to bfloat16.
 bool parameters_rounds_inputs(const Parameters& p);
+// Whether p keeps some matrix in bfloat16 (what --compute bf16 would round the inputs of).
+bool parameters_keeps_bf16(const Parameters& p);
 // Whether some product of p rounds its inputs to 8 bits (--compute q8).
 bool parameters_quantizes_inputs(const Parameters& p);
 // From panels back to float32 rows (for code that changes weights), the panels freed.

@@ -290,6 +290,7 @@ Result<std::unique_ptr<Server>> Server::create(const ServerOptions& options) {
     mo.max_patch_multiply_adds = options.max_patch_multiply_adds;  // POST /api/model/patch
     mo.load = options.model_load;
     mo.compute_auto = options.compute_auto;
+    mo.bf16_speedup = options.bf16_speedup;
     mo.max_tokens = options.max_tokens;
     mo.max_cache_bytes = options.max_activation_cache_bytes;
     mo.pool = {options.model_queue, options.model_timeout_ms};

@@ -25,9 +25,11 @@ struct ServerOptions {
   std::string web_dir;   // the built web front end (web/dist)
   std::string model_dir;  // empty: no model (the model routes answer 503 and say why)
   model::LoadOptions model_load;  // --dtype: the type its matrices are kept in
-  // serve's --compute auto: model_load.compute is bf16 because the CPU has AVX512_BF16; a model
+  // serve's --compute auto: model_load.compute is bf16 because the CPU's AVX512_BF16 dot products
+  // outran its float32 ones (bf16_speedup, model::cpu_bf16_speedup; 0 without AVX512_BF16); a model
   // that keeps no bf16 matrix then runs in float32 instead of being refused (ModelServiceOptions)
   bool compute_auto = false;
+  double bf16_speedup = 0.0;
   std::string no_model_reason = "the server was started with --no-model.";  // said then
   std::string models_dir;  // the word-order lesson's models, by name; empty: model_dir's parent, else models
   int max_tokens = 256;   // tokens per model request (at most the model's n_ctx)

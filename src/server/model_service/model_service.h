@@ -24,9 +24,12 @@ namespace headlab::server {
 struct ModelServiceOptions {
   std::string dir;               // config.json, model.safetensors, vocab.json + merges.txt
   model::LoadOptions load;       // --dtype: the type its matrices are kept in (model/parameters.h)
-  // load.compute = bf16 was chosen for the CPU, not asked for: a model without bf16 matrices
-  // runs in float32 (not refused), and the load's notes say which arithmetic runs
+  // load.compute was chosen for the CPU, not asked for: a model without bf16 matrices runs in
+  // float32 under bf16 (not refused), and the load's notes say which arithmetic runs and why
+  // (bf16_speedup: the CPU's bf16 dot products over its float32 ones, model::cpu_bf16_speedup;
+  // 0 without AVX512_BF16)
   bool compute_auto = false;
+  double bf16_speedup = 0.0;
   int max_tokens = 256;          // per request (at most n_ctx)
   double max_patch_multiply_adds = 1e11;  // a patching sweep's work (research::PatchCost): ~10 s on 2 cores
   std::size_t max_pattern_cells = 2'000'000;  // pattern values one answer may carry

@@ -1,5 +1,6 @@
 // ModelService::load's arithmetic choice for `serve --compute auto` (the default): the CLI picks
-// bf16 where this CPU runs the AVX512_BF16 kernel (cli/dtype_option.h); the service then rounds the
+// bf16 where this CPU runs the AVX512_BF16 kernel and its bf16 dot products outran its float32
+// ones at start (cli/dtype_option.h, model/cpu_peak.h); the service then rounds the
 // products' inputs only for a model that keeps bfloat16 matrices, and says so in the notes serve
 // prints at start; a model without them runs in float32, not refused. Asked for by name
 // (--compute bf16, not auto), the same model is refused with how to fix it.
@@ -22,9 +23,15 @@ ModelServiceOptions compute_test_options(model::DtypeChoice dtype, bool compute_
   ModelServiceOptions o;
   o.dir = compute_test_model_dir();
   o.load.dtype = dtype;
-  o.load.compute = model::ComputeChoice::bf16;  // what compute_auto_choice("auto") gives on an AVX512_BF16 CPU
+  o.load.compute = model::ComputeChoice::bf16;  // what compute_auto_choice("auto") gives where bf16 outruns f32
   o.compute_auto = compute_auto;
+  o.bf16_speedup = 2.0;
   return o;
+}
+
+bool has_note(const ModelService& s, const std::string& text) {
+  const auto& notes = s.parameters().notes;
+  return std::any_of(notes.begin(), notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
 }
 
 bool says_bf16_rounding(const ModelService& s) {
@@ -41,6 +48,34 @@ TEST(ModelServiceCompute, AutoOnAModelWithBf16MatricesRoundsTheirInputsAndSaysSo
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_TRUE(model::parameters_rounds_inputs((*s)->parameters()));
   EXPECT_TRUE(says_bf16_rounding(**s));
+}
+
+TEST(ModelServiceCompute, AutoSaysHowMuchFasterTheCpusBf16DotProductsRanAtStart) {
+  auto s = ModelService::load(compute_test_options(model::DtypeChoice::bf16, true));
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_TRUE(has_note(**s, "here 2.00 times as fast, measured at start"));
+}
+
+TEST(ModelServiceCompute, AutoOnACpuWhoseBf16IsSlowerMultipliesFloat32AndSaysWhy) {
+  // an AVX512_BF16 CPU whose bf16 dot products ran at half its float32 ones: f32 chosen
+  ModelServiceOptions o = compute_test_options(model::DtypeChoice::bf16, true);
+  o.load.compute = model::ComputeChoice::f32;
+  o.bf16_speedup = 0.5;
+  auto s = ModelService::load(o);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_FALSE(model::parameters_rounds_inputs((*s)->parameters()));
+  EXPECT_FALSE(says_bf16_rounding(**s));
+  EXPECT_TRUE(has_note(**s, "ran 0.50 times as fast as its float32 ones at start, so --compute bf16 would be slower here"));
+  // a CPU without AVX512_BF16 (speedup 0) or a float32 model: nothing to say
+  o.bf16_speedup = 0.0;
+  auto none = ModelService::load(o);
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_FALSE(has_note(**none, "would be slower here"));
+  o.bf16_speedup = 0.5;
+  o.load.dtype = model::DtypeChoice::keep;
+  auto f32_model = ModelService::load(o);
+  ASSERT_TRUE(f32_model) << f32_model.error().message;
+  EXPECT_FALSE(has_note(**f32_model, "would be slower here"));
 }
 
 TEST(ModelServiceCompute, AutoOnAFloat32ModelRunsInFloat32WithoutARefusalOrARoundingNote) {

@@ -1,5 +1,5 @@
-// bench/cpu_peak.cpp — register-only multiply-add loops on every pool thread (see cpu_peak.h).
-#include "cpu_peak.h"
+// model/cpu_peak.cpp — register-only multiply-add loops on every pool thread (see cpu_peak.h).
+#include "model/cpu_peak.h"
 
 #include <algorithm>
 #include <chrono>
@@ -18,7 +18,7 @@
 #define HEADLAB_PEAK_X86 0
 #endif
 
-namespace headlab::bench {
+namespace headlab::model {
 
 namespace {
 
@@ -27,24 +27,24 @@ constexpr long kIters = 1L << 24;  // per thread and chain: 30-150 ms per loop
 #if HEADLAB_PEAK_X86
 // Each chain is a <- a * m + c: with m = 0.5 and c = 1 it settles at 2, never overflowing or
 // going subnormal. The sum at the end keeps the compiler from dropping the loop.
-__attribute__((target("avx2,fma"))) float loop_avx2() {
+__attribute__((target("avx2,fma"))) float loop_avx2(long iters) {
   constexpr int kChains = 12;  // 16 ymm registers: 12 chains, m, c
   __m256 a[kChains];
   for (int j = 0; j < kChains; j++) a[j] = _mm256_set1_ps(float(j));
   const __m256 m = _mm256_set1_ps(0.5f), c = _mm256_set1_ps(1.0f);
-  for (long i = 0; i < kIters; i++)
+  for (long i = 0; i < iters; i++)
     for (int j = 0; j < kChains; j++) a[j] = _mm256_fmadd_ps(a[j], m, c);
   __m256 s = a[0];
   for (int j = 1; j < kChains; j++) s = _mm256_add_ps(s, a[j]);
   return _mm256_cvtss_f32(s);
 }
 
-__attribute__((target("avx512f"))) float loop_avx512() {
+__attribute__((target("avx512f"))) float loop_avx512(long iters) {
   constexpr int kChains = 16;
   __m512 a[kChains];
   for (int j = 0; j < kChains; j++) a[j] = _mm512_set1_ps(float(j));
   const __m512 m = _mm512_set1_ps(0.5f), c = _mm512_set1_ps(1.0f);
-  for (long i = 0; i < kIters; i++)
+  for (long i = 0; i < iters; i++)
     for (int j = 0; j < kChains; j++) a[j] = _mm512_fmadd_ps(a[j], m, c);
   __m512 s = a[0];
   for (int j = 1; j < kChains; j++) s = _mm512_add_ps(s, a[j]);
@@ -52,12 +52,12 @@ __attribute__((target("avx512f"))) float loop_avx512() {
 }
 
 // a <- a + x0*y0 + x1*y1 per lane with tiny bf16 pairs: the sums grow by 2e-6 a step.
-__attribute__((target("avx512f,avx512bf16"))) float loop_bf16() {
+__attribute__((target("avx512f,avx512bf16"))) float loop_bf16(long iters) {
   constexpr int kChains = 16;
   __m512 a[kChains];
   for (int j = 0; j < kChains; j++) a[j] = _mm512_set1_ps(float(j));
   const __m512bh x = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(1e-3f));
-  for (long i = 0; i < kIters; i++)
+  for (long i = 0; i < iters; i++)
     for (int j = 0; j < kChains; j++) a[j] = _mm512_dpbf16_ps(a[j], x, x);
   __m512 s = a[0];
   for (int j = 1; j < kChains; j++) s = _mm512_add_ps(s, a[j]);
@@ -68,12 +68,12 @@ __attribute__((target("avx512f,avx512bf16"))) float loop_bf16() {
 // GFLOPS of `loop` run at once on every pool thread, best of three; `flops` per thread.
 template <typename Loop>
 double measure(Loop loop, double flops) {
-  const int threads = model::thread_pool_size();
+  const int threads = thread_pool_size();
   double best = 0;
   for (int r = 0; r < 3; r++) {
     volatile float sink = 0;
     const auto a = std::chrono::steady_clock::now();
-    model::thread_pool_run(threads, [&](int) { sink = sink + loop(); });
+    thread_pool_run(threads, [&](int) { sink = sink + loop(kIters); });
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
     best = std::max(best, flops * threads / s / 1e9);
   }
@@ -85,7 +85,7 @@ double measure(Loop loop, double flops) {
 std::vector<CpuPeak> cpu_peaks() {
   std::vector<CpuPeak> out;
 #if HEADLAB_PEAK_X86
-  const model::CpuFeatures f = model::cpu_features();
+  const CpuFeatures f = cpu_features();
   if (f.avx2 && f.fma) out.push_back({"f32-avx2", measure(loop_avx2, double(kIters) * 12 * 8 * 2)});
   if (f.avx512f) out.push_back({"f32-avx512", measure(loop_avx512, double(kIters) * 16 * 16 * 2)});
   if (f.avx512f && f.avx512_bf16) out.push_back({"bf16-avx512", measure(loop_bf16, double(kIters) * 16 * 16 * 4)});
@@ -93,4 +93,28 @@ std::vector<CpuPeak> cpu_peaks() {
   return out;
 }
 
-}  // namespace headlab::bench
+double cpu_bf16_speedup() {
+#if HEADLAB_PEAK_X86
+  const CpuFeatures f = cpu_features();
+  if (!f.avx512f || !f.avx512_bf16) return 0.0;
+  // the shortest of three runs of each (the least disturbed), alternating; 1-4 ms a loop
+  constexpr long kQuickIters = 1L << 19;
+  double f32 = 1e30, bf16 = 1e30;
+  volatile float sink = 0;
+  for (int r = 0; r < 3; r++) {
+    auto time = [&](float (*loop)(long)) {
+      const auto a = std::chrono::steady_clock::now();
+      sink = sink + loop(kQuickIters);
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+    };
+    f32 = std::min(f32, time(loop_avx512));
+    bf16 = std::min(bf16, time(loop_bf16));
+  }
+  // flops per iteration: f32 16 chains x 16 lanes x 2, bf16 16 x 16 x 4
+  return (4.0 / bf16) / (2.0 / f32);
+#else
+  return 0.0;
+#endif
+}
+
+}  // namespace headlab::model
