@@ -8,6 +8,12 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+// GCC 12 warns about its own _mm512_undefined_* inside _mm512_cvtps_pd and _mm512_reduce_add_pd:
+// a known false positive (as in ops/matmul_packed.cpp).
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #endif
 
 #include "model/blas.h"
@@ -29,8 +35,8 @@ double sum_exp_plain(const float* row, int V, double maxv) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-extern "C" __m512d _ZGVeN8v_exp(__m512d);  // libmvec (glibc >= 2.22): 8 doubles, AVX-512
-extern "C" __m256d _ZGVdN4v_exp(__m256d);  // 4 doubles, AVX2
+extern "C" __attribute__((target("avx512f"))) __m512d _ZGVeN8v_exp(__m512d);  // libmvec (glibc >= 2.22): 8 doubles, AVX-512
+extern "C" __attribute__((target("avx2"))) __m256d _ZGVdN4v_exp(__m256d);  // 4 doubles, AVX2
 
 __attribute__((target("avx512f"))) double sum_exp_avx512(const float* row, int V, double maxv) {
   const __m512d m = _mm512_set1_pd(maxv);
