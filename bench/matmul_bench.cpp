@@ -16,7 +16,7 @@
 // prints the machine's peaks first (src/model/cpu_peak.h: register-only loops on every thread, one line
 // each: peak=f32-avx512 gflops=...), then one line per path: rows=64 path=bf16 ms=... gflops=...
 // of_peak=... ratio_to_sgemm=... max_abs_diff=... (of_peak: against the widest float32 loop, and the
-// bf16 dot-product loop for bf16-inputs under avx512bf16).
+// bf16 dot-product loop for bf16-inputs under avx512bf16, the AMX tile loop under amx).
 // --shape qwen: Qwen2.5-0.5B's 24 layers (C 896, 14 + 2 x 2 KV heads of 64, SwiGLU F 4864,
 // V 151,936), 1 GB of bf16 weights per path; gpt2 (default): GPT-2 small's 12 layers, V 50,257.
 #include <algorithm>
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     else if (std::strcmp(argv[i], "--shape") == 0) shape = argv[i + 1];
     else if (std::strcmp(argv[i], "--layers") == 0) n_layers = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--kernel") == 0) {
-      for (PackedKernel k : {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512, PackedKernel::avx512bf16})
+      for (PackedKernel k : {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512, PackedKernel::avx512bf16, PackedKernel::amx})
         if (matmul_packed_kernel_name(k) == argv[i + 1]) kernel = k;
     } else if (std::strcmp(argv[i], "--compute") == 0) {
       q8 = std::strcmp(argv[i + 1], "q8") == 0;
@@ -136,10 +136,11 @@ int main(int argc, char** argv) {
   double flop = 0;
   for (const Layer& l : layers) flop += 2.0 * rows * l.C * l.OC;
 
-  double peak_f32 = 0, peak_bf16 = 0;
+  double peak_f32 = 0, peak_bf16 = 0, peak_amx = 0;
   for (const headlab::model::CpuPeak& p : headlab::model::cpu_peaks()) {
     std::printf("peak=%s gflops=%.0f threads=%d\n", p.name, p.gflops, thread_pool_size());
     if (std::string(p.name).rfind("f32", 0) == 0) peak_f32 = std::max(peak_f32, p.gflops);
+    else if (std::string(p.name) == "bf16-amx") peak_amx = p.gflops;
     else peak_bf16 = p.gflops;
   }
 
@@ -197,7 +198,9 @@ int main(int argc, char** argv) {
   for (int path = 0; path < kPaths; path++) {
     if (!have[path]) continue;
     const double m = t[path][t[path].size() / 2];
-    const double peak = path == 4 && kernel == PackedKernel::avx512bf16 ? peak_bf16 : peak_f32;
+    const double peak = path == 4 && kernel == PackedKernel::avx512bf16 ? peak_bf16
+                        : path == 4 && kernel == PackedKernel::amx     ? peak_amx
+                                                                       : peak_f32;
     std::printf("rows=%d shape=%s path=%s ms=%.1f min_ms=%.1f cpu_ms=%.1f gflops=%.0f of_peak=%.2f ratio_to_sgemm=%.2f "
                 "max_abs_diff=%.2g blas=%s kernel=%s\n",
                 rows, shape.c_str(), names[std::size_t(path)].c_str(), m, t[path][0], cpu[path][0], flop / m / 1e6,

@@ -122,6 +122,7 @@ CpuFeatures cpu_features() {
     f.avx512bw = os_avx512 && (b & (1u << 30));
     f.avx512vl = os_avx512 && (b & (1u << 31));
     f.avx512_vnni = os_avx512 && (c & (1u << 11));
+    f.amx_bf16 = (xcr0 & 0x60000) == 0x60000 && (d & (1u << 22)) && (d & (1u << 24));  // AMX-BF16, AMX-TILE
     __cpuid_count(7, 1, a, b, c, d);
     f.avx512_bf16 = os_avx512 && (a & (1u << 5));
     f.avx_vnni = os_avx && (a & (1u << 4));

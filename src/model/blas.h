@@ -48,6 +48,9 @@ struct CpuFeatures {
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512cd = false;
   bool avx512_bf16 = false;
   bool avx512_vnni = false, avx_vnni = false;  // 8-bit dot products (vpdpbusd): zmm, and ymm without EVEX
+  // AMX's bf16 tile products (tdpbf16ps) with tiles the OS saves (XCR0 bits 17-18); a process
+  // must still ask Linux for them (arch_prctl ARCH_REQ_XCOMP_PERM) before its first tile
+  bool amx_bf16 = false;
 };
 CpuFeatures cpu_features();  // this CPU, from cpuid
 

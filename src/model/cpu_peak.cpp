@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 #include "model/blas.h"  // cpu_features
+#include "model/ops/matmul_packed.h"  // the kernel in use (AMX or not)
 #include "model/thread_pool.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -63,6 +65,42 @@ __attribute__((target("avx512f,avx512bf16"))) float loop_bf16(long iters) {
   for (int j = 1; j < kChains; j++) s = _mm512_add_ps(s, a[j]);
   return _mm512_reduce_add_ps(s);
 }
+
+// AMX: four accumulator tiles, each += a 16 x 32 bf16 tile times a 32 x 16 one per tdpbf16ps
+// (16 x 16 x 32 products), the operands never reloaded. Each thread configures its tiles.
+struct alignas(64) AmxTiles {
+  std::uint8_t palette = 1, start_row = 0;
+  std::uint8_t reserved[14] = {};
+  std::uint16_t colsb[16] = {};
+  std::uint8_t rows[16] = {};
+};
+__attribute__((target("amx-tile,amx-bf16"))) float loop_amx(long iters) {
+  AmxTiles cfg;
+  for (int t = 0; t < 8; t++) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+  _tile_loadconfig(&cfg);
+  alignas(64) static const std::uint16_t x[16 * 32] = {};  // zeros: the sums stay 0
+  alignas(64) float out[16 * 16];
+  _tile_loadd(4, x, 64);
+  _tile_loadd(5, x, 64);
+  _tile_loadd(6, x, 64);
+  _tile_loadd(7, x, 64);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (long i = 0; i < iters / 4; i++) {
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, out, 64);
+  _tile_release();
+  return out[0];
+}
+constexpr double kAmxFlops = 16.0 * 16 * 32 * 2;  // a tdpbf16ps
+constexpr long kAmxShare = 16;  // a tile product is 64 times a vdpbf16ps: a sixteenth as many
+float loop_amx_share(long iters) { return loop_amx(iters / kAmxShare); }
 #endif
 
 // GFLOPS of `loop` run at once on every pool thread, best of three; `flops` per thread.
@@ -89,6 +127,8 @@ std::vector<CpuPeak> cpu_peaks() {
   if (f.avx2 && f.fma) out.push_back({"f32-avx2", measure(loop_avx2, double(kIters) * 12 * 8 * 2)});
   if (f.avx512f) out.push_back({"f32-avx512", measure(loop_avx512, double(kIters) * 16 * 16 * 2)});
   if (f.avx512f && f.avx512_bf16) out.push_back({"bf16-avx512", measure(loop_bf16, double(kIters) * 16 * 16 * 4)});
+  // the AMX kernel's, where matmul_packed runs it (the CPU has AMX-BF16 and Linux granted it)
+  if (matmul_packed_kernel() == PackedKernel::amx) out.push_back({"bf16-amx", measure(loop_amx_share, double(kIters / kAmxShare) * kAmxFlops)});
 #endif
   return out;
 }
@@ -97,8 +137,10 @@ double cpu_bf16_speedup() {
 #if HEADLAB_PEAK_X86
   const CpuFeatures f = cpu_features();
   if (!f.avx512f || !f.avx512_bf16) return 0.0;
-  // the shortest of three runs of each (the least disturbed), alternating; 1-4 ms a loop
+  // the shortest of three runs of each (the least disturbed), alternating; 1-4 ms a loop. The
+  // bf16 loop is the one the packed kernel runs: AMX's tiles where it has them.
   constexpr long kQuickIters = 1L << 19;
+  const bool amx = matmul_packed_kernel() == PackedKernel::amx;
   double f32 = 1e30, bf16 = 1e30;
   volatile float sink = 0;
   for (int r = 0; r < 3; r++) {
@@ -108,10 +150,12 @@ double cpu_bf16_speedup() {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
     };
     f32 = std::min(f32, time(loop_avx512));
-    bf16 = std::min(bf16, time(loop_bf16));
+    bf16 = std::min(bf16, time(amx ? loop_amx_share : loop_bf16));
   }
-  // flops per iteration: f32 16 chains x 16 lanes x 2, bf16 16 x 16 x 4
-  return (4.0 / bf16) / (2.0 / f32);
+  // flops per iteration: f32 16 chains x 16 lanes x 2, bf16 16 x 16 x 4; AMX kAmxFlops per tile
+  // product, kQuickIters / kAmxShare of them
+  const double bf16_flops = amx ? double(kQuickIters / kAmxShare) * kAmxFlops : double(kQuickIters) * 16 * 16 * 4;
+  return (bf16_flops / bf16) / (double(kQuickIters) * 16 * 16 * 2 / f32);
 #else
   return 0.0;
 #endif

@@ -9,6 +9,11 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #include "model/blas.h"  // cpu_features
 #include "model/ops/matmul_quant_q8.h"
 #include "model/thread_pool.h"
@@ -393,6 +398,100 @@ __attribute__((target("avx512f,avx512bf16"))) void run_dot(const Job& j, const s
   }
 }
 
+// ---- AMX: bfloat16 tile products (--compute bf16 on a CPU with AMX-BF16) --------------------
+//
+// tdpbf16ps multiplies a 16 x 32 bf16 tile of inputs (16 rows, 16 pairs of k) by a 16 x 32 tile
+// of weights (16 pairs of k, 16 columns, each a pair) into 16 x 16 float32 accumulators: 16,384
+// products an instruction. A bf16 panel is already the weights' tile layout (a pair block of 16
+// columns is 64 bytes, the next pair's 128 bytes on), and bf16_pairs' rows are the inputs'. A
+// block of 32 rows x one panel is four accumulator tiles, two input tiles and two weight tiles
+// (all eight). The pairs past the last whole 16 are added by the AVX512_BF16 tile after. The
+// inputs are padded with zero rows to a multiple of 16 (amx_pad_rows), so a row's sums never
+// depend on the rows beside it: a batch's rows equal each sequence run alone, bit for bit.
+
+int amx_pad_rows(int N) { return (N + 15) / 16 * 16; }
+
+// Linux hands out AMX's tile state only to a process that asks (arch_prctl, once).
+bool amx_permitted() {
+#if defined(__linux__)
+  static const bool ok = [] {
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return ok;
+#else
+  return false;
+#endif
+}
+
+struct alignas(64) AmxConfig {
+  std::uint8_t palette = 1, start_row = 0;
+  std::uint8_t reserved[14] = {};
+  std::uint16_t colsb[16] = {};
+  std::uint8_t rows[16] = {};
+};
+
+// Panels [p0, p1) for the rows of j (inputs xb, N rounded up to 16 rows of P pairs, zeros past
+// N), all k: out = bias + x . W over the first Pfull pairs by tiles, then the rest by tile_dot.
+__attribute__((target("amx-tile,amx-bf16,avx512f,avx512bf16"))) void run_amx(const Job& j, const std::uint32_t* xb,
+                                                                             int P, int p0, int p1) {
+  const PackedMatrix& w = *j.w;
+  const int q0 = j.k0 / 2, Pfull = P / 16 * 16, Npad = amx_pad_rows(j.N);
+  AmxConfig cfg;
+  for (int t = 0; t < 8; t++) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+  _tile_loadconfig(&cfg);
+  alignas(64) float c[32][32];
+  // rows in blocks whose inputs stay in L2 (as the other kernels), each block through every panel
+  const int mc = std::max(32, (kInputBytes * 2) / std::max(1, P * 4) / 32 * 32);
+  for (int r0 = 0; r0 < Npad; r0 += mc) {
+    const int r1 = std::min(Npad, r0 + mc);
+    for (int p = p0; p < p1; p++) {
+      __mmask16 m0, m1;
+      panel_masks(w, p, m0, m1);
+      const int nn = std::min(kPanel, w.rows - p * kPanel);
+      const unsigned char* pairs = w.panel(p) + std::size_t(q0) * 128;
+      for (int r = r0; r < r1; r += 32) {
+        const bool two = r + 16 < r1;  // a second 16 rows in this block
+        const std::uint32_t* x = xb + std::size_t(r) * P;
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+        for (int q = 0; q < Pfull; q += 16) {
+          _tile_loadd(6, pairs + std::size_t(q) * 128, 128);
+          _tile_loadd(7, pairs + std::size_t(q) * 128 + 64, 128);
+          _tile_loadd(4, x + q, P * 4);
+          _tile_dpbf16ps(0, 4, 6);
+          _tile_dpbf16ps(1, 4, 7);
+          if (two) {
+            _tile_loadd(5, x + std::size_t(16) * P + q, P * 4);
+            _tile_dpbf16ps(2, 5, 6);
+            _tile_dpbf16ps(3, 5, 7);
+          }
+        }
+        _tile_stored(0, &c[0][0], 128);
+        _tile_stored(1, &c[0][16], 128);
+        if (two) {
+          _tile_stored(2, &c[16][0], 128);
+          _tile_stored(3, &c[16][16], 128);
+        }
+        const int rows = std::min(two ? 32 : 16, j.N - r);
+        const float* bias = j.bias ? j.bias + p * kPanel : nullptr;
+        for (int i = 0; i < rows; i++) {
+          float* o = j.out + std::size_t(r + i) * j.ldo + p * kPanel;
+          for (int k = 0; k < nn; k++) o[k] = bias ? c[i][k] + bias[k] : c[i][k];
+        }
+        if (Pfull < P)  // the pairs past the last whole tile, added to out
+          for (int i = 0; i < rows; i += 8)
+            tile_dot_rows(std::min(8, rows - i), j.out + std::size_t(r + i) * j.ldo + p * kPanel, j.ldo,
+                          x + std::size_t(i) * P + Pfull, P, pairs + std::size_t(Pfull) * 128, P - Pfull, nullptr, true,
+                          m0, m1, nullptr, 0);
+      }
+    }
+  }
+  _tile_release();
+}
+
 // ---- AVX2 + FMA + F16C -----------------------------------------------------------------------
 
 // acc{0,1}[i] += x[i][k] * g{0,1} for the R rows: one k of the 6 x 16 tile.
@@ -517,7 +616,8 @@ __attribute__((target("avx2,fma,f16c"))) void run_avx2(const Job& j, int p0, int
 template <WeightType T>
 void run(PackedKernel kernel, const Job& j, int p0, int p1) {
 #if HEADLAB_PACKED_X86
-  if (kernel == PackedKernel::avx512 || kernel == PackedKernel::avx512bf16) return run_avx512<T>(j, p0, p1);
+  if (kernel == PackedKernel::avx512 || kernel == PackedKernel::avx512bf16 || kernel == PackedKernel::amx)
+    return run_avx512<T>(j, p0, p1);
   if (kernel == PackedKernel::avx2) return run_avx2<T>(j, p0, p1);
 #endif
   (void)kernel;
@@ -576,12 +676,15 @@ void run_quantized(PackedKernel kernel, std::span<const Job> jobs, int p0, int p
 void run_quantized(PackedKernel kernel, const Job& j, int p0, int p1) { run_quantized(kernel, std::span<const Job>(&j, 1), p0, p1); }
 
 constexpr PackedKernel kAllKernels[] = {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512,
-                                        PackedKernel::avx512bf16};
+                                        PackedKernel::avx512bf16, PackedKernel::amx};
 
 // Decided once: cpuid is slow (in a virtual machine it traps to the hypervisor).
 PackedKernel best_kernel() {
   static const PackedKernel best = [] {
     const CpuFeatures f = cpu_features();
+#if HEADLAB_PACKED_X86
+    if (f.avx512f && f.avx512_bf16 && f.amx_bf16 && amx_permitted()) return PackedKernel::amx;
+#endif
     if (HEADLAB_PACKED_X86 && f.avx512f && f.avx512_bf16) return PackedKernel::avx512bf16;
     if (HEADLAB_PACKED_X86 && f.avx512f) return PackedKernel::avx512;
     if (HEADLAB_PACKED_X86 && f.avx2 && f.fma && f.f16c) return PackedKernel::avx2;
@@ -618,6 +721,7 @@ bool matmul_packed_kernel_supported(PackedKernel kernel) { return int(kernel) <=
 
 std::string_view matmul_packed_kernel_name(PackedKernel kernel) {
   switch (kernel) {
+    case PackedKernel::amx: return "amx";
     case PackedKernel::avx512bf16: return "avx512bf16";
     case PackedKernel::avx512: return "avx512";
     case PackedKernel::avx2: return "avx2";
@@ -638,7 +742,8 @@ PackedKernel matmul_packed_kernel() {
 
 std::string matmul_packed_kernels_description() {
   const PackedKernel k = matmul_packed_kernel();
-  const char* what = k == PackedKernel::avx512bf16 ? "AVX-512F, AVX512_BF16"
+  const char* what = k == PackedKernel::amx          ? "AVX-512F, AVX512_BF16, AMX-BF16"
+                     : k == PackedKernel::avx512bf16 ? "AVX-512F, AVX512_BF16"
                      : k == PackedKernel::avx512   ? "AVX-512F"
                      : k == PackedKernel::avx2     ? "AVX2, FMA, F16C"
                                                    : "plain loops";
@@ -648,8 +753,9 @@ std::string matmul_packed_kernels_description() {
                      " block decoders; float32 "
                      "activations and arithmetic, or under --compute q8 inputs rounded to 8 bits for " +
                      std::string(matmul_q8_kernel_name(matmul_packed_q8_kernel(k))) + " integer dot products; " +
-                     (k == PackedKernel::avx512bf16 ? "bf16 dot products under --compute bf16; "
-                                                    : "--compute bf16 rounds the inputs, no faster; ");
+                     (k == PackedKernel::amx          ? "AMX bf16 tile products under --compute bf16; "
+                      : k == PackedKernel::avx512bf16 ? "bf16 dot products under --compute bf16; "
+                                                      : "--compute bf16 rounds the inputs, no faster; ");
   if (kernels_asked()) return line + "HEADLAB_KERNELS set by the user)";
   if (std::getenv("HEADLAB_KERNELS"))
     return line + "chosen from the CPU's features: HEADLAB_KERNELS=" + std::getenv("HEADLAB_KERNELS") +
@@ -680,10 +786,13 @@ void matmul_forward_packed_with(PackedKernel kernel, float* out, int ldo, const 
   if (w.type == WeightType::bf16 && w.bf16_inputs && K > 0) {
     thread_local std::vector<float> rounded;  // the inputs rounded, or their pairs (as uint32)
 #if HEADLAB_PACKED_X86
-    if (kernel == PackedKernel::avx512bf16) {
+    if (kernel == PackedKernel::avx512bf16 || kernel == PackedKernel::amx) {
+      const bool amx = kernel == PackedKernel::amx;
       const int P = (k0 + K + 1) / 2 - k0 / 2;  // the weights' pairs the product touches
-      rounded.resize(std::size_t(N) * P);
+      const int rows = amx ? amx_pad_rows(N) : N;  // AMX: zero rows up to whole tiles
+      rounded.resize(std::size_t(rows) * P);
       auto* xb = reinterpret_cast<std::uint32_t*>(rounded.data());
+      std::fill(xb + std::size_t(N) * P, xb + std::size_t(rows) * P, 0u);
       const int row_parts = thread_pool_parts(std::size_t(N) * K, N / 16);
       thread_pool_run(row_parts, [&](int part) {
         bf16_pairs(xb, P, inp, ldx, k0, K, int(std::int64_t(N) * part / row_parts), int(std::int64_t(N) * (part + 1) / row_parts));
@@ -692,7 +801,9 @@ void matmul_forward_packed_with(PackedKernel kernel, float* out, int ldo, const 
       thread_pool_run(parts, [&](int part) {
         int p0, p1;
         split(part, p0, p1);
-        if (p0 < p1) run_dot(job, xb, P, p0, p1);
+        if (p0 >= p1) return;
+        if (amx) run_amx(job, xb, P, p0, p1);
+        else run_dot(job, xb, P, p0, p1);
       });
       return;
     }
@@ -783,14 +894,22 @@ void matmul_forward_packed_groups_with(PackedKernel kernel, std::span<const Pack
   thread_local std::vector<float> rounded;  // the inputs rounded (or their bf16 pairs), all groups' rows
   if (w.type == WeightType::bf16 && w.bf16_inputs) {
 #if HEADLAB_PACKED_X86
-    if (kernel == PackedKernel::avx512bf16) {
+    if (kernel == PackedKernel::avx512bf16 || kernel == PackedKernel::amx) {
+      const bool amx = kernel == PackedKernel::amx;
       const int P = (K + 1) / 2;
-      rounded.resize(rows * std::size_t(P));
+      // each group's rows from first[g], AMX's padded to whole tiles with zero rows
+      std::vector<std::size_t> at(groups.size() + 1, 0);
+      for (std::size_t g = 0; g < groups.size(); g++)
+        at[g + 1] = at[g] + std::size_t(amx ? amx_pad_rows(groups[g].N) : groups[g].N);
+      rounded.assign(at.back() * std::size_t(P), 0.0f);
       auto* xb = reinterpret_cast<std::uint32_t*>(rounded.data());  // the caller's buffer, shared with the workers
       thread_pool_for_parts(groups.size(), [&](std::size_t g0, std::size_t g1) {
-        for (std::size_t g = g0; g < g1; g++) bf16_pairs(xb + first[g] * P, P, groups[g].inp, groups[g].ldx, 0, K, 0, groups[g].N);
+        for (std::size_t g = g0; g < g1; g++) bf16_pairs(xb + at[g] * P, P, groups[g].inp, groups[g].ldx, 0, K, 0, groups[g].N);
       }, std::size_t(K) * std::size_t(groups[0].N));
-      over_chunks(chunk, [&](std::size_t g, int c0, int c1) { run_dot(job(g, groups[g].inp, groups[g].ldx), xb + first[g] * P, P, c0, c1); });
+      over_chunks(chunk, [&](std::size_t g, int c0, int c1) {
+        if (amx) run_amx(job(g, groups[g].inp, groups[g].ldx), xb + at[g] * P, P, c0, c1);
+        else run_dot(job(g, groups[g].inp, groups[g].ldx), xb + at[g] * P, P, c0, c1);
+      });
       return;
     }
 #endif

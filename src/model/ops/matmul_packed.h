@@ -15,6 +15,10 @@
 //             (--compute bf16, PackedMatrix::bf16_inputs) 8 x 32 tiles of vdpbf16ps: two k per
 //             instruction, the inputs rounded to bfloat16 once per product, float32 accumulation
 //                                                                       (AVX-512F, AVX512_BF16)
+//   amx       the avx512bf16 kernel, and for those bf16 products AMX tiles: 32 rows x 32 columns as
+//             four 16 x 16 accumulator tiles, 32 k a tdpbf16ps (the k past the last 32 by
+//             vdpbf16ps); the inputs padded to whole tiles of rows, so a row's value never depends
+//             on the rows beside it                   (AMX-BF16, AMX-TILE, Linux's permission)
 // Under --compute bf16 a kernel without AVX512_BF16 rounds the inputs and multiplies them as
 // usual: the same products (exact in float32), added in another order.
 // HEADLAB_KERNELS=avx2 or =portable asks for a lower one (A/B runs); `headlab --version`, the
@@ -35,7 +39,7 @@
 
 namespace headlab::model {
 
-enum class PackedKernel { portable, avx2, avx512, avx512bf16 };
+enum class PackedKernel { portable, avx2, avx512, avx512bf16, amx };
 
 PackedKernel matmul_packed_kernel();                        // the one in use, decided once
 bool matmul_packed_kernel_supported(PackedKernel kernel);   // this CPU (and build) runs it

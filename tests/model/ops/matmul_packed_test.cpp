@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -27,7 +28,8 @@ using headlab::testing::random_vector;
 namespace {
 
 const WeightType kTypes[] = {WeightType::f32, WeightType::bf16, WeightType::f16};
-const PackedKernel kKernels[] = {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512, PackedKernel::avx512bf16};
+const PackedKernel kKernels[] = {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512, PackedKernel::avx512bf16,
+                                 PackedKernel::amx};
 
 // The weights as the packed matrix holds them (rounded to its type), as float32 rows.
 std::vector<float> rounded(const PackedMatrix& m) {
@@ -219,6 +221,28 @@ TEST(MatmulForwardPacked, Bf16InputsGiveTheProductOfTheRoundedInputsOnEveryKerne
                               << " K=" << K;
         }
       }
+  }
+}
+
+TEST(MatmulForwardPacked, ARowsOutputDoesNotDependOnTheRowsBesideItOnAnyKernel) {
+  // what makes a batch's rows equal each sequence run alone: 70 rows at once (the blocked path,
+  // AMX's whole tiles of 16 with the last padded) against each row alone, bit for bit, with a k
+  // past the last whole AMX tile (C = 1100: 550 pairs, 16 x 34 + 6)
+  const int N = 70, C = 1100, OC = 45;
+  auto x = random_vector(N * C, 61), w = random_vector(OC * C, 62), b = random_vector(OC, 63);
+  for (bool bf16_inputs : {false, true}) {
+    OwnedPackedMatrix packed = packed_matrix_from_rows(WeightType::bf16, w.data(), OC, C);
+    packed.m.bf16_inputs = bf16_inputs;
+    for (PackedKernel kernel : kKernels) {
+      if (!matmul_packed_kernel_supported(kernel)) continue;
+      std::vector<float> all(std::size_t(N) * OC), one(OC);
+      matmul_forward_packed_with(kernel, all.data(), OC, x.data(), C, packed.m, 0, C, b.data(), N);
+      for (int n = 0; n < N; n++) {
+        matmul_forward_packed_with(kernel, one.data(), OC, x.data() + std::size_t(n) * C, C, packed.m, 0, C, b.data(), 1);
+        ASSERT_TRUE(std::equal(one.begin(), one.end(), all.begin() + std::ptrdiff_t(n) * OC))
+            << matmul_packed_kernel_name(kernel) << (bf16_inputs ? " bf16 inputs" : "") << " row " << n;
+      }
+    }
   }
 }
 

@@ -140,7 +140,8 @@ TEST(MatmulQ8, EveryKernelGivesTheExactMathsOfTheQuantizedInputsInEveryType) {
 }
 
 TEST(MatmulQ8, ComputeQ8IsDequantizeThenMultiplyWithinTheInputsEightBitRoundingOnEveryPackedKernel) {
-  const PackedKernel kernels[] = {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512, PackedKernel::avx512bf16};
+  const PackedKernel kernels[] = {PackedKernel::portable, PackedKernel::avx2, PackedKernel::avx512, PackedKernel::avx512bf16,
+                                  PackedKernel::amx};
   for (PackedKernel kernel : kernels) {
     if (!matmul_packed_kernel_supported(kernel)) continue;
     for (const Case& c : cases()) {
