@@ -47,6 +47,8 @@ constexpr int kInputBytes = 512 << 10;    // the rows' block of inputs
 // matmul_forward_packed_groups: the panels a thread multiplies by every group before the next
 // chunk (about L2: the chunk stays in cache while each group's inputs stream past it)
 constexpr std::size_t kGroupChunkBytes = 512 << 10;
+// AMX's inputs go in whole tiles of 16 rows: N rows padded with zero rows (run_amx)
+int amx_pad_rows(int N) { return (N + 15) / 16 * 16; }
 
 struct Blocks {
   int kc, mc;
@@ -408,8 +410,6 @@ __attribute__((target("avx512f,avx512bf16"))) void run_dot(const Job& j, const s
 // (all eight). The pairs past the last whole 16 are added by the AVX512_BF16 tile after. The
 // inputs are padded with zero rows to a multiple of 16 (amx_pad_rows), so a row's sums never
 // depend on the rows beside it: a batch's rows equal each sequence run alone, bit for bit.
-
-int amx_pad_rows(int N) { return (N + 15) / 16 * 16; }
 
 // Linux hands out AMX's tile state only to a process that asks (arch_prctl, once).
 bool amx_permitted() {
@@ -866,8 +866,12 @@ void matmul_forward_packed_groups_with(PackedKernel kernel, std::span<const Pack
   auto split = [&](int part, int& p0, int& p1) {
     p0 = int(std::int64_t(n_panels) * part / parts), p1 = int(std::int64_t(n_panels) * (part + 1) / parts);
   };
-  std::vector<std::size_t> first(groups.size());  // each group's first row among all of them
-  for (std::size_t g = 1; g < groups.size(); g++) first[g] = first[g - 1] + std::size_t(groups[g - 1].N);
+  // each group's first row in a buffer of all groups' rows (AMX's padded to whole tiles), and the total
+  auto row_offsets = [&](bool pad) {
+    std::vector<std::size_t> at(groups.size() + 1, 0);
+    for (std::size_t g = 0; g < groups.size(); g++) at[g + 1] = at[g] + std::size_t(pad ? amx_pad_rows(groups[g].N) : groups[g].N);
+    return at;
+  };
   auto job = [&](std::size_t g, const float* inp, int ldx) {
     return Job{groups[g].out, groups[g].ldo, inp, ldx, &w, 0, K, nullptr, groups[g].N};
   };
@@ -897,14 +901,15 @@ void matmul_forward_packed_groups_with(PackedKernel kernel, std::span<const Pack
     if (kernel == PackedKernel::avx512bf16 || kernel == PackedKernel::amx) {
       const bool amx = kernel == PackedKernel::amx;
       const int P = (K + 1) / 2;
-      // each group's rows from first[g], AMX's padded to whole tiles with zero rows
-      std::vector<std::size_t> at(groups.size() + 1, 0);
-      for (std::size_t g = 0; g < groups.size(); g++)
-        at[g + 1] = at[g] + std::size_t(amx ? amx_pad_rows(groups[g].N) : groups[g].N);
-      rounded.assign(at.back() * std::size_t(P), 0.0f);
+      const std::vector<std::size_t> at = row_offsets(amx);  // AMX's pad rows are zeros
+      rounded.resize(at.back() * std::size_t(P));
       auto* xb = reinterpret_cast<std::uint32_t*>(rounded.data());  // the caller's buffer, shared with the workers
       thread_pool_for_parts(groups.size(), [&](std::size_t g0, std::size_t g1) {
-        for (std::size_t g = g0; g < g1; g++) bf16_pairs(xb + at[g] * P, P, groups[g].inp, groups[g].ldx, 0, K, 0, groups[g].N);
+        for (std::size_t g = g0; g < g1; g++) {
+          std::uint32_t* rows_g = xb + at[g] * P;
+          bf16_pairs(rows_g, P, groups[g].inp, groups[g].ldx, 0, K, 0, groups[g].N);
+          std::fill(rows_g + std::size_t(groups[g].N) * P, xb + at[g + 1] * P, 0u);
+        }
       }, std::size_t(K) * std::size_t(groups[0].N));
       over_chunks(chunk, [&](std::size_t g, int c0, int c1) {
         if (amx) run_amx(job(g, groups[g].inp, groups[g].ldx), xb + at[g] * P, P, c0, c1);
@@ -913,10 +918,11 @@ void matmul_forward_packed_groups_with(PackedKernel kernel, std::span<const Pack
       return;
     }
 #endif
-    rounded.resize(rows * std::size_t(K));
+    const std::vector<std::size_t> at = row_offsets(false);
+    rounded.resize(at.back() * std::size_t(K));
     float* xr = rounded.data();  // the caller's (a worker's thread_local is another)
-    for (std::size_t g = 0; g < groups.size(); g++) round_inputs(xr + first[g] * K, groups[g].inp, groups[g].ldx, K, groups[g].N);
-    over_chunks(chunk, [&](std::size_t g, int c0, int c1) { run<WeightType::bf16>(kernel, job(g, xr + first[g] * K, K), c0, c1); });
+    for (std::size_t g = 0; g < groups.size(); g++) round_inputs(xr + at[g] * K, groups[g].inp, groups[g].ldx, K, groups[g].N);
+    over_chunks(chunk, [&](std::size_t g, int c0, int c1) { run<WeightType::bf16>(kernel, job(g, xr + at[g] * K, K), c0, c1); });
     return;
   }
   switch (w.type) {
