@@ -9,7 +9,7 @@
 // Random weights, so nothing finds them in cache. The figures behind the packed path's
 // choices (ops/matmul_packed.h).
 //
-//   headlab_matmul_bench --rows 64 [--repeats 9] [--shape gpt2|qwen] [--layers L] [--kernel avx512bf16|avx512|avx2|portable]
+//   headlab_matmul_bench --rows 64 [--repeats 9] [--shape gpt2|qwen|llama-1b] [--layers L] [--kernel avx512bf16|avx512|avx2|portable]
 //                        [--quant q8_0,q4_k,q6_k]   (any of q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k)
 //                        [--compute q8]   (each --quant type once more with its inputs rounded to 8 bits:
 //                                          path=q4_k-q8, ops/matmul_quant_q8.h's integer kernels)
@@ -18,7 +18,10 @@
 // of_peak=... ratio_to_sgemm=... max_abs_diff=... (of_peak: against the widest float32 loop, and the
 // bf16 dot-product loop for bf16-inputs under avx512bf16, the AMX tile loop under amx).
 // --shape qwen: Qwen2.5-0.5B's 24 layers (C 896, 14 + 2 x 2 KV heads of 64, SwiGLU F 4864,
-// V 151,936), 1 GB of bf16 weights per path; gpt2 (default): GPT-2 small's 12 layers, V 50,257.
+// V 151,936), 1 GB of bf16 weights per path; gpt2 (default): GPT-2 small's 12 layers, V 50,257;
+// llama-1b: Llama-3.2-1B's layers (C 2,048, 32 + 2 x 8 KV heads of 64, SwiGLU F 8,192, V 128,256:
+// the class benchmark's model), 2 of its 16 unless --layers says (each path holds every matrix in
+// f32, bf16 and f16: all 16 would be 15 GB); --layers 0 is the unembedding alone.
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -80,8 +83,8 @@ int main(int argc, char** argv) {
       }
     }
   }
-  if (!quant_ok || rows < 1 || repeats < 1 || (shape != "gpt2" && shape != "qwen") || !matmul_packed_kernel_supported(kernel)) {
-    std::fprintf(stderr, "usage: headlab_matmul_bench --rows N [--repeats R] [--shape gpt2|qwen] [--layers L] "
+  if (!quant_ok || rows < 1 || repeats < 1 || (shape != "gpt2" && shape != "qwen" && shape != "llama-1b") || !matmul_packed_kernel_supported(kernel)) {
+    std::fprintf(stderr, "usage: headlab_matmul_bench --rows N [--repeats R] [--shape gpt2|qwen|llama-1b] [--layers L] "
                          "[--kernel avx512bf16|avx512|avx2|portable] [--quant q8_0,q4_k,q6_k] [--compute q8]   (N, R >= 1; a kernel this CPU runs;\n"
                          "       --quant: block types among q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k)\n"
                          "       headlab_matmul_bench --peak   (only the machine's measured peaks)\n");
@@ -126,6 +129,9 @@ int main(int argc, char** argv) {
   int C = 768, V = 50257, widest = 4 * 768;
   if (shape == "gpt2") {
     for (int l = 0; l < (n_layers >= 0 ? n_layers : 12); l++) add(C, 3 * C, true), add(C, C, true), add(C, 4 * C, true), add(4 * C, C, true);
+  } else if (shape == "llama-1b") {
+    C = 2048, V = 128256, widest = 2 * 8192;
+    for (int l = 0; l < (n_layers >= 0 ? n_layers : 2); l++) add(C, 2048 + 2 * 512, false), add(2048, C, false), add(C, 2 * 8192, false), add(8192, C, false);
   } else {
     C = 896, V = 151936, widest = 2 * 4864;
     for (int l = 0; l < 24; l++) add(C, 896 + 2 * 128, true), add(896, C, false), add(C, 2 * 4864, false), add(4864, C, false);

@@ -30,4 +30,4 @@ std::vector<CpuPeak> cpu_peaks();
 // in all): what `serve --compute auto` decides by. 0 where the CPU has no AVX512_BF16.
 double cpu_bf16_speedup();
 
-}  // namespace headlab::bench
+}  // namespace headlab::model
