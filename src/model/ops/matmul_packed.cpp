@@ -39,9 +39,14 @@ namespace {
 // outputs outweigh its weights); the rows go in blocks whose inputs (mc x kc floats, kInputBytes)
 // fit in L2 beside the panel being read, so a panel is read once per block of rows and its inputs
 // come from L2. Measured with headlab_matmul_bench on Qwen2.5-0.5B's shape at 1,024 rows (AMD Zen
-// 5, CPU time, 2026-12-02): 5.4 s blocked against 5.8-6.1 s unblocked; level at 256 rows.
+// 5, CPU time, 2026-12-02): 5.4 s blocked against 5.8-6.1 s unblocked; level at 256 rows. The
+// AVX-512 tiles keep k whole up to 2,048 (Llama-3.2-1B's C): on the Intel Xeon VM (2026-12-07,
+// 1,280 rows, float32 arithmetic on bf16 weights) its q/k/v, o and gate/up products ran at 385-395
+// GFLOPS against 321-357 with k in blocks of 512, and the class burst under --compute f32 at 0.67-0.71
+// of its FLOP bound against 0.58-0.62; the AVX2 tile (16 registers) was level or slower, so it keeps 1,024.
 constexpr int kShortRows = 64;
-constexpr int kMaxK = 1024;               // k up to this is one block
+constexpr int kMaxK = 1024;               // k up to this is one block (the AVX2 tile)
+constexpr int kMaxKAvx512 = 2048;         // ... for the AVX-512 tiles (float32 FMAs, bf16 dot products)
 constexpr int kBlockK = 512;              // else blocks of kc (a down projection: few outputs)
 constexpr int kInputBytes = 512 << 10;    // the rows' block of inputs
 // matmul_forward_packed_groups: the panels a thread multiplies by every group before the next
@@ -53,9 +58,9 @@ int amx_pad_rows(int N) { return (N + 15) / 16 * 16; }
 struct Blocks {
   int kc, mc;
 };
-Blocks blocks_for(int N, int K, int tile) {
+Blocks blocks_for(int N, int K, int tile, int max_k) {
   if (N <= kShortRows) return {std::max(1, K), N};
-  const int kc = K <= kMaxK ? std::max(1, K) : kBlockK;
+  const int kc = K <= max_k ? std::max(1, K) : kBlockK;
   int mc = kInputBytes / (4 * kc) / tile * tile;
   mc = std::max(tile, std::min(mc, N));
   return {kc, mc};
@@ -263,7 +268,7 @@ __attribute__((target("avx512f"))) void run_avx512(const Job& j, int p0, int p1)
   const int rb = row_bytes(T);
   // rows in blocks of mc, k in blocks of kc; each panel block read once per row block, with the
   // next panel's block prefetched meanwhile (spread over this block's row tiles)
-  const Blocks b = blocks_for(j.N, j.K, kTile);
+  const Blocks b = blocks_for(j.N, j.K, kTile, kMaxKAvx512);
   for (int r0 = 0; r0 < j.N; r0 += b.mc) {
     const int rn = std::min(b.mc, j.N - r0);
     const int tiles = (rn + kTile - 1) / kTile;
@@ -370,7 +375,7 @@ __attribute__((target("avx512f,avx512bf16"))) void run_dot(const Job& j, const s
   constexpr int kTile = 8;
   const PackedMatrix& w = *j.w;
   const int q0 = j.k0 / 2;
-  const Blocks b = blocks_for(j.N, 2 * P, kTile);
+  const Blocks b = blocks_for(j.N, 2 * P, kTile, kMaxKAvx512);
   const int qc = std::max(1, b.kc / 2);
   for (int r0 = 0; r0 < j.N; r0 += b.mc) {
     const int rn = std::min(b.mc, j.N - r0);
@@ -591,8 +596,8 @@ template <WeightType T>
 __attribute__((target("avx2,fma,f16c"))) void run_avx2(const Job& j, int p0, int p1) {
   constexpr int kTile = 6;
   const PackedMatrix& w = *j.w;
-  // the blocks of the AVX-512 kernel; each panel block is read for both halves and every row tile
-  const Blocks b = blocks_for(j.N, j.K, kTile);
+  // the AVX-512 kernel's blocks with k whole only up to kMaxK; each panel block is read for both halves and every row tile
+  const Blocks b = blocks_for(j.N, j.K, kTile, kMaxK);
   for (int r0 = 0; r0 < j.N; r0 += b.mc) {
     const int rn = std::min(b.mc, j.N - r0);
     for (int kb = 0; kb < j.K; kb += b.kc) {

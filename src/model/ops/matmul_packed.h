@@ -25,7 +25,7 @@
 // server's start line and the benchmarks print the one in use.
 // Short inputs (up to 64 rows) stream each panel from memory once, prefetching the next panel
 // under the FMAs; longer ones go in blocks of rows whose inputs stay in L2 (and a k longer than
-// 1,024 in blocks of 512), so each panel is read once per block of rows. The same kernel serves
+// 2,048 on the AVX-512 kernels, 1,024 on AVX2, in blocks of 512), so each panel is read once per block of rows. The same kernel serves
 // every length: with each matrix kept once, in its own type, there is no float32 copy for sgemm.
 // The panels are split over the engine's thread pool.
 #pragma once

@@ -75,9 +75,9 @@ TEST(MatmulForwardPacked, EveryKernelMatchesPlainLoopsForEveryRowColumnAndKLefto
 }
 
 TEST(MatmulForwardPacked, BlocksOfRowsAndOfALongKAddUpToThePlainProduct) {
-  // k past kMaxK (1,024) goes in blocks of 512 that add into out; the rows then in blocks of
-  // 512 KB / (4 x 512) = 256 (252 for avx2's 6-row tiles), so 300 rows make two
-  const int N = 300, OC = 33, C = 1100;
+  // k past kMaxKAvx512 (2,048; avx2's kMaxK 1,024) goes in blocks of 512 that add into out; the
+  // rows then in blocks of 512 KB / (4 x 512) = 256 (252 for avx2's 6-row tiles), so 300 rows make two
+  const int N = 300, OC = 33, C = 2100;
   auto x = random_vector(N * C, 11), w = random_vector(OC * C, 12), b = random_vector(OC, 13);
   for (PackedKernel kernel : kKernels) {
     if (!matmul_packed_kernel_supported(kernel)) continue;
