@@ -3,7 +3,7 @@
 `headlab serve` for the same model at the same moment.
 
   bench/class_bench.py --url http://127.0.0.1:18766 [--clients 40] [--tokens 32] [--layer L]
-                       [--peak-gflops G] [--retry]
+                       [--peak-gflops G] [--retry] [--warm-up]
 
 Two bursts, each of --clients requests released together (a barrier, one thread each):
   distinct   every client its own text of --tokens words (so no answer is cached; the server's
@@ -16,7 +16,9 @@ need (2 x T x the matrices' weights, and attention's QK^T and PV over the causal
 the machine's measured peak (--peak-gflops, from headlab_matmul_bench --peak), and
 throughput / bound. With --retry a client whose request answers 503 tries again after the
 Retry-After the server sends (or 1 s), as the page does, and its latency counts from its
-first try.
+first try. With --warm-up one request of a text in neither burst goes first, alone and untimed:
+the class after the teacher's first click (a fresh server's first forward also pays for its
+first touch of the mapped weights and of its buffers).
 
 Standard library only (Debian's /usr/bin/python3), so the clients cost the server little.
 """
@@ -116,6 +118,7 @@ def main():
     ap.add_argument("--peak-gflops", type=float, default=0.0, help="the machine's peak (headlab_matmul_bench --peak)")
     ap.add_argument("--retry", action="store_true", help="retry a 503 after its Retry-After, as the page does")
     ap.add_argument("--timeout", type=float, default=120.0)
+    ap.add_argument("--warm-up", action="store_true", help="one untimed request of another text before the bursts")
     ap.add_argument("--no-predictions", action="store_true",
                     help='ask "predictions": false (the forward stops after --layer; docs/api.md)')
     a = ap.parse_args()
@@ -128,9 +131,14 @@ def main():
     cfg = info["config"]
     heads = [[a.layer, h] for h in range(cfg["n_head"])]
     print(f"model: {info.get('name', '?')} family={cfg['family']} n_layer={cfg['n_layer']} n_head={cfg['n_head']} n_embd={cfg['n_embd']}"
-          f" clients={a.clients} words={a.tokens} layer={a.layer} retry={'yes' if a.retry else 'no'}"
+          f" clients={a.clients} words={a.tokens} layer={a.layer} retry={'yes' if a.retry else 'no'} warm_up={'yes' if a.warm_up else 'no'}"
           f"{' predictions=no' if a.no_predictions else ''}")
 
+    if a.warm_up:
+        warm = {"text": distinct_text(a.clients + 1, a.tokens), "heads": heads[:1], "views": ["pattern"], "truncate": True}
+        t0 = time.perf_counter()
+        status = post(a.url, "/api/model/run", warm, a.timeout)[0]
+        print(f"warm-up  one request of another text: {status} in {time.perf_counter() - t0:.2f} s (not counted)")
     for name, texts in (("distinct", [distinct_text(i, a.tokens) for i in range(a.clients)]),
                         ("shared", [LESSON_TEXT] * a.clients)):
         bodies = [{"text": t, "heads": heads, "views": ["pattern"], "truncate": True} for t in texts]
