@@ -42,7 +42,7 @@ namespace {
 // 5, CPU time, 2026-12-02): 5.4 s blocked against 5.8-6.1 s unblocked; level at 256 rows. The
 // AVX-512 tiles keep k whole up to 2,048 (Llama-3.2-1B's C): on the Intel Xeon VM (2026-12-07,
 // 1,280 rows, float32 arithmetic on bf16 weights) its q/k/v, o and gate/up products ran at 385-395
-// GFLOPS against 321-357 with k in blocks of 512, and the class burst under --compute f32 at 0.67-0.71
+// GFLOPS against 321-357 with k in blocks of 512, and the class burst under --compute f32 at 0.60-0.71
 // of its FLOP bound against 0.58-0.62; the AVX2 tile (16 registers) was level or slower, so it keeps 1,024.
 constexpr int kShortRows = 64;
 constexpr int kMaxK = 1024;               // k up to this is one block (the AVX2 tile)
