@@ -30,6 +30,7 @@
 
 #include "model/blas.h"
 #include "model/cpu_peak.h"
+#include "model/ops/amx_tiles.h"
 #include "model/ops/matmul_packed.h"
 #include "model/packed_weights.h"
 #include "model/thread_pool.h"
@@ -48,20 +49,11 @@ namespace {
 constexpr double kTileFlops = 16.0 * 16 * 32 * 2;  // a tdpbf16ps: 16 x 16 outputs, 32 products each
 
 #if HEADLAB_AMX_BENCH
-struct alignas(64) TileConfig {
-  std::uint8_t palette = 1, start_row = 0;
-  std::uint8_t reserved[14] = {};
-  std::uint16_t colsb[16] = {};
-  std::uint8_t rows[16] = {};
-};
-
 // `steps` steps of four tile products into four accumulators (the packed kernel's 32 x 32 block),
 // each step's four operand tiles (two inputs, two weights: 4 KB) loaded from buf at the next 4 KB,
 // wrapping at `bytes`. Returns a sum so the loop is kept.
 __attribute__((target("amx-tile,amx-bf16"))) float fed_loop(const unsigned char* buf, std::size_t bytes, long steps) {
-  TileConfig cfg;
-  for (int t = 0; t < 8; t++) cfg.colsb[t] = 64, cfg.rows[t] = 16;
-  _tile_loadconfig(&cfg);
+  amx_configure_tiles();
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "model/blas.h"  // cpu_features
+#include "model/ops/amx_tiles.h"
 #include "model/ops/matmul_packed.h"  // the kernel in use (AMX or not)
 #include "model/thread_pool.h"
 
@@ -68,16 +69,8 @@ __attribute__((target("avx512f,avx512bf16"))) float loop_bf16(long iters) {
 
 // AMX: four accumulator tiles, each += a 16 x 32 bf16 tile times a 32 x 16 one per tdpbf16ps
 // (16 x 16 x 32 products), the operands never reloaded. Each thread configures its tiles.
-struct alignas(64) AmxTiles {
-  std::uint8_t palette = 1, start_row = 0;
-  std::uint8_t reserved[14] = {};
-  std::uint16_t colsb[16] = {};
-  std::uint8_t rows[16] = {};
-};
 __attribute__((target("amx-tile,amx-bf16"))) float loop_amx(long iters) {
-  AmxTiles cfg;
-  for (int t = 0; t < 8; t++) cfg.colsb[t] = 64, cfg.rows[t] = 16;
-  _tile_loadconfig(&cfg);
+  amx_configure_tiles();
   alignas(64) static const std::uint16_t x[16 * 32] = {};  // zeros: the sums stay 0
   alignas(64) float out[16 * 16];
   _tile_loadd(4, x, 64);

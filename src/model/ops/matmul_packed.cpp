@@ -15,6 +15,7 @@
 #endif
 
 #include "model/blas.h"  // cpu_features
+#include "model/ops/amx_tiles.h"
 #include "model/ops/matmul_quant_q8.h"
 #include "model/thread_pool.h"
 #include "util/check.h"
@@ -429,22 +430,13 @@ bool amx_permitted() {
 #endif
 }
 
-struct alignas(64) AmxConfig {
-  std::uint8_t palette = 1, start_row = 0;
-  std::uint8_t reserved[14] = {};
-  std::uint16_t colsb[16] = {};
-  std::uint8_t rows[16] = {};
-};
-
 // Panels [p0, p1) for the rows of j (inputs xb, N rounded up to 16 rows of P pairs, zeros past
 // N), all k: out = bias + x . W over the first Pfull pairs by tiles, then the rest by tile_dot.
 __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bf16"))) void run_amx(const Job& j, const std::uint32_t* xb,
                                                                              int P, int p0, int p1) {
   const PackedMatrix& w = *j.w;
   const int q0 = j.k0 / 2, Pfull = P / 16 * 16, Npad = amx_pad_rows(j.N);
-  AmxConfig cfg;
-  for (int t = 0; t < 8; t++) cfg.colsb[t] = 64, cfg.rows[t] = 16;
-  _tile_loadconfig(&cfg);
+  amx_configure_tiles();
   alignas(64) float c[32][32];
   // rows in blocks whose inputs stay in L2 (as the other kernels), each block through every panel
   const int mc = std::max(32, (kInputBytes * 2) / std::max(1, P * 4) / 32 * 32);
