@@ -36,10 +36,9 @@ PEAK_BF16=$(echo "$PEAKS" | sed -n 's/^peak=bf16[^ ]* gflops=\([0-9]*\).*/\1/p' 
 echo "uptime: $(uptime)"
 echo "peak: f32 ${PEAK} GFLOPS, bf16 ${PEAK_BF16:-none} GFLOPS (headlab_matmul_bench --peak)"
 
-# one_server ARITHMETIC PEAK SERVE_ARGS...: starts serve, runs both bursts without and with
-# retries, stops it
-one_server() {
-  name=$1; peak=$2; shift 2
+# start_server SERVE_ARGS...: a fresh `headlab serve` (an empty answer cache and database) in the
+# background as $pid, once it answers; stops the script with its output if it dies first
+start_server() {
   rm -f /tmp/headlab-class-bench.db*
   "$BIN" serve --model "$MODEL" --port "$PORT" --db /tmp/headlab-class-bench.db --max-tokens "$TOKENS" "$@" >/tmp/headlab-class-bench.serve 2>&1 &
   pid=$!
@@ -47,21 +46,20 @@ one_server() {
     kill -0 "$pid" 2>/dev/null || { cat /tmp/headlab-class-bench.serve >&2; exit 1; }
     sleep 0.1
   done
-  echo "== $name ($*): $(grep -m1 -i 'compute\|arithmetic' /tmp/headlab-class-bench.serve || true)"
-  /usr/bin/python3 "$ROOT/bench/class_bench.py" --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --tokens $((TOKENS * 2)) --peak-gflops "$peak"
-  kill "$pid"; wait "$pid" 2>/dev/null || true
-  # a fresh server, so the retried bursts meet an empty answer cache too
-  "$BIN" serve --model "$MODEL" --port "$PORT" --db /tmp/headlab-class-bench.db --max-tokens "$TOKENS" "$@" >/tmp/headlab-class-bench.serve 2>&1 &
-  pid=$!
-  until curl -sf -o /dev/null "http://127.0.0.1:$PORT/api/model"; do sleep 0.1; done
-  /usr/bin/python3 "$ROOT/bench/class_bench.py" --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --tokens $((TOKENS * 2)) --peak-gflops "$peak" --retry
-  kill "$pid"; wait "$pid" 2>/dev/null || true
-  # a third, warmed by one request first (the class after the teacher's first click), no retries
-  "$BIN" serve --model "$MODEL" --port "$PORT" --db /tmp/headlab-class-bench.db --max-tokens "$TOKENS" "$@" >/tmp/headlab-class-bench.serve 2>&1 &
-  pid=$!
-  until curl -sf -o /dev/null "http://127.0.0.1:$PORT/api/model"; do sleep 0.1; done
-  /usr/bin/python3 "$ROOT/bench/class_bench.py" --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --tokens $((TOKENS * 2)) --peak-gflops "$peak" --warm-up
-  kill "$pid"; wait "$pid" 2>/dev/null || true
+}
+
+# one_server ARITHMETIC PEAK SERVE_ARGS...: both bursts on three fresh servers in turn: without
+# retries (what a class meets), with them (as the page does), and warmed by one request first
+# (the class after the teacher's first click), no retries
+one_server() {
+  name=$1; peak=$2; shift 2
+  for mode in "" --retry --warm-up; do
+    start_server "$@"
+    [ -n "$mode" ] || echo "== $name ($*): $(grep -m1 -i 'compute\|arithmetic' /tmp/headlab-class-bench.serve || true)"
+    # shellcheck disable=SC2086  # $mode: no option, or one
+    /usr/bin/python3 "$ROOT/bench/class_bench.py" --url "http://127.0.0.1:$PORT" --clients "$CLIENTS" --tokens $((TOKENS * 2)) --peak-gflops "$peak" $mode
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+  done
 }
 # shellcheck disable=SC2086  # HEADLAB_SERVE_ARGS is a list of options
 one_server f32 "$PEAK" --compute f32 ${HEADLAB_SERVE_ARGS:-}
