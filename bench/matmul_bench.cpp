@@ -10,7 +10,7 @@
 // choices (ops/matmul_packed.h).
 //
 //   headlab_matmul_bench --rows 64 [--repeats 9] [--shape gpt2|qwen|llama-1b] [--layers L] [--kernel avx512bf16|avx512|avx2|portable]
-//                        [--quant q8_0,q4_k,q6_k]   (any of q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k)
+//                        [--quant q8_0,q4_k,q6_k]   (any of q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k, or none)
 //                        [--compute q8]   (each --quant type once more with its inputs rounded to 8 bits:
 //                                          path=q4_k-q8, ops/matmul_quant_q8.h's integer kernels)
 // prints the machine's peaks first (src/model/cpu_peak.h: register-only loops on every thread, one line
@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
       std::string list = std::string(argv[i + 1]) + ",";
       for (std::size_t at = 0, comma; (comma = list.find(',', at)) != std::string::npos; at = comma + 1) {
         const std::string name = list.substr(at, comma - at);
-        bool found = false;
+        bool found = name == "none";  // --quant none: no block types (only sgemm and the 16-bit paths)
         for (WeightType t : {WeightType::q4_0, WeightType::q4_1, WeightType::q5_0, WeightType::q5_1, WeightType::q8_0,
                              WeightType::q2_k, WeightType::q3_k, WeightType::q4_k, WeightType::q5_k, WeightType::q6_k}) {
           std::string lower(weight_type_name(t));
@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
   if (!quant_ok || rows < 1 || repeats < 1 || (shape != "gpt2" && shape != "qwen" && shape != "llama-1b") || !matmul_packed_kernel_supported(kernel)) {
     std::fprintf(stderr, "usage: headlab_matmul_bench --rows N [--repeats R] [--shape gpt2|qwen|llama-1b] [--layers L] "
                          "[--kernel avx512bf16|avx512|avx2|portable] [--quant q8_0,q4_k,q6_k] [--compute q8]   (N, R >= 1; a kernel this CPU runs;\n"
-                         "       --quant: block types among q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k)\n"
+                         "       --quant: block types among q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k, or none)\n"
                          "       headlab_matmul_bench --peak   (only the machine's measured peaks)\n");
     return 2;
   }

@@ -6,6 +6,10 @@
 # the FLOP bound (the products the burst needs over the machine's measured peak,
 # `headlab_matmul_bench --peak`). Targets: no 503 in either burst; throughput >= 0.7 of the
 # FLOP bound; with --compute bf16 on this CPU p99 <= 10 s distinct, <= 1 s shared.
+# Last, the ceiling beside it: the same FLOP bound ratio for the products alone, all the burst's
+# rows in one batch (headlab_matmul_bench on Llama-3.2-1B's matrices: OpenBLAS's sgemm, the peer,
+# and headlab's two arithmetics), which no burst can pass, since it also runs attention, norms,
+# SwiGLU and the answers. PRODUCTS_SHAPE=none skips it (a MODEL of another shape).
 #
 #   bench/run_class_bench.sh MODEL [BUILD] [CLIENTS]
 #
@@ -65,4 +69,25 @@ one_server() {
 one_server f32 "$PEAK" --compute f32 ${HEADLAB_SERVE_ARGS:-}
 # shellcheck disable=SC2086
 if [ -n "${PEAK_BF16:-}" ]; then one_server bf16 "$PEAK_BF16" --compute bf16 ${HEADLAB_SERVE_ARGS:-}; fi
+
+# The products alone at CLIENTS x TOKENS rows, as fractions of the peaks the bursts' bounds used
+# (float32's for sgemm and for bf16 weights under float32 arithmetic; the bf16 one, AMX's where
+# the CPU has it, for bf16-inputs). Two of the 16 layers and the unembedding: the rate, not the total.
+if [ "${PRODUCTS_SHAPE:-llama-1b}" != none ]; then
+  ROWS=$((CLIENTS * TOKENS))
+  echo "== the products alone, ${ROWS} rows in one batch (headlab_matmul_bench --shape ${PRODUCTS_SHAPE:-llama-1b} --layers 2 --quant none): the most a burst's throughput/bound could be"
+  P=$("$BENCH_BUILD/bench/headlab_matmul_bench" --rows "$ROWS" --shape "${PRODUCTS_SHAPE:-llama-1b}" --layers 2 --repeats 2 --quant none)
+  for path in sgemm bf16 bf16-inputs; do
+    L=$(echo "$P" | grep " path=$path " || true)
+    [ -n "$L" ] || continue  # no bf16-inputs path without AVX512_BF16
+    g=$(bench_field "$L" gflops)
+    case $path in
+      sgemm) what="OpenBLAS sgemm, float32 weights (the peer)"; of=$(bench_ratio "$g" "$PEAK") ;;
+      bf16) what="headlab, bf16 weights, float32 arithmetic (--compute f32)"; of=$(bench_ratio "$g" "$PEAK") ;;
+      *) what="headlab, bf16 weights and inputs ($(bench_field "$L" kernel); --compute bf16)"; of=$(bench_ratio "$g" "${PEAK_BF16:-}") ;;
+    esac
+    printf '  %-62s %6s GFLOPS  %s of the bound'"'"'s peak\n' "$what" "$g" "$of"
+  done
+  echo "  (Intel's AMX kernel, PyTorch's oneDNN, on these products: bench/run_amx_bench.sh)"
+fi
 echo "uptime: $(uptime)"
