@@ -26,7 +26,7 @@ tl::unexpected<Error> unknown_challenge(const Lesson& lesson, const std::string&
 // ok when a model is loaded; else unavailable, saying how to start the server with one.
 Status require_model(const LessonModel* model);
 
-// A guess key (course::GuessKey): "<what the evidence is>#<which>", e.g. "position#20".
+// A guess key (course::Verdict::guess): "<what the evidence is>#<which>", e.g. "position#20".
 // The part before '#' names the evidence in the server's sentence ("only the first answer
 // on a position counts"). `which` is digest() of long evidence (a text): 16 hex digits of
 // its FNV-1a hash, so a key stays short.

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "course/evidence.h"
@@ -25,18 +26,22 @@ struct Challenge {
 struct Verdict {
   bool met = false;
   std::string explanation;  // computed from the evidence: the numbers that decided it
+  // For the challenges a wrong answer is told how far off (or what the head is): the piece of
+  // evidence this explanation spoke about, as a short key (course::guess_key, at most 200
+  // bytes; "position#20", "head#1.3"). Only the first answer on each piece can earn credit
+  // (the server keeps them: ProgressStore::note_guess). Empty when the explanation showed
+  // nothing to learn the answer from (a text too short, a tie), so such an answer spends nothing.
+  std::string guess;
+
+  Verdict() = default;
+  Verdict(bool met_, std::string explanation_, std::string guess_ = {})
+      : met(met_), explanation(std::move(explanation_)), guess(std::move(guess_)) {}
 };
 
 // Checks one answer to one of the lesson's challenges. model is null when no model is
 // loaded. Errors: invalid_argument (unknown challenge, missing or out-of-range answer
 // fields), unavailable (the challenge needs a model and none is loaded), the model's errors.
 using AnswerCheck = Result<Verdict> (*)(const Answer& answer, LessonModel* model);
-
-// The piece of evidence an answer guesses on, as a short key (at most 200 bytes), for the
-// challenges a wrong answer is told how far off: only the first answer on each piece of
-// evidence can earn credit (the server keeps them: ProgressStore::note_guess). "" for an
-// answer that is not such a guess.
-using GuessKey = std::string (*)(const Answer& answer);
 
 struct Lesson {
   std::string id;  // "causal-mask": the URL slug and the API's lesson id
@@ -47,7 +52,6 @@ struct Lesson {
   // POST /api/lessons/<id>/check; null when the challenges are detected from what the
   // learner looks at instead (lesson 1, POST /api/progress/check).
   AnswerCheck check_answer = nullptr;
-  GuessKey guess_key = nullptr;  // null: no challenge of the lesson is a guess
 };
 
 }  // namespace headlab::course

@@ -194,6 +194,9 @@ Verdict check_find_sink(const FirstTokenEvidence& e) {
   }
   const std::string kind = s.parks() ? "sink" : "reads-first";
   v.met = e.choice == kind;
+  // The verdict says what the head is, on this text and (a sink being a habit of the head, not
+  // of a text) on the next one with a word changed: only the first choice on a head counts.
+  v.guess = guess_key("head", std::to_string(e.layer) + "." + std::to_string(e.head));
   const std::string bar = fixed(s.attention * 50, 0) + "%";
   v.explanation += s.parks() ? " The value-weighted share is under half of the attention share (under " + bar +
                                    "): the weight parks there and fetches little. It is a sink."
@@ -269,13 +272,6 @@ Result<Verdict> check_trained_heads_answer(const Answer& a, LessonModel* model) 
                                     "The server remembers that you looked, so this challenge stays unticked; the others can still be earned.");
 }
 
-std::string trained_heads_guess_key(const Answer& a) {
-  // find-sink's verdict on a wrong choice says what the head is: a second choice on the same
-  // head and text would be credited for it.
-  if (a.revealed || a.challenge != "find-sink") return "";
-  return guess_key("head and text", std::to_string(a.layer) + "." + std::to_string(a.head) + ":" + digest(a.text));
-}
-
 Lesson trained_heads_lesson() {
   return {kTrainedHeadsLesson,
           0,
@@ -286,8 +282,7 @@ Lesson trained_heads_lesson() {
            {"find-sink", "On your text, find a head that puts at least half its attention on the first token, and say whether it is a sink or reads that token.",
             first_token_choices()},
            {"ablation-matters", "Find a head whose removal hurts the model's predictions on your repeated text the most."}},
-          check_trained_heads_answer,
-          trained_heads_guess_key};
+          check_trained_heads_answer};
 }
 
 }  // namespace headlab::course

@@ -87,9 +87,6 @@ Verdict check_ablation_matters(const AblationEvidence& e);
 
 // The AnswerCheck of the lesson (see course/lesson.h for the errors).
 Result<Verdict> check_trained_heads_answer(const Answer& answer, LessonModel* model);
-// The evidence a find-sink answer guesses on (course::GuessKey): the head and the text. Its
-// verdict on a wrong choice says what the head is, so only the first choice on them counts.
-std::string trained_heads_guess_key(const Answer& answer);
 
 Lesson trained_heads_lesson();
 

@@ -126,6 +126,11 @@ Verdict check_shuffle_follows(const ShuffleEvidence& e) {
   }
   const float picked = e.after[std::size_t(e.query) * T + e.key];
   v.met = picked >= after_best - 1e-6f;
+  // The shuffle's answer, not its text: the head, the word followed, its favourite and where
+  // that went. A text with a word added or an order with the same moves is the same guess;
+  // a shuffle that sends the favourite elsewhere is a new one.
+  v.guess = guess_key("shuffle", digest(std::to_string(e.head) + "|" + e.tokens[was] + "|" + e.tokens[before_key] + "|" +
+                                        std::to_string(after_key)));
   // A wrong pick is told how far off it is, never where the answer is: the same shuffle
   // could then be sent again with the answer retyped (issue 26).
   v.explanation = v.met ? answer + "You picked it: the row moved with the words, because without positions the head sees only which tokens are there."
@@ -177,6 +182,7 @@ Verdict check_wpe_neighbour(const NeighbourEvidence& e) {
   }
   const double gc = cos_at(e.guess);
   v.met = gc >= bc - 1e-6;
+  v.guess = guess_key("position", std::to_string(e.position));
   if (v.met) {
     v.explanation = answer + "Your guess. " + reading;
     return v;
@@ -281,17 +287,6 @@ Result<Verdict> check_word_order_answer(const Answer& a, LessonModel* model) {
   return without_credit_if_revealed(check_on_evidence(a, model), a.revealed, "The server remembers that you looked, so this challenge stays unticked; the others can still be earned.");
 }
 
-std::string word_order_guess_key(const Answer& a) {
-  if (a.revealed || a.positions.empty()) return "";
-  if (a.challenge == "wpe-neighbour") return guess_key("position", std::to_string(a.positions[0]));
-  if (a.challenge != "shuffle-follows") return "";  // offset-only is built, not guessed
-  // The shuffle: the head, the text, the order and the followed token. A new shuffle is new
-  // evidence (where the word went is what the learner predicts).
-  std::string order;
-  for (int o : a.order) order += std::to_string(o) + ",";
-  return guess_key("shuffle", digest(std::to_string(a.head) + "|" + order + "|" + std::to_string(a.positions[0]) + "|" + a.text));
-}
-
 Lesson word_order_lesson() {
   return {kWordOrderLesson,
           0,
@@ -300,8 +295,7 @@ Lesson word_order_lesson() {
           {{"shuffle-follows", "Shuffle your sentence and, before the new pattern shows, pick where a word now looks most under a head that sees no positions."},
            {"wpe-neighbour", "Pick a position of the model's learned position vectors and guess which other position's vector is most like it."},
            {"offset-only", "Find two pairs of positions, far apart, whose rotated q\u00b7k the engine gives the same."}},
-          check_word_order_answer,
-          word_order_guess_key};
+          check_word_order_answer};
 }
 
 }  // namespace headlab::course

@@ -28,10 +28,6 @@
 namespace headlab::course {
 
 inline constexpr const char* kWordOrderLesson = "word-order";
-// The evidence a shuffle or nearest-position answer guesses on (course::GuessKey): the
-// position asked about; the head, text, order and followed token of a shuffle. Only the
-// first answer on each can earn credit.
-std::string word_order_guess_key(const Answer& a);
 inline constexpr int kMinShuffleTokens = 4;  // fewer tokens make too small a shuffle to watch
 inline constexpr int kOffsetSpread = 10;     // the two pairs' m must differ at least this much
 inline constexpr double kSameDot = 1e-4;     // q.k agree when they differ by less (relative to max(1, |q.k|))

@@ -168,6 +168,17 @@ TEST(FindSinkCheck, NotMetUnderHalfOnTheFirstTokenWhateverTheAnswer) {
   }
 }
 
+// A verdict that says what the head is spends the head: the server credits only the first
+// choice on it (on any text: a sink is the head's habit, and a word added changes nothing).
+// One that showed no kind (under half, too few tokens) spends nothing.
+TEST(FindSinkCheck, NamesTheHeadAsItsGuessOnlyWhenItSaysWhatTheHeadIs) {
+  EXPECT_EQ(check_find_sink(first_token(0.8f, 0.6f, "sink")).guess, "head#0.1");
+  EXPECT_EQ(check_find_sink(first_token(0.8f, 0.1f, "sink")).guess, "head#0.1");
+  EXPECT_EQ(check_find_sink(first_token(0.3f, 0.05f, "sink")).guess, "");
+  FirstTokenEvidence short_text{0, 1, "sink", 2, {1.0f, 0.0f, 1.0f, 0.0f}, {1.0f, 0.0f, 1.0f, 0.0f}};
+  EXPECT_EQ(check_find_sink(short_text).guess, "");
+}
+
 TEST(FindSinkCheck, SharesAreTheMeanOverRowsAfterTheFirst) {
   FirstTokenShares s = first_token_shares(first_token(0.6f, 0.2f, "sink"));
   EXPECT_NEAR(s.attention, 0.6, 1e-6);

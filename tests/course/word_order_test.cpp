@@ -238,37 +238,33 @@ TEST(WordOrderAnswer, RefusesUnknownChallengesAndMissingFields) {
 }
 
 }  // namespace
-// The evidence a guess is made on: the same for the same position or shuffle (so a second
-// answer there is seen as one), new for another; no key for a reveal or a built answer.
-TEST(WordOrderGuessKey, NamesThePositionOrTheShuffleAGuessIsMadeOn) {
-  Answer a;
-  a.challenge = "wpe-neighbour";
-  a.positions = {20, 3};
-  EXPECT_EQ(word_order_guess_key(a), "position#20");
-  a.positions = {20, 21};
-  EXPECT_EQ(word_order_guess_key(a), "position#20");
-  a.revealed = true;
-  EXPECT_EQ(word_order_guess_key(a), "");
-  Answer s;
-  s.challenge = "shuffle-follows";
-  s.text = "the cat sat on the mat";
-  s.head = 1;
-  s.order = {5, 4, 3, 2, 1, 0};
-  s.positions = {2, 0};
-  const std::string key = word_order_guess_key(s);
-  EXPECT_EQ(key.rfind("shuffle#", 0), 0u) << key;
-  EXPECT_LE(key.size(), 200u);
-  s.positions = {2, 4};  // another pick on the same shuffle: the same evidence
-  EXPECT_EQ(word_order_guess_key(s), key);
-  s.order = {0, 1, 2, 3, 5, 4};
-  EXPECT_NE(word_order_guess_key(s), key);
-  s.order = {5, 4, 3, 2, 1, 0};
-  s.head = 0;
-  EXPECT_NE(word_order_guess_key(s), key);
-  Answer o;
-  o.challenge = "offset-only";
-  o.positions = {5, 2, 25, 22};
-  EXPECT_EQ(word_order_guess_key(o), "");
+// The evidence a verdict spoke about, which the server keeps so that only the first answer
+// on it earns credit: the position asked about; for a shuffle its answer (the word followed,
+// its favourite and where that went), so another pick, a word added to the text or another
+// order with the same move is the same guess, and a shuffle sending the favourite elsewhere a
+// new one. A verdict that showed nothing (no shuffle, the position itself) names none.
+TEST(WordOrderGuess, NamesThePositionOrTheShufflesAnswerAVerdictSpokeAbout) {
+  const std::vector<float> cosine = {1.0f, 0.5f, 0.1f, 0.5f, 1.0f, 0.8f, 0.1f, 0.8f, 1.0f};
+  EXPECT_EQ(check_wpe_neighbour({1, 2, 3, cosine}).guess, "position#1");
+  EXPECT_EQ(check_wpe_neighbour({1, 0, 3, cosine}).guess, "position#1");  // wrong: told how far off
+  EXPECT_EQ(check_wpe_neighbour({1, 1, 3, cosine}).guess, "");          // the position itself: nothing shown
+  const Verdict right = check_shuffle_follows(shuffle_evidence({2, 0, 3, 1}, 0, 3));
+  const Verdict wrong = check_shuffle_follows(shuffle_evidence({2, 0, 3, 1}, 0, 1));
+  ASSERT_TRUE(right.met) << right.explanation;
+  EXPECT_EQ(right.guess.rfind("shuffle#", 0), 0u) << right.guess;
+  EXPECT_LE(right.guess.size(), 200u);
+  EXPECT_EQ(wrong.guess, right.guess);  // another pick on the same shuffle
+  // another order that puts " b" at the same place: the same answer, the same guess
+  EXPECT_EQ(check_shuffle_follows(shuffle_evidence({2, 3, 0, 1}, 0, 3)).guess, right.guess);
+  // " b" sent elsewhere: a new guess
+  const Verdict elsewhere = check_shuffle_follows(shuffle_evidence({2, 0, 1, 3}, 0, 2));
+  EXPECT_TRUE(elsewhere.met) << elsewhere.explanation;
+  EXPECT_FALSE(elsewhere.guess.empty());
+  EXPECT_NE(elsewhere.guess, right.guess);
+  ShuffleEvidence other_head = shuffle_evidence({2, 0, 3, 1}, 0, 3);
+  other_head.head = 1;
+  EXPECT_NE(check_shuffle_follows(other_head).guess, right.guess);
+  EXPECT_EQ(check_shuffle_follows(shuffle_evidence({0, 1, 2, 3}, 0, 1)).guess, "");  // nothing shuffled
 }
 
 }  // namespace headlab::course

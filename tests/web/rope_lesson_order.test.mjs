@@ -8,6 +8,9 @@ import { eventually } from './harness.mjs';
 import { challenge, get, open_rope_lesson, part, post } from './rope_lesson_setup.mjs';
 
 let server, page, problems, close;
+// Where the wrong pick's shuffle put the followed word's favourite (each copy of it): the
+// server keeps the first answer on a shuffle's answer, so the right pick needs another place.
+let spent_places = [];
 const SENTENCE = 'the man sent his men to the mill by the river';
 
 /** The values of a WeightsGrid table, row by row ("masked" where masked). */
@@ -43,6 +46,10 @@ async function shuffle_on_page(base) {
   return { order, follow, fav, now_at: order.indexOf(fav) };
 }
 
+/** Where the copies of base's token `fav` sit in the shuffle `order`. */
+const places = (order, base, fav) =>
+  order.map((o, i) => (base.tokens[o].id === base.tokens[fav].id ? i : -1)).filter((i) => i >= 0);
+
 test('Part 1 draws a leading space, so “the” and “·the” (two tokens) look different in the grid’s labels', async () => {
   const base = (await post(server, '/api/positions/content-only', { text: SENTENCE, head: 0 })).body;
   const texts = base.tokens.map((t) => t.text);
@@ -56,6 +63,7 @@ test('Part 1: a wrong pick is not shown where the word went, nor the new grid, a
   const section = part(page, 1);
   const base = (await post(server, '/api/positions/content-only', { text: SENTENCE, head: 0 })).body;
   const { order, follow, fav, now_at } = await shuffle_on_page(base);
+  spent_places = places(order, base, fav);
   assert.notEqual(base.tokens[order[fav]].id, base.tokens[fav].id, 'the page shuffles the favourite word away from its place');
   assert.equal(await page.getByTestId('shuffled-grid').count(), 0, 'the new grid waits for the guess');
   const choices = section.locator('label.chip');
@@ -76,7 +84,12 @@ test('Part 1: a wrong pick is not shown where the word went, nor the new grid, a
 test('Part 1: the pick that follows the word ticks, and the sentence under the new grid is chosen by its numbers', async () => {
   const section = part(page, 1);
   const base = (await post(server, '/api/positions/content-only', { text: SENTENCE, head: 0 })).body;
-  const { order, follow, now_at } = await shuffle_on_page(base);
+  // a shuffle sending the favourite where the wrong pick's did asks the same question again:
+  // shuffle until it goes elsewhere
+  let shuffle = await shuffle_on_page(base);
+  for (let i = 0; i < 40 && places(shuffle.order, base, shuffle.fav).some((p) => spent_places.includes(p)); i++)
+    shuffle = await shuffle_on_page(base);
+  const { order, follow, now_at } = shuffle;
   await section.locator('label.chip').nth(now_at).click();
   const clicked = Date.now();
   await page.getByTestId('shuffle-check').click();
@@ -178,7 +191,8 @@ test('Part 2: a wrong nearest-position guess is not met and never told the answe
   const p = 20;
   const row = pos.learned[p].map((v, j) => (j === p ? -Infinity : v));
   const best = row.indexOf(Math.max(...row));
-  const wrong = row.indexOf(Math.min(...row));
+  // the least like it among the others (not p itself: "most like itself" tells nothing, and spends nothing)
+  const wrong = pos.learned[p].reduce((w, x, j) => (j !== p && (w < 0 || x < pos.learned[p][w]) ? j : w), -1);
   const section = part(page, 2);
   await page.getByTestId('wpe-position').fill(String(p));
   await page.getByTestId('wpe-guess').fill(String(wrong));

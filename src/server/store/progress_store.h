@@ -52,7 +52,7 @@ class ProgressStore {
   Result<bool> revealed(const std::string& learner, const std::string& lesson, const std::string& challenge);
 
   // Remembers the learner's answer to a guessing challenge on one piece of evidence (`key`, at
-  // most kMaxGuessKeyBytes: the lesson's course::Lesson::guess_key) and says whether it is the
+  // most kMaxGuessKeyBytes: the verdict's course::Verdict::guess) and says whether it is the
   // first answer on it. Only a first answer may earn credit: a wrong one is told how far off it
   // is, so a second on the same evidence could be steered there. Bounded: past
   // kMaxGuessesPerChallenge keys for the learner's challenge nothing more is kept and every

@@ -108,7 +108,7 @@ const std::vector<Migration>& headlab_migrations() {
        // A challenge answered by a guess that a wrong answer is told how far off (lesson 3's
        // shuffle and nearest position): the first answer on each piece of evidence is kept,
        // so only it can earn credit (ProgressStore::note_guess). `evidence` is a short key
-       // the lesson makes (course::Lesson::guess_key). The same text for both engines.
+       // the lesson's verdict names (course::Verdict::guess). The same text for both engines.
        "CREATE TABLE IF NOT EXISTS guesses ("
        "  learner TEXT NOT NULL, lesson TEXT NOT NULL, challenge TEXT NOT NULL, evidence TEXT NOT NULL,"
        "  guessed_at TEXT NOT NULL, PRIMARY KEY (learner, lesson, challenge, evidence));",

@@ -171,9 +171,11 @@ TEST(CourseApi, FindSinkQuotesTheSharesOfTheRunOnTheLearnersText) {
   EXPECT_EQ(s.post("/api/lessons/trained-heads/check", check("find-sink", {{"layer", 1}, {"head", 1}, {"text", text}})).status, 400);
 }
 
-// find-sink's verdict on a wrong choice says what the head is: the right choice on the same
-// head and text is then explained but not credited; on another text it is a fresh answer.
-TEST(CourseApi, FindSinkCreditsOnlyTheFirstChoiceOnAHeadAndText) {
+// find-sink's verdict on a wrong choice says what the head is: the right choice on that head
+// is then explained but not credited, on the same text, the text with a space added, or
+// another text (a sink is the head's habit). A verdict that said no kind (a text too short)
+// spends nothing: the head can still be answered.
+TEST(CourseApi, FindSinkCreditsOnlyTheFirstChoiceOnAHead) {
   // the built-in model: trained, so some heads park on the first token
   TestServer s(temp_path("g.db"), std::string(HEADLAB_SOURCE_DIR) + "/models/headlab-tiny");
   const std::string texts[2] = {"the committee will report to the house before the end of the year",
@@ -213,20 +215,30 @@ TEST(CourseApi, FindSinkCreditsOnlyTheFirstChoiceOnAHeadAndText) {
   auto kind = [](std::pair<double, double> sh) { return sh.second < 0.5 * sh.first ? "sink" : "reads-first"; };
   const std::string right = kind(shares(texts[0], layer, head));
   const std::string wrong = right == "sink" ? "reads-first" : "sink";
-  auto answer = [&](const std::string& text, const std::string& choice) {
+  auto answer = [&](const std::string& text, const std::string& choice, const char* learner = kLearner) {
     return s.post("/api/lessons/trained-heads/check",
-                  check("find-sink", {{"layer", layer}, {"head", head}, {"text", text}, {"choice", choice}}));
+                  json{{"learner", learner},
+                       {"challenge", "find-sink"},
+                       {"answer", {{"layer", layer}, {"head", head}, {"text", text}, {"choice", choice}}}});
   };
   auto first = answer(texts[0], wrong);
   ASSERT_EQ(first.status, 200) << first.raw;
   EXPECT_FALSE(first.body["correct"].get<bool>());
-  auto steered = answer(texts[0], right);
-  ASSERT_EQ(steered.status, 200) << steered.raw;
-  EXPECT_FALSE(steered.body["correct"].get<bool>()) << steered.raw;
-  EXPECT_NE(steered.body["explanation"].get<std::string>().find("only the first answer on a head and text counts"),
-            std::string::npos)
-      << steered.raw;
-  auto fresh = answer(texts[1], kind(shares(texts[1], layer, head)));
+  for (const std::string& text : {texts[0], texts[0] + " ", texts[0] + ".", texts[1]}) {
+    const auto sh = shares_of(text)[std::size_t(layer * NH + head)];  // the right choice on this text
+    auto steered = answer(text, kind(sh));
+    ASSERT_EQ(steered.status, 200) << steered.raw;
+    EXPECT_FALSE(steered.body["correct"].get<bool>()) << text << "\n" << steered.raw;
+    if (sh.first >= 0.5)
+      EXPECT_NE(steered.body["explanation"].get<std::string>().find("only the first answer on a head counts"), std::string::npos)
+          << steered.raw;
+  }
+  // Another learner's first answer is on two tokens: no kind said, the head is still theirs to answer.
+  auto short_text = answer("the cat", wrong, "course-learner-2");
+  ASSERT_EQ(short_text.status, 200) << short_text.raw;
+  EXPECT_FALSE(short_text.body["correct"].get<bool>());
+  EXPECT_NE(short_text.body["explanation"].get<std::string>().find("Type at least"), std::string::npos) << short_text.raw;
+  auto fresh = answer(texts[0], right, "course-learner-2");
   ASSERT_EQ(fresh.status, 200) << fresh.raw;
   EXPECT_TRUE(fresh.body["correct"].get<bool>()) << fresh.raw;
 }

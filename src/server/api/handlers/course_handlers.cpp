@@ -141,10 +141,10 @@ Result<CheckVerdict> handle_lesson_check(ProgressStore& store, ModelService* mod
   if (req.answer.revealed)
     if (auto s = store.note_reveal(q.learner, q.lesson, answer.challenge); !s) return tl::unexpected(s.error());
   // A guess: only the first answer on its evidence may earn credit (a wrong one was told how
-  // far off it was, or what the head is). Checked after the verdict, so a refused request
-  // spends no guess.
-  if (l->guess_key && !answer.revealed)
-    if (const std::string key = l->guess_key(answer); !key.empty()) {
+  // far off it was, or what the head is). The verdict names the evidence it spoke about, so
+  // a refused request, or one whose explanation showed nothing (a text too short), spends no guess.
+  if (!answer.revealed)
+    if (const std::string& key = verdict->guess; !key.empty()) {
       auto first = store.note_guess(q.learner, q.lesson, answer.challenge, key);
       if (!first) return tl::unexpected(first.error());
       if (!*first && verdict->met) {
