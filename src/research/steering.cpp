@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
@@ -37,7 +38,16 @@ Status steering_check(const model::ModelConfig& c, const Steering& s) {
     return tl::unexpected(bad("the steering vector has " + std::to_string(s.vector.size()) + " values; " +
                               (s.rows == 1 ? "" : std::to_string(s.rows) + " rows of ") + std::to_string(c.n_embd) +
                               " (the model's n_embd, the width of resid_pre) were expected"));
-  return check_finite(s.vector, "the steering vector");
+  if (Status f = check_finite(s.vector, "the steering vector"); !f) return f;
+  for (std::size_t i = 0; i < s.vector.size(); i++)
+    if (const double add = double(s.coef) * double(s.vector[i]); std::fabs(add) > kMaxSteeringAdd) {
+      char said[160];
+      std::snprintf(said, sizeof said, "the steering adds %.3g (coefficient %.3g times value %zu, %.3g); at most %.0e fits",
+                    add, double(s.coef), i, double(s.vector[i]), kMaxSteeringAdd);
+      return tl::unexpected(bad(std::string(said) + ": past it the norms' float32 sums of squares can overflow, and the run's numbers turn to NaN. "
+                                                    "Use a smaller coefficient or vector"));
+    }
+  return {};
 }
 
 void steering_add(const Steering& s, const model::HookView& x) {

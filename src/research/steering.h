@@ -36,9 +36,15 @@ struct Steering {
   std::vector<float> vector;  // (rows, C)
 };
 
+// The largest |coef * v[i]| a steering may add. The norms square the residual stream in
+// float32 (3.4e38 at most): from about 1e18 a sum of squares can overflow, and the numbers
+// after it turn to NaN (the API answered nulls for 1e20). 1e15 keeps C = 100,000 squares finite, and is far past any steering that still
+// lets the model's own values count (a residual's entries are 1 to 1e4 in GPT-2 and Llama).
+inline constexpr double kMaxSteeringAdd = 1e15;
+
 // Errors (invalid_argument): a layer the model lacks, a vector whose length is not rows * C
 // (n_embd), a NaN or infinite value or coefficient (the message gives the first index), a
-// negative `from`.
+// value of coef * v past kMaxSteeringAdd (the index and the product), a negative `from`.
 Status steering_check(const model::ModelConfig& config, const Steering& steering);
 
 // resid_pre (T, C) += coef * vector at the steering's positions (a writable view).

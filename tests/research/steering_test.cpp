@@ -135,6 +135,19 @@ TEST(Steering, ActAddIsThePromptsDifferenceAtTheShortersPositionsAddedRowByRow) 
   EXPECT_EQ(logits_of(p, run, with), logits_of(p, run, started));
 }
 
+// A steering up to the bound on coef * v still gives a run of numbers: every logit finite,
+// on a vector that swings from -bound to +bound (the norms square its deviations).
+TEST(Steering, AddingUpToTheBoundKeepsEveryLogitFinite) {
+  Parameters p = load_fixture("gpt2_tiny", "model.safetensors");
+  const int C = p.config.n_embd;
+  Steering s{.layer = 1, .coef = 1.0f, .vector = steer_vector(C, float(kMaxSteeringAdd))};
+  ASSERT_TRUE(steering_check(p.config, s));
+  ForwardHooks hooks = steering_hooks(p.config, {&s, 1});
+  ForwardOptions opt;
+  opt.hooks = &hooks;
+  for (float x : logits_of(p, steer_ids(p, 6), opt)) ASSERT_TRUE(std::isfinite(x)) << x;
+}
+
 TEST(Steering, BadVectorsAndLayersAreRefusedByName) {
   Parameters p = load_fixture("gpt2_tiny", "model.safetensors");
   const int C = p.config.n_embd;
@@ -152,6 +165,10 @@ TEST(Steering, BadVectorsAndLayersAreRefusedByName) {
   refused({.layer = 2, .vector = steer_vector(C, 1.0f)}, "0 to 1");
   refused({.layer = 0, .coef = NAN, .vector = steer_vector(C, 1.0f)}, "coefficient");
   refused({.layer = 0, .from = -1, .vector = steer_vector(C, 1.0f)}, "position");
+  std::vector<float> huge = steer_vector(C, 1.0f);
+  huge[5] = 1e20f;
+  refused({.layer = 0, .vector = huge}, "value 5");
+  refused({.layer = 0, .coef = 1e3f, .vector = steer_vector(C, 1e37f)}, "at most 1e+15");
 
   EXPECT_FALSE(steering_vector_parse_json("[1, 2]", C, "--steer"));
   EXPECT_FALSE(steering_vector_parse_json("{\"a\": 1}", C, "--steer"));
