@@ -8,6 +8,7 @@
 #include <new>
 
 #include "cli/commands.h"
+#include "cli/output_guard.h"
 #include "model/blas.h"
 #include "model/ops/matmul_packed.h"
 
@@ -80,6 +81,9 @@ int main(int argc, char** argv) {
     std::string footer = sub->get_footer();
     sub->footer(rest + (footer.empty() ? "" : "\n" + footer));
   }
+
+  // Before any subcommand runs: no output may be one of its inputs (cli/output_guard.h).
+  app.parse_complete_callback([&app] { guard_outputs(app); });
 
   try {
     app.parse(argc, argv);

@@ -438,3 +438,43 @@ TEST(CliBadInput, TheTableCoversEverySubcommand) {
     EXPECT_TRUE(covered) << "no row feeds `headlab " << sub << "` bad input";
   }
 }
+
+// No subcommand writes over what it reads (cli/output_guard.h): an output that is one of the
+// model's files, the text file, a symlink to a model file, or another output is refused with
+// exit 2 before anything runs, and every input keeps its bytes. A fresh path is still written.
+TEST(CliOutputs, AnOutputThatIsOneOfTheInputsIsRefusedAndEveryInputKeepsItsBytes) {
+  const fs::path dir = fs::path(HEADLAB_BINARY_DIR) / ("tmp_output_guard_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const fs::path m = dir / "tiny";
+  write_model(m, tiny_config());
+  std::ofstream(dir / "text.txt") << "the cat sat on the mat and the dog sat on the log";
+  fs::create_symlink(m / "vocab.json", dir / "link.json");
+  auto bytes = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  std::vector<std::pair<fs::path, std::string>> before;
+  for (const fs::path& p : {m / "config.json", m / "model.safetensors", m / "vocab.json", dir / "text.txt"}) before.push_back({p, bytes(p)});
+  const std::string M = m.string(), D = dir.string();
+  const std::vector<std::pair<std::string, std::string>> rows = {
+      {"export --model " + M + " --gguf " + M + "/model.safetensors", "--gguf " + M + "/model.safetensors is the file that --model reads"},
+      {"cache --model " + M + " --text hi --hooks hook_embed --out " + M + "/model.safetensors", "that --model reads"},
+      {"run --model " + M + " --text hi --out " + M + "/config.json", "that --model reads"},
+      {"scan --model " + M + " --text-file " + D + "/text.txt --out " + D + "/text.txt", "the file that --text-file reads"},
+      {"run --model " + M + " --text hi --out " + D + "/link.json", M + "/vocab.json, a file that --model reads"},
+      {"run --model " + M + " --text hi --layer 0 --head 0 --out " + D + "/same --save-svg " + D + "/same", "both write"},
+  };
+  for (const auto& [args, says] : rows) {
+    SCOPED_TRACE("headlab " + args);
+    CommandResult r = run_headlab(args, 0);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find(says), std::string::npos) << r.out;
+    if (says != "both write") EXPECT_NE(r.out.find("Write to another path"), std::string::npos) << r.out;
+  }
+  for (const auto& [p, b] : before) EXPECT_EQ(bytes(p), b) << p << " was changed";
+  EXPECT_FALSE(fs::exists(dir / "same"));
+  CommandResult fresh = run_headlab("run --model " + M + " --text hi --out " + D + "/fresh.txt", 0);
+  EXPECT_EQ(fresh.exit_code, 0) << fresh.out;
+  EXPECT_GT(fs::file_size(dir / "fresh.txt"), 0u);
+  fs::remove_all(dir);
+}
