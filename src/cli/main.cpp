@@ -2,7 +2,9 @@
 // order `headlab --help` lists them.
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -110,5 +112,11 @@ int main(int argc, char** argv) {
   } catch (...) {
     return print_error("unexpected failure (please report it)", 1);
   }
+  // Output the subcommand wrote and the system did not take (a full disk, `> /dev/full`, a
+  // closed pipe) is lost: say so, whichever command wrote it.
+  // (A command that failed has said why already.)
+  std::cout.flush();
+  if (exit_code == 0 && (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout))
+    return print_error(std::string("writing the output failed: ") + std::strerror(errno), 1);
   return exit_code;
 }

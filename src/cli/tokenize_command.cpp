@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/measure_io.h"  // measure_error: exit 2 for what was typed
 #include "formats/model_files.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "util/file.h"
@@ -90,7 +91,7 @@ int run_tokenize(const TokenizeOptions& o) {
     std::string out;
     for (std::string_view part : parts) {
       auto ids = tok->encode_ids(part, encode_options);
-      if (!ids) return print_error(ids.error().message);
+      if (!ids) return o.file.empty() ? measure_error(ids.error()) : print_error(ids.error().message);
       for (std::size_t i = 0; i < ids->size(); i++) out += (i ? " " : "") + std::to_string((*ids)[i]);
       out += '\n';
     }
@@ -99,7 +100,8 @@ int run_tokenize(const TokenizeOptions& o) {
   }
 
   auto toks = tok->encode(input, encode_options);
-  if (!toks) return print_error(toks.error().message);
+  // what was typed (--text) is a usage error, 2; a file's bytes are the file's, 1 (as scan --text-file)
+  if (!toks) return o.file.empty() ? measure_error(toks.error()) : print_error(toks.error().message);
   // how "<|endoftext|>" in the text was read (a vocabulary without it has no special token)
   const bool special = o.special && tok->endoftext_id() >= 0;
   if (o.format == "json") {

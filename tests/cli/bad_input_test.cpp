@@ -299,6 +299,7 @@ const std::vector<Row> kRows = {
     // tokenize --model, --file (an empty file is an empty text: 0 tokens, not an error)
     {"tokenize --model {F}/good --file {F}/dir", 1, "{F}/dir: cannot read: it is a directory"},
     {"tokenize --model {F}/good --file {F}/lying", 1, "not valid UTF-8"},
+    {"tokenize --model {F}/good --text \"$(printf 'a\\377\\376b')\"", 2, "not valid UTF-8 (byte 1)"},
     {"tokenize --model {F}/dir --text hi", 1, "no tokenizer"},
     {"tokenize --model {F}/empty --text hi", 1, "no tokenizer"},
     {"tokenize --model {F}/empty-vocab --text hi", 1, "vocab.json"},
@@ -477,4 +478,18 @@ TEST(CliOutputs, AnOutputThatIsOneOfTheInputsIsRefusedAndEveryInputKeepsItsBytes
   EXPECT_EQ(fresh.exit_code, 0) << fresh.out;
   EXPECT_GT(fs::file_size(dir / "fresh.txt"), 0u);
   fs::remove_all(dir);
+}
+
+// Output the system refuses (a full disk: /dev/full) is an error with exit 1 for every command
+// that prints, not a silent exit 0 (heads, tokenize and info said nothing).
+TEST(CliOutputs, AStandardOutputThatCannotBeWrittenIsAnError) {
+  const std::string tiny = kTiny.string();
+  for (const std::string args : {std::string("heads"), "tokenize --model " + tiny + " --text hi", "info --model " + tiny,
+                                 "run --model " + tiny + " --text hi"}) {
+    SCOPED_TRACE("headlab " + args);
+    CommandResult r = headlab::testing::command_run("timeout 60 " + std::string(HEADLAB_BINARY_DIR) + "/headlab " + args +
+                                                    " 2>&1 >/dev/full");
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_NE(r.out.find("headlab: error: writing the output failed"), std::string::npos) << r.out;
+  }
 }
