@@ -38,13 +38,18 @@ bool is_only_white_space(std::string_view text) {
   return true;
 }
 
-Result<std::int64_t> FeedbackStore::add(const Feedback& f) {
+Status FeedbackStore::check(const Feedback& f) {
   // SQLite would keep only the text before a NUL: refuse it rather than store less than was sent.
   for (const std::string* field : {&f.lesson, &f.message, &f.contact})
     if (field->find('\0') != std::string::npos)
       return make_error(ErrorCode::invalid_argument, "The note contains a NUL character (\\u0000); remove it.");
   if (is_only_white_space(f.message))
     return make_error(ErrorCode::invalid_argument, "The message is empty. Say what is wrong.");
+  return {};
+}
+
+Result<std::int64_t> FeedbackStore::add(const Feedback& f) {
+  if (Status s = check(f); !s) return tl::unexpected(s.error());
   std::int64_t id = 0;
   auto rows = db_->transaction(db::Access::grow, [&](db::Session& tx) -> Status {
     auto r = tx.query("INSERT INTO feedback (lesson, message, contact) VALUES ($1, $2, $3) RETURNING id",

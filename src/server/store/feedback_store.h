@@ -44,6 +44,9 @@ class FeedbackStore {
   // (Unicode White_Space: NBSP and ideographic spaces too); storage_full (full disk or cap);
   // io_error naming the database (read-only, ...); unavailable (PostgreSQL unreachable).
   Result<std::int64_t> add(const Feedback& f);
+  // add()'s invalid_argument checks alone, so that a caller can refuse a note before counting
+  // it against a rate limit.
+  static Status check(const Feedback& f);
   // Newest first.
   Result<std::vector<Feedback>> list(int limit = 1000);
 

@@ -307,12 +307,16 @@ TEST(CourseApi, FeedbackIsStoredAndCanBeListed) {
   EXPECT_EQ((*all)[0].contact, "a@b.c");
 }
 
-TEST(CourseApi, FeedbackIsValidatedAndRateLimited) {
+// Five notes in the window from one address; a note refused for what it holds spends none.
+TEST(CourseApi, FeedbackIsValidatedAndRateLimitedAndARefusedNoteIsNotCounted) {
   TestServer s(temp_path("f.db"));
   EXPECT_EQ(s.post("/api/feedback", json{{"lesson", "causal-mask"}, {"message", "  "}}).status, 400);
   EXPECT_EQ(s.post("/api/feedback", json{{"lesson", "nope"}, {"message", "x"}}).status, 400);
   EXPECT_EQ(s.post("/api/feedback", json{{"lesson", "causal-mask"}, {"message", std::string(2001, 'x')}}).status, 413);
   EXPECT_EQ(s.post("/api/feedback", json{{"lesson", "causal-mask"}, {"message", "x"}, {"contact", std::string(201, 'c')}}).status, 413);
+  // refused for what they hold (a NUL, only white space): not counted against the five
+  EXPECT_EQ(s.post("/api/feedback", json{{"lesson", "explorer"}, {"message", std::string("a\0b", 3)}}).status, 400);
+  EXPECT_EQ(s.post("/api/feedback", json{{"lesson", "explorer"}, {"message", "\u00a0\u3000"}}).status, 400);
   for (int i = 0; i < 5; ++i)
     EXPECT_EQ(s.post("/api/feedback", json{{"lesson", "explorer"}, {"message", "note " + std::to_string(i)}}).status, 201);
   auto limited = s.client().Post("/api/feedback", json{{"lesson", "explorer"}, {"message", "one more"}}.dump(), "application/json");

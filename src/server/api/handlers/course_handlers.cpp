@@ -177,6 +177,8 @@ Result<std::int64_t> handle_feedback(FeedbackStore& store, RateLimiter& limiter,
                                                " characters long; at most 2000 fit. Shorten it.");
   if (code_points(f.contact) > 200)
     return make_error(ErrorCode::too_long, "The contact is longer than 200 characters.");
+  // a note refused for what it holds is not counted against the sender's limit
+  if (Status s = FeedbackStore::check(f); !s) return tl::unexpected(s.error());
   if (!limiter.allow(client))
     return make_error(ErrorCode::rate_limited, "Thank you, but that is a lot of notes at once: try again in a few minutes.");
   return store.add(f);
