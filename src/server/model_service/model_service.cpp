@@ -87,13 +87,13 @@ Result<std::unique_ptr<ModelService>> ModelService::load(const ModelServiceOptio
 }
 
 Result<std::vector<model::Token>> ModelService::tokenize(const std::string& text, std::optional<bool> bos,
-                                                         bool truncate, bool& truncated) const {
+                                                         bool truncate, bool& truncated, std::string_view hint) const {
   analysis::RunInputOptions o;
   o.bos = bos;
   o.max_tokens = info_.max_tokens;
   o.truncate = truncate;
   o.limit_name = "this server's limit";
-  o.truncate_hint = "send \"truncate\": true";
+  o.truncate_hint = hint.empty() ? "send \"truncate\": true" : std::string(hint);
   auto in = analysis::run_input_from_text(*tokenizer_, params_.config, text, o);
   if (!in) return tl::unexpected(in.error());
   truncated = in->truncated;
@@ -112,7 +112,7 @@ Result<ModelRunResult> ModelService::run(const ModelRunRequest& req) {
   for (const HeadRef& h : rq.heads)
     if (auto s = model::check_layer_head(c, h.layer, h.head); !s) return tl::unexpected(s.error());
   bool truncated = false;
-  auto tokens = tokenize(req.text, req.bos, req.truncate, truncated);
+  auto tokens = tokenize(req.text, req.bos, req.truncate, truncated, req.too_long_hint);
   if (!tokens) return tl::unexpected(tokens.error());
   const int T = static_cast<int>(tokens->size());
   if (req.window)
@@ -175,7 +175,7 @@ Result<ModelService::PreparedSteering> ModelService::prepare_steering(const std:
     if (sp.vector.empty()) {
       for (auto [text, ids] : {std::pair{&sp.plus, &texts.first}, std::pair{&sp.minus, &texts.second}}) {
         bool cut = false;
-        auto t = tokenize(*text, bos, /*truncate=*/false, cut);
+        auto t = tokenize(*text, bos, /*truncate=*/false, cut, "shorten the prompt");
         if (!t) return make_error(t.error().code, where + t.error().message);
         for (const auto& tok : *t) ids->push_back(tok.id);
       }
@@ -316,7 +316,7 @@ Result<QueryScoresResult> ModelService::query_scores(const QueryScoresRequest& r
   const model::ModelConfig& c = params_.config;
   if (auto s = model::check_layer_head(c, req.layer, req.head); !s) return tl::unexpected(s.error());
   bool truncated = false;
-  auto tokens = tokenize(req.text, req.bos, /*truncate=*/false, truncated);
+  auto tokens = tokenize(req.text, req.bos, /*truncate=*/false, truncated, "shorten the text");  // no "truncate" here
   if (!tokens) return tl::unexpected(tokens.error());
   const int T = static_cast<int>(tokens->size());
   if (req.query < 0 || req.query >= T)

@@ -90,8 +90,9 @@ class ModelService {
 
  private:
   ModelService() = default;
+  // hint: what a text past the limit is told to do (empty: send "truncate": true)
   Result<std::vector<model::Token>> tokenize(const std::string& text, std::optional<bool> bos, bool truncate,
-                                             bool& truncated) const;
+                                             bool& truncated, std::string_view hint = {}) const;
   // A request's steerings (SteerSpec): vectors checked, ActAdd's texts tokenised (BOS by `bos`),
   // outside the pool; resolve_steering runs ActAdd's two forwards in the turn. Errors name the
   // steering by its index ("Steering 1: …").

@@ -33,6 +33,9 @@ struct ModelRunRequest {
   // default_prepend_bos: off for GPT-NeoX and Qwen 2/3), as the CLI does.
   std::optional<bool> bos;
   bool truncate = false;           // keep the last max_tokens tokens instead of refusing
+  // What a text past the limit is told to do. Empty: send "truncate": true (POST /api/model/run);
+  // a route without that field (a lesson's) says its own ("shorten the sentence").
+  std::string too_long_hint;
   bool all_heads = true;           // "heads" omitted
   std::vector<HeadRef> heads;
   bool want_pattern = true;        // views

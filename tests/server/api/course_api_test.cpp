@@ -290,6 +290,28 @@ TEST(CourseApi, AblationCheckOfALongTextSaysToShortenIt) {
   EXPECT_NE(message.find("limit of 128 tokens"), std::string::npos) << message;
 }
 
+// Every route without a "truncate" field tells a too-long text to be shortened, never to send
+// that field (which it would refuse as unknown): the lesson checks, lesson 1's induction
+// comparison, the query scores.
+TEST(CourseApi, RoutesWithoutTruncateNeverTellALongTextToSendIt) {
+  TestServer s(temp_path("c.db"), model_dir());
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += "the river rose and fell . ";
+  const std::vector<std::pair<std::string, json>> routes = {
+      {"/api/lessons/trained-heads/check", check("find-sink", {{"layer", 0}, {"head", 0}, {"text", text}, {"choice", "sink"}})},
+      {"/api/lessons/trained-heads/check", check("find-induction", {{"layer", 0}, {"head", 0}, {"text", text}})},
+      {"/api/lessons/causal-mask/induction", json{{"sentence", text}}},
+      {"/api/model/query-scores", json{{"text", text}, {"layer", 0}, {"head", 0}, {"query", 1}}},
+  };
+  for (const auto& [route, body] : routes) {
+    auto r = s.post(route, body);
+    EXPECT_EQ(r.status, 413) << route << " " << r.raw;
+    const std::string message = r.body["error"]["message"];
+    EXPECT_EQ(message.find("truncate"), std::string::npos) << route << ": " << message;
+    EXPECT_NE(message.find("shorten"), std::string::npos) << route << ": " << message;
+  }
+}
+
 TEST(CourseApi, FeedbackIsStoredAndCanBeListed) {
   std::string db = temp_path("f.db");
   {

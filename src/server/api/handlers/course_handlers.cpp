@@ -35,6 +35,7 @@ class ServedModel final : public course::LessonModel {
     req.heads = {{layer, head}};
     req.want_value_weighted = true;
     req.top_k = 0;
+    req.too_long_hint = "shorten the text";  // the lesson's check has no "truncate"
     auto r = m_.run(req);
     if (!r) return tl::unexpected(r.error());
     course::HeadOnText out;

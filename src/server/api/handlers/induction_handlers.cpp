@@ -49,6 +49,7 @@ Result<InductionComparison> handle_induction_comparison(ModelService& model, con
   run.all_heads = false;
   run.heads = {{chosen.layer, chosen.head}};
   run.top_k = 0;
+  run.too_long_hint = "shorten the sentence";  // the lesson's route has no "truncate"
   auto r = model.run(run);
   if (!r) return tl::unexpected(r.error());
   out.tokens = r->tokens;
