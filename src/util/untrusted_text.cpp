@@ -164,6 +164,23 @@ Result<CleanNickname> clean_nickname(std::string_view raw, int max_chars) {
   return out;
 }
 
+Status check_shown_text(std::string_view s, const std::string& what) {
+  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
+  utf8proc_ssize_t left = static_cast<utf8proc_ssize_t>(s.size());
+  while (left > 0) {
+    utf8proc_int32_t c = -1;
+    const utf8proc_ssize_t n = utf8proc_iterate(p, left, &c);
+    if (n <= 0) return make_error(ErrorCode::invalid_argument, what + " is not valid UTF-8 text.");
+    if (is_bidi_control(c))
+      return make_error(ErrorCode::invalid_argument, what + " has " + code_point_name(c) +
+                                                         ", a direction control, which reorders the text around it "
+                                                         "wherever it is shown. Remove it.");
+    p += n;
+    left -= n;
+  }
+  return {};
+}
+
 std::string nickname_key(std::string_view raw) {
   std::string key;
   const std::string t = trim(raw);

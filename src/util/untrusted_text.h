@@ -17,6 +17,9 @@
 //   error (invalid_argument) names the character and says why.
 // - nickname_key: NFKC with case folding of the trimmed text; two nicknames are the same
 //   name when their keys are equal. Never fails (for looking up names stored before).
+// - check_shown_text: for a name others will read that is not a nickname (a class's): refuses
+//   bytes that are not UTF-8 and the bidirectional controls (which reorder the text around them
+//   on every page that shows it), naming the code point; emoji and other alphabets stay.
 // - display_width: the columns a terminal gives the text (utf8proc's character width: 2 for
 //   East Asian wide characters and most emoji, 0 for combining marks); an invalid byte
 //   counts 1, as escape_controls's U+FFFD does. For aligning tables of learners' names.
@@ -38,6 +41,8 @@ struct CleanNickname {
 
 Result<CleanNickname> clean_nickname(std::string_view raw, int max_chars = 24);
 std::string nickname_key(std::string_view raw);
+// `what` starts the message: "The class name".
+Status check_shown_text(std::string_view s, const std::string& what);
 std::size_t display_width(std::string_view s);
 
 }  // namespace headlab

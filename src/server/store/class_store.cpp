@@ -168,6 +168,7 @@ Result<std::unique_ptr<ClassStore>> ClassStore::open(const std::string& target, 
 Result<NewClass> ClassStore::create_class(const std::string& raw_name, const std::string& passphrase) {
   std::string name = trim(raw_name);
   if (name.empty()) return make_error(ErrorCode::invalid_argument, "The class needs a name, like \"Period 3\".");
+  if (Status s = check_shown_text(name, "The class name"); !s) return tl::unexpected(s.error());
   if (code_points(name) > 80 || has_control_characters(name))
     return make_error(ErrorCode::invalid_argument, "A class name is at most 80 characters, without control characters.");
   if (!passphrase.empty() && (passphrase.size() < 10 || passphrase.size() > 200))

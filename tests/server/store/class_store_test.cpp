@@ -162,6 +162,20 @@ TEST_P(ClassStoreOn, RefusesAnEmptyNameAndAShortPassphrase) {
   EXPECT_EQ(f.store->create_class("Period 3", "short").error().code, ErrorCode::invalid_argument);
 }
 
+// A class name is shown to every learner who joins: a direction control (U+202E turns the text
+// after it around) and bytes that are not UTF-8 are refused by name; emoji and other alphabets
+// are names like any other.
+TEST_P(ClassStoreOn, RefusesADirectionControlOrBrokenUtf8InAClassNameSayingWhich) {
+  CLASS_FIXTURE(f);
+  auto rlo = f.store->create_class("\u202e3 doirep", "");
+  ASSERT_FALSE(rlo);
+  EXPECT_NE(rlo.error().message.find("U+202E"), std::string::npos) << rlo.error().message;
+  auto broken = f.store->create_class("a\xffb", "");
+  ASSERT_FALSE(broken);
+  EXPECT_NE(broken.error().message.find("not valid UTF-8"), std::string::npos) << broken.error().message;
+  EXPECT_TRUE(f.store->create_class("Klasse 7b \u00e9\u00e8 \u0424\u0438\u0437\u0438\u043a\u0430 \U0001F469\u200D\U0001F4BB", ""));
+}
+
 TEST_P(ClassStoreOn, NicknamesAreUniqueInAClassIgnoringCase) {
   CLASS_FIXTURE(f);
   ClassInfo a = f.make("A"), b = f.make("B");
