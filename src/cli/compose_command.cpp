@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -156,6 +157,8 @@ struct ComposeProgress {
 };
 
 int run_compose(const ComposeOptions& o) {
+  // CLI::Range lets NaN through (every comparison with it is false); it was then dropped
+  if (std::isnan(o.threshold)) return print_error("--threshold: must be a number from 0 to 1, got nan", 2);
   server::ComposeRequest rq;
   rq.kind = o.kind;
   rq.fold_ln = o.fold_ln;

@@ -269,6 +269,8 @@ const std::vector<Row> kRows = {
     {"scan --model {F}/good --text-file {F}/dir", 1, "cannot read: it is a directory"},
     {"scan --model {F}/good --text-file {F}/empty", 2, "the natural text has 0 tokens"},
     {"scan --model {F}/good --text-file {F}/lying", 1, "is not valid UTF-8 text"},
+    {"scan --model {F}/good --probes 2147483647", 2, "--probes: must be a whole number from 1 to 1024"},
+    {"scan --model {F}/good --windows 100000", 2, "--windows: must be a whole number from 1 to 1024"},
     {"scan --model {F}/empty-weights", 1, "less than the 8-byte header length"},
     {"scan --model {F}/huge", 1, "config.json's n_embd is 65536", kCap},
     {"scan --model {F}/big", 1, "GB of memory (1628512256 weights; its matrices as f16", kCap},
@@ -360,6 +362,7 @@ const std::vector<Row> kRows = {
     {"attribute --model {F}/good --prompts {F}/empty --answer '#1'", 2, "no prompt"},
     {"compose --model {F}/empty-config", 1, "config.json: not valid JSON"},
     {"compose --model {F}/good --ov-circuit 9.9", 2, "layer 9"},
+    {"compose --model {F}/good --threshold nan", 2, "--threshold: must be a number from 0 to 1, got nan"},
     // export --model, --gguf (issue 14; {F}/good is attention-only, which llama.cpp cannot run)
     {"export --gguf {F}/out.gguf --model {F}/empty", 1, "not a directory"},
     {"export --gguf {F}/out.gguf --model {F}/lying-weights", 1, "model.safetensors: header length"},
