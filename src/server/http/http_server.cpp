@@ -177,7 +177,8 @@ struct HttpServer::Impl {
 
   HttpResponse dispatch(const HttpRequest& r, const Exchange& ex) const;
   std::optional<HttpResponse> screen(const Exchange& ex, int header_count, std::size_t header_bytes,
-                                     int content_lengths, std::optional<unsigned long long> content_length) const;
+                                     int content_lengths, std::optional<unsigned long long> content_length,
+                                     const std::string& transfer_encoding) const;
   // Queues the answer; `client` (the request's address, past a trusted proxy) is what its
   // unread bytes count against.
   MHD_Result send(MHD_Connection* c, const HttpResponse& r, const std::string& client);
@@ -204,7 +205,8 @@ HttpResponse refusal(int status, std::string_view code, const std::string& messa
 // Checks made once the headers have arrived, before the body is read.
 std::optional<HttpResponse> HttpServer::Impl::screen(const Exchange& ex, int header_count, std::size_t header_bytes,
                                                  int content_lengths,
-                                                 std::optional<unsigned long long> content_length) const {
+                                                 std::optional<unsigned long long> content_length,
+                                                 const std::string& transfer_encoding) const {
   const HttpServerOptions& o = options;
   if (header_count > o.max_header_count)
     return refusal(431, "too_long", "The request has " + std::to_string(header_count) + " header fields; at most " +
@@ -220,6 +222,18 @@ std::optional<HttpResponse> HttpServer::Impl::screen(const Exchange& ex, int hea
                                          ex.host.substr(0, 100) + "'.");
   if (content_lengths > 1)
     return refusal(400, "invalid_argument", "The request has more than one Content-Length header.");
+  // A body is framed by Content-Length or by chunked alone (RFC 9112 6.1-6.3). Another coding
+  // left libmicrohttpd waiting for a body it could not frame (the client got nothing after its
+  // timeout), and both headers at once is how a request is smuggled past a proxy that reads
+  // the other one.
+  if (!transfer_encoding.empty()) {
+    if (lower(transfer_encoding) != "chunked")
+      return refusal(501, "not_implemented", "Transfer-Encoding '" + transfer_encoding.substr(0, 100) +
+                                                 "' is not supported: send the body with Content-Length, or chunked alone.");
+    if (content_lengths > 0)
+      return refusal(400, "invalid_argument",
+                     "The request has both Content-Length and Transfer-Encoding: chunked. Send one of them.");
+  }
   if (content_length && *content_length > o.max_body_bytes)
     return refusal(413, "too_long",
                    "The request body is larger than " + std::to_string(o.max_body_bytes / 1024) + " KB. Send less.");
@@ -545,6 +559,7 @@ struct HeaderTally {
   std::size_t bytes = 0;
   int content_lengths = 0;
   std::optional<unsigned long long> content_length;
+  std::string transfer_encoding;  // every Transfer-Encoding header's value, joined by ", "
 };
 
 MHD_Result on_header(void* cls, MHD_ValueKind, const char* key, size_t key_size, const char* value,
@@ -562,6 +577,8 @@ MHD_Result on_header(void* cls, MHD_ValueKind, const char* key, size_t key_size,
   else if (k == "x-forwarded-for") t.ex->forwarded_for = v;  // the last one, if repeated, ends the list
   else if (k == "cookie" || k == "if-none-match" || k == "x-forwarded-proto" || k == "x-headlab-learner")
     t.ex->request.headers[k] = v;
+  else if (k == "transfer-encoding")
+    t.transfer_encoding += (t.transfer_encoding.empty() ? "" : ", ") + v;
   else if (k == "content-length") {
     ++t.content_lengths;
     try {
@@ -596,7 +613,8 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
     ex.request.remote_addr = forwarded_client(client_address(c), ex.forwarded_for, m.options.trusted_proxies);
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, on_query_argument, &ex.request);
     std::size_t line_bytes = std::strlen(url) + std::strlen(method) + 12;
-    ex.refused = m.screen(ex, tally.count, tally.bytes + line_bytes, tally.content_lengths, tally.content_length);
+    ex.refused = m.screen(ex, tally.count, tally.bytes + line_bytes, tally.content_lengths, tally.content_length,
+                          tally.transfer_encoding);
     if (ex.refused) {
       ex.sent = true;
       return m.send(c, *ex.refused, ex.request.remote_addr);  // the body is not read

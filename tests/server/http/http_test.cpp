@@ -56,6 +56,31 @@ TEST(Http, DuplicateContentLengthIsRefused) {
   EXPECT_NE(a.find("more than one Content-Length"), std::string::npos) << a;
 }
 
+// A body is framed by Content-Length or chunked alone: another transfer coding is 501 at once
+// (libmicrohttpd waited for a body it could not frame, and the client got nothing), and both
+// framings together, the smuggling pattern, are 400. Chunked alone is read as usual.
+TEST(Http, ATransferCodingOtherThanChunkedIs501AndBothFramingsAre400) {
+  TestServer s(temp_path("h.db"));
+  auto raw = [&](const std::string& headers, const std::string& body) {
+    return raw_exchange(s.port(), "POST /api/weights HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" +
+                                      headers + "Connection: close\r\n\r\n" + body);
+  };
+  char size[16];
+  std::snprintf(size, sizeof size, "%zx", kWeights.size());
+  const std::string chunked = std::string(size) + "\r\n" + kWeights + "\r\n0\r\n\r\n";  // one chunk
+  std::string a = raw("Transfer-Encoding: gzip, chunked\r\n", chunked);
+  EXPECT_EQ(raw_status(a), 501) << a;
+  EXPECT_NE(a.find("\"code\":\"not_implemented\""), std::string::npos) << a;
+  EXPECT_NE(a.find("Transfer-Encoding 'gzip, chunked' is not supported"), std::string::npos) << a;
+  a = raw("Transfer-Encoding: identity\r\nContent-Length: " + std::to_string(kWeights.size()) + "\r\n", kWeights);
+  EXPECT_EQ(raw_status(a), 501) << a;
+  a = raw("Transfer-Encoding: chunked\r\nContent-Length: 3\r\n", chunked);
+  EXPECT_EQ(raw_status(a), 400) << a;
+  EXPECT_NE(a.find("both Content-Length and Transfer-Encoding"), std::string::npos) << a;
+  a = raw("Transfer-Encoding: chunked\r\n", chunked);
+  EXPECT_EQ(raw_status(a), 200) << a;
+}
+
 TEST(Http, APostThatIsNotJsonGets415) {
   TestServer s(temp_path("h.db"));
   std::string a = raw_exchange(s.port(), post(s.port(), "/api/feedback", R"({"lesson":"causal-mask","message":"x"})",
