@@ -120,7 +120,10 @@ Result<LessonCheckRequest> decode_lesson_check(std::string_view body) {
     if (!f->is_array() || f->size() > 256)
       return make_error(ErrorCode::invalid_argument, std::string("Answer field '") + name + "' must be a list of at most 256 whole numbers.");
     for (const json& v : *f) {
-      if (!v.is_number_integer() || v.get<long long>() < -1 || v.get<long long>() > 100000)
+      // unsigned first: 2^64 - 1 read as long long is -1
+      const bool in_range = v.is_number_unsigned() ? v.get<unsigned long long>() <= 100000
+                                                   : v.is_number_integer() && v.get<long long>() >= 0 && v.get<long long>() <= 100000;
+      if (!in_range)
         return make_error(ErrorCode::invalid_argument, std::string("Answer field '") + name + "' must hold whole numbers from 0 to 100000.");
       out->push_back(v.get<int>());
     }

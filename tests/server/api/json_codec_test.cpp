@@ -60,6 +60,20 @@ TEST(JsonCodec, HeadSplitQueryDefaultsToTheFirstPresetAndParsesStrictly) {
   EXPECT_FALSE(decode_head_split_query({{"h", "1e3"}}));
 }
 
+// Lesson 3's positions are 0 to 100000: -1 and 2^64 - 1 (which read as a signed number is -1)
+// are refused with that range, never quoted back as another number.
+TEST(JsonCodec, ALessonChecksPositionsAreWholeNumbersFrom0To100000) {
+  auto with = [](const std::string& positions) {
+    return decode_lesson_check(R"({"learner": "learner-0001", "challenge": "offset-only", "answer": {"positions": )" + positions + "}}");
+  };
+  ASSERT_TRUE(with("[0, 5, 100000, 3]"));
+  for (const char* bad : {"[-1, 0, 20, 21]", "[18446744073709551615, 0, 20, 21]", "[100001]", "[1.5]", "[\"3\"]"}) {
+    auto r = with(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().message.find("whole numbers from 0 to 100000"), std::string::npos) << bad << ": " << r.error().message;
+  }
+}
+
 TEST(JsonCodec, ALessonCheckCarriesAnOptionalRequestIdOfAtMost64Characters) {
   auto none = decode_lesson_check(R"({"learner": "learner-0001", "challenge": "pattern-quiz", "answer": {"choice": "uniform"}})");
   ASSERT_TRUE(none) << none.error().message;
