@@ -598,8 +598,20 @@ void add_patch_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--tl-loop", opts->tl_loop,
                 "Run TransformerLens's loop (a full forward per index, every logit) instead of the shortcuts: the same "
                 "numbers, slower (to check them, or to time the shortcuts)");
-  cmd->add_option("--layers", opts->layers, "Only these layers, like 3-5 or 0,2,4 (default: every layer)");
-  cmd->add_option("--positions", opts->positions, "Only these positions, like 10-14 (default: every position; BOS is 0)");
+  // An empty list names none: it was read as "every one", as the option left out is.
+  const auto names_some = [](const char* what) {
+    return CLI::Validator(
+        [what](std::string& v) -> std::string {
+          return v.find_first_not_of(" \t") == std::string::npos
+                     ? std::string("is empty, which names no ") + what + ": list some, like 3-5, or leave the option out for every one"
+                     : std::string();
+        },
+        "");
+  };
+  cmd->add_option("--layers", opts->layers, "Only these layers, like 3-5 or 0,2,4 (default: every layer)")
+      ->check(names_some("layer"));
+  cmd->add_option("--positions", opts->positions, "Only these positions, like 10-14 (default: every position; BOS is 0)")
+      ->check(names_some("position"));
   cmd->add_option("--loss-positions", opts->loss_positions,
                   "--metric loss: the mean next-token loss over positions FROM:TO only, like 9:16 (position t's loss "
                   "is token t+1's; 9: to the end)");

@@ -349,6 +349,7 @@ const std::vector<Row> kRows = {
     // patch: activation patching (cli/patch_command.cpp)
     {"patch --model {F}/dir --clean a --corrupted b --answer x --wrong y", 1, "missing config.json"},
     {"patch --model {F}/good --prompts {F}/empty", 2, "the file holds no prompt"},
+    {"patch --model {F}/good --clean a --corrupted b --answer x --wrong y --layers ''", 2, "--layers: is empty, which names no layer"},
     {"patch --model {F}/good --prompts {F}/lying", 2, "pair 1 (line 1): no corrupted prompt"},
     {"patch --model {F}/good --clean a --corrupted b --answer x --wrong y --what nope", 2, "\"nope\" is not one of resid_pre"},
     // lens, attribute, compose: the research toolbox's readings of a model (cli/lens_command.cpp, ...)

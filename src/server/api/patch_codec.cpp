@@ -156,6 +156,11 @@ Result<ModelPatchRequest> decode_model_patch_request(std::string_view body) {
   HEADLAB_TRY(read_field(*j, "noising", r.noising, false));
   HEADLAB_TRY(read_int_list(*j, "layers", r.layers));
   HEADLAB_TRY(read_int_list(*j, "positions", r.positions));
+  // An empty list names nothing; the sweep read it as "every one" (64 forwards for [] on the built-in model).
+  for (auto [name, list] : {std::pair{"layers", &r.layers}, std::pair{"positions", &r.positions}})
+    if (auto it = j->find(name); it != j->end() && it->is_array() && list->empty())
+      return tl::unexpected(bad(std::string("Field '") + name + "' is an empty list, which names none. Leave it out for every one, "
+                                                                "or list some, like [3, 4, 5]."));
   HEADLAB_TRY(read_loss_positions(*j, r.metric, r.loss_positions));
   HEADLAB_TRY(read_steer_list(*j, r.steer));
   return r;

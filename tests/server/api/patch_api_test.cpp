@@ -100,6 +100,8 @@ TEST(PatchApi, BadBodiesAreRefusedNamingWhatIsWrong) {
       {pair_body({{"metric", 3}}), "Field 'metric' must be a string."},
       {pair_body({{"layers", {0, -1}}}), "Field 'layers' must hold whole numbers from 0"},
       {pair_body({{"layers", {7}}}), "layer 7 does not exist"},
+      {pair_body({{"layers", json::array()}}), "Field 'layers' is an empty list, which names none"},
+      {pair_body({{"positions", json::array()}}), "Field 'positions' is an empty list, which names none"},
       {pair_body({{"temperature", 1}}), "temperature"},
       {pair_body({{"prompts", json::array()}}), "not both"},
       {json{{"prompts", json::array()}}, "Field 'prompts' must be a list of 1 to 1000 objects"},
