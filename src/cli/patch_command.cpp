@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/text_or_ids.h"  // add_bos_flags
 #include "cli/config_note.h"
 #include "cli/dtype_option.h"
 #include "cli/steer_option.h"
@@ -578,9 +579,7 @@ void add_patch_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--answer", opts->answer, "The clean run's answer, one token (' Mary') or an id ('#1234')");
   cmd->add_option("--wrong", opts->wrong, "The corrupted run's answer, one token (' John') or an id ('#1234')");
   cmd->add_option("--prompts", opts->prompts, "A file of prompt pairs, one JSON object a line (instead of --clean ...)");
-  cmd->add_flag_function(
-      "--bos,!--no-bos", [opts](std::int64_t n) { opts->bos = n > 0; },
-      "--bos puts the model's BOS token first, --no-bos leaves it out; neither: the family's default");
+  add_bos_flags(cmd, opts->bos, "--bos puts the model's BOS token first, --no-bos leaves it out; neither: the family's default");
   cmd->add_option("--what", opts->what, "What to patch (see above; default resid_pre)");
   cmd->add_option("--metric", opts->metric, "logit_diff, normalized, loss or logprob")->capture_default_str();
   cmd->add_flag("--noising", opts->noising,

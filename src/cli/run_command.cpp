@@ -24,6 +24,7 @@
 
 #include "analysis/run_text.h"
 #include "cli/commands.h"
+#include "cli/text_or_ids.h"  // add_bos_flags
 #include "cli/config_note.h"
 #include "cli/dtype_option.h"
 #include "cli/steer_option.h"
@@ -303,11 +304,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   add_cache_option(cmd, opts->no_cache);
   cmd->add_option("--text", opts->text, "The input text");
   cmd->add_option("--ids", opts->ids, "The input as token ids separated by spaces");
-  // --bos counts +1, --no-bos -1 (CLI11 adds them); neither leaves the family's default
-  cmd->add_flag_function(
-      "--bos,!--no-bos", [opts](std::int64_t n) { opts->bos = n > 0; },
-      "--bos puts the model's BOS token (bos_token_id) first, --no-bos leaves it out; neither: the family's "
-      "default (on for GPT-2, Llama, Mistral, Gemma; off for GPT-NeoX, Qwen 2/3)");
+  add_bos_flags(cmd, opts->bos,
+                "--bos puts the model's BOS token (bos_token_id) first, --no-bos leaves it out; neither: the family's "
+                "default (on for GPT-2, Llama, Mistral, Gemma; off for GPT-NeoX, Qwen 2/3)");
   cmd->add_option("--layer", opts->layer, "Only this layer's heads")->check(whole_number_from(0));
   cmd->add_option("--head", opts->head, "Only this head (in each chosen layer)")->check(whole_number_from(0));
   cmd->add_option("--format", opts->format, "table or json")

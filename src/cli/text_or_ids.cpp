@@ -2,6 +2,8 @@
 // (text_or_ids.h).
 #include "cli/text_or_ids.h"
 
+#include <CLI/CLI.hpp>
+
 #include <filesystem>
 #include <sstream>
 
@@ -13,6 +15,17 @@
 #include "util/file.h"
 
 namespace headlab::cli {
+
+void add_bos_flags(CLI::App* cmd, std::optional<bool>& bos, const std::string& help) {
+  // CLI11 adds +1 for each --bos and -1 for each --no-bos, and calls only when one was given
+  cmd->add_flag_function(
+      "--bos,!--no-bos",
+      [&bos](std::int64_t n) {
+        if (n == 0) throw CLI::ValidationError("--bos and --no-bos contradict each other: give one of them");
+        bos = n > 0;
+      },
+      help);
+}
 
 Result<LoadedModel> load_model_for_cli(const std::string& path, const std::string& dtype, const std::string& compute,
                                        bool no_cache, bool need_tokenizer) {

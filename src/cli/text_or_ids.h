@@ -17,7 +17,15 @@
 #include "tokenizer/bpe_tokenizer.h"
 #include "util/result.h"
 
+namespace CLI {
+class App;
+}
+
 namespace headlab::cli {
+
+// --bos / --no-bos into `bos` (unset when neither is given); both at once is a usage error (it
+// was read as --no-bos). `help` says what neither means for the command.
+void add_bos_flags(CLI::App* cmd, std::optional<bool>& bos, const std::string& help);
 
 struct LoadedModel {
   std::string name;  // the folder's or the file's name, for metadata

@@ -250,6 +250,8 @@ const std::vector<Row> kRows = {
     {"run --model {F}/big --text hi --dtype f32", 1, "GB of memory (1628512256 weights as float32", kCap},
     {"run --model {F}/good --text hi --dtype q8", 2, "--dtype: q8 not in {auto,f32,bf16,f16}"},
     {"run --model {F}/good --text hi --dtype F32", 2, "--dtype: F32 not in {auto,f32,bf16,f16}"},
+    {"run --model {F}/good --text hi --bos --no-bos", 2, "--bos and --no-bos contradict each other"},
+    {"lens --model {F}/good --text hi --no-bos --bos", 2, "--bos and --no-bos contradict each other"},
     {"run --model {F}/good --text hi --compute bf8", 2, "--compute: bf8 not in {f32,bf16,q8}"},
     {"run --model {F}/f16-overflow --text hi --dtype f16", 1, "holds 1000000.000000, which f16 cannot hold"},
     {"run --model {F}/good --text hi --out {F}/dir", 1, "cannot open for writing"},
