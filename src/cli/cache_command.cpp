@@ -96,7 +96,7 @@ bool is_usage(const Error& e) { return e.code == ErrorCode::invalid_argument || 
 
 int run_cache(const CacheOptions& o) {
   if (int(!o.text.empty()) + int(!o.ids.empty()) + int(!o.prompts.empty()) != 1)
-    return print_error("give exactly one of --text, --ids and --prompts", 2);
+    return print_error("give exactly one of --text, --ids and --prompts (an empty one counts as none: the input needs a token)", 2);
   auto m = load_model_for_cli(o.model, o.dtype, o.compute, o.no_cache, o.ids.empty());
   if (!m) return print_error(m.error().message);
   const model::ModelConfig& c = m->params.config;

@@ -162,7 +162,7 @@ std::string csv(const research::InterveneReport& r, const model::BpeTokenizer* t
 }
 
 int run_intervene(const InterveneOptions& o) {
-  if (o.text.empty() == o.ids.empty()) return print_error("give exactly one of --text and --ids", 2);
+  if (o.text.empty() == o.ids.empty()) return print_error("give exactly one of --text and --ids (an empty one counts as none: the input needs a token)", 2);
   auto m = load_model_for_cli(o.model, o.dtype, o.compute, o.no_cache, !o.text.empty() || !o.steering.steer_prompts.empty());
   if (!m) return print_error(m.error().message);
   const model::ModelConfig& c = m->params.config;

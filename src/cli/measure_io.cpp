@@ -32,7 +32,7 @@ void add_prompt_options(CLI::App* cmd, PromptOptions& o) {
 }
 
 Result<research::TextPrompt> measure_prompt(const PromptOptions& o) {
-  if (o.text.empty() == o.ids.empty()) return make_error(ErrorCode::invalid_argument, "give exactly one of --text and --ids");
+  if (o.text.empty() == o.ids.empty()) return make_error(ErrorCode::invalid_argument, "give exactly one of --text and --ids (an empty one counts as none: the input needs a token)");
   research::TextPrompt p;
   p.text = o.text;
   p.bos = o.bos;

@@ -163,7 +163,7 @@ bool is_usage_error(const Error& e) {
 }
 
 int run_run(const RunOptions& o) {
-  if (o.text.empty() == o.ids.empty()) return print_error("give exactly one of --text and --ids", 2);
+  if (o.text.empty() == o.ids.empty()) return print_error("give exactly one of --text and --ids (an empty one counts as none: the input needs a token)", 2);
   if (o.logits && o.format != "json")
     return print_error("--logits needs --format json: the table has no place for [position][vocab] logits", 2);
   if (o.no_predictions && (o.format != "json" || o.logits))

@@ -74,7 +74,7 @@ Result<std::vector<int>> parse_id_list(const std::string& text, const std::strin
 
 Result<std::vector<analysis::RunInput>> read_inputs(const LoadedModel& m, const InputArgs& a) {
   const int given = int(!a.text.empty()) + int(!a.ids.empty()) + int(!a.prompts.empty());
-  if (given != 1) return make_error(ErrorCode::invalid_argument, "give exactly one of --text, --ids and --prompts");
+  if (given != 1) return make_error(ErrorCode::invalid_argument, "give exactly one of --text, --ids and --prompts (an empty one counts as none: the input needs a token)");
   analysis::RunInputOptions io;
   io.bos = a.bos;
   io.truncate = a.truncate;
