@@ -186,7 +186,11 @@ Result<ScanProbes> scan_probes_build(const std::vector<int>& natural_ids, const 
                                      int V, int bos, int n_ctx, const ScanOptions& o) {
   ScanProbes p;
   const int W = o.window_length > 0 ? std::min(o.window_length, n_ctx) : std::min(n_ctx, 128);
-  if (W < 5) return make_error(ErrorCode::invalid_argument, "the model's context is too short to scan (needs 5 tokens)");
+  if (W < 5)
+    return make_error(ErrorCode::invalid_argument,
+                      o.window_length > 0 && o.window_length < n_ctx
+                          ? "a window of " + std::to_string(o.window_length) + " tokens is too short to scan: the probes need at least 5"
+                          : "the model's context (" + std::to_string(n_ctx) + " tokens) is too short to scan: the probes need at least 5");
   if (static_cast<int>(natural_ids.size()) < W - 1)
     return make_error(ErrorCode::invalid_argument,
                       "the natural text has " + std::to_string(natural_ids.size()) + " tokens; the scanner needs at least " +
