@@ -16,7 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kExample = R"({"sentence": "the cat", ...})";
+constexpr std::string_view kExample = R"({"sentence": "the cat", ...})";  // the weights route's
 
 Result<std::int64_t> parse_int_param(const std::map<std::string, std::string>& q, const char* name,
                                      std::int64_t fallback) {
@@ -51,7 +51,7 @@ Result<WeightsRequest> decode_weights_request(std::string_view body) {
 }
 
 Result<ProgressCheckRequest> decode_progress_check_request(std::string_view body) {
-  auto j = parse_json_object(body, kExample);
+  auto j = parse_json_object(body, R"({"learner": "...", "lesson": "causal-mask", ...})");
   if (!j) return tl::unexpected(j.error());
   ProgressCheckRequest r;
   HEADLAB_TRY(only_fields(*j, {"learner", "lesson", "sentence", "head", "mask", "query"}));
@@ -65,7 +65,7 @@ Result<ProgressCheckRequest> decode_progress_check_request(std::string_view body
 }
 
 Result<ProgressQuery> decode_progress_reset_request(std::string_view body) {
-  auto j = parse_json_object(body, kExample);
+  auto j = parse_json_object(body, R"({"learner": "...", "lesson": "causal-mask"})");
   if (!j) return tl::unexpected(j.error());
   ProgressQuery r;
   HEADLAB_TRY(only_fields(*j, {"learner", "lesson"}));
@@ -98,7 +98,7 @@ Result<HeadSplitRequest> decode_head_split_query(const std::map<std::string, std
 }
 
 Result<LessonCheckRequest> decode_lesson_check(std::string_view body) {
-  auto j = parse_json_object(body, kExample);
+  auto j = parse_json_object(body, R"({"learner": "...", "challenge": "pattern-quiz", "answer": {"choice": "uniform"}})");
   if (!j) return tl::unexpected(j.error());
   LessonCheckRequest req;
   course::Answer& r = req.answer;
@@ -140,7 +140,7 @@ Result<LessonCheckRequest> decode_lesson_check(std::string_view body) {
 }
 
 Result<Feedback> decode_feedback(std::string_view body) {
-  auto j = parse_json_object(body, kExample);
+  auto j = parse_json_object(body, R"({"lesson": "causal-mask", "message": "Row 6 looks odd"})");
   if (!j) return tl::unexpected(j.error());
   Feedback f;
   HEADLAB_TRY(only_fields(*j, {"lesson", "message", "contact"}));

@@ -17,6 +17,9 @@ Result<json> parse_json_object(std::string_view body, std::string_view example) 
     std::string what = e.what();
     // "[json.exception.parse_error.101] parse error at line 1, column 2: ..." -> after "] "
     if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    // nlohmann's sentence may end without a full stop ("...or a literal"): end it before ours
+    while (!what.empty() && (what.back() == ' ' || what.back() == ';')) what.pop_back();
+    if (!what.empty() && what.back() != '.') what += '.';
     return make_error(ErrorCode::invalid_argument, "The request body is not valid JSON: " + what +
                                                        " Send one object, like " + std::string(example) + ".");
   }
