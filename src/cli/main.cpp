@@ -115,8 +115,9 @@ int main(int argc, char** argv) {
   // Output the subcommand wrote and the system did not take (a full disk, `> /dev/full`, a
   // closed pipe) is lost: say so, whichever command wrote it.
   // (A command that failed has said why already.)
+  errno = 0;
   std::cout.flush();
   if (exit_code == 0 && (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout))
-    return print_error(std::string("writing the output failed: ") + std::strerror(errno), 1);
+    return print_error(std::string("writing the output failed") + (errno ? std::string(": ") + std::strerror(errno) : ""), 1);
   return exit_code;
 }

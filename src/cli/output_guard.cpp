@@ -40,9 +40,16 @@ struct Input {
   FileId id;
 };
 
+// Options whose values are never paths (a text could name a folder by chance: --text .).
+bool never_a_path(const std::string& option) {
+  return option == "--text" || option == "--ids" || option == "--clean" || option == "--corrupted" || option == "--answer" ||
+         option == "--wrong" || option == "--format";
+}
+
 // Every file the values of `opt` name: the value itself, the part after its last ':' (a
-// --steer L:COEF:FILE), and the files directly inside a folder either names.
+// --steer L:COEF:FILE), and for a model (--model, --tokenizer) the files directly inside its folder.
 void inputs_of(const std::string& option, const std::string& value, std::vector<Input>& out) {
+  if (never_a_path(option)) return;
   std::vector<std::string> paths = {value};
   if (auto colon = value.rfind(':'); colon != std::string::npos) paths.push_back(value.substr(colon + 1));
   for (const std::string& p : paths) {
@@ -52,7 +59,7 @@ void inputs_of(const std::string& option, const std::string& value, std::vector<
       continue;
     }
     std::error_code ec;
-    if (p.empty() || !fs::is_directory(p, ec)) continue;
+    if (p.empty() || (option != "--model" && option != "--tokenizer") || !fs::is_directory(p, ec)) continue;
     for (fs::directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec))
       if (file_id(it->path().string(), id)) out.push_back({option, it->path().string(), id});
   }

@@ -17,10 +17,10 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "cli/text_or_ids.h"  // add_bos_flags
 #include "cli/config_note.h"
 #include "cli/dtype_option.h"
 #include "cli/steer_option.h"
+#include "cli/text_or_ids.h"  // add_bos_flags
 #include "formats/model_files.h"
 #include "research/attribution_patching.h"
 #include "research/patch_input.h"

@@ -24,10 +24,10 @@
 
 #include "analysis/run_text.h"
 #include "cli/commands.h"
-#include "cli/text_or_ids.h"  // add_bos_flags
 #include "cli/config_note.h"
 #include "cli/dtype_option.h"
 #include "cli/steer_option.h"
+#include "cli/text_or_ids.h"  // add_bos_flags
 #include "cli/whole_number.h"
 #include "cli/pattern_svg.h"
 #include "formats/model_files.h"

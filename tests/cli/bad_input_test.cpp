@@ -484,6 +484,9 @@ TEST(CliOutputs, AnOutputThatIsOneOfTheInputsIsRefusedAndEveryInputKeepsItsBytes
   CommandResult fresh = run_headlab("run --model " + M + " --text hi --out " + D + "/fresh.txt", 0);
   EXPECT_EQ(fresh.exit_code, 0) << fresh.out;
   EXPECT_GT(fs::file_size(dir / "fresh.txt"), 0u);
+  // an output written before is written again; a text that happens to name the folder is a text
+  CommandResult again = run_headlab("run --model " + M + " --text " + D + " --out " + D + "/fresh.txt", 0);
+  EXPECT_EQ(again.exit_code, 0) << again.out;
   fs::remove_all(dir);
 }
 
