@@ -44,8 +44,9 @@ Status steering_check(const model::ModelConfig& c, const Steering& s) {
       char said[160];
       std::snprintf(said, sizeof said, "the steering adds %.3g (coefficient %.3g times value %zu, %.3g); at most %.0e fits",
                     add, double(s.coef), i, double(s.vector[i]), kMaxSteeringAdd);
-      return tl::unexpected(bad(std::string(said) + ": past it the norms' float32 sums of squares can overflow, and the run's numbers turn to NaN. "
-                                                    "Use a smaller coefficient or vector"));
+      return tl::unexpected(bad(std::string(said) +
+                                ": past it the norms' float32 sums of squares can overflow, and the run's numbers "
+                                "turn to NaN. Use a smaller coefficient or vector"));
     }
   return {};
 }

@@ -38,8 +38,9 @@ struct Steering {
 
 // The largest |coef * v[i]| a steering may add. The norms square the residual stream in
 // float32 (3.4e38 at most): from about 1e18 a sum of squares can overflow, and the numbers
-// after it turn to NaN (the API answered nulls for 1e20). 1e15 keeps C = 100,000 squares finite, and is far past any steering that still
-// lets the model's own values count (a residual's entries are 1 to 1e4 in GPT-2 and Llama).
+// after it turn to NaN (the API answered nulls for 1e20). 1e15 keeps C = 100,000 squares
+// finite, and is far past any steering that still lets the model's own values count (a
+// residual's entries are 1 to 1e4 in GPT-2 and Llama).
 inline constexpr double kMaxSteeringAdd = 1e15;
 
 // Errors (invalid_argument): a layer the model lacks, a vector whose length is not rows * C
