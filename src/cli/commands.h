@@ -32,5 +32,7 @@ void add_intervene_command(CLI::App& app, int& exit_code);  // intervene_command
 
 // Prints "headlab: error: <message>" to stderr and returns `code`.
 int print_error(const std::string& message, int code = 1);
+// "<path>: cannot open for writing: <the system's reason>" (errno, read at once after the failed open).
+std::string cannot_write(const std::string& path);
 
 }  // namespace headlab::cli

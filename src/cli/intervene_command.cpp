@@ -192,7 +192,7 @@ int run_intervene(const InterveneOptions& o) {
   }
   if (!o.out.empty()) {
     std::ofstream f(o.out, std::ios::binary);
-    if (!f) return print_error(o.out + ": cannot open for writing");
+    if (!f) return print_error(cannot_write(o.out));
     f << text;
     f.close();
     if (!f) return print_error(o.out + ": write failed");

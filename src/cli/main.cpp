@@ -21,6 +21,11 @@ int print_error(const std::string& message, int code) {
   return code;
 }
 
+std::string cannot_write(const std::string& path) {
+  const int e = errno;
+  return path + ": cannot open for writing" + (e ? std::string(": ") + std::strerror(e) : "");
+}
+
 }  // namespace headlab::cli
 
 int main(int argc, char** argv) {

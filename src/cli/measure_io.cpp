@@ -59,7 +59,7 @@ std::string csv_field(std::string_view t) {
 int measure_write(const std::string& text, const std::string& out) {
   if (!out.empty()) {
     std::ofstream f(out, std::ios::binary);
-    if (!f) return print_error(out + ": cannot open for writing");
+    if (!f) return print_error(cannot_write(out));
     f << text;
     f.close();
     if (!f) return print_error(out + ": write failed");

@@ -79,7 +79,10 @@ void guard_one(const CLI::App& sub) {
     if (values.empty() && !opt->get_default_str().empty()) values.push_back(opt->get_default_str());
     for (const std::string& value : values) {
       if (is_output(name, option)) {
-        if (!value.empty() && value != "-") outputs.push_back({option, value});
+        if (value == "-")  // not standard output: it would be a file named "-"
+          throw CLI::ValidationError(option + " -: headlab writes to the screen when " + option +
+                                     " is left out (or redirect it); '-' would be a file named -");
+        if (!value.empty()) outputs.push_back({option, value});
       } else {
         inputs_of(option, value, inputs);
       }

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/commands.h"  // cannot_write
+
 namespace headlab::cli {
 namespace {
 
@@ -83,7 +85,7 @@ std::string pattern_svg(const std::vector<std::string>& tokens, const std::vecto
 
 std::string write_text_file(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
-  if (!f) return path + ": cannot open for writing";
+  if (!f) return cannot_write(path);
   f << text;
   if (!f) return path + ": write failed (is the disk full?)";
   return "";

@@ -255,7 +255,7 @@ int run_run(const RunOptions& o) {
 
   if (!o.out.empty()) {
     std::ofstream f(o.out, std::ios::binary);
-    if (!f) return print_error(o.out + ": cannot open for writing");
+    if (!f) return print_error(cannot_write(o.out));
     f << text;
     f.close();
     if (!f) return print_error(o.out + ": write failed");

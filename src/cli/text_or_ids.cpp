@@ -50,6 +50,14 @@ Result<LoadedModel> load_model_for_cli(const std::string& path, const std::strin
 }
 
 Result<std::vector<int>> parse_id_list(const std::string& text, const std::string& option) {
+  // "1,,2" or a trailing comma: an id left out, not a separator twice
+  for (std::size_t at = text.find(','); at != std::string::npos; at = text.find(',', at + 1)) {
+    const std::size_t next = text.find_first_not_of(" \t", at + 1);
+    const std::size_t prev = at == 0 ? std::string::npos : text.find_last_not_of(" \t", at - 1);
+    if (next == std::string::npos || text[next] == ',' || prev == std::string::npos)
+      return make_error(ErrorCode::invalid_argument, option + ": an id is missing after the comma at character " +
+                                                         std::to_string(at + 1) + " (\"" + text.substr(0, 40) + "\")");
+  }
   std::string spaced = text;
   for (char& ch : spaced)
     if (ch == ',') ch = ' ';
