@@ -499,7 +499,7 @@ TEST(CliOutputs, AnOutputThatIsOneOfTheInputsIsRefusedAndEveryInputKeepsItsBytes
 // that prints, not a silent exit 0 (heads, tokenize and info said nothing).
 TEST(CliOutputs, AStandardOutputThatCannotBeWrittenIsAnError) {
   const std::string tiny = kTiny.string();
-  for (const std::string args : {std::string("heads"), "tokenize --model " + tiny + " --text hi", "info --model " + tiny,
+  for (const std::string& args : {std::string("heads"), "tokenize --model " + tiny + " --text hi", "info --model " + tiny,
                                  "run --model " + tiny + " --text hi"}) {
     SCOPED_TRACE("headlab " + args);
     CommandResult r = headlab::testing::command_run("timeout 60 " + std::string(HEADLAB_BINARY_DIR) + "/headlab " + args +
