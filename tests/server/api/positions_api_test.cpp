@@ -77,6 +77,10 @@ TEST(RopeApi, RefusesBadRequestsByName) {
   EXPECT_EQ(unknown.status, 400);
   EXPECT_NE(unknown.raw.find("nope"), std::string::npos) << unknown.raw;
   EXPECT_EQ(s.post("/api/rope", json{{"theta", 10000}}).status, 400);
+  // an empty vector names none: it was read as the lesson's own
+  auto empty = s.post("/api/rope", json{{"pairs", {{1, 2}}}, {"q", json::array()}, {"k", json::array()}});
+  EXPECT_EQ(empty.status, 400);
+  EXPECT_NE(empty.raw.find("Field 'q' is an empty list"), std::string::npos) << empty.raw;
 }
 
 TEST(RopeApi, WavelengthsFollowThetaAndSayWhatIsWrong) {
@@ -136,6 +140,9 @@ TEST(PositionsApi, TheContentOnlyViewRefusesBadInput) {
   auto order = s.post("/api/positions/content-only", json{{"text", "a b c"}, {"order", {0, 0, 1}}});
   EXPECT_EQ(order.status, 400);
   EXPECT_NE(order.raw.find("each of the text's 3 tokens once"), std::string::npos) << order.raw;
+  auto no_order = s.post("/api/positions/content-only", json{{"text", "a b c"}, {"order", json::array()}});
+  EXPECT_EQ(no_order.status, 400);  // was read as the text's own order
+  EXPECT_NE(no_order.raw.find("Field 'order' is an empty list"), std::string::npos) << no_order.raw;
   std::string longer;
   for (int i = 0; i < 70; ++i) longer += " the";
   EXPECT_EQ(s.post("/api/positions/content-only", json{{"text", longer}}).status, 413);
@@ -187,6 +194,9 @@ TEST(PositionsApi, MeasuresTheLossInsideAndPastTheTrainedLength) {
   EXPECT_EQ(s.post("/api/positions/length", json{{"model", "headlab-nopos"}}).status, 404);
   EXPECT_EQ(s.post("/api/positions/length", json{{"model", "../etc"}}).status, 400);
   EXPECT_EQ(s.post("/api/positions/length", json{{"model", "headlab-rope"}, {"text", "a b"}}).status, 400);
+  auto blank = s.post("/api/positions/length", json{{"model", "headlab-rope"}, {"text", ""}});
+  EXPECT_EQ(blank.status, 400);  // was read as the held-out text
+  EXPECT_NE(blank.raw.find("Field 'text' is empty"), std::string::npos) << blank.raw;
 }
 
 // Lesson 2 shows a sink from a lesson model when the built-in model has none: the models'

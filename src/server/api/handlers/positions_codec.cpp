@@ -47,6 +47,9 @@ Status read_floats(const json& j, const char* name, std::vector<float>& out) {
   if (it == j.end()) return {};
   if (!it->is_array() || it->size() > 512)
     return make_error(ErrorCode::invalid_argument, std::string("Field '") + name + "' must be a list of at most 512 numbers.");
+  if (it->empty())  // it was read as "the lesson's own vector", as the field left out is
+    return make_error(ErrorCode::invalid_argument, std::string("Field '") + name +
+                                                       "' is an empty list. Leave it out for the lesson's vector, or send its numbers.");
   for (const json& v : *it) {
     if (!v.is_number() || !std::isfinite(v.get<double>()) || std::fabs(v.get<double>()) > 1e6)
       return make_error(ErrorCode::invalid_argument, std::string("Field '") + name + "' must hold numbers between -1e6 and 1e6.");
@@ -61,6 +64,9 @@ Status read_ints(const json& j, const char* name, std::vector<int>& out, std::si
   if (!it->is_array() || it->size() > most)
     return make_error(ErrorCode::invalid_argument,
                       std::string("Field '") + name + "' must be a list of at most " + std::to_string(most) + " whole numbers.");
+  if (it->empty())  // "order": [] was read as the text's own order, as the field left out is
+    return make_error(ErrorCode::invalid_argument, std::string("Field '") + name +
+                                                       "' is an empty list. Leave it out for the text as typed, or list every token once.");
   for (const json& v : *it) {
     if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 100000)
       return make_error(ErrorCode::invalid_argument, std::string("Field '") + name + "' must hold whole numbers from 0 to 100000.");
@@ -124,6 +130,8 @@ Result<LengthRequest> decode_length_request(std::string_view body) {
   HEADLAB_TRY(only_fields(*j, {"model", "text"}));
   HEADLAB_TRY(read_field(*j, "model", r.model, true));
   HEADLAB_TRY(read_field(*j, "text", r.text, false));
+  if (j->contains("text") && r.text.find_first_not_of(" \t\r\n") == std::string::npos)  // was read as "the held-out text"
+    return make_error(ErrorCode::invalid_argument, "Field 'text' is empty. Leave it out for the model's held-out text, or send one.");
   return r;
 }
 
