@@ -5,10 +5,8 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -158,18 +156,8 @@ void add_scan_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--window-length", opts->scan.window_length, "Tokens per probe, with BOS (0: min(n_ctx, 128))")
       ->check(whole_number_from(0))
       ->capture_default_str();
-  // CLI11 read -1 and 99999999999999999999 both as 2^64 - 1
   cmd->add_option("--seed", opts->scan.seed, "Random probes' seed (0 to 18446744073709551615)")
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            errno = 0;
-            char* end = nullptr;
-            const bool digits = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
-            if (digits) std::strtoull(v.c_str(), &end, 10);
-            return digits && errno != ERANGE ? std::string()
-                                             : "must be a whole number from 0 to 18446744073709551615, got " + v.substr(0, 40);
-          },
-          ""))
+      ->check(whole_number_u64())
       ->capture_default_str();
   cmd->callback([opts, &exit_code] { exit_code = run_scan(*opts); });
 }

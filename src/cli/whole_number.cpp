@@ -37,4 +37,17 @@ CLI::Validator whole_number_check(std::int64_t min, std::int64_t max) {
 
 CLI::Validator whole_number_from(std::int64_t min, std::int64_t max) { return whole_number_check(min, max); }
 
+CLI::Validator whole_number_u64() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        const bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+        errno = 0;
+        if (digits) std::strtoull(value.c_str(), nullptr, 10);
+        if (digits && errno != ERANGE) return {};
+        return "must be a whole number from 0 to " + std::to_string(std::numeric_limits<std::uint64_t>::max()) + ", got " +
+               value.substr(0, 40);
+      },
+      "");
+}
+
 }  // namespace headlab::cli

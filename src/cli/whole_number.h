@@ -19,4 +19,8 @@ namespace headlab::cli {
 // which the message names only when it is exceeded).
 CLI::Validator whole_number_from(std::int64_t min, std::int64_t max = std::numeric_limits<int>::max());
 
+// A whole number from 0 to 2^64 - 1, for a uint64_t option (a seed): CLI11 alone read -1 and
+// 99999999999999999999 both as 2^64 - 1.
+CLI::Validator whole_number_u64();
+
 }  // namespace headlab::cli
