@@ -102,7 +102,7 @@ std::vector<Route> class_routes(ClassRoutesContext& ctx) {
          if (auto s = only_params(r, "learner"); !s) return error_response(s.error());
          auto m = handle_class_membership(store, r.query.at("learner"));
          return m ? ok_json(encode_membership(*m)) : error_response(m.error());
-       })},
+       }), kReadsQuery},
       {"POST", "/api/class/leave", needs_store(ctx, [&ctx](ClassStore& store, const HttpRequest& r) {
          auto learner = decode_learner_only(r.body);
          if (!learner) return error_response(learner.error());
@@ -155,7 +155,7 @@ std::vector<Route> class_routes(ClassRoutesContext& ctx) {
          out.headers.push_back({"ETag", etag});
          out.headers.push_back({"Cache-Control", cache});
          return out;
-       })},
+       }), kReadsQuery},
       {"GET", "/api/class/export", needs_store(ctx, [](ClassStore& store, const HttpRequest& r) {
          if (auto s = only_params(r, "code"); !s) return error_response(s.error());
          const std::string code = query_code(r);
@@ -166,13 +166,13 @@ std::vector<Route> class_routes(ClassRoutesContext& ctx) {
          out.body = encode_class_csv(*view);
          out.headers.push_back({"Content-Disposition", "attachment; filename=\"headlab-class-" + code + ".csv\""});
          return out;
-       })},
+       }), kReadsQuery},
       {"GET", "/api/class/evidence", needs_store(ctx, [](ClassStore& store, const HttpRequest& r) {
          auto req = decode_evidence_query(r.query);
          if (!req) return error_response(req.error());
          auto e = handle_class_evidence(store, teacher_token(r), *req);
          return e ? ok_json(encode_class_evidence(*e)) : error_response(e.error());
-       })},
+       }), kReadsQuery},
       {"POST", "/api/class/remove-learner", needs_store(ctx, [&ctx](ClassStore& store, const HttpRequest& r) {
          auto req = decode_remove_learner(r.body);
          if (!req) return error_response(req.error());

@@ -2,6 +2,10 @@
 #include "server/api/json_fields.h"
 #include "util/json_depth.h"
 
+#include <set>
+#include <string>
+#include <vector>
+
 namespace headlab::server {
 
 using nlohmann::json;
@@ -11,8 +15,20 @@ Result<json> parse_json_object(std::string_view body, std::string_view example) 
   if (auto s = json_depth_check(body, "The request body", ErrorCode::invalid_argument); !s)
     return make_error(ErrorCode::invalid_argument, s.error().message + ". Send one object, like " + std::string(example) + ".");
   json j;
+  // {"layer": 0, "layer": 5} could mean either: the parser keeps the last, which the client may
+  // not have meant. Each object's keys are kept on a stack while it is read; a repeat is named.
+  std::vector<std::set<std::string>> keys;
+  std::string repeated;
+  auto watch = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) keys.emplace_back();
+    else if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    else if (event == json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second &&
+             repeated.empty())
+      repeated = parsed.get<std::string>();
+    return true;
+  };
   try {
-    j = json::parse(body);
+    j = json::parse(body, watch);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e999
     std::string what = e.what();
     // "[json.exception.parse_error.101] parse error at line 1, column 2: ..." -> after "] "
@@ -26,6 +42,9 @@ Result<json> parse_json_object(std::string_view body, std::string_view example) 
   if (!j.is_object())
     return make_error(ErrorCode::invalid_argument,
                       "The request body must be a JSON object, like " + std::string(example) + ".");
+  if (!repeated.empty())
+    return make_error(ErrorCode::invalid_argument, "The key '" + repeated.substr(0, 100) +
+                                                       "' appears twice in one object of the request body. Give it once.");
   return j;
 }
 

@@ -152,11 +152,11 @@ std::vector<Route> make_routes(ServerContext& ctx) {
       {"GET", "/api/head-split",
        [](const HttpRequest& r) {
          return answer(decode_head_split_query(r.query), handle_head_split, encode_head_split);
-       }},
+       }, kReadsQuery},
       {"GET", "/api/progress",
        [&ctx](const HttpRequest& r) {
          return answer(decode_progress_query(r.query), with_store(ctx, handle_progress_get), encode_progress);
-       }},
+       }, kReadsQuery},
       {"POST", "/api/progress/check",
        [&ctx](const HttpRequest& r) {
          auto check = [&ctx](ProgressStore& store, const ProgressCheckRequest& q) -> Result<ProgressView> {
@@ -189,7 +189,7 @@ std::vector<Route> make_routes(ServerContext& ctx) {
          auto it = r.query.find("learner");
          auto lessons = handle_lessons(ctx.store, it == r.query.end() ? std::string() : it->second);
          return lessons ? ok_json(encode_lessons(*lessons)) : error_response(lessons.error());
-       }},
+       }, kReadsQuery},
       {"POST", "/api/feedback",
        [&ctx](const HttpRequest& r) {
          HttpResponse out = answer(
@@ -220,7 +220,7 @@ std::vector<Route> make_routes(ServerContext& ctx) {
          }
          InferencePool::RequestScope tagged(id);
          return cached_model_answer(ctx, r, decode_model_run_request, &ModelService::run, encode_model_run);
-       }},
+       }, kReadsQuery},
       // Where a waiting run is: the explorer polls it to show "3 ahead of you". Answered on the
       // event loop (a GET), never behind the runs it reports on.
       {"GET", "/api/model/queue",
@@ -237,7 +237,7 @@ std::vector<Route> make_routes(ServerContext& ctx) {
          HttpResponse out = ok_json(encode_queue_place((*m)->queue_place(it->second)));
          out.headers.push_back({"Cache-Control", "no-store"});
          return out;
-       }},
+       }, kReadsQuery},
       // the research toolbox: activation patching (docs/research.md)
       {"POST", "/api/model/patch",
        [&ctx](const HttpRequest& r) {
@@ -308,7 +308,7 @@ std::vector<Route> make_routes(ServerContext& ctx) {
              ctx, as_post, decode_compose_request,
              [](ModelService* m, const ComposeRequest& c) { return handle_model_compose(*m, c); },
              [&ctx](const ComposeAnswer& a) { return encode_compose(a, &ctx.model->tokenizer()); });
-       }},
+       }, kReadsQuery},
       {"GET", "/api/model/scan",
        [&ctx](const HttpRequest&) {
          auto m = need_model(ctx);
@@ -338,7 +338,7 @@ std::vector<Route> make_routes(ServerContext& ctx) {
       {"GET", "/api/rope/wavelengths",
        [](const HttpRequest& r) {
          return answer(decode_wavelength_query(r.query), handle_rope_wavelengths, encode_wavelengths);
-       }},
+       }, kReadsQuery},
       {"GET", "/api/positions",
        [&ctx](const HttpRequest&) {
          auto a = handle_positions(ctx.model);

@@ -66,6 +66,7 @@ struct Connection {
 struct Exchange {
   HttpRequest request;
   std::string host, origin, accept_encoding, range, forwarded_for;
+  std::string repeated_query;           // the first query parameter given more than once
   std::optional<HttpResponse> refused;  // screened out: answered without reading the body
   bool dispatched = false;              // the route ran (or is running on the work queue)
   bool sent = false;                    // an answer is queued
@@ -234,6 +235,10 @@ std::optional<HttpResponse> HttpServer::Impl::screen(const Exchange& ex, int hea
       return refusal(400, "invalid_argument",
                      "The request has both Content-Length and Transfer-Encoding: chunked. Send one of them.");
   }
+  // ?layer=0&layer=5 could mean either: which one a route read was the map's choice, not the client's
+  if (!ex.repeated_query.empty() && ex.request.path.rfind("/api/", 0) == 0)
+    return refusal(400, "invalid_argument", "The query parameter '" + ex.repeated_query.substr(0, 100) +
+                                                "' is given more than once. Give it once.");
   if (content_length && *content_length > o.max_body_bytes)
     return refusal(413, "too_long",
                    "The request body is larger than " + std::to_string(o.max_body_bytes / 1024) + " KB. Send less.");
@@ -255,6 +260,9 @@ HttpResponse HttpServer::Impl::dispatch(const HttpRequest& r, const Exchange& ex
   for (const Route& route : routes) {
     if (route.path != r.path) continue;
     if (route.method == method) {
+      if (!route.reads_query && !r.query.empty())
+        return error_response(400, "invalid_argument", "Unknown parameter '" + r.query.begin()->first.substr(0, 40) + "': " +
+                                                           route.method + " " + route.path + " takes no query parameters.");
       try {
         HttpResponse out = route.handler(r);
         if (out.shared_body) {  // made once (cached): its gzip, if any, was made once too
@@ -593,7 +601,9 @@ MHD_Result on_header(void* cls, MHD_ValueKind, const char* key, size_t key_size,
 }
 
 MHD_Result on_query_argument(void* cls, MHD_ValueKind, const char* key, const char* value) {
-  static_cast<HttpRequest*>(cls)->query[key ? key : ""] = value ? value : "";
+  Exchange& ex = *static_cast<Exchange*>(cls);
+  auto [at, fresh] = ex.request.query.try_emplace(key ? key : "", value ? value : "");
+  if (!fresh && ex.repeated_query.empty()) ex.repeated_query = at->first;  // refused in screen()
   return MHD_YES;
 }
 
@@ -613,7 +623,7 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
     tally.ex = &ex;
     MHD_get_connection_values_n(c, MHD_HEADER_KIND, on_header, &tally);
     ex.request.remote_addr = forwarded_client(client_address(c), ex.forwarded_for, m.options.trusted_proxies);
-    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, on_query_argument, &ex.request);
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, on_query_argument, &ex);
     std::size_t line_bytes = std::strlen(url) + std::strlen(method) + 12;
     ex.refused = m.screen(ex, tally.count, tally.bytes + line_bytes, tally.content_lengths, tally.content_length,
                           tally.transfer_encoding);

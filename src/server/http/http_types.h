@@ -40,6 +40,11 @@ struct Route {
   std::string method;   // "GET" or "POST"
   std::string path;     // exact path
   RouteHandler handler;
+  // false: a query parameter is refused before the handler runs (nothing is silently ignored);
+  // true: the handler reads the query and refuses the parameters it does not know itself
+  bool reads_query = false;
 };
+
+inline constexpr bool kReadsQuery = true;
 
 }  // namespace headlab::server

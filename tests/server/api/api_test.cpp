@@ -223,3 +223,32 @@ TEST(Api, ABodyNestedTwoHundredThousandDeepIsRefusedAndTheServerGoesOn) {
   expect_error(r, 400, "invalid_argument", "nested deeper than 64 levels");
   EXPECT_EQ(s.get("/api/health").status, 200);
 }
+
+TEST(Api, ARouteThatReadsNoQueryRefusesAnyParameterByName) {
+  TestServer s(temp_path("a.db"));
+  for (const char* path : {"/api/health?verbose=1", "/api/heads?layer=0", "/api/lessons/causal-mask/programs?x="})
+    expect_error(s.get(path), 400, "invalid_argument", "takes no query parameters");
+  expect_error(s.get("/api/heads?layer=0"), 400, "invalid_argument", "Unknown parameter 'layer'");
+  expect_error(s.post("/api/weights?head=first", json{{"sentence", kLesson}, {"head", "first"}}), 400,
+               "invalid_argument", "POST /api/weights takes no query parameters");
+  EXPECT_EQ(s.get("/api/health").status, 200);  // and without one, the same route answers
+}
+
+TEST(Api, AQueryParameterGivenTwiceIsRefusedNotReadAsTheLastOne) {
+  TestServer s(temp_path("a.db"));
+  expect_error(s.get("/api/head-split?d_model=512&h=8&h=7"), 400, "invalid_argument",
+               "The query parameter 'h' is given more than once");
+  EXPECT_EQ(s.get("/api/head-split?d_model=512&h=8").status, 200);
+}
+
+TEST(Api, AKeyRepeatedInOneObjectOfTheBodyIsRefusedByName) {
+  TestServer s(temp_path("a.db"));
+  expect_error(s.post("/api/weights", std::string(R"({"sentence": "a b", "head": "first", "head": "previous"})")), 400,
+               "invalid_argument", "The key 'head' appears twice");
+  // nested: the repeat is inside the inner object, and the same key in two objects is not a repeat
+  expect_error(s.post("/api/rope", std::string(R"({"q": {"x": 1, "x": 2}})")), 400, "invalid_argument",
+               "The key 'x' appears twice");
+  expect_error(s.post("/api/weights", std::string(R"({"sentence": "a b", "head": "first", "o": [{"k": 1}, {"k": 2}]})")),
+               400, "invalid_argument", "Unknown field 'o'");
+  EXPECT_EQ(s.post("/api/weights", json{{"sentence", "a b"}, {"head", "first"}}).status, 200);
+}
