@@ -89,7 +89,9 @@ Result<std::vector<RopeDot>> rope_dots(const std::vector<float>& q, const std::v
   if (HS == 0 || q.size() != k.size() || HS % 2 != 0 || HS > 512)
     return make_error(ErrorCode::invalid_argument, "Send q and k of the same even size, 2 to 512 numbers (they had " +
                                                        std::to_string(q.size()) + " and " + std::to_string(k.size()) + ").");
-  if (!(theta > 1.0f) || !std::isfinite(theta))
+  if (std::isinf(theta) || theta > 1e9f)  // a double past float's range arrives here as inf
+    return make_error(ErrorCode::invalid_argument, "The base theta is at most 1,000,000,000 here (Llama 3 uses 500000).");
+  if (!(theta > 1.0f))
     return make_error(ErrorCode::invalid_argument, "The base theta must be a number above 1, like 10000.");
   if (pairs.empty() || pairs.size() > 256)
     return make_error(ErrorCode::invalid_argument, "Send 1 to 256 pairs of positions [m, n].");

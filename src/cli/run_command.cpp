@@ -222,6 +222,9 @@ int run_run(const RunOptions& o) {
   // steering changes the run (and so every view and prediction printed)
   auto steering = steering_from_options(o.steering, *params, tok.get(), o.bos, ws);
   if (!steering) return print_error(steering.error().message, is_usage_error(steering.error()) ? 2 : 1);
+  for (const research::Steering& st : *steering)
+    if (auto s = research::steering_reaches(st, static_cast<int>(ids.size())); !s)
+      return print_error("--steer-from: " + s.error().message, 2);
   model::ForwardHooks steer_hooks = research::steering_hooks(c, *steering);
   if (!steering->empty()) rq.hooks = &steer_hooks;
   // Without predictions nothing reads past the last layer asked for: the forward stops there

@@ -200,6 +200,8 @@ Result<ActivationCache> cache_run(const model::Parameters& params, const std::ve
                                                  std::to_string(c.n_ctx) + ")");
     T = std::max(T, static_cast<int>(batch[b].size()));
   }
+  for (const Steering& st : o.steering)
+    if (Status s = steering_reaches(st, T); !s) return tl::unexpected(s.error());
   const int B = static_cast<int>(batch.size());
   if (Status s = cache_check_budget(c, sel, B, T, o); !s) return tl::unexpected(s.error());
 

@@ -8,8 +8,10 @@ Result<InterveneReport> intervene_run(const model::Parameters& params, const mod
                                       std::span<const int> ids, const InterveneRequest& rq, model::Workspace& ws) {
   const model::ModelConfig& c = params.config;
   if (rq.top_k < 0 || rq.top_k > 1000) return make_error(ErrorCode::invalid_argument, "top_k must be between 0 and 1000");
-  for (const Steering& s : rq.steering)
+  for (const Steering& s : rq.steering) {
     if (auto st = steering_check(c, s); !st) return tl::unexpected(st.error());
+    if (auto st = steering_reaches(s, static_cast<int>(ids.size())); !st) return tl::unexpected(st.error());
+  }
   InterveneReport r;
   r.T = static_cast<int>(ids.size());
   model::ForwardOptions opt;

@@ -298,9 +298,11 @@ Status check_request(const ModelConfig& c, std::span<const PatchPair> pairs, con
                      std::vector<int>& layers, std::vector<int>& positions, int& max_T) {
   if (Status s = patch_check_pairs(c, pairs, rq.metric, max_T); !s) return s;
   if (Status s = patch_check_loss_positions(pairs, rq.metric, rq.loss_positions); !s) return s;
-  for (std::size_t i = 0; i < rq.steering.size(); i++)
-    if (Status s = steering_check(c, rq.steering[i]); !s)
-      return bad("steering " + std::to_string(i + 1) + ": " + s.error().message);
+  for (std::size_t i = 0; i < rq.steering.size(); i++) {
+    Status s = steering_check(c, rq.steering[i]);
+    if (s) s = steering_reaches(rq.steering[i], max_T);
+    if (!s) return bad("steering " + std::to_string(i + 1) + ": " + s.error().message);
+  }
   for (const Part& part : parts_of(rq.what)) {
     if (model::hook_exists(c, part.point)) continue;
     std::string why = part.point == HookPoint::resid_mid

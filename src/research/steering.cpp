@@ -51,6 +51,13 @@ Status steering_check(const model::ModelConfig& c, const Steering& s) {
   return {};
 }
 
+Status steering_reaches(const Steering& s, int T) {
+  if (s.from < T) return {};
+  return tl::unexpected(bad("the steering starts at position " + std::to_string(s.from) + ", but the text has " +
+                            std::to_string(T) + (T == 1 ? " token (position 0)" : " tokens (positions 0 to " + std::to_string(T - 1) + ")") +
+                            ": it would change nothing. Start it within the text"));
+}
+
 void steering_add(const Steering& s, const model::HookView& x) {
   const int T = x.shape[0], C = x.shape[1];
   const int end = s.rows == 1 ? T : std::min(T, s.from + s.rows);

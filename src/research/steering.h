@@ -48,6 +48,10 @@ inline constexpr double kMaxSteeringAdd = 1e15;
 // value of coef * v past kMaxSteeringAdd (the index and the product), a negative `from`.
 Status steering_check(const model::ModelConfig& config, const Steering& steering);
 
+// A steering that starts at or past the last position of a run of T tokens (the longest, for
+// a batch) adds nothing: refused (invalid_argument) rather than run as if it had steered.
+Status steering_reaches(const Steering& steering, int T);
+
 // resid_pre (T, C) += coef * vector at the steering's positions (a writable view).
 void steering_add(const Steering& steering, const model::HookView& resid_pre);
 

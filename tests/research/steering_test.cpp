@@ -99,6 +99,25 @@ TEST(Steering, FromAPositionLeavesTheEarlierPositionsAsTheyWere) {
   }
 }
 
+TEST(Steering, OneStartingPastTheLastPositionIsRefusedRatherThanRunAsIfItSteered) {
+  Parameters p = load_fixture("gpt2_tiny", "model.safetensors");
+  const auto ids = steer_ids(p, 6);
+  Workspace ws;
+  InterveneRequest rq;
+  rq.steering.push_back({.layer = 0, .coef = 4.0f, .from = 6, .vector = steer_vector(p.config.n_embd, 1.0f)});
+  auto past = intervene_run(p, nullptr, ids, rq, ws);
+  ASSERT_FALSE(past);
+  EXPECT_EQ(past.error().code, headlab::ErrorCode::invalid_argument);
+  EXPECT_NE(past.error().message.find("starts at position 6, but the text has 6 tokens (positions 0 to 5)"),
+            std::string::npos)
+      << past.error().message;
+  rq.steering[0].from = 4;  // within: position 4's prediction of token 5 is steered
+  auto last = intervene_run(p, nullptr, ids, rq, ws);
+  ASSERT_TRUE(last) << last.error().message;
+  EXPECT_NE(last->intervened.loss, last->baseline.loss);
+  EXPECT_FALSE(steering_reaches(rq.steering[0], 1).has_value());
+}
+
 TEST(Steering, ActAddIsThePromptsDifferenceAtTheShortersPositionsAddedRowByRow) {
   Parameters p = load_fixture("families/llama", "model.safetensors");
   const int C = p.config.n_embd, L = 1;

@@ -74,6 +74,8 @@ Result<ClassJoinRequest> decode_class_join(std::string_view body) {
   HEADLAB_TRY(read_field(*j, "code", r.code, true));
   HEADLAB_TRY(read_field(*j, "learner", r.learner, true));
   HEADLAB_TRY(read_field(*j, "nickname", r.nickname, true));
+  if (r.code.find_first_not_of(" \t") == std::string::npos)  // no class has it: a form sent blank, not a wrong code
+    return make_error(ErrorCode::invalid_argument, "Field 'code' is empty: send the class code your teacher gave you, like \"K7QPM3\".");
   r.code = upper(r.code);
   return r;
 }

@@ -25,6 +25,9 @@ Result<std::int64_t> parse_int_param(const std::map<std::string, std::string>& q
   const std::string& s = it->second;
   std::int64_t v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc::result_out_of_range && ptr == s.data() + s.size())
+    return make_error(ErrorCode::invalid_argument, std::string(name) + " = " + s.substr(0, 40) +
+                                                       " is far beyond any model's size (GPT-2 small: d_model 768, h 12).");
   if (s.empty() || ec != std::errc() || ptr != s.data() + s.size())
     return make_error(ErrorCode::invalid_argument,
                       std::string(name) + " must be a whole number; got '" + s.substr(0, 40) + "'.");

@@ -291,7 +291,7 @@ HttpResponse HttpServer::Impl::dispatch(const HttpRequest& r, const Exchange& ex
         return error_response(500, "internal", std::string("Internal error: ") + e.what());
       }
     }
-    allow += (allow.empty() ? "" : ", ") + route.method;
+    allow += (allow.empty() ? "" : ", ") + route.method + (route.method == "GET" ? ", HEAD" : "");  // HEAD is answered as GET
   }
   if (!api && method == "OPTIONS") allow = "GET, HEAD";
   if (!allow.empty()) {

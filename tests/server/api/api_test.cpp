@@ -126,7 +126,8 @@ TEST(Api, HeadSplitComputesWidthsAndRejectsBadValues) {
   expect_error(s.get("/api/head-split?d_model=0&h=1"), 400, "invalid_argument", "positive");
   expect_error(s.get("/api/head-split?d_model=512&h=-2"), 400, "invalid_argument", "at least 1");
   expect_error(s.get("/api/head-split?d_model=abc&h=8"), 400, "invalid_argument", "whole number");
-  expect_error(s.get("/api/head-split?d_model=99999999999999999999&h=8"), 400, "invalid_argument", "whole number");
+  expect_error(s.get("/api/head-split?d_model=99999999999999999999&h=8"), 400, "invalid_argument",
+               "d_model = 99999999999999999999 is far beyond any model's size");
   expect_error(s.get("/api/head-split?width=3"), 400, "invalid_argument", "Unknown parameter");
 }
 

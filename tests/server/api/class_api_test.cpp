@@ -412,6 +412,16 @@ TEST(ClassApi, JoinTriesPastAnAddressesMinuteAre429EvenForCodesThatDoNotExist) {
   EXPECT_EQ(join("203.0.113.8", 121)->status, 404) << "another address still may try";
 }
 
+TEST(ClassApi, AJoinWithABlankCodeIsA400NamingTheFieldNotANoSuchClass) {
+  TestServer s(temp_path("class.db"));
+  for (const char* code : {"", "   "}) {
+    auto r = s.post("/api/class/join", json{{"code", code}, {"learner", "learner-0001"}, {"nickname", "Ada"}});
+    EXPECT_EQ(r.status, 400) << r.raw;
+    EXPECT_NE(r.raw.find("Field 'code' is empty"), std::string::npos) << r.raw;
+  }
+  EXPECT_EQ(s.post("/api/class/join", json{{"code", "ZZZZZZ"}, {"learner", "learner-0001"}, {"nickname", "Ada"}}).status, 404);
+}
+
 TEST(ClassApi, OtherRequestsAreAnsweredWhileTeachersLoginsHash) {
   // One event-loop thread: a hash on it would hold every other request behind it.
   TestServer s(temp_path("class.db"), "", 8, [](headlab::server::ServerOptions& o) {

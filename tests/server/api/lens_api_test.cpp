@@ -156,6 +156,8 @@ TEST(LensApi, BadRequestsGetTheErrorEnvelopeNamingTheProblem) {
   expect_error(s.post("/api/model/lens", json{{"text", "the cat"}, {"answers", {" the cat"}}}), 400, "tokens");
   expect_error(s.post("/api/model/lens", json{{"text", "the cat"}, {"colour", 1}}), 400, "colour");
   expect_error(s.post("/api/model/lens", json{{"answers", {" the"}}}), 400, "'text'");
+  expect_error(s.post("/api/model/lens", json{{"text", ""}}), 400, "Field 'text' is empty");
+  expect_error(s.post("/api/model/lens", json{{"ids", json::array()}}), 400, "Field 'ids' is an empty list");
   expect_error(s.post("/api/model/lens", json{{"ids", {1, 99999}}}), 400, "outside the vocabulary");
   expect_error(s.post("/api/model/attribute", json{{"text", "the cat"}}), 400, "'answer'");
   expect_error(s.post("/api/model/attribute", json{{"text", "the cat"}, {"answer", " the"}, {"wrong", " the"}}), 400,

@@ -68,6 +68,8 @@ TEST(PathPatchApi, BadBodiesAreRefusedNamingTheField) {
   const Case cases[] = {
       {path_pair_body({{"receivers", "1.2"}}), "Field 'receivers'"},
       {path_pair_body({{"receivers", {1, 2}}}), "Field 'receivers' must be a string or a list of strings"},
+      {path_pair_body({{"senders", json::array()}}), "Field 'senders' is an empty list: name at least one"},
+      {path_pair_body({{"receivers", json::array()}}), "Field 'receivers' is an empty list: name at least one"},
       {path_pair_body({{"senders", "all heads"}}), "Field 'senders'"},
       {path_pair_body({{"senders", "0.9"}}), "sender 0.9"},
       {path_pair_body({{"what", "z_all_pos"}}), "what"},

@@ -81,6 +81,12 @@ TEST(RopeApi, RefusesBadRequestsByName) {
   auto empty = s.post("/api/rope", json{{"pairs", {{1, 2}}}, {"q", json::array()}, {"k", json::array()}});
   EXPECT_EQ(empty.status, 400);
   EXPECT_NE(empty.raw.find("Field 'q' is an empty list"), std::string::npos) << empty.raw;
+  // past float's range the theta was read as infinite and called "not above 1"
+  for (double theta : {1e308, 1e12}) {
+    auto big = s.post("/api/rope", json{{"pairs", {{1, 2}}}, {"theta", theta}});
+    EXPECT_EQ(big.status, 400);
+    EXPECT_NE(big.raw.find("at most 1,000,000,000"), std::string::npos) << big.raw;
+  }
 }
 
 TEST(RopeApi, WavelengthsFollowThetaAndSayWhatIsWrong) {
@@ -95,6 +101,9 @@ TEST(RopeApi, WavelengthsFollowThetaAndSayWhatIsWrong) {
   EXPECT_EQ(abc.body["error"]["message"], "The base theta must be a number; got \u201c" "abc" "\u201d.");
   EXPECT_EQ(s.get("/api/rope/wavelengths?head_size=2.5").status, 400);
   EXPECT_EQ(s.get("/api/rope/wavelengths?head_size=63").status, 400);
+  auto huge = s.get("/api/rope/wavelengths?head_size=100000000");  // a whole number, only too big
+  EXPECT_EQ(huge.status, 400);
+  EXPECT_NE(huge.raw.find("at most 1024 here"), std::string::npos) << huge.raw;
   EXPECT_EQ(s.get("/api/rope/wavelengths?x=1").status, 400);
 }
 

@@ -46,6 +46,10 @@ TEST(Http, OptionsGets405WithAllow) {
   a = raw_exchange(s.port(), "OPTIONS / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(raw_status(a), 405) << a;
   EXPECT_EQ(header(a, "Allow"), "GET, HEAD") << a;
+  // an API route answered by GET answers HEAD too, and says so
+  a = raw_exchange(s.port(), "PUT /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(raw_status(a), 405) << a;
+  EXPECT_EQ(header(a, "Allow"), "GET, HEAD") << a;
 }
 
 TEST(Http, DuplicateContentLengthIsRefused) {

@@ -38,6 +38,10 @@ Status read_prompt(const json& j, research::TextPrompt& p) {
       p.ids.push_back(static_cast<int>(v.get<long long>()));
     }
   }
+  const bool has_text = j.contains("text"), has_ids = j.contains("ids");
+  if (has_text != has_ids && p.text.empty() && p.ids.empty())  // one sent, and empty: say which
+    return tl::unexpected(bad(has_text ? "Field 'text' is empty: send the text to read, like \"the cat sat\"."
+                                       : "Field 'ids' is an empty list: send at least one token id."));
   if (p.text.empty() == p.ids.empty())
     return tl::unexpected(bad("Send exactly one of 'text' (a string) and 'ids' (a list of token ids)."));
   if (auto it = j.find("bos"); it != j.end()) {

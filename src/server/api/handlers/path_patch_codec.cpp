@@ -33,7 +33,11 @@ Result<std::string> read_list_text(const json& j, const char* name, const char* 
   auto it = j.find(name);
   if (it == j.end() || it->is_null()) return std::string(fallback);
   if (it->is_string()) return it->get<std::string>();
-  if (it->is_array() && !it->empty() && it->size() <= 10000) {
+  if (it->is_array() && it->empty())
+    return tl::unexpected(bad(std::string("Field '") + name + "' is an empty list: name at least one, like " +
+                              (std::string(name) == "senders" ? "[\"0.1\"], or leave it out for \"all\"."
+                                                              : "[\"1.2:k\"], or leave it out for \"final\".")));
+  if (it->is_array() && it->size() <= 10000) {
     std::string text;
     for (const json& v : *it) {
       if (!v.is_string()) break;

@@ -1,6 +1,7 @@
 // server/api/handlers/positions_codec.cpp — the word-order routes' JSON (see positions_codec.h).
 #include "server/api/handlers/positions_codec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -86,7 +87,8 @@ Result<RopeRequest> decode_rope_request(std::string_view body) {
   HEADLAB_TRY(read_floats(*j, "k", r.k));
   if (auto t = j->find("theta"); t != j->end()) {
     if (!t->is_number()) return make_error(ErrorCode::invalid_argument, "Field 'theta' must be a number, like 10000.");
-    r.theta = t->get<float>();
+    // clamped before the cast (a double past float's range is undefined as a float); rope_dots refuses it
+    r.theta = static_cast<float>(std::clamp(t->get<double>(), -1e30, 1e30));
   }
   auto p = j->find("pairs");
   if (p == j->end() || !p->is_array())

@@ -79,8 +79,11 @@ Result<WavelengthAnswer> handle_rope_wavelengths(const WavelengthQuery& query) {
   if (!theta) return tl::unexpected(theta.error());
   auto hs = number_from(query.head_size, "head size");
   if (!hs) return tl::unexpected(hs.error());
-  if (*hs != std::floor(*hs) || std::fabs(*hs) > 1e6)
+  if (*hs != std::floor(*hs))
     return make_error(ErrorCode::invalid_argument, "The head size must be a whole number, like 64 or 128.");
+  if (std::fabs(*hs) > 1e6)  // before the cast to int; rope_wavelengths says the range of the rest
+    return make_error(ErrorCode::invalid_argument, "The head size is at most 1024 here (real models use 64 or 128); got " +
+                                                       query.head_size.substr(0, 40) + ".");
   auto pairs = analysis::rope_wavelengths(*theta, static_cast<int>(*hs));
   if (!pairs) return tl::unexpected(pairs.error());
   return WavelengthAnswer{*theta, static_cast<int>(*hs), std::move(*pairs),
