@@ -11,6 +11,7 @@
 #include "formats/hf/checkpoint.h"
 #include "formats/gguf/gguf_architecture.h"
 #include "formats/gguf/gguf_export.h"
+#include "formats/gguf/gguf_file.h"
 #include "formats/model_files.h"
 
 namespace headlab::cli {
@@ -23,6 +24,11 @@ struct ExportOptions {
 };
 
 int run_export(const ExportOptions& o) {
+  // before the load: a GGUF's weights would be read in full only to find no tokenizer folder
+  if (model::gguf::is_gguf_path(o.model))
+    return print_error(o.model + " is a GGUF file already: export writes one from a Hugging Face or headlab model folder "
+                                 "(config.json, model.safetensors, the tokenizer). headlab runs the GGUF as it is (--model " +
+                           o.model + "); to change its matrices' type, use llama.cpp's llama-quantize", 2);
   auto params = model::model_load(o.model);
   if (!params) return print_error(params.error().message);
   auto tables = model::gguf::tokenizer_tables_load(o.model);

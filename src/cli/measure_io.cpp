@@ -24,7 +24,7 @@ void add_model_options(CLI::App* cmd, ModelOptions& o) {
 
 void add_prompt_options(CLI::App* cmd, PromptOptions& o) {
   cmd->add_option("--text", o.text, "The input text (the family's BOS rule puts BOS first: see --bos)");
-  cmd->add_option("--ids", o.ids, "The input as token ids separated by spaces (used as given: no BOS unless --bos)");
+  cmd->add_option("--ids", o.ids, "The input as token ids, separated by commas or spaces (used as given: no BOS unless --bos)");
   add_bos_flags(cmd, o.bos,
                 "--bos puts the model's BOS token first, --no-bos leaves it out; neither: for --text the family's "
                 "default (on for GPT-2, Llama, Mistral, Gemma; off for GPT-NeoX, Qwen 2/3), for --ids none");

@@ -91,18 +91,6 @@ Result<std::vector<int>> parse_index_list(const std::string& text, const std::st
   return out;
 }
 
-// "464 3797 3332" -> ids. Errors name the option.
-Result<std::vector<int>> parse_ids(const std::string& text, const std::string& option) {
-  std::vector<int> ids;
-  std::istringstream in(text);
-  for (std::string word; in >> word;) {
-    if (word.size() > 9 || word.find_first_not_of("0123456789") != std::string::npos)
-      return make_error(ErrorCode::invalid_argument, option + ": \"" + word + "\" is not a token id (a whole number)");
-    ids.push_back(std::stoi(word));
-  }
-  if (ids.empty()) return make_error(ErrorCode::invalid_argument, option + ": no token ids given");
-  return ids;
-}
 
 // The first pair's token at a position, for a column: "Mary" or "Mary|John" where the runs differ.
 std::string position_label(const server::ModelPatchResult& m, const model::BpeTokenizer* tok, int pos) {
@@ -445,9 +433,9 @@ int run_patch(const PatchOptions& o) {
   io.bos = o.bos;
   Result<research::PatchInput> in = make_error(ErrorCode::internal, "no input");
   if (as_ids) {
-    auto clean = parse_ids(o.clean_ids, "--clean-ids");
+    auto clean = parse_id_list(o.clean_ids, "--clean-ids");
     if (!clean) return print_error(clean.error().message, 2);
-    auto corrupted = parse_ids(o.corrupted_ids, "--corrupted-ids");
+    auto corrupted = parse_id_list(o.corrupted_ids, "--corrupted-ids");
     if (!corrupted) return print_error(corrupted.error().message, 2);
     in = research::patch_input_from_ids(tok.get(), params->config, std::move(*clean), std::move(*corrupted), o.answer,
                                         o.wrong, io, rq.metric);
@@ -574,7 +562,7 @@ void add_patch_command(CLI::App& app, int& exit_code) {
   add_cache_option(cmd, opts->no_cache);
   cmd->add_option("--clean", opts->clean, "The clean prompt: the model gets the answer right");
   cmd->add_option("--corrupted", opts->corrupted, "The corrupted prompt: the same tokens but the detail that changes the answer");
-  cmd->add_option("--clean-ids", opts->clean_ids, "The clean prompt as token ids separated by spaces (no BOS is added)");
+  cmd->add_option("--clean-ids", opts->clean_ids, "The clean prompt as token ids, separated by commas or spaces (no BOS is added)");
   cmd->add_option("--corrupted-ids", opts->corrupted_ids, "The corrupted prompt as token ids");
   cmd->add_option("--answer", opts->answer, "The clean run's answer, one token (' Mary') or an id ('#1234')");
   cmd->add_option("--wrong", opts->wrong, "The corrupted run's answer, one token (' John') or an id ('#1234')");

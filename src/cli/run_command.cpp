@@ -66,37 +66,7 @@ struct RunOptions {
 // Output longer than this goes to --out or a redirection, not to a terminal.
 constexpr std::size_t kMaxScreenBytes = 64 * 1024;
 
-std::string token_label(const model::BpeTokenizer* tok, int id) {
-  if (!tok) return "#" + std::to_string(id);
-  std::string b = tok->token_bytes(id);
-  std::string s;
-  for (char c : b) {
-    if (c == '\n') s += "\\n";
-    else if (c == '\t') s += "\\t";
-    else s.push_back(c);
-  }
-  return model::utf8_find_invalid(s) >= 0 ? "#" + std::to_string(id) : s;
-}
 
-Result<std::vector<int>> parse_ids(const std::string& text) {
-  std::vector<int> ids;
-  std::istringstream in(text);
-  std::string word;
-  while (in >> word) {
-    std::size_t used = 0;
-    long v = -1;
-    try {
-      v = std::stol(word, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != word.size() || v < 0 || v > 1 << 30)
-      return make_error(ErrorCode::invalid_argument, "--ids: \"" + word + "\" is not a token id (a non-negative integer)");
-    ids.push_back(static_cast<int>(v));
-  }
-  if (ids.empty()) return make_error(ErrorCode::invalid_argument, "--ids: no token ids given");
-  return ids;
-}
 
 // The table: the tokens, what comes after the last one, and the chosen heads' patterns.
 std::string run_table(const analysis::RunInput& in, const analysis::RunReport& r, const model::BpeTokenizer* tok,
@@ -105,11 +75,11 @@ std::string run_table(const analysis::RunInput& in, const analysis::RunReport& r
   const int T = r.T;
   out << T << " tokens" << (with_bos ? " (BOS first)" : "") << ":";
   for (int t = 0; t < T; t++)
-    out << "  " << t << ":" << token_label(tok, in.tokens[t].id) << "(" << in.tokens[t].id << ")";
+    out << "  " << t << ":" << token_label_for_table(tok, in.tokens[t].id) << "(" << in.tokens[t].id << ")";
   out << "\n\nTop next-token predictions after the last token:\n";
   for (const analysis::Prediction& p : r.outcome.top_next.back()) {
     char buf[128];
-    std::snprintf(buf, sizeof buf, "  %6d  %-20s  p = %.4f  logit %.3f\n", p.id, token_label(tok, p.id).c_str(), p.prob,
+    std::snprintf(buf, sizeof buf, "  %6d  %-20s  p = %.4f  logit %.3f\n", p.id, token_label_for_table(tok, p.id).c_str(), p.prob,
                   p.logit);
     out << buf;
   }
@@ -141,7 +111,7 @@ int save_svg(const RunOptions& o, const analysis::RunInput& in, const analysis::
              const model::BpeTokenizer* tok) {
   const int T = static_cast<int>(in.tokens.size());
   std::vector<std::string> labels;
-  for (int t = 0; t < T; t++) labels.push_back(token_label(tok, in.tokens[t].id));
+  for (int t = 0; t < T; t++) labels.push_back(token_label_for_table(tok, in.tokens[t].id));
   std::vector<double> weights(std::size_t(T) * T, 0.0);
   std::vector<bool> masked(std::size_t(T) * T, false);
   for (int t = 0; t < T; t++)
@@ -200,7 +170,7 @@ int run_run(const RunOptions& o) {
   if (!o.text.empty()) {
     in = analysis::run_input_from_text(*tok, c, o.text, io);
   } else {
-    auto ids = parse_ids(o.ids);
+    auto ids = parse_id_list(o.ids, "--ids");
     if (!ids) return print_error(ids.error().message, 2);
     in = analysis::run_input_from_ids(tok.get(), c, std::move(*ids), io);
   }
@@ -306,7 +276,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   add_compute_option(cmd, opts->compute);
   add_cache_option(cmd, opts->no_cache);
   cmd->add_option("--text", opts->text, "The input text");
-  cmd->add_option("--ids", opts->ids, "The input as token ids separated by spaces");
+  cmd->add_option("--ids", opts->ids, "The input as token ids, separated by commas or spaces");
   add_bos_flags(cmd, opts->bos,
                 "--bos puts the model's BOS token (bos_token_id) first, --no-bos leaves it out; neither: the family's "
                 "default (on for GPT-2, Llama, Mistral, Gemma; off for GPT-NeoX, Qwen 2/3)");

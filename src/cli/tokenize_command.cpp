@@ -62,6 +62,9 @@ std::string visible(const std::string& bytes) {
 
 int run_tokenize(const TokenizeOptions& o) {
   if (!o.text.empty() && !o.file.empty()) return print_error("give --text or --file, not both", 2);
+  if (o.lines && o.format != "ids")  // the table and JSON show the newlines as tokens: --lines would change nothing
+    return print_error("--lines works with --format ids only (the " + o.format +
+                           " shows each newline as a token of its own); add --format ids, or drop --lines", 2);
   const model::EncodeOptions encode_options{.special = o.special};
   auto tok = model::model_tokenizer_load(o.model);
   if (!tok) return print_error(tok.error().message);

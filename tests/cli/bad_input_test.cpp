@@ -254,6 +254,8 @@ const std::vector<Row> kRows = {
     {"run --model {F}/good --text hi --out -", 2, "--out -: headlab writes to the screen when --out is left out"},
     {"run --model {F}/good --text hi --out {F}/no-such-folder/x.txt", 1, "cannot open for writing: No such file or directory"},
     {"lens --model {F}/good --ids '1,,2'", 2, "--ids: an id is missing after the comma at character 2"},
+    {"run --model {F}/good --ids '1,,2'", 2, "--ids: an id is missing after the comma at character 2"},
+    {"patch --model {F}/good --clean-ids '1,2,' --corrupted-ids '1 2 3'", 2, "--clean-ids: an id is missing after the comma"},
     {"scan --model {F}/good --seed -1", 2, "--seed: must be a whole number from 0 to 18446744073709551615, got -1"},
     {"scan --model {F}/good --seed 99999999999999999999", 2, "--seed: must be a whole number from 0 to 18446744073709551615"},
     {"lens --model {F}/good --text hi --no-bos --bos", 2, "--bos and --no-bos contradict each other"},
@@ -312,6 +314,8 @@ const std::vector<Row> kRows = {
     {"tokenize --model {F}/good --text \"$(printf 'a\\377\\376b')\"", 2, "not valid UTF-8 (byte 1)"},
     {"tokenize --model {F}/dir --text hi", 1, "no tokenizer"},
     {"tokenize --model {F}/empty --text hi", 1, "no tokenizer"},
+    {"tokenize --model {F}/good --text hi --lines", 2, "--lines works with --format ids only (the table shows"},
+    {"tokenize --model {F}/good --text hi --lines --format json", 2, "--lines works with --format ids only"},
     {"tokenize --model {F}/empty-vocab --text hi", 1, "vocab.json"},
     // train --config, --tokenizer, --corpus, --heldout, --out, --plot
     {"train --config {F}/dir --tokenizer {F}/good --corpus {F}/corpus" + kTrain, 1, "cannot read: it is a directory"},
@@ -374,6 +378,7 @@ const std::vector<Row> kRows = {
     {"compose --model {F}/good --threshold nan", 2, "--threshold: must be a number from 0 to 1, got nan"},
     // export --model, --gguf (issue 14; {F}/good is attention-only, which llama.cpp cannot run)
     {"export --gguf {F}/out.gguf --model {F}/empty", 1, "not a directory"},
+    {"export --gguf {F}/out.gguf --model {F}/fifo.gguf", 2, "{F}/fifo.gguf is a GGUF file already: export writes one from"},
     {"export --gguf {F}/out.gguf --model {F}/lying-weights", 1, "model.safetensors: header length"},
     {"export --gguf {F}/out.gguf --model {F}/good", 1, "an attention-only model has no llama.cpp architecture"},
     {"export --gguf {F}/out.gguf --model {F}/good --dtype q4", 2, "--dtype: q4 not in {f32,f16,bf16}"},

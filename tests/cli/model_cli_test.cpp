@@ -164,6 +164,16 @@ TEST(RunCommand, NoBosLeavesTheBosTokenOut) {
   EXPECT_EQ(j["tokens"][0]["text"], "The");
 }
 
+TEST(RunCommand, IdsSeparatedByCommasAreTheSameRunAsBySpaces) {
+  // as cache, intervene and lens read --ids: one parser (cli/text_or_ids)
+  auto spaced = headlab_run("run --model " + model_dir() + " --ids '464 3797 3332' --no-bos --format json --layer 0 --head 0");
+  auto commas = headlab_run("run --model " + model_dir() + " --ids '464,3797, 3332' --no-bos --format json --layer 0 --head 0");
+  ASSERT_EQ(spaced.exit_code, 0) << spaced.out;
+  ASSERT_EQ(commas.exit_code, 0) << commas.out;
+  EXPECT_EQ(nlohmann::json::parse(commas.out)["tokens"].size(), 3u);
+  EXPECT_EQ(commas.out, spaced.out);
+}
+
 TEST(RunCommand, HelpStatesTheBosRule) {
   auto r = headlab_run("run --help");
   EXPECT_NE(r.out.find("--no-bos"), std::string::npos) << r.out;
