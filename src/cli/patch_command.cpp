@@ -91,7 +91,6 @@ Result<std::vector<int>> parse_index_list(const std::string& text, const std::st
   return out;
 }
 
-
 // The first pair's token at a position, for a column: "Mary" or "Mary|John" where the runs differ.
 std::string position_label(const server::ModelPatchResult& m, const model::BpeTokenizer* tok, int pos) {
   if (pos >= static_cast<int>(m.tokens.size())) return "(pad)";

@@ -66,8 +66,6 @@ struct RunOptions {
 // Output longer than this goes to --out or a redirection, not to a terminal.
 constexpr std::size_t kMaxScreenBytes = 64 * 1024;
 
-
-
 // The table: the tokens, what comes after the last one, and the chosen heads' patterns.
 std::string run_table(const analysis::RunInput& in, const analysis::RunReport& r, const model::BpeTokenizer* tok,
                       const model::ModelConfig& c, bool head_chosen, bool with_bos) {
