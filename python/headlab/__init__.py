@@ -16,8 +16,8 @@ engine runs with the GIL released; its errors raise headlab.Error subclasses wit
 A model loads once per process: load() of the same path again returns it; the last reference
 dropped frees it. One model may be called from several threads at once.
 """
-import contextlib as _contextlib
 import contextvars as _contextvars
+import os as _os
 
 from ._headlab import (  # noqa: F401
     CorruptError,
@@ -31,11 +31,16 @@ from ._headlab import (  # noqa: F401
     UnavailableError,
     UnsupportedError,
     library_version,
-    load,
 )
 from .cache import ActivationCache
 from . import _headlab
 from . import views  # noqa: F401
+
+def load(path, dtype="auto", compute="f32", cache=True):
+    return _headlab.load(_os.fspath(path), dtype, compute, cache)
+
+
+load.__doc__ = _headlab.load.__doc__ + "\npath: a str or an os.PathLike (pathlib.Path)."
 
 __all__ = ["load", "Model", "ActivationCache", "Error", "InvalidArgumentError", "TooLongError", "NotFoundError",
            "CorruptError", "UnsupportedError", "views"]
@@ -77,23 +82,52 @@ def _check_blas():
 _check_blas()
 
 
-@_contextlib.contextmanager
+_KINDS = ("ablate", "block", "uniform", "steer")
+
+
+def _as_list(value):
+    """An argument of hooks() as a list of entries: None is none, a steering dict is one."""
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        return [value]
+    return list(value)
+
+
+class _Hooks:
+    """The block model.hooks(...) returns: reusable, and nested blocks add up (the inner one's
+    interventions and steering join the outer one's for the calls inside it)."""
+
+    def __init__(self, model, **given):
+        self._model = model
+        self._given = {k: _as_list(v) for k, v in given.items()}
+        self._tokens = []
+
+    def __enter__(self):
+        active = dict(_ACTIVE.get())
+        outer = active.get(id(self._model), {})
+        merged = {k: (outer.get(k) or []) + self._given[k] for k in _KINDS}
+        active[id(self._model)] = {k: (v or None) for k, v in merged.items()}
+        self._tokens.append(_ACTIVE.set(active))
+        return self._model
+
+    def __exit__(self, *exc):
+        _ACTIVE.reset(self._tokens.pop())
+        return False
+
+
 def _hooks(self, ablate=None, block=None, uniform=None, steer=None):
     """Interventions as a context manager: inside the block, model.forward(...) and
     model.intervene(...) apply them (and model.patch(...) and model.run_with_cache(...) the
-    steering; these two refuse head interventions they would not apply), as if passed as arguments.
-    The block is this thread's (a context variable): another thread's calls are not changed.
+    steering; these two refuse head interventions they would not apply; the other methods that
+    run the model refuse the block), as if passed as arguments. Blocks nest: an inner block adds
+    to the outer one. A block may be entered again. The block is this thread's (a context
+    variable): another thread's calls are not changed.
 
         with model.hooks(ablate=[(1, 4)]):
             logits = model.forward("The cat sat")
     """
-    active = dict(_ACTIVE.get())
-    active[id(self)] = dict(ablate=ablate, block=block, uniform=uniform, steer=steer)
-    token = _ACTIVE.set(active)
-    try:
-        yield self
-    finally:
-        _ACTIVE.reset(token)
+    return _Hooks(self, ablate=ablate, block=block, uniform=uniform, steer=steer)
 
 
 # the interventions of the `with model.hooks(...)` blocks this thread (context) is inside, by model
@@ -106,14 +140,20 @@ def _with_active(name, keys):
     def call(self, *args, **kwargs):
         active = _ACTIVE.get().get(id(self))
         if active:
-            ignored = [k for k in ("ablate", "block", "uniform") if k not in keys and active.get(k) is not None]
+            ignored = [k for k in _KINDS if k not in keys and active.get(k) is not None]
             if ignored:
+                if not keys:
+                    raise InvalidArgumentError(f"model.{name} does not apply a `with model.hooks(...)` block "
+                                               f"({', '.join(k + '=' for k in ignored)}): call it outside the block")
                 raise InvalidArgumentError(f"model.{name} applies only steer= of a `with model.hooks(...)` block, "
                                            f"not {', '.join(ignored)}=: call it outside the block, or use model.forward "
                                            f"or model.intervene")
             for k in keys:
-                if kwargs.get(k) is None and active.get(k) is not None:
-                    kwargs[k] = active[k]
+                if active.get(k) is not None:
+                    if kwargs.get(k) is None:
+                        kwargs[k] = active[k]
+                    else:  # the call's own and the block's, together
+                        kwargs[k] = active[k] + _as_list(kwargs[k])
         return method(self, *args, **kwargs)
 
     call.__doc__ = method.__doc__
@@ -126,4 +166,7 @@ Model.forward = _with_active("forward", ("ablate", "block", "uniform", "steer"))
 Model.intervene = _with_active("intervene", ("ablate", "block", "uniform", "steer"))
 Model.patch = _with_active("patch", ("steer",))
 Model.run_with_cache = _with_active("run_with_cache", ("steer",))
+# the methods that run the model but take no interventions: inside a block they would ignore it
+for _name in ("lens", "attribute", "path_patch", "scan", "steering_vector"):
+    setattr(Model, _name, _with_active(_name, ()))
 Model.__call__ = lambda self, *a, **k: self.forward(*a, **k)

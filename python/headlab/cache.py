@@ -22,6 +22,11 @@ _SHORT = {
 def act_name(name, layer=None):
     """TransformerLens's get_act_name: ("pattern", 0) -> "blocks.0.attn.hook_pattern"."""
     full = _SHORT.get(name, name)
+    if layer is not None and (isinstance(layer, bool) or not hasattr(layer, "__index__")):
+        raise KeyError(f"the layer of ({name!r}, {layer!r}) must be a whole number")
+    if layer is not None and layer < 0:
+        raise KeyError(f"({name!r}, {layer}): a negative layer needs the model's layer count; "
+                       f"give model.cfg['n_layers'] + ({layer})")
     if layer is None or name in ("embed", "pos_embed"):
         return full
     if name in ("scale", "normalized"):
@@ -51,7 +56,10 @@ class ActivationCache:
 
     def __contains__(self, key):
         if isinstance(key, tuple):
-            key = act_name(*key)
+            try:
+                key = act_name(*key)
+            except (KeyError, TypeError):  # a name no hook has: not in the cache
+                return False
         return key in self._tensors
 
     def __iter__(self):

@@ -79,6 +79,10 @@ struct Inputs {
   std::vector<std::vector<int>> ids() const;
 };
 Inputs inputs_from(const Session& s, py::handle input, std::optional<bool> prepend_bos, bool truncate);
+// A whole number for an argument (an int or numpy integer; not a bool, a float or a str), in
+// +-2^30; else invalid_argument naming `what`.
+bool is_whole(py::handle h);
+int whole_arg(py::handle h, const std::string& what);
 // ids only (a list of ints or a 1-D array), or nothing when `input` is text.
 std::optional<std::vector<int>> ids_from(py::handle input);
 // A token's text ("" for an unknown id), bytes that are not UTF-8 replaced.

@@ -94,7 +94,9 @@ void bind_model(py::module_& m, py::class_<Session, std::shared_ptr<Session>>& c
 
   cls.def("to_string", [](const Session& s, py::handle ids) {
     if (!s.tokenizer) raise_error({ErrorCode::invalid_argument, "this model has no tokenizer"});
-    std::vector<int> v = *ids_from(ids);
+    std::optional<std::vector<int>> given = ids_from(ids);  // a str is no ids (it was dereferenced as some)
+    if (!given) raise_error({ErrorCode::invalid_argument, "to_string takes token ids (a list of ints or an integer array), not a str"});
+    std::vector<int> v = std::move(*given);
     const std::string text = take(s.tokenizer->decode(v));
     PyObject* u = PyUnicode_DecodeUTF8(text.data(), py::ssize_t(text.size()), "replace");
     if (!u) throw py::error_already_set();
@@ -118,6 +120,7 @@ void bind_model(py::module_& m, py::class_<Session, std::shared_ptr<Session>>& c
     const std::vector<std::vector<int>> ids = in.ids();
     std::size_t T = 0;
     for (const auto& one : ids) T = std::max(T, one.size());
+    for (const research::Steering& st : steering) check(research::steering_reaches(st, int(T)));
     const std::size_t B = ids.size(), V = std::size_t(s.params.config.vocab_size);
     std::vector<float> logits;
     Status st;

@@ -108,8 +108,41 @@ namespace {
 
 bool is_text(py::handle h) { return py::isinstance<py::str>(h); }
 
-// ids from a sequence of ints or a 1-D integer array
+}  // namespace
+
+bool is_whole(py::handle h) { return PyIndex_Check(h.ptr()) && !PyBool_Check(h.ptr()); }
+
+int whole_arg(py::handle h, const std::string& what) {
+  if (!is_whole(h))
+    raise_error({ErrorCode::invalid_argument, what + " must be a whole number, not a " +
+                                                  std::string(py::str(h.get_type().attr("__name__")))});
+  const long long v = py::int_(py::reinterpret_borrow<py::object>(h)).cast<long long>();
+  if (v < -(1LL << 30) || v > (1LL << 30)) raise_error({ErrorCode::invalid_argument, what + " is out of range: " + std::to_string(v)});
+  return int(v);
+}
+
+namespace {
+
+// ids from a sequence of ints or a 1-D integer array. A float, a bool or a NaN is no token id:
+// forcecast alone truncated 1.5 to 1 and read True as 1.
 std::vector<int> ids_of(py::handle h) {
+  if (py::isinstance<py::array>(h)) {
+    const char kind = py::reinterpret_borrow<py::array>(h).dtype().kind();
+    if (kind != 'i' && kind != 'u')
+      raise_error({ErrorCode::invalid_argument, "token ids must be integers; this array holds " +
+                                                    std::string(py::str(py::reinterpret_borrow<py::array>(h).dtype()))});
+  } else if (py::isinstance<py::sequence>(h) && !py::isinstance<py::str>(h)) {
+    py::ssize_t i = 0;
+    for (py::handle x : h) {
+      if (!is_whole(x))
+        raise_error({ErrorCode::invalid_argument, "token ids must be ints; item " + std::to_string(i) + " is a " +
+                                                      std::string(py::str(x.get_type().attr("__name__")))});
+      i++;
+    }
+  } else {
+    raise_error({ErrorCode::invalid_argument, std::string("token ids must be a list of ints or a 1-D integer array, not a ") +
+                                                  std::string(py::str(h.get_type().attr("__name__")))});
+  }
   py::array_t<long long, py::array::c_style | py::array::forcecast> a = py::array_t<long long>::ensure(h);
   if (!a || a.ndim() != 1)
     raise_error({ErrorCode::invalid_argument, "token ids must be a list of ints or a 1-D integer array"});
@@ -188,15 +221,32 @@ Inputs inputs_from(const Session& s, py::handle input, std::optional<bool> bos, 
   return out;
 }
 
+namespace {
+// One entry of ablate=/block=/uniform=: a tuple or list, never a bare number (ablate=(0, 1)
+// iterated its ints and failed with "'int' object is not iterable").
+py::tuple entry_of(py::handle h, const char* what, const char* form) {
+  if (!py::isinstance<py::tuple>(h) && !py::isinstance<py::list>(h))
+    raise_error({ErrorCode::invalid_argument, std::string(what) + ": each entry is " + form + ", in a list: " + what +
+                                                  "=[" + form + "]; got a " + std::string(py::str(h.get_type().attr("__name__")))});
+  return py::tuple(py::reinterpret_borrow<py::object>(h));
+}
+py::iterable entries_of(py::handle h, const char* what) {
+  if (!py::isinstance<py::iterable>(h) || py::isinstance<py::str>(h))
+    raise_error({ErrorCode::invalid_argument, std::string(what) + " must be a list of entries, like " + what + "=[(0, 1)]"});
+  return py::reinterpret_borrow<py::iterable>(h);
+}
+}  // namespace
+
 model::Interventions interventions_from(py::handle ablate, py::handle block, py::handle uniform) {
   model::Interventions iv;
   if (!ablate.is_none())
-    for (py::handle h : ablate) {
-      py::tuple t = py::tuple(py::reinterpret_borrow<py::object>(h));
+    for (py::handle h : entries_of(ablate, "ablate")) {
+      py::tuple t = entry_of(h, "ablate", "(layer, head)");
       if (t.size() != 2 && t.size() != 3)
         raise_error({ErrorCode::invalid_argument, "ablate: each entry is (layer, head) or (layer, head, \"zero\"|\"mean\")"});
-      model::HeadAblation a{t[0].cast<int>(), t[1].cast<int>(), model::Ablation::zero};
+      model::HeadAblation a{whole_arg(t[0], "ablate: a layer"), whole_arg(t[1], "ablate: a head"), model::Ablation::zero};
       if (t.size() == 3) {
+        if (!py::isinstance<py::str>(t[2])) raise_error({ErrorCode::invalid_argument, "ablate: the third item is \"zero\" or \"mean\""});
         const std::string kind = t[2].cast<std::string>();
         if (kind == "mean") a.kind = model::Ablation::mean;
         else if (kind != "zero")
@@ -205,16 +255,17 @@ model::Interventions interventions_from(py::handle ablate, py::handle block, py:
       iv.ablate.push_back(a);
     }
   if (!block.is_none())
-    for (py::handle h : block) {
-      py::tuple t = py::tuple(py::reinterpret_borrow<py::object>(h));
+    for (py::handle h : entries_of(block, "block")) {
+      py::tuple t = entry_of(h, "block", "(layer, head or -1, key)");
       if (t.size() != 3) raise_error({ErrorCode::invalid_argument, "block: each entry is (layer, head or -1, key)"});
-      iv.block.push_back({t[0].cast<int>(), t[1].cast<int>(), t[2].cast<int>()});
+      iv.block.push_back({whole_arg(t[0], "block: a layer"), whole_arg(t[1], "block: a head"), whole_arg(t[2], "block: a key")});
     }
   if (!uniform.is_none())
-    for (py::handle h : uniform) {
-      py::tuple t = py::tuple(py::reinterpret_borrow<py::object>(h));
+    for (py::handle h : entries_of(uniform, "uniform")) {
+      py::tuple t = entry_of(h, "uniform", "(layer, head)");
       if (t.size() != 2) raise_error({ErrorCode::invalid_argument, "uniform: each entry is (layer, head)"});
-      iv.replace.push_back({t[0].cast<int>(), t[1].cast<int>(), model::PatternReplacementKind::uniform, {}});
+      iv.replace.push_back({whole_arg(t[0], "uniform: a layer"), whole_arg(t[1], "uniform: a head"),
+                            model::PatternReplacementKind::uniform, {}});
     }
   return iv;
 }
@@ -243,11 +294,23 @@ std::vector<research::Steering> steering_from(const Session& s, py::handle steer
                                                 "(model.steering_vector(...) makes one)"});
     py::dict d = py::reinterpret_borrow<py::dict>(h);
     research::Steering st;
+    for (auto [k, v] : d) {  // a typo such as 'from' changed nothing, silently
+      const std::string key = py::str(k);
+      if (key != "layer" && key != "vector" && key != "coef" && key != "from_")
+        raise_error({ErrorCode::invalid_argument, "steer: unknown key '" + key + "'" +
+                                                      (key == "from" ? " (the first position is 'from_': 'from' is Python's keyword)" : "") +
+                                                      "; a steering's keys are layer, vector, coef, from_"});
+    }
     if (!d.contains("layer") || !d.contains("vector"))
       raise_error({ErrorCode::invalid_argument, "steer: a steering needs 'layer' and 'vector'"});
-    st.layer = d["layer"].cast<int>();
-    if (d.contains("coef")) st.coef = d["coef"].cast<float>();
-    if (d.contains("from_")) st.from = d["from_"].cast<int>();
+    st.layer = whole_arg(d["layer"], "steer: 'layer'");
+    if (d.contains("coef")) {
+      py::handle c = d["coef"];
+      if (PyBool_Check(c.ptr()) || !PyNumber_Check(c.ptr()) || py::isinstance<py::str>(c))
+        raise_error({ErrorCode::invalid_argument, "steer: 'coef' must be a number"});
+      st.coef = py::float_(py::reinterpret_borrow<py::object>(c)).cast<float>();
+    }
+    if (d.contains("from_")) st.from = whole_arg(d["from_"], "steer: 'from_'");
     py::array_t<float, py::array::c_style | py::array::forcecast> v = py::array_t<float>::ensure(d["vector"]);
     if (!v || (v.ndim() != 1 && v.ndim() != 2))
       raise_error({ErrorCode::invalid_argument, "steer: 'vector' must be (C) or (rows, C) numbers"});
@@ -262,6 +325,7 @@ std::vector<research::Steering> steering_from(const Session& s, py::handle steer
 namespace {
 
 std::shared_ptr<Session> load(const std::string& path, const std::string& dtype, const std::string& compute, bool cache) {
+  if (path.empty()) raise_error({ErrorCode::invalid_argument, "load: the path is empty; give a model folder or a .gguf file"});
   auto where = std::filesystem::absolute(path).lexically_normal();
   if (where.filename().empty()) where = where.parent_path();  // "dir/" is "dir"
   const auto key = std::make_tuple(where.string(), dtype, compute);

@@ -1,6 +1,8 @@
 // python/src/research_methods.cpp — the research toolbox's measures on a loaded model, each
 // the function `headlab patch / lens / attribute / compose / scan / intervene` and the API
 // call (research/*.h, analysis/scan_text.h), its answer as a dict of numpy arrays and lists.
+#include <algorithm>
+
 #include "binding.h"
 #include "research/attribution_patching.h"
 
@@ -11,14 +13,31 @@ namespace {
 // An answer token as the CLI takes it: text that is one token (" Mary") or "#id"; an int is an id.
 std::string answer_text(py::handle h) {
   if (h.is_none()) return "";
-  if (py::isinstance<py::int_>(h)) return "#" + std::to_string(h.cast<long long>());
+  if (is_whole(h)) {
+    const int id = whole_arg(h, "an answer id");
+    if (id < 0) raise_error({ErrorCode::invalid_argument, "answer id " + std::to_string(id) + " is not a token id (0 or more)"});
+    return "#" + std::to_string(id);
+  }
+  if (!py::isinstance<py::str>(h))
+    raise_error({ErrorCode::invalid_argument, "an answer is a token's text (' Mary') or its id (an int), not a " +
+                                                  std::string(py::str(h.get_type().attr("__name__")))});
   return h.cast<std::string>();
 }
 
-std::vector<int> index_list(py::handle h) {
+// layers= / positions=: None (every one) or a list (or range) of whole numbers, each once.
+// An empty list swept everything, and a repeat was dropped, each silently.
+std::vector<int> index_list(py::handle h, const std::string& what) {
   std::vector<int> out;
   if (h.is_none()) return out;
-  for (py::handle x : h) out.push_back(x.cast<int>());
+  if (!py::isinstance<py::iterable>(h) || py::isinstance<py::str>(h))
+    raise_error({ErrorCode::invalid_argument, what + " must be a list of whole numbers (or a range), like [0, 2] or range(2, 5)"});
+  for (py::handle x : h) {
+    const int v = whole_arg(x, what + ": each");
+    if (std::find(out.begin(), out.end(), v) != out.end())
+      raise_error({ErrorCode::invalid_argument, what + ": " + std::to_string(v) + " is listed twice"});
+    out.push_back(v);
+  }
+  if (out.empty()) raise_error({ErrorCode::invalid_argument, what + " is an empty list: leave it out (None) for every one"});
   return out;
 }
 
@@ -53,8 +72,14 @@ std::optional<research::LossPositions> loss_positions_from(py::handle h) {
   raise_error({ErrorCode::invalid_argument, form});
 }
 
-research::TextPrompt text_prompt(py::handle input, std::optional<bool> bos) {
+research::TextPrompt text_prompt(py::handle input, std::optional<bool> bos, const char* method) {
   research::TextPrompt p;
+  const bool texts = py::isinstance<py::sequence>(input) && !py::isinstance<py::str>(input) && py::len(input) > 0 &&
+                     py::isinstance<py::str>(py::reinterpret_borrow<py::sequence>(input)[0]);
+  if (texts) raise_error({ErrorCode::invalid_argument, std::string(method) + " takes one text (or one prompt's ids), not a list of texts"});
+  if (!py::isinstance<py::str>(input) && !py::isinstance<py::sequence>(input) && !py::isinstance<py::array>(input))
+    raise_error({ErrorCode::invalid_argument, std::string(method) + " takes a text or token ids, not a " +
+                                                  std::string(py::str(input.get_type().attr("__name__")))});
   if (auto ids = ids_from(input)) p.ids = std::move(*ids);
   else p.text = input.cast<std::string>();
   p.bos = bos;
@@ -99,7 +124,8 @@ research::PatchInput patch_input(const Session& s, py::handle clean, py::handle 
     std::vector<research::PromptPair> prompts;
     auto list_of = [](py::handle h) {
       std::vector<py::object> out;
-      if (py::isinstance<py::str>(h) || h.is_none() || py::isinstance<py::int_>(h)) out.push_back(py::reinterpret_borrow<py::object>(h));
+      if (py::isinstance<py::str>(h) || h.is_none() || py::isinstance<py::int_>(h) || !py::isinstance<py::iterable>(h))
+        out.push_back(py::reinterpret_borrow<py::object>(h));  // one (answer_text says what a float is not)
       else for (py::handle x : h) out.push_back(py::reinterpret_borrow<py::object>(x));
       return out;
     };
@@ -133,8 +159,8 @@ void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
     rq.what = *w;
     rq.metric = *mt;
     rq.noising = noising;
-    rq.layers = index_list(layers);
-    rq.positions = index_list(positions);
+    rq.layers = index_list(layers, "layers");
+    rq.positions = index_list(positions, "positions");
     rq.loss_positions = loss_positions_from(loss_positions);
     rq.steering = steering_from(s, steer);
     research::PatchInput input = patch_input(s, clean, corrupted, answer, wrong, prepend_bos, rq.metric);
@@ -231,7 +257,7 @@ void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
   cls.def("lens", [](Session& s, py::handle input, std::vector<std::string> answers, int top_k, bool incl_mid,
                      std::optional<bool> prepend_bos) {
     research::LensTextRequest rq;
-    rq.prompt = text_prompt(input, prepend_bos);
+    rq.prompt = text_prompt(input, prepend_bos, "lens");
     rq.answers = std::move(answers);
     rq.top_k = top_k;
     rq.incl_mid = incl_mid;
@@ -301,7 +327,7 @@ void bind_research(py::class_<Session, std::shared_ptr<Session>>& cls) {
   cls.def("attribute", [](Session& s, py::handle input, py::handle answer, py::handle wrong, int position,
                           std::optional<bool> prepend_bos) {
     research::AttributionTextRequest rq;
-    rq.prompt = text_prompt(input, prepend_bos);
+    rq.prompt = text_prompt(input, prepend_bos, "attribute");
     rq.answer = answer_text(answer);
     rq.wrong = answer_text(wrong);
     rq.position = position;

@@ -182,8 +182,26 @@ double ov_copying_score(const model::Parameters& params, const std::vector<doubl
   return copying_score_from_eigenvalues(re, im);
 }
 
+Status scan_options_check(const ScanOptions& o, int n_ctx) {
+  auto bad = [](std::string m) -> Status { return make_error(ErrorCode::invalid_argument, std::move(m)); };
+  const std::string most = std::to_string(kMaxScanProbes);
+  if (o.natural_windows < 1 || o.natural_windows > kMaxScanProbes)
+    return bad("natural windows: " + std::to_string(o.natural_windows) + " is not from 1 to " + most);
+  if (o.random_probes < 1 || o.random_probes > kMaxScanProbes)
+    return bad("random probes: " + std::to_string(o.random_probes) + " is not from 1 to " + most);
+  if (o.window_length < 0 || o.window_length > n_ctx)
+    return bad("window length: " + std::to_string(o.window_length) + " is not from 5 to the model's context, " +
+               std::to_string(n_ctx) + " tokens (0: min(n_ctx, 128))");
+  const int W = o.window_length > 0 ? o.window_length : std::min(n_ctx, 128);
+  if (o.repeat_length < 0 || (o.repeat_length > 0 && o.repeat_length > (W - 1) / 2))
+    return bad("repeat length: " + std::to_string(o.repeat_length) + " is not from 1 to " + std::to_string((W - 1) / 2) +
+               ", the most two copies fit in a window of " + std::to_string(W) + " tokens with BOS (0: min(50, that))");
+  return {};
+}
+
 Result<ScanProbes> scan_probes_build(const std::vector<int>& natural_ids, const std::vector<bool>& is_punct_by_id,
                                      int V, int bos, int n_ctx, const ScanOptions& o) {
+  if (Status s = scan_options_check(o, n_ctx); !s) return tl::unexpected(s.error());
   ScanProbes p;
   const int W = o.window_length > 0 ? std::min(o.window_length, n_ctx) : std::min(n_ctx, 128);
   if (W < 5)

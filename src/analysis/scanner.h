@@ -103,6 +103,13 @@ struct ScanProbes {
 // natural_ids: held-out text as ids (no BOS); is_punct_by_id (V): whether a token is a
 // punctuation mark. Random tokens are drawn from [0, V) without BOS.
 // Errors: invalid_argument when the text is shorter than one window.
+// The options' ranges, checked by scan_probes_build for every caller (the CLI, Python, the
+// trainer): natural_windows and random_probes 1 to kMaxScanProbes; window_length 0 or 5 to
+// n_ctx; repeat_length 0 or 1 to (window - 1) / 2, the most two copies fit. Each was clamped
+// silently before. Errors: invalid_argument naming the option and its range.
+inline constexpr int kMaxScanProbes = 1024;
+Status scan_options_check(const ScanOptions& options, int n_ctx);
+
 Result<ScanProbes> scan_probes_build(const std::vector<int>& natural_ids, const std::vector<bool>& is_punct_by_id,
                                      int V, int bos, int n_ctx, const ScanOptions& options);
 

@@ -37,9 +37,11 @@ Result<Attribution> direct_logit_attribution(const model::Parameters& params, st
     return bad("the answer and the wrong token are the same token (" + std::to_string(rq.answer) +
                "): their logit difference is 0 by definition");
   const int T = static_cast<int>(ids.size());
-  const int pos = rq.position < 0 ? T - 1 : rq.position;
+  // -1 the last, -2 the one before, as Python counts (every negative was the last, silently)
+  const int pos = rq.position < 0 ? T + rq.position : rq.position;
   if (T > 0 && (pos < 0 || pos >= T))
-    return bad("position " + std::to_string(rq.position) + " is outside the input (positions 0.." + std::to_string(T - 1) + ")");
+    return bad("position " + std::to_string(rq.position) + " is outside the input (positions 0.." + std::to_string(T - 1) +
+               ", or -1.." + std::to_string(-T) + " from the end)");
 
   // 1. the forward, keeping row `pos` of each component                         (C) each
   const bool heads_add = !c.sandwich_norm;  // Gemma's post-attention norm: attn_out is the part

@@ -29,7 +29,7 @@ namespace headlab::research {
 struct AttributionRequest {
   int answer = -1;    // token id whose logit counts +1
   int wrong = -1;     // token id whose logit counts -1; -1: the answer's logit alone
-  int position = -1;  // the position read; -1: the last
+  int position = -1;  // the position read; negative counts from the end (-1: the last)
 };
 
 enum class PartKind { embed, pos_embed, head, attn_bias, attn_out, mlp_out, ln_final_bias };

@@ -281,6 +281,7 @@ const std::vector<Row> kRows = {
     {"scan --model {F}/good --probes 2147483647", 2, "--probes: must be a whole number from 1 to 1024"},
     {"scan --model {F}/good --windows 100000", 2, "--windows: must be a whole number from 1 to 1024"},
     {"scan --model {F}/good --window-length 2", 2, "a window of 2 tokens is too short to scan"},
+    {"scan --model {F}/good --window-length 100000", 2, "window length: 100000 is not from 5 to the model's context"},
     {"scan --model {F}/empty-weights", 1, "less than the 8-byte header length"},
     {"scan --model {F}/huge", 1, "config.json's n_embd is 65536", kCap},
     {"scan --model {F}/big", 1, "GB of memory (1628512256 weights; its matrices as f16", kCap},

@@ -279,6 +279,55 @@ def test_errors_are_exceptions_with_the_engines_message(tiny):
         tiny.run_with_cache([TEXT] * 400, max_mb=1)
 
 
+def test_nested_hooks_blocks_add_up_and_a_block_may_be_entered_again(tiny):
+    both = tiny.forward(TEXT, ablate=[(0, 1)], uniform=[(1, 2)])
+    with tiny.hooks(ablate=[(0, 1)]):
+        with tiny.hooks(uniform=[(1, 2)]):
+            np.testing.assert_array_equal(tiny.forward(TEXT), both)  # the outer ablation was dropped
+        np.testing.assert_array_equal(tiny.forward(TEXT), tiny.forward(TEXT, ablate=[(0, 1)]))
+    block = tiny.hooks(ablate=[(0, 1)])
+    with block:
+        first = tiny.forward(TEXT)
+    with block:
+        np.testing.assert_array_equal(tiny.forward(TEXT), first)
+    for method in (lambda: tiny.lens(TEXT), lambda: tiny.attribute(TEXT, " the", " on"), lambda: tiny.scan()):
+        with tiny.hooks(ablate=[(0, 1)]), pytest.raises(headlab.InvalidArgumentError, match="does not apply"):
+            method()  # it ran as if outside the block
+
+
+def test_arguments_that_would_change_the_result_silently_are_refused(tiny):
+    refused = [
+        (lambda: tiny.to_string("hello"), "not a str"),  # was a crash (free(): invalid pointer)
+        (lambda: tiny.to_str_tokens(np.array([1.5, 2.7])), "must be integers"),  # was truncated to 1, 2
+        (lambda: tiny.to_str_tokens([True, False]), "item 0 is a bool"),
+        (lambda: tiny.forward(TEXT, ablate=(0, 1)), r"in a list: ablate=\[\(layer, head\)\]"),
+        (lambda: tiny.forward(TEXT, ablate=[(0.9, 1)]), "whole number, not a float"),
+        (lambda: tiny.forward(TEXT, steer=[dict(layer=1, vector=np.ones(tiny.cfg["d_model"]), **{"from": 5})]),
+         "unknown key 'from'"),
+        (lambda: tiny.forward(TEXT, steer=[dict(layer=1, vector=np.ones(tiny.cfg["d_model"]), from_=500)]),
+         "would change nothing"),
+        (lambda: tiny.patch(TEXT, TEXT, " mat", " on", layers=[]), "empty list"),  # was every layer
+        (lambda: tiny.patch(TEXT, TEXT, " mat", " on", layers=[0, 0, 1]), "listed twice"),
+        (lambda: tiny.patch(TEXT, TEXT, answer=2.7, wrong=" on"), "not a float"),
+        (lambda: tiny.scan(random_probes=10 ** 6), "from 1 to 1024"),  # ran for tens of minutes
+        (lambda: tiny.scan(window_length=10 ** 6), "window length"),  # was the default, silently
+        (lambda: tiny.scan(repeat_length=10 ** 6), "repeat length"),  # was cut to 63, silently
+        (lambda: tiny.lens([TEXT, TEXT]), "one text"),
+        (lambda: headlab.load(""), "path is empty"),
+    ]
+    for call, says in refused:
+        with pytest.raises(headlab.InvalidArgumentError, match=says):
+            call()
+
+
+def test_attribute_counts_a_negative_position_from_the_end_as_python_does(tiny):
+    T = len(tiny.to_str_tokens(TEXT))
+    assert tiny.attribute(TEXT, " the", " on", position=-2)["position"] == T - 2  # every negative was the last
+    assert tiny.attribute(TEXT, " the", " on")["position"] == T - 1
+    with pytest.raises(headlab.InvalidArgumentError, match="outside the input"):
+        tiny.attribute(TEXT, " the", " on", position=-(T + 1))
+
+
 def test_a_model_loads_once_and_is_freed_when_dropped():
     other = os.path.join(os.path.dirname(TINY), "headlab-learned")  # not the session's model
     gc.collect()

@@ -109,8 +109,15 @@ TEST(DirectLogitAttribution, BadRequestsAreRefusedByName) {
   refuse(-1, 1, -1, "answer token -1");
   refuse(1, 64, -1, "wrong token 64");
   refuse(1, 1, -1, "the same token");
-  refuse(1, 2, 3, "position 3 is outside the input (positions 0..2)");
+  refuse(1, 2, 3, "position 3 is outside the input (positions 0..2, or -1..-3 from the end)");
+  refuse(1, 2, -4, "position -4 is outside the input");
   research::AttributionRequest rq;
+  // a negative position counts from the end, as Python's indices (every negative was the last)
+  rq.answer = 1, rq.wrong = 2, rq.position = -2;
+  auto second_last = research::direct_logit_attribution(p, ids, rq, ws);
+  ASSERT_TRUE(second_last) << second_last.error().message;
+  EXPECT_EQ(second_last->position, 1);
+  rq = {};
   rq.answer = 1;
   EXPECT_FALSE(research::direct_logit_attribution(p, std::vector<int>{}, rq, ws));
 }

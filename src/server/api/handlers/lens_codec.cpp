@@ -124,7 +124,7 @@ Result<AttributeRequest> decode_attribute_request(std::string_view body) {
   HEADLAB_TRY(read_prompt(*j, one.prompt));
   if (one.answer.empty()) return tl::unexpected(bad("Missing field 'answer'."));
   HEADLAB_TRY(read_field(*j, "position", one.position, false));
-  if (one.position < -1) return tl::unexpected(bad("Field 'position' must be a position (0 is the first token) or -1 for the last."));
+  // a negative one counts from the end (-1: the last); research/attribution says when it is outside the text
   return r;
 }
 
