@@ -31,8 +31,9 @@ declare -A positions=([nopos]=none [learned]=learned [rope]=rotary)
 # One budget for all three (models/README.md says why 7,500). The learning rate is constant
 # after warm-up, so a run resumed to more steps is the same as one run of that many.
 steps="${LESSON7_STEPS:-7500}"
-resume=()
-[ "${LESSON7_RESUME:-0}" = 1 ] && resume=(--resume)
+resumed="${LESSON7_RESUME:-0}"
+resume=(--force)  # a new run replaces the committed model (train refuses to without it)
+[ "$resumed" = 1 ] && resume=(--resume)
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=(nopos learned rope)
 
@@ -53,7 +54,7 @@ for name in "${names[@]}"; do
   cd "$root"
   # the command as run, with paths relative to the repository (a resumed run adds its line)
   line="$(printf 'HEADLAB_NUM_THREADS=%s %s\n' "$HEADLAB_NUM_THREADS" "${cmd[*]}" | sed "s#$root/##g")"
-  if [ ${#resume[@]} -gt 0 ]; then
+  if [ "$resumed" = 1 ]; then
     printf '%s\n' "$line" >> "$out/train_command.txt"
     "${cmd[@]}" 2>&1 | tee -a "$out/train_output.log" >&2
   else

@@ -120,10 +120,15 @@ def attention_patterns(pattern, tokens, heads=None, layer=None):
         raise ValueError(f"attention_patterns takes (NH, T, T) or (T, T), not {p.shape}")
     if len(tokens) != p.shape[1]:
         raise ValueError(f"{len(tokens)} tokens for a pattern over {p.shape[1]} positions")
+    if not _np.all(_np.isfinite(p)):
+        raise ValueError("attention_patterns: the pattern holds NaN or infinite weights; a softmax's are finite")
     if _np.any(_np.triu(p, k=1) != 0):
         raise ValueError("attention_patterns draws causal patterns (the lessons' grid masks the keys after each "
                          "query), and this one has weight above the diagonal")
     heads = list(range(p.shape[0])) if heads is None else [int(h) for h in heads]
+    for h in heads:  # -1 drew the last head under the label "Head -1"
+        if not 0 <= h < p.shape[0]:
+            raise ValueError(f"attention_patterns: head {h} is not one of the pattern's heads 0..{p.shape[0] - 1}")
     T = p.shape[1]
     figures = []
     for h in heads:
@@ -139,6 +144,10 @@ def _tokens(texts, ids):
 
 def _patch_data(result, title=None):
     """model.patch's (or model.path_patch's) answer in the shape views.ts's PatchData names."""
+    missing = [k for k in ("values", "axes", "metric") if k not in result]
+    if missing:
+        raise ValueError(f"patching_heatmap takes model.patch's (or path_patch's) answer; this one has no "
+                         f"{', '.join(missing)}")
     v = _np.asarray(result["values"])
     axes = [str(a) for a in result["axes"]]
     if len(axes) != v.ndim:
@@ -207,6 +216,8 @@ def correlation_words(r):
             _bands = _json.load(f)
     if not _np.isfinite(r):
         return None
+    if not -1.0 - 1e-6 <= r <= 1.0 + 1e-6:
+        raise ValueError(f"correlation_words: {r} is no correlation (one lies from -1 to 1)")
     return next(b["words"] for b in _bands if b["at_least"] is None or r >= b["at_least"])
 
 

@@ -11,11 +11,13 @@
 
 #include "cli/commands.h"
 #include "cli/db_option.h"
+#include "core/sentence.h"
 #include "server/api/class_codec.h"
 #include "server/store/class_store.h"
 #include "server/store/target.h"
 #include "server/api/handlers/class_handlers.h"
 #include "server/store/progress_store.h"
+#include "util/file.h"
 #include "util/untrusted_text.h"
 
 namespace headlab::cli {
@@ -122,13 +124,18 @@ int run_create(const ClassOptions& o) {
     if (o.passphrase_file == "-") {
       text << std::cin.rdbuf();
     } else {
-      std::ifstream f(o.passphrase_file, std::ios::binary);
-      if (!f) return print_error("Cannot read the passphrase file " + o.passphrase_file + ".");
-      text << f.rdbuf();
+      // util/file's reader: a FIFO (it waited for a writer forever) or a folder ("is empty") is named
+      auto read = file_read(o.passphrase_file, 1 << 16);
+      if (!read) return print_error("Cannot read the passphrase file: " + read.error().message + ".");
+      text << *read;
     }
     passphrase = text.str();
     while (!passphrase.empty() && (passphrase.back() == '\n' || passphrase.back() == '\r')) passphrase.pop_back();
     if (passphrase.empty()) return print_error("The passphrase file " + o.passphrase_file + " is empty.");
+    // typed at the login form: bytes that are not UTF-8, or a NUL, could never be typed again
+    if (!core::is_valid_utf8(passphrase) || passphrase.find('\0') != std::string::npos)
+      return print_error("The passphrase file " + o.passphrase_file +
+                             " holds bytes that are not UTF-8 text (or a NUL): the login form could never send them.", 2);
   }
   auto store = open_store(o, DbMustExist::no);
   if (!store) return print_store_error(store.error());

@@ -15,6 +15,7 @@
 #include "cli/db_option.h"
 #include "cli/config_note.h"
 #include "cli/dtype_option.h"
+#include "cli/whole_number.h"
 #include "model/blas.h"
 #include "model/cpu_peak.h"
 #include "model/ops/matmul_packed.h"
@@ -81,6 +82,11 @@ int run_serve(const ServeOptions& o) {
       return print_error("--trusted-proxy " + proxy + " is not an IPv4 or IPv6 address; give the address the "
                          "load balancer connects from, like 127.0.0.1.", 2);
   }
+
+  // lesson 3's models: a wrong folder showed only when a learner opened the lesson
+  if (std::error_code ec; !o.limits.models_dir.empty() && !std::filesystem::is_directory(o.limits.models_dir, ec))
+    return print_error("--models-dir " + o.limits.models_dir + " is not a folder (it holds the word-order lesson's "
+                       "models: headlab-nopos, headlab-learned, headlab-rope)", 2);
 
   // A budget as long as its window could never be spent: the flag would say a limit that is none.
   if (o.limits.client_model_seconds >= o.limits.client_model_window_s)
@@ -202,7 +208,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "Most work a patching sweep (POST /api/model/patch and /api/model/path-patch) may cost, in "
                   "multiply-adds; past it the sweep is refused with its cost and ways to narrow it (1e11: about "
                   "10 s on 2 cores)")
-      ->check(CLI::PositiveNumber)
+      ->check(number_above(0, 1e30, "1e30"))
       ->capture_default_str();
   cmd->add_option("--client-model-seconds", opts->limits.client_model_seconds,
                   "Seconds of model time one client may take in a window (--client-model-window, 60 s) while "
@@ -213,7 +219,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "behind one school address; made-up learner ids share their address's budget). A client alone "
                   "with the model is never limited, and the model always serves the waiting client with the least "
                   "model time in the window first. 0: no budget")
-      ->check(CLI::Range(0.0, 3600.0))
+      ->check(number_from(0, 3600, "3600"))
       ->capture_default_str();
   cmd->add_option("--client-model-window", opts->limits.client_model_window_s,
                   "The window, in seconds, a client's model time is counted in: for --client-model-seconds and for "
@@ -279,7 +285,21 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--trust-proxy-https", l.trust_forwarded_proto,
                 "A TLS proxy in front sets X-Forwarded-Proto: https; mark the teacher's cookie Secure then")
       ->group(limits);
-  cmd->callback([opts, &exit_code] { exit_code = run_serve(*opts); });
+  cmd->callback([opts, cmd, &exit_code] {
+    // options that say nothing or contradict: each was read as the default, or dropped
+    for (const char* name : {"--model", "--db", "--models-dir", "--web"})
+      if (cmd->count(name) && cmd->get_option(name)->as<std::string>().empty()) {
+        exit_code = print_error(std::string(name) + " is empty: name a path, or leave the option out for the default", 2);
+        return;
+      }
+    if (opts->no_model)
+      for (const char* name : {"--model", "--dtype", "--compute", "--no-cache"})
+        if (cmd->count(name)) {
+          exit_code = print_error(std::string(name) + " and --no-model contradict each other: --no-model loads no model", 2);
+          return;
+        }
+    exit_code = run_serve(*opts);
+  });
 }
 
 }  // namespace headlab::cli

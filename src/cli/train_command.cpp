@@ -189,14 +189,18 @@ void add_train_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", t.out_dir, "Output model directory (checkpoints and logs)");
   cmd->add_option("--steps", t.steps, "Optimiser steps")->capture_default_str();
   cmd->add_option("--batch", t.batch, "Sequences per step")->capture_default_str();
-  cmd->add_option("--context", t.context, "Tokens per sequence (0: the config's n_ctx)")->capture_default_str();
+  cmd->add_option("--context", t.context, "Tokens per sequence (0: the config's n_ctx)")
+      ->check(whole_number_from(0))
+      ->capture_default_str();
   cmd->add_option("--lr", t.lr, "Peak learning rate (a finite number > 0)")->capture_default_str();
   cmd->add_option("--warmup", t.warmup, "Linear warm-up steps")->capture_default_str();
   cmd->add_option("--decay", opts->decay, "After warm-up: cosine or constant")->capture_default_str();
   cmd->add_option("--min-lr-fraction", t.min_lr_fraction, "Cosine floor, as a fraction of --lr")->capture_default_str();
   cmd->add_option("--weight-decay", t.weight_decay, "AdamW decay of matrices and embeddings")->capture_default_str();
   cmd->add_option("--grad-clip", t.grad_clip, "Clip the global gradient norm (0: off)")->capture_default_str();
-  cmd->add_option("--seed", t.seed, "Initialisation and data order")->capture_default_str();
+  cmd->add_option("--seed", t.seed, "Initialisation and data order (0 to 18446744073709551615)")
+      ->check(whole_number_u64())
+      ->capture_default_str();
   cmd->add_option("--init-std", t.init_std, "Std of the initial weights (0: GPT-2's 0.02)")->capture_default_str();
   cmd->add_option("--sinusoid-positions", t.sinusoid_positions,
                   "Start the position embeddings as sinusoids of this amplitude (0: random, as GPT-2)")
@@ -243,10 +247,13 @@ void add_train_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-span", t.mix.max_span, "Longest copied span / repeat period")->capture_default_str();
   cmd->add_option("--log-every", t.log_every, "Steps between log rows")->check(whole_number_from(1))->capture_default_str();
   cmd->add_option("--eval-every", t.eval_every, "Steps between held-out loss + head scores (0: only at the end)")
+      ->check(whole_number_from(0))
       ->capture_default_str();
   cmd->add_option("--checkpoint-every", t.checkpoint_every, "Steps between checkpoints (0: only at the end)")
+      ->check(whole_number_from(0))
       ->capture_default_str();
   cmd->add_flag("--resume", t.resume, "Continue the run in --out from its last checkpoint (same options)");
+  cmd->add_flag("--force", t.force, "Replace the model or run already in --out (refused without it)");
   cmd->add_flag("--quiet", opts->quiet, "No progress output (errors only)");
   cmd->add_option("--plot", opts->plot, "Redraw a train_log.csv as SVG instead of training");
   cmd->add_option("--plot-out", opts->plot_out, "The SVG file --plot writes")->capture_default_str();

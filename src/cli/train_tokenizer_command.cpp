@@ -19,6 +19,7 @@ namespace {
 struct TrainTokenizerOptions {
   std::vector<std::string> corpus;
   std::string out;
+  bool force = false;
   int vocab_size = 4096;
   int min_frequency = 2;
   bool quiet = false;
@@ -48,6 +49,14 @@ int run_train_tokenizer(const TrainTokenizerOptions& o) {
     }
   }
   if (bytes == 0) return print_error("the corpus is empty: no text to learn a tokenizer from");
+  // a model's folder: its vocab.json replaced left weights that no longer match the tokens
+  if (!o.force)
+    for (const char* held : {"vocab.json", "merges.txt", "tokenizer.json"}) {
+      std::error_code ec;
+      if (std::filesystem::exists(std::filesystem::path(o.out) / held, ec))
+        return print_error("--out " + o.out + " already holds a tokenizer (" + held +
+                               "): give a new folder, or --force to replace it", 2);
+    }
   const auto t0 = std::chrono::steady_clock::now();
   train::BpeTrainOptions bo;
   bo.vocab_size = o.vocab_size;
@@ -77,7 +86,8 @@ void add_train_tokenizer_command(CLI::App& app, int& exit_code) {
       "comes last. Writes vocab.json and merges.txt, the files `headlab tokenize` and\n"
       "`headlab train` read.\n\n"
       "Example:\n"
-      "  headlab train-tokenizer --corpus data/corpus/build/sotu --vocab-size 4096 --out models/headlab-tiny");
+      "  headlab train-tokenizer --corpus data/corpus/build/sotu --vocab-size 4096 --out /tmp/tok\n"
+      "  (the built-in tokenizer was made so into models/headlab-tiny; --force replaces one already there)");
   cmd->add_option("--corpus", opts->corpus, "Text files, or directories of .txt files")->required();
   cmd->add_option("--out", opts->out, "Directory to write vocab.json and merges.txt into")->required();
   cmd->add_option("--vocab-size", opts->vocab_size, "Tokens in all, with the 256 bytes and <|endoftext|>")
@@ -87,6 +97,7 @@ void add_train_tokenizer_command(CLI::App& app, int& exit_code) {
       ->check(whole_number_from(1))
       ->capture_default_str();
   cmd->add_flag("--quiet", opts->quiet, "Print nothing but errors");
+  cmd->add_flag("--force", opts->force, "Replace the vocab.json and merges.txt already in --out (refused without it)");
   cmd->callback([opts, &exit_code] { exit_code = run_train_tokenizer(*opts); });
 }
 

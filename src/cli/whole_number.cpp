@@ -2,6 +2,8 @@
 #include "cli/whole_number.h"
 
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -33,7 +35,32 @@ CLI::Validator whole_number_check(std::int64_t min, std::int64_t max) {
       "INT >= " + std::to_string(min));
 }
 
+CLI::Validator number_check(double bound, bool exclusive, double most, const std::string& most_text) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", bound);
+  const std::string words = std::string("must be a number ") + (exclusive ? "above " : "from ") + b +
+                            (exclusive ? " and at most " : " to ") + most_text;
+  return CLI::Validator(
+      [=](std::string& value) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const double v = std::strtod(value.c_str(), &end);
+        if (value.empty() || end == value.c_str() || *end != '\0' || !std::isfinite(v) || errno == ERANGE ||
+            (exclusive ? !(v > bound) : !(v >= bound)) || !(v <= most))
+          return words + ", got " + value.substr(0, 40);
+        return {};
+      },
+      "NUMBER");
+}
+
 }  // namespace
+
+CLI::Validator number_above(double above, double most, const std::string& most_text) {
+  return number_check(above, true, most, most_text);
+}
+CLI::Validator number_from(double least, double most, const std::string& most_text) {
+  return number_check(least, false, most, most_text);
+}
 
 CLI::Validator whole_number_from(std::int64_t min, std::int64_t max) { return whole_number_check(min, max); }
 

@@ -23,4 +23,11 @@ CLI::Validator whole_number_from(std::int64_t min, std::int64_t max = std::numer
 // 99999999999999999999 both as 2^64 - 1.
 CLI::Validator whole_number_u64();
 
+// A finite number above `above` (not equal) up to `most`, said in words ("a number above 0");
+// CLI11's Range and PositiveNumber let NaN through (every comparison with it is false), and
+// print the largest double as 309 digits.
+CLI::Validator number_above(double above, double most, const std::string& most_text);
+// The same from `least` (equal allowed).
+CLI::Validator number_from(double least, double most, const std::string& most_text);
+
 }  // namespace headlab::cli

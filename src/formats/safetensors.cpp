@@ -2,6 +2,7 @@
 #include "formats/safetensors.h"
 #include "util/file.h"
 #include "util/json_depth.h"
+#include "util/json_error.h"
 
 #include <algorithm>
 #include <cmath>
@@ -76,7 +77,7 @@ Result<SafetensorsFile> parse_header(const unsigned char* text, std::uint64_t n,
   try {
     header = nlohmann::json::parse(text, text + n);
   } catch (const nlohmann::json::exception& e) {
-    return corrupt(path, std::string("header is not valid JSON: ") + e.what());
+    return corrupt(path, std::string("header is not valid JSON: ") + json_error_text(e.what()));
   }
   if (!header.is_object()) return corrupt(path, "header is not a JSON object");
 
@@ -130,7 +131,7 @@ Result<SafetensorsFile> parse_header(const unsigned char* text, std::uint64_t n,
       file.tensors.push_back(std::move(t));
     }
   } catch (const nlohmann::json::exception& e) {
-    return corrupt(path, std::string("header has a field of the wrong type: ") + e.what());
+    return corrupt(path, std::string("header has a field of the wrong type: ") + json_error_text(e.what()));
   }
   // The tensors must tile the data: no overlap, no gap (the format requires it).
   std::vector<const SafetensorsTensor*> order;
@@ -214,7 +215,7 @@ Result<std::vector<SafetensorsFile>> safetensors_open_index(const std::string& i
   try {
     j = nlohmann::json::parse(*text);
   } catch (const nlohmann::json::exception& e) {
-    return make_error(ErrorCode::corrupt, index_path + ": not valid JSON: " + e.what());
+    return make_error(ErrorCode::corrupt, index_path + ": not valid JSON: " + json_error_text(e.what()));
   }
   if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
     return make_error(ErrorCode::corrupt, index_path + ": expected an object with a \"weight_map\" object");

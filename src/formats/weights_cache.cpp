@@ -16,6 +16,7 @@
 
 #include "model/packed_weights.h"
 #include "util/file.h"
+#include "util/json_error.h"
 
 namespace headlab::model {
 
@@ -154,7 +155,7 @@ Result<Parameters> weights_cache_map(const std::string& cache_path, const ModelC
   try {
     h = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    return corrupt(std::string("its header is not JSON: ") + e.what());
+    return corrupt(std::string("its header is not JSON: ") + json_error_text(e.what()));
   }
   if (!h.is_object()) return corrupt("its header is not a JSON object");
   auto vectors = json_u64(h, "vectors"), vectors_offset = json_u64(h, "vectors_offset");
@@ -204,7 +205,7 @@ Result<Parameters> weights_cache_map(const std::string& cache_path, const ModelC
     }
     if (h.value("panel", 0) != kPanel) return corrupt("its panels are not of " + std::to_string(kPanel) + " columns");
   } catch (const nlohmann::json::exception& e) {
-    return corrupt(std::string("its header holds a value of the wrong type: ") + e.what());
+    return corrupt(std::string("its header holds a value of the wrong type: ") + json_error_text(e.what()));
   }
   const std::uint64_t want_vectors = parameters_vector_count(config);
   const std::uint64_t want_block = parameters_packed_block_bytes(config, types);

@@ -20,6 +20,7 @@
 #include "util/file.h"
 #include "util/check.h"
 #include "util/json_depth.h"
+#include "util/json_error.h"
 
 namespace headlab::model {
 
@@ -215,7 +216,7 @@ Result<BpeTokenizer> BpeTokenizer::from_vocab_merges(std::string_view vocab_json
       vocab[it.key()] = static_cast<int>(it.value().get<std::uint64_t>());
     }
   } catch (const nlohmann::json::exception& e) {
-    return make_error(ErrorCode::corrupt, what + ": vocab.json: " + e.what());
+    return make_error(ErrorCode::corrupt, what + ": vocab.json: " + json_error_text(e.what()));
   }
   std::vector<std::pair<std::string, std::string>> merges;
   std::size_t line_no = 0, pos = 0;

@@ -1,6 +1,7 @@
 // tokenizer/tokenizer_json.cpp — the reader of tokenizer/tokenizer_json.h.
 #include "tokenizer/tokenizer_json.h"
 #include "util/json_depth.h"
+#include "util/json_error.h"
 
 #include <nlohmann/json.hpp>
 
@@ -257,7 +258,7 @@ Result<TokenizerJson> tokenizer_json_read(std::string_view text, const std::stri
   } catch (const Refusal& r) {
     return make_error(r.code, what + ": " + r.message);
   } catch (const json::exception& e) {
-    return make_error(ErrorCode::corrupt, what + ": " + e.what());
+    return make_error(ErrorCode::corrupt, what + ": " + json_error_text(e.what()));
   }
 }
 

@@ -260,6 +260,16 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
   if (o.steps < 1) return make_error(ErrorCode::invalid_argument, "--steps must be at least 1");
   if (o.batch < 1) return make_error(ErrorCode::invalid_argument, "--batch must be at least 1");
   if (o.out_dir.empty()) return make_error(ErrorCode::invalid_argument, "an output directory (--out) is required");
+  // A new run into a folder that holds a model or a run replaced them, and left the old
+  // heldout.txt beside the new weights: refused unless the caller says replace (--force).
+  if (!o.resume && !o.force)
+    for (const char* held : {"model.safetensors", "train_state.bin"}) {
+      std::error_code ec;
+      if (fs::exists(fs::path(o.out_dir) / held, ec))
+        return make_error(ErrorCode::invalid_argument,
+                          "--out " + o.out_dir + " already holds a " + (held[0] == 'm' ? "model" : "run") + " (" + held +
+                              "): give a new folder, --resume to continue its run, or --force to replace it");
+    }
   // NaN fails every comparison, so each number is checked as "finite and in range" (a
   // check of "< 0" alone lets nan through, and then every weight becomes NaN)
   if (Status st = require_number(o.lr, "--lr", 0.0, Bound::exclusive); !st) return tl::unexpected(st.error());
@@ -325,6 +335,9 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
                                                        std::to_string(tokenizer->endoftext_id()));
   const int bos = config->bos_token_id;
   const int T = o.context > 0 ? o.context : config->n_ctx;
+  if (T < 5 || T > config->n_ctx)  // the scanner's probes need 5 (it failed at the first evaluation, mid-run)
+    return make_error(ErrorCode::invalid_argument, "--context " + std::to_string(T) + " is not from 5 to the config's n_ctx (" +
+                                                       std::to_string(config->n_ctx) + ")");
   // 3. memory, before reading a byte of corpus
   auto model = train_model_create(*config, o.batch, T, o.max_memory_bytes);
   if (!model) return tl::unexpected(model.error());
@@ -489,16 +502,32 @@ Result<TrainSummary> train_run(TrainSession& s, const ProgressCallback& progress
     return {};
   };
 
+  int saved_step = o.resume ? s.step : -1;  // the step of the checkpoint in out_dir, -1: none yet
+  // A loss or gradient that is not finite makes every weight NaN from this step on: the run
+  // stops before it is saved (it ended "done" with a model no loader accepts).
+  auto diverged = [&](const char* what, double value) {
+    char said[64], lr[64];
+    std::snprintf(said, sizeof said, "%s", std::isnan(value) ? "NaN" : value > 0 ? "infinite" : "-infinite");
+    std::snprintf(lr, sizeof lr, "%g", o.lr);
+    return make_error(ErrorCode::invalid_argument,
+                      "the run diverged at step " + std::to_string(s.step + 1) + ": the " + what + " is " + said +
+                          "; lower --lr (now " + lr + ") or raise --warmup. " +
+                          (saved_step >= 0 ? "The checkpoint of step " + std::to_string(saved_step) + " in " + o.out_dir +
+                                                 " is kept (--resume continues it)"
+                                           : "Nothing was saved"));
+  };
   while (s.step < o.steps) {
     const auto t0 = std::chrono::steady_clock::now();
     // 1. a batch from the mix; 2. forward; 3. backward
     batch_fill(batch, s.corpus_tokens, data_mix_at_step(o.mix, s.step), V, bos, s.rng);
     const float loss = train_forward(m, batch.inputs.data(), batch.targets.data());
+    if (!std::isfinite(loss)) return diverged("loss", loss);
     train_zero_grad(m);
     train_backward(m);
     // 4. clip the global gradient norm, then AdamW with this step's learning rate
     const float lr = learning_rate_at(schedule, s.step);
     last_norm = optimizer_step(m, s.m, s.v, o, s.step);
+    if (!std::isfinite(last_norm)) return diverged("gradient norm", last_norm);
     ++s.step;
     loss_sum += loss;
     ++loss_n;
@@ -529,8 +558,10 @@ Result<TrainSummary> train_run(TrainSession& s, const ProgressCallback& progress
       tokens_since_row = 0;
       t_row = std::chrono::steady_clock::now();
     }
-    if ((o.checkpoint_every > 0 && s.step % o.checkpoint_every == 0) || last || stop)
+    if ((o.checkpoint_every > 0 && s.step % o.checkpoint_every == 0) || last || stop) {
       if (Status st = train_save_checkpoint(s); !st) return tl::unexpected(st.error());
+      saved_step = s.step;
+    }
     if (progress) {
       TrainProgress p;
       p.step = s.step;

@@ -72,6 +72,7 @@ struct TrainOptions {
   int eval_every = 100;                  // 0: never (only at the end)
   int checkpoint_every = 500;            // 0: only at the end
   bool resume = false;
+  bool force = false;                    // replace a model or run already in out_dir (refused without it)
   std::size_t max_memory_bytes = std::size_t(16) << 30;
 };
 

@@ -321,15 +321,47 @@ TEST(TrainRun, IsRepeatableFromTheSeed) {
   EXPECT_EQ(a->model.params.memory, b->model.params.memory);
 }
 
+TEST(TrainPrepare, ANewRunIntoAFolderHoldingAModelIsRefusedWithoutForce) {
+  Fixture f("force");
+  auto one = train_prepare(f.options());
+  ASSERT_TRUE(one);
+  ASSERT_TRUE(train_run(*one, nullptr));
+  const auto before = fs::last_write_time(f.dir / "out" / "model.safetensors");
+  auto again = train_prepare(f.options());  // it replaced the model, and kept the old heldout.txt
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(again.error().message.find("already holds a model (model.safetensors)"), std::string::npos)
+      << again.error().message;
+  EXPECT_EQ(fs::last_write_time(f.dir / "out" / "model.safetensors"), before);
+  TrainOptions o = f.options();
+  o.force = true;
+  EXPECT_TRUE(train_prepare(o));
+}
+
+TEST(TrainRun, ADivergingRunStopsWithAnErrorAndSavesNothing) {
+  Fixture f("diverge");
+  TrainOptions o = f.options();
+  o.lr = 1e30;  // it ended "done" with NaN weights no loader accepts
+  auto s = train_prepare(o);
+  ASSERT_TRUE(s) << s.error().message;
+  auto r = train_run(*s, nullptr);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("the run diverged at step"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("lower --lr (now 1e+30)"), std::string::npos) << r.error().message;
+  EXPECT_FALSE(fs::exists(f.dir / "out" / "model.safetensors"));
+}
+
 TEST(TrainRun, StopSavesAndResumeContinuesExactly) {
   Fixture f("resume");
   // straight through
   auto straight = train_prepare(f.options());
   ASSERT_TRUE(straight);
   ASSERT_TRUE(train_run(*straight, nullptr));
-  // stopped after step 3 (as Ctrl-C does), then resumed
-  auto first = train_prepare(f.options());
-  ASSERT_TRUE(first);
+  // stopped after step 3 (as Ctrl-C does), then resumed; --force: it replaces the run above
+  TrainOptions again = f.options();
+  again.force = true;
+  auto first = train_prepare(again);
+  ASSERT_TRUE(first) << first.error().message;
   auto r = train_run(*first, [](const TrainProgress& p) {
     if (p.step == 2) train_request_stop();
   });

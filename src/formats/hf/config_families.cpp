@@ -19,6 +19,7 @@
 
 #include "formats/hf/config_json.h"
 #include "util/json_depth.h"
+#include "util/json_error.h"
 
 namespace headlab::model {
 
@@ -110,7 +111,7 @@ Result<ModelConfig> config_parse_family(const std::string& json_text, const std:
   try {
     top = json::parse(json_text);
   } catch (const json::exception& e) {
-    return make_error(ErrorCode::corrupt, what + ": not valid JSON: " + e.what());
+    return make_error(ErrorCode::corrupt, what + ": not valid JSON: " + json_error_text(e.what()));
   }
   if (!top.is_object()) return make_error(ErrorCode::corrupt, what + ": expected a JSON object");
   auto unsupported = [&](const std::string& m) { return make_error(ErrorCode::unsupported, what + ": " + m); };
@@ -377,7 +378,7 @@ Result<ModelConfig> config_parse_family(const std::string& json_text, const std:
     if (!bad_key.empty()) return corrupt("\"" + bad_key + "\" must be a whole number that fits in 32 bits");
     if (c.d_mlp <= 0) return corrupt("\"intermediate_size\" must be a positive whole number");
   } catch (const json::exception& e) {
-    return corrupt(std::string("a field has the wrong type: ") + e.what());
+    return corrupt(std::string("a field has the wrong type: ") + json_error_text(e.what()));
   }
   if (Status s = config_validate(c); !s) return make_error(ErrorCode::invalid_argument, what + ": " + s.error().message);
   return c;

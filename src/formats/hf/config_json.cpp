@@ -8,6 +8,7 @@
 
 #include "util/file.h"
 #include "util/json_depth.h"
+#include "util/json_error.h"
 
 namespace headlab::model {
 
@@ -17,7 +18,7 @@ Result<ModelConfig> config_parse(const std::string& json_text, const std::string
   try {
     j = nlohmann::json::parse(json_text);
   } catch (const nlohmann::json::exception& e) {
-    return make_error(ErrorCode::corrupt, what + ": not valid JSON: " + e.what());
+    return make_error(ErrorCode::corrupt, what + ": not valid JSON: " + json_error_text(e.what()));
   }
   if (!j.is_object()) return make_error(ErrorCode::corrupt, what + ": expected a JSON object");
   ModelConfig c;
@@ -153,7 +154,7 @@ Result<ModelConfig> config_parse(const std::string& json_text, const std::string
     if (n_inner != four_embd)
       return make_error(ErrorCode::unsupported, what + ": n_inner other than 4 * n_embd is not supported");
   } catch (const nlohmann::json::exception& e) {
-    return make_error(ErrorCode::corrupt, what + ": a field has the wrong type: " + e.what());
+    return make_error(ErrorCode::corrupt, what + ": a field has the wrong type: " + json_error_text(e.what()));
   }
   if (Status s = config_validate(c); !s)
     return make_error(ErrorCode::invalid_argument, what + ": " + s.error().message);

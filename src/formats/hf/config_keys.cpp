@@ -10,6 +10,7 @@
 
 #include "formats/hf/config_json.h"
 #include "util/json_depth.h"
+#include "util/json_error.h"
 
 namespace headlab::model {
 
@@ -217,7 +218,7 @@ Result<std::vector<ConfigKeyUse>> config_key_uses(const std::string& json_text, 
   try {
     j = json::parse(json_text);
   } catch (const json::exception& e) {
-    return make_error(ErrorCode::corrupt, std::string("config.json: not valid JSON: ") + e.what());
+    return make_error(ErrorCode::corrupt, std::string("config.json: not valid JSON: ") + json_error_text(e.what()));
   }
   if (!j.is_object()) return make_error(ErrorCode::corrupt, "config.json: expected a JSON object");
   std::vector<ConfigKeyUse> out;

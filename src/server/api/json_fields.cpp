@@ -1,6 +1,7 @@
 // server/api/json_fields.cpp — see json_fields.h.
 #include "server/api/json_fields.h"
 #include "util/json_depth.h"
+#include "util/json_error.h"
 
 #include <set>
 #include <string>
@@ -30,11 +31,8 @@ Result<json> parse_json_object(std::string_view body, std::string_view example) 
   try {
     j = json::parse(body, watch);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e999
-    std::string what = e.what();
-    // "[json.exception.parse_error.101] parse error at line 1, column 2: ..." -> after "] "
-    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    std::string what = json_error_text(e.what());
     // nlohmann's sentence may end without a full stop ("...or a literal"): end it before ours
-    while (!what.empty() && (what.back() == ' ' || what.back() == ';')) what.pop_back();
     if (!what.empty() && what.back() != '.') what += '.';
     return make_error(ErrorCode::invalid_argument, "The request body is not valid JSON: " + what +
                                                        " Send one object, like " + std::string(example) + ".");
