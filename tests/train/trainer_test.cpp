@@ -259,6 +259,8 @@ TEST(TrainRun, LowersTheLossAndWritesACheckpointInHfLayout) {
   for (const char* name : {"config.json", "model.safetensors", "vocab.json", "merges.txt", "heldout.txt",
                            "train_state.bin", "train_log.csv", "train_log.json"})
     EXPECT_TRUE(fs::exists(f.dir / "out" / name)) << name;
+  // every file was written beside itself and renamed over the old one: no .tmp is left
+  for (const auto& e : fs::directory_iterator(f.dir / "out")) EXPECT_NE(e.path().extension(), ".tmp") << e.path();
   auto loaded = model::model_load((f.dir / "out").string());
   ASSERT_TRUE(loaded) << loaded.error().message;
   EXPECT_EQ(model::parameters_to_rows(*loaded), s->model.params.memory);

@@ -624,7 +624,18 @@ Status checkpoint_save(const std::string& dir, const Parameters& params, Dtype d
   if (!params.config.is_gpt2())
     return make_error(ErrorCode::unsupported, dir + ": saving a " + params.config.family +
                                                   " model is not implemented (headlab saves GPT-2 checkpoints only)");
-  if (Status s = config_save(params.config, (fs::path(dir) / "config.json").string()); !s) return s;
+  // Each file is written beside itself (.tmp) and renamed over the old one once whole: a run
+  // killed mid-write leaves the previous checkpoint, never a truncated model.safetensors beside
+  // a valid-looking train_state.bin.
+  const std::string config_path = (fs::path(dir) / "config.json").string();
+  const std::string weights_path = (fs::path(dir) / "model.safetensors").string();
+  auto replace = [&](const std::string& tmp, const std::string& path) -> Status {
+    std::error_code rename_ec;
+    fs::rename(tmp, path, rename_ec);
+    if (!rename_ec) return {};
+    fs::remove(tmp, rename_ec);
+    return make_error(ErrorCode::io_error, "cannot rename " + tmp + " to " + path + ": " + rename_ec.message());
+  };
   // Each tensor read through the one accessor (a loaded model keeps its matrices packed).
   std::vector<TensorSlot> slots = checkpoint_slots(params.config, nullptr);
   std::vector<std::vector<float>> values;
@@ -647,7 +658,17 @@ Status checkpoint_save(const std::string& dir, const Parameters& params, Dtype d
     const std::string name = slot.name == "lm_head.weight" ? slot.name : "transformer." + slot.name;
     out.push_back({name, slot.file_shape, v.data()});
   }
-  return safetensors_write((fs::path(dir) / "model.safetensors").string(), out, dtype, {{"format", "pt"}});
+  if (Status s = safetensors_write(weights_path + ".tmp", out, dtype, {{"format", "pt"}}); !s) {
+    fs::remove(weights_path + ".tmp", ec);
+    return s;
+  }
+  if (Status s = config_save(params.config, config_path + ".tmp"); !s) {
+    fs::remove(weights_path + ".tmp", ec);
+    fs::remove(config_path + ".tmp", ec);
+    return s;
+  }
+  if (Status s = replace(weights_path + ".tmp", weights_path); !s) return s;
+  return replace(config_path + ".tmp", config_path);
 }
 
 }  // namespace headlab::model
