@@ -102,9 +102,22 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
-    if (what.find("A subcommand is required") != std::string::npos || what.find("subcommand") != std::string::npos)
-      what += ". Run `headlab --help` to see the subcommands.";
-    else
+    if (what.find("A subcommand is required") != std::string::npos || what.find("subcommand") != std::string::npos) {
+      // the deepest subcommand parsed ("headlab class"), and the word after it that named none
+      CLI::App* parent = &app;
+      std::string command = "headlab";
+      int at = 1;
+      while (!parent->get_subcommands().empty()) {
+        parent = parent->get_subcommands().front();
+        command += " " + parent->get_name();
+        for (int i = at; i < argc; i++)
+          if (argv[i] == parent->get_name()) { at = i + 1; break; }
+      }
+      const std::string word = at < argc ? argv[at] : "";
+      what = (!word.empty() && word[0] != '-' ? "'" + word.substr(0, 60) + "' is not a subcommand of `" + command + "`"
+                                              : "`" + command + "` needs a subcommand") +
+             ". Run `" + command + " --help` to see them.";
+    } else
       what += ". Run the subcommand with --help for its options.";
     return print_error(what, 2);
   } catch (const std::bad_alloc&) {

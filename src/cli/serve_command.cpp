@@ -43,6 +43,7 @@ struct ServeOptions {
   std::string compute = "auto";  // bf16 where the CPU's AVX512_BF16 outruns its float32 (dtype_option.h)
   bool no_cache = false;
   bool no_model = false;
+  bool db_given = false;  // --db was on the command line (not the default file)
   int max_tokens = 256;
   server::ServerOptions limits;  // the HTTP limits, each a named option
 };
@@ -118,7 +119,10 @@ int run_serve(const ServeOptions& o) {
   if (!srv) return print_error(srv.error().message);
   // A school's PostgreSQL that cannot be reached at start: stop with its one-line reason, so
   // the supervisor restarts the server, rather than serve a school that cannot save progress.
-  if (target->engine == server::db::Engine::postgresql && !(*srv)->store_error().empty())
+  // So does a --db the teacher named: serving on without it lost every learner's progress
+  // behind one line of start-up output. (The default file, when it cannot be opened, still
+  // serves the lessons, saying so.)
+  if ((target->engine == server::db::Engine::postgresql || o.db_given) && !(*srv)->store_error().empty())
     return print_error((*srv)->store_error());
   if (auto s = (*srv)->bind(); !s) return print_error(s.error().message);
 
@@ -298,6 +302,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
           exit_code = print_error(std::string(name) + " and --no-model contradict each other: --no-model loads no model", 2);
           return;
         }
+    opts->db_given = cmd->count("--db") > 0;
     exit_code = run_serve(*opts);
   });
 }

@@ -252,7 +252,9 @@ void add_train_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--checkpoint-every", t.checkpoint_every, "Steps between checkpoints (0: only at the end)")
       ->check(whole_number_from(0))
       ->capture_default_str();
-  cmd->add_flag("--resume", t.resume, "Continue the run in --out from its last checkpoint (same options)");
+  cmd->add_flag("--resume", t.resume,
+                "Continue the run in --out from its last checkpoint, with the run's own options (one that differs is "
+                "refused; more --steps extend a run with --decay constant)");
   cmd->add_flag("--force", t.force, "Replace the model or run already in --out (refused without it)");
   cmd->add_flag("--quiet", opts->quiet, "No progress output (errors only)");
   cmd->add_option("--plot", opts->plot, "Redraw a train_log.csv as SVG instead of training");

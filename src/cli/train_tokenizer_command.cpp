@@ -69,8 +69,8 @@ int run_train_tokenizer(const TrainTokenizerOptions& o) {
     std::fprintf(stderr, "learned %zu tokens (%zu merges) from %zu files, %.1f MB, in %.1f s -> %s/vocab.json, merges.txt\n",
                  vocab->tokens.size(), vocab->merges.size(), texts.size(), bytes / 1e6, secs, o.out.c_str());
     if (static_cast<int>(vocab->tokens.size()) < o.vocab_size)
-      std::fprintf(stderr, "(fewer than --vocab-size %d: no pair was seen %d times more)\n", o.vocab_size,
-                   o.min_frequency);
+      std::fprintf(stderr, "(fewer than --vocab-size %d: no pair left was seen %d times or more, --min-frequency)\n",
+                   o.vocab_size, o.min_frequency);
   }
   return 0;
 }
@@ -91,7 +91,7 @@ void add_train_tokenizer_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--corpus", opts->corpus, "Text files, or directories of .txt files")->required();
   cmd->add_option("--out", opts->out, "Directory to write vocab.json and merges.txt into")->required();
   cmd->add_option("--vocab-size", opts->vocab_size, "Tokens in all, with the 256 bytes and <|endoftext|>")
-      ->check(CLI::Range(257, 1 << 20))
+      ->check(whole_number_from(257, 1 << 20))
       ->capture_default_str();
   cmd->add_option("--min-frequency", opts->min_frequency, "Stop when the best pair is seen fewer times")
       ->check(whole_number_from(1))

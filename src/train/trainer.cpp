@@ -140,6 +140,32 @@ nlohmann::ordered_json options_json(const TrainOptions& o) {
   return j;
 }
 
+// --resume continues a run exactly: its options are the ones train_log.json kept. Another
+// --lr, --batch, --seed, --corpus or --steps was taken silently (a new --steps moved the
+// cosine schedule; fewer steps than done ended "done" having done nothing). --config and
+// --tokenizer are not read on --resume (the run's folder holds both).
+Status resume_options_check(const TrainOptions& o) {
+  const std::string path = o.out_dir + "/train_log.json";
+  auto text = file_read(path);
+  if (!text) return {};  // no log yet (stopped before its first row): the state file decides
+  const auto kept = nlohmann::ordered_json::parse(*text, nullptr, false);
+  if (kept.is_discarded() || !kept.contains("options") || !kept["options"].is_object()) return {};
+  const nlohmann::ordered_json now = options_json(o);
+  std::string differ;
+  for (auto it = kept["options"].begin(); it != kept["options"].end(); ++it) {
+    if (it.key() == "config" || it.key() == "tokenizer" || !now.contains(it.key()) || now[it.key()] == it.value()) continue;
+    // more steps extend a run whose learning rate is constant; a cosine is laid over --steps
+    if (it.key() == "steps" && o.decay == LrDecay::constant) continue;
+    std::string flag = "--" + it.key();
+    for (char& c : flag) c = c == '_' ? '-' : c;
+    differ += (differ.empty() ? "" : ", ") + flag + " " + now[it.key()].dump() + " (the run's: " + it.value().dump() + ")";
+  }
+  if (differ.empty()) return {};
+  return make_error(ErrorCode::invalid_argument, "--resume continues the run in " + o.out_dir +
+                                                     " with its own options, and these differ from them (" + path +
+                                                     "): " + differ + ". Give the run's, or start a new run in another folder");
+}
+
 // The held-out loss on fixed windows (the same every evaluation: a fixed seed).
 double eval_loss(TrainModel& m, const std::vector<int>& heldout, int bos) {
   if (static_cast<int>(heldout.size()) < m.T) return std::numeric_limits<double>::quiet_NaN();
@@ -309,6 +335,8 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
   {
     auto placed = config_with_positions(*config, o);
     if (!placed) return tl::unexpected(placed.error());
+    if (o.resume)
+      if (Status st = resume_options_check(o); !st) return tl::unexpected(st.error());
     if (o.resume && !same_positions(*placed, *config))
       return make_error(ErrorCode::invalid_argument,
                         "--positions, --rope-theta or --rotary-fraction differ from the checkpoint's config.json in " +
@@ -406,6 +434,10 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
   if (!f) return make_error(ErrorCode::corrupt, resume_state + " is truncated");
   s.step = static_cast<int>(step);
   s.rng.state = rng_state;
+  if (o.steps <= s.step)  // it ended "done" having done nothing
+    return make_error(ErrorCode::invalid_argument, "the run in " + o.out_dir + " has done " + std::to_string(s.step) +
+                                                       " steps already; --steps " + std::to_string(o.steps) +
+                                                       " adds none (give more, with --decay constant)");
   // the log rows so far
   if (auto text = file_read(o.out_dir + "/train_log.json")) {
     // a log that does not parse starts again empty, as before train_log.h

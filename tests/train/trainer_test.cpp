@@ -451,6 +451,7 @@ TEST(TrainPrepare, RefusesResumeWithOtherPositionsThanTheCheckpoints) {
   Fixture f("resume_positions");
   TrainOptions o = f.options();
   o.steps = 2;
+  o.decay = LrDecay::constant;  // more steps extend a constant schedule (a cosine one is refused below)
   o.positions = "rotary";
   auto s = train_prepare(o);
   ASSERT_TRUE(s) << s.error().message;
@@ -462,7 +463,31 @@ TEST(TrainPrepare, RefusesResumeWithOtherPositionsThanTheCheckpoints) {
   auto r = train_prepare(o);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
-  EXPECT_NE(r.error().message.find("differ from the checkpoint"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("--positions \"none\" (the run's: \"rotary\")"), std::string::npos) << r.error().message;
+}
+
+TEST(TrainPrepare, ResumeRefusesOptionsThatDifferFromTheRunsAndStepsItHasDone) {
+  Fixture f("resume_options");
+  TrainOptions o = f.options();
+  o.steps = 3;
+  auto s = train_prepare(o);
+  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_TRUE(train_run(*s, nullptr));
+  o.resume = true;
+  auto differs = [&](auto change, const std::string& says) {
+    TrainOptions x = o;
+    change(x);
+    auto r = train_prepare(x);
+    ASSERT_FALSE(r) << says;
+    EXPECT_NE(r.error().message.find(says), std::string::npos) << r.error().message;
+  };
+  // each was taken silently, and the run went on with another recipe than its log says
+  differs([](TrainOptions& x) { x.lr = 0.5; }, "--lr 0.5 (the run's: ");
+  differs([](TrainOptions& x) { x.batch = 3; }, "--batch 3 (the run's: 2)");
+  differs([](TrainOptions& x) { x.seed = 9; }, "--seed 9 (the run's: ");
+  differs([](TrainOptions& x) { x.steps = 9; }, "--steps 9 (the run's: 3)");  // a cosine laid over 3 steps
+  differs([](TrainOptions& x) { x.decay = LrDecay::constant; x.steps = 9; }, "--decay");
+  differs([](TrainOptions&) {}, "has done 3 steps already; --steps 3 adds none");  // it said "done" and did nothing
 }
 
 TEST(TrainLogSvg, RejectsAFileThatIsNotALog) {
