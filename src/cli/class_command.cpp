@@ -118,6 +118,10 @@ void print_grid(const server::ClassView& v) {
 }
 
 int run_create(const ClassOptions& o) {
+  // the join link printed for learners: any other text made a link no browser opens
+  if (o.url.rfind("http://", 0) != 0 && o.url.rfind("https://", 0) != 0)
+    return print_error("--url " + o.url.substr(0, 80) + " is not a web address: give where learners reach `headlab "
+                       "serve`, like http://10.0.0.5:8080", 2);
   std::string passphrase;
   if (!o.passphrase_file.empty()) {
     std::stringstream text;

@@ -84,6 +84,15 @@ int run_serve(const ServeOptions& o) {
                          "load balancer connects from, like 127.0.0.1.", 2);
   }
 
+  // an origin is what a browser sends: scheme://host[:port], nothing after (it never matched)
+  for (const std::string& origin : o.limits.allow_origins) {
+    const bool scheme = origin.rfind("http://", 0) == 0 || origin.rfind("https://", 0) == 0;
+    const std::string rest = scheme ? origin.substr(origin.find("//") + 2) : "";
+    if (!scheme || rest.empty() || rest.find_first_of("/?#@ ") != std::string::npos)
+      return print_error("--allow-origin " + origin.substr(0, 80) + " is not an origin: give scheme://host[:port] as a "
+                         "browser sends it, like http://10.0.0.5:5173 (no path)", 2);
+  }
+
   // lesson 3's models: a wrong folder showed only when a learner opened the lesson
   if (std::error_code ec; !o.limits.models_dir.empty() && !std::filesystem::is_directory(o.limits.models_dir, ec))
     return print_error("--models-dir " + o.limits.models_dir + " is not a folder (it holds the word-order lesson's "

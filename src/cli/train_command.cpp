@@ -259,7 +259,22 @@ void add_train_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--quiet", opts->quiet, "No progress output (errors only)");
   cmd->add_option("--plot", opts->plot, "Redraw a train_log.csv as SVG instead of training");
   cmd->add_option("--plot-out", opts->plot_out, "The SVG file --plot writes")->capture_default_str();
-  cmd->callback([opts, &exit_code] { exit_code = run_train(*opts); });
+  cmd->callback([opts, cmd, &exit_code] {
+    // --plot redraws a log and trains nothing: an option of the other mode was ignored
+    if (opts->plot.empty() && cmd->count("--plot-out")) {
+      exit_code = print_error("--plot-out names the SVG of --plot: give --plot LOG.csv too (training writes none)", 2);
+      return;
+    }
+    if (!opts->plot.empty())
+      for (const CLI::Option* option : cmd->get_options())
+        if (option->count() && option->get_name() != "--plot" && option->get_name() != "--plot-out" &&
+            option->get_name() != "--help") {
+          exit_code = print_error(option->get_name() + " is a training option; --plot only redraws a log (it takes "
+                                  "--plot-out)", 2);
+          return;
+        }
+    exit_code = run_train(*opts);
+  });
 }
 
 }  // namespace headlab::cli

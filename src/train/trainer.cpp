@@ -317,6 +317,12 @@ Result<TrainSession> train_prepare(const TrainOptions& o) {
   if (o.mix.markov_min_states < 2 || o.mix.markov_max_states < o.mix.markov_min_states)
     return make_error(ErrorCode::invalid_argument, "Markov chains need 2 <= --markov-min-states <= --markov-max-states");
   if (o.mix.text_from_step < 0) return make_error(ErrorCode::invalid_argument, "--text-from-step must be >= 0");
+  // data_mix_at_step: before the step only --markov, --repeated-random and --previous-token windows
+  if (o.mix.text_from_step > 0 && o.mix.repeated_random + o.mix.previous_token + o.mix.markov == 0)
+    return make_error(ErrorCode::invalid_argument,
+                      "--text-from-step keeps the corpus out until that step, but no synthetic windows are asked for "
+                      "to train on before it (it changed nothing): give --markov, --repeated-random or "
+                      "--previous-token, or drop --text-from-step");
   if (!(o.mix.markov_alpha > 0) || o.mix.markov_alpha > 1000)
     return make_error(ErrorCode::invalid_argument, "--markov-alpha must be in (0, 1000]");
   const bool needs_corpus = o.mix.repeated_random + o.mix.previous_token + o.mix.markov < 1.0;

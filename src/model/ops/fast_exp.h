@@ -24,8 +24,13 @@ inline float fast_exp(float x) {
   const float underflow = x < -87.0f ? 0.0f : 1.0f;
   x = x < -87.0f ? -87.0f : x;
   x = x > 88.0f ? 88.0f : x;
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  const std::int32_t ni = static_cast<std::int32_t>(n);
+  // n's integer read from the shifted float's bits (0x4B400000 is 1.5 * 2^23's): a NaN x
+  // (from a diverged run) gives a NaN result, where a float-to-int cast of it is undefined
+  const float shifted = x * 1.44269504088896341f + 12582912.0f;
+  const float n = shifted - 12582912.0f;
+  std::int32_t shifted_bits;
+  std::memcpy(&shifted_bits, &shifted, sizeof shifted_bits);
+  const std::int32_t ni = shifted_bits - 0x4B400000;
   float r = x - n * 0.693359375f;  // ln 2, high part
   r = r - n * -2.12194440e-4f;     // ln 2, low part
   float p = 1.9875691500e-4f;
@@ -35,7 +40,7 @@ inline float fast_exp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  const std::int32_t bits = (ni + 127) << 23;
+  const std::uint32_t bits = std::uint32_t(ni + 127) << 23;
   float pow2n;
   std::memcpy(&pow2n, &bits, sizeof pow2n);
   return p * pow2n * underflow;

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <chrono>
 #include <condition_variable>
@@ -777,6 +778,7 @@ Status HttpServer::bind() {
   if (ipv6) flags |= MHD_USE_IPv6;
   // The per-connection pool holds the request line, the headers and the read buffer.
   const std::size_t memory = std::max<std::size_t>(32 * 1024, o.max_header_bytes + 16 * 1024);
+  errno = 0;
   m.daemon = MHD_start_daemon(
       flags, static_cast<uint16_t>(o.port), &on_accept, &m, &on_request, &m,                        //
       MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&m.address),                              //
@@ -789,11 +791,20 @@ Status HttpServer::bind() {
       MHD_OPTION_NOTIFY_COMPLETED, &on_completed, &m,                                            //
       MHD_OPTION_NOTIFY_CONNECTION, &on_connection, &m,                                          //
       MHD_OPTION_END);
-  if (!m.daemon)
+  if (!m.daemon) {
+    const int why = errno;  // bind()'s, which libmicrohttpd leaves
+    if (why == EADDRNOTAVAIL)
+      return make_error(ErrorCode::unavailable, "Cannot listen on " + where + ": " + o.host +
+                                                    " is not an address of this machine. Use one it has (`ip addr` "
+                                                    "lists them), or --host 0.0.0.0 for all of them.");
+    if (why == EACCES)
+      return make_error(ErrorCode::unavailable, "Cannot listen on " + where +
+                                                    ": ports below 1024 need root. Choose another with --port (8080).");
     return make_error(ErrorCode::unavailable,
                       "Cannot listen on " + where +
                           ". Is another program (or another headlab) using that port? Stop it, or choose "
                           "another with --port.");
+  }
   const MHD_DaemonInfo* info = MHD_get_daemon_info(m.daemon, MHD_DAEMON_INFO_BIND_PORT);
   m.port = info ? info->port : o.port;
   m.deadline_thread = std::thread([&m] { m.watch_deadlines(); });

@@ -52,3 +52,11 @@ TEST(FastExp, ExpOfPositiveArgumentsAndSaturation) {
   EXPECT_TRUE(std::isfinite(headlab::model::fast_exp(1000.0f)));
   EXPECT_EQ(headlab::model::fast_exp(-1000.0f), 0.0f);
 }
+
+// A diverged run feeds NaN through a softmax: the answer is NaN, and no float-to-int cast of
+// it is made on the way (undefined behaviour, which UBSan stopped the trainer's test on).
+TEST(FastExp, NaNGivesNaN) {
+  EXPECT_TRUE(std::isnan(headlab::model::fast_exp(std::nanf(""))));
+  EXPECT_TRUE(std::isnan(headlab::model::fast_exp(-std::nanf(""))));
+  EXPECT_TRUE(std::isnan(headlab::model::fast_tanh(std::nanf(""))));
+}

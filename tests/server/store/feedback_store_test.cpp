@@ -48,6 +48,8 @@ TEST(FeedbackStore, TheTerminalListingEscapesControlCharacters) {
     auto store = FeedbackStore::open(db);
     ASSERT_TRUE(store);
     ASSERT_TRUE((*store)->add({"causal-mask", "\x1b[2J\x07hidden\r\n#99  forged\xC2\x9b", "\x1b]0;title\x07", 0, ""}));
+    // a right-to-left override reorders what follows it on the screen: "gpj.exe" shown as "exe.jpg"
+    ASSERT_TRUE((*store)->add({"causal-mask", "see \xE2\x80\xAE" "gpj.exe and \xD8\x9C" "x \xE2\x81\xA6" "y", "", 0, ""}));
   }
   std::string command = std::string(HEADLAB_BINARY_DIR "/headlab feedback list --db ") + db;
   FILE* p = popen(command.c_str(), "r");
@@ -59,4 +61,6 @@ TEST(FeedbackStore, TheTerminalListingEscapesControlCharacters) {
   for (char c : out) EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << static_cast<int>(c) << "\n" << out;
   EXPECT_EQ(out.find("\xC2\x9b"), std::string::npos) << out;
   EXPECT_NE(out.find("\\x1b[2J\\x07hidden\\r\\n#99  forged\\u009b"), std::string::npos) << out;
+  EXPECT_EQ(out.find("\xE2\x80\xAE"), std::string::npos) << out;
+  EXPECT_NE(out.find("see \\u202e" "gpj.exe and \\u061c" "x \\u2066" "y"), std::string::npos) << out;
 }
