@@ -11,49 +11,10 @@
 #include "server/store/target.h"
 #include "server/store/feedback_store.h"
 #include "server/store/progress_store.h"
+#include "util/untrusted_text.h"
 
 namespace headlab::cli {
 namespace {
-
-// What learners typed, made safe for a terminal: control characters (ESC, BEL, CR, the C1
-// range ...) become visible escapes like \x1b, so a note cannot clear the screen, move the
-// cursor or forge a line that looks like another entry; so do the bidirectional controls
-// (U+061C, U+200E/F, U+202A-202E, U+2066-2069), which reorder the text after them on the
-// screen. Printable UTF-8 stays as it is.
-std::string escape_for_terminal(const std::string& text) {
-  std::string out;
-  char buf[12];
-  auto byte = [&](std::size_t at) { return at < text.size() ? static_cast<unsigned char>(text[at]) : 0u; };
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    auto b = static_cast<unsigned char>(text[i]);
-    // the bidi controls' UTF-8: D8 9C; E2 80 8E-8F; E2 80 AA-AE; E2 81 A6-A9
-    unsigned bidi = 0, length = 0;
-    if (b == 0xD8 && byte(i + 1) == 0x9C) bidi = 0x061C, length = 2;
-    else if (b == 0xE2 && byte(i + 1) == 0x80 && (byte(i + 2) == 0x8E || byte(i + 2) == 0x8F ||
-                                                  (byte(i + 2) >= 0xAA && byte(i + 2) <= 0xAE)))
-      bidi = 0x2000 + (byte(i + 2) - 0x80), length = 3;
-    else if (b == 0xE2 && byte(i + 1) == 0x81 && byte(i + 2) >= 0xA6 && byte(i + 2) <= 0xA9)
-      bidi = 0x2040 + (byte(i + 2) - 0x80), length = 3;
-    if (bidi) {
-      std::snprintf(buf, sizeof buf, "\\u%04x", bidi);
-      out += buf;
-      i += length - 1;
-    } else if (b == '\\') {
-      out += "\\\\";
-    } else if (b < 0x20 || b == 0x7F) {
-      std::snprintf(buf, sizeof buf, "\\x%02x", b);
-      out += b == '\n' ? "\\n" : b == '\t' ? "\\t" : b == '\r' ? "\\r" : buf;
-    } else if (b == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(text[i + 1]));  // C1 controls (CSI ...)
-      out += buf;
-      ++i;
-    } else {
-      out += static_cast<char>(b);
-    }
-  }
-  return out;
-}
 
 struct FeedbackOptions {
   std::string db;

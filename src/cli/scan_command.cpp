@@ -148,10 +148,10 @@ void add_scan_command(CLI::App& app, int& exit_code) {
   // At most 1,024 each: every window and probe is a forward of every head, and the scores
   // settle within tens (2^31 probes were allocated up front and ended in the OOM killer).
   cmd->add_option("--windows", opts->scan.natural_windows, "Windows of natural text (1 to 1024)")
-      ->check(whole_number_from(1, 1024))
+      ->check(whole_number_from(1, analysis::kMaxScanProbes))
       ->capture_default_str();
   cmd->add_option("--probes", opts->scan.random_probes, "Repeated random sequences (1 to 1024)")
-      ->check(whole_number_from(1, 1024))
+      ->check(whole_number_from(1, analysis::kMaxScanProbes))
       ->capture_default_str();
   cmd->add_option("--window-length", opts->scan.window_length, "Tokens per probe, with BOS (0: min(n_ctx, 128))")
       ->check(whole_number_from(0))

@@ -181,6 +181,34 @@ Status check_shown_text(std::string_view s, const std::string& what) {
   return {};
 }
 
+std::string escape_for_terminal(std::string_view text) {
+  std::string out;
+  char buf[12];
+  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
+  utf8proc_ssize_t left = static_cast<utf8proc_ssize_t>(text.size());
+  while (left > 0) {
+    utf8proc_int32_t c = -1;
+    utf8proc_ssize_t n = utf8proc_iterate(p, left, &c);
+    if (n <= 0) n = 1, c = -1;  // not UTF-8: the byte as it is
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n' || c == '\t' || c == '\r') {
+      out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r";
+    } else if ((c >= 0 && c < 0x20) || c == 0x7F) {
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(c));
+      out += buf;
+    } else if ((c >= 0x80 && c <= 0x9F) || is_bidi_control(c)) {
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+      out += buf;
+    } else {
+      out.append(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
+    }
+    p += n;
+    left -= n;
+  }
+  return out;
+}
+
 std::string nickname_key(std::string_view raw) {
   std::string key;
   const std::string t = trim(raw);

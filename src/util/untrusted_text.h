@@ -44,5 +44,11 @@ std::string nickname_key(std::string_view raw);
 // `what` starts the message: "The class name".
 Status check_shown_text(std::string_view s, const std::string& what);
 std::size_t display_width(std::string_view s);
+// What learners typed, made safe for a terminal and still readable as evidence: control
+// characters become visible escapes (\x1b, \n, \u009b for C1), as do the bidirectional
+// controls (\u202e), so a note cannot clear the screen, move the cursor, reorder the text
+// after it or forge a line that looks like another entry; a backslash is doubled. Printable
+// UTF-8 stays as it is, and a byte that is not UTF-8 passes as it is.
+std::string escape_for_terminal(std::string_view text);
 
 }  // namespace headlab
